@@ -1,0 +1,116 @@
+"""Actions a seat can take, and their exact text forms.
+
+``play QS``, ``declare royal-marriage KH QH``, ``declare bezique QS.1 JD``, ``exchange 7H``, ``done``.
+
+An action names cards by *reference* (see :mod:`arena.game.cards`): ``QS`` is any copy of the queen of
+spades that the seat has not declared (all such copies are interchangeable, so legal action lists merge
+them), ``QS.1`` is the declared copy of pack 1. Actions are named tuples so that equality, hashing and
+sorting run at C speed: the engine's legal action lists are the inner loop of every searching bot.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import NamedTuple
+
+from arena.game.cards import ANY_COPY, parse_ref, ref_text
+from arena.game.errors import ParseError
+
+
+class Verb(IntEnum):
+    PLAY = 1
+    DECLARE = 2
+    EXCHANGE = 3
+    DONE = 4
+
+
+class Combo(IntEnum):
+    """Everything that can be declared. The numbers are stable (they go on the wire)."""
+
+    MARRIAGE = 1
+    ROYAL_MARRIAGE = 2
+    PLAIN_SEQUENCE = 3
+    SEQUENCE = 4
+    BEZIQUE = 5
+    DOUBLE_BEZIQUE = 6
+    TRIPLE_BEZIQUE = 7
+    QUADRUPLE_BEZIQUE = 8
+    FOUR_KNAVES = 9
+    FOUR_QUEENS = 10
+    FOUR_KINGS = 11
+    FOUR_ACES = 12
+    SEVEN_OF_TRUMPS = 13
+    CARTE_BLANCHE = 14
+
+    @property
+    def text(self) -> str:
+        return self.name.lower().replace("_", "-")
+
+    @classmethod
+    def parse(cls, text: str) -> Combo:
+        try:
+            return cls[text.strip().upper().replace("-", "_")]
+        except KeyError:
+            names = ", ".join(c.text for c in cls)
+            raise ParseError(f"expected a combination ({names}), got {text!r}") from None
+
+
+# Cards appear in a declaration in a fixed order: rank high to low, then suit, then copy.
+def _ref_order(ref: int) -> int:
+    return (7 - (ref & 7)) * 1024 + ((ref >> 3) & 3) * 256 + ref
+
+
+class Action(NamedTuple):
+    verb: Verb
+    combo: int  # a Combo for DECLARE, else 0
+    refs: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def text(self) -> str:
+        verb = self.verb
+        if verb is Verb.DONE:
+            return "done"
+        cards = " ".join(ref_text(r) for r in self.refs)
+        if verb is Verb.DECLARE:
+            head = f"declare {Combo(self.combo).text}"
+            return f"{head} {cards}" if cards else head
+        return f"{verb.name.lower()} {cards}"
+
+    @classmethod
+    def parse(cls, text: str) -> Action:
+        """Parse the text form; the inverse of :attr:`text`."""
+        words = text.split()
+        if not words:
+            raise ParseError(
+                "expected an action (play, declare, exchange or done), got an empty string"
+            )
+        head = words[0].lower()
+        if head == "done":
+            if len(words) != 1:
+                raise ParseError(f"'done' takes no cards, got {text!r}")
+            return DONE
+        if head in ("play", "exchange"):
+            if len(words) != 2:
+                raise ParseError(f"expected '{head} CARD' (for example '{head} 7H'), got {text!r}")
+            ref = parse_ref(words[1])
+            return PLAY_ACTIONS[ref] if head == "play" else exchange(ref)
+        if head == "declare":
+            if len(words) < 2:
+                raise ParseError(f"expected 'declare COMBINATION CARD...', got {text!r}")
+            return declare(Combo.parse(words[1]), [parse_ref(w) for w in words[2:]])
+        raise ParseError(f"expected an action (play, declare, exchange or done), got {text!r}")
+
+
+def declare(combo: Combo, refs: list[int] | tuple[int, ...]) -> Action:
+    return Action(Verb.DECLARE, combo, tuple(sorted(refs, key=_ref_order)))
+
+
+def exchange(ref: int) -> Action:
+    return Action(Verb.EXCHANGE, 0, (ref,))
+
+
+DONE = Action(Verb.DONE, 0, ())
+PLAY_ACTIONS: tuple[Action, ...] = tuple(Action(Verb.PLAY, 0, (r,)) for r in range(ANY_COPY + 32))

@@ -1,0 +1,105 @@
+"""Cards as small integers, and their exact text forms.
+
+A *kind* is one of the 32 cards of a piquet pack (``QS``, ``TD``, ``7H``); a *card* is one physical copy:
+several packs are shuffled together, so ``card = pack * 32 + kind``. Legality depends on which copy was
+declared in what (RULES.md section 1), so the engine tracks copies; a seat usually refers to a card in its
+hand by kind alone (``QS``), and to a copy it has already declared by kind and pack (``QS.2``).
+
+Ranks are numbered in the order of play, 7 lowest (0) to ace highest (7): A > T > K > Q > J > 9 > 8 > 7.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from arena.game.errors import ParseError
+
+RANK_CHARS: Final = "789JQKTA"
+SUIT_CHARS: Final = "SHDC"
+SUIT_NAMES: Final = ("spades", "hearts", "diamonds", "clubs")
+RANK_NAMES: Final = ("seven", "eight", "nine", "knave", "queen", "king", "ten", "ace")
+
+SEVEN, EIGHT, NINE, JACK, QUEEN, KING, TEN, ACE = range(8)
+SPADES, HEARTS, DIAMONDS, CLUBS = range(4)
+KINDS_PER_PACK: Final = 32
+MAX_PACKS: Final = 4
+
+# A reference to "a copy of this kind that the seat has not declared" (merged choice in legal action
+# lists): ANY_COPY + kind. Physical cards are below ANY_COPY.
+ANY_COPY: Final = MAX_PACKS * KINDS_PER_PACK
+
+
+def make_kind(rank: int, suit: int) -> int:
+    return suit * 8 + rank
+
+
+def kind_of(card: int) -> int:
+    """The kind of a physical card or of a kind reference."""
+    return card & 31
+
+
+def rank_of(card: int) -> int:
+    return card & 7
+
+
+def suit_of(card: int) -> int:
+    return (card >> 3) & 3
+
+
+def pack_of(card: int) -> int:
+    return card >> 5
+
+
+def is_brisque(card: int) -> bool:
+    return card & 7 >= TEN
+
+
+def kind_text(kind: int) -> str:
+    return RANK_CHARS[kind & 7] + SUIT_CHARS[(kind >> 3) & 3]
+
+
+def card_text(card: int) -> str:
+    """Text of a physical card with its pack number (1-based): ``QS.2``."""
+    return f"{kind_text(card)}.{(card >> 5) + 1}"
+
+
+def ref_text(ref: int) -> str:
+    """Text of a card reference: a kind (``QS``, any undeclared copy) or a physical card (``QS.2``)."""
+    if ref >= ANY_COPY:
+        return kind_text(ref - ANY_COPY)
+    return card_text(ref)
+
+
+def parse_kind(text: str) -> int:
+    """Parse ``QS``, ``TD``, ``7H`` into a kind number."""
+    t = text.strip().upper()
+    if len(t) != 2 or t[0] not in RANK_CHARS or t[1] not in SUIT_CHARS:
+        raise ParseError(
+            f"expected a card such as QS, TD or 7H (rank one of {RANK_CHARS}, suit one of "
+            f"{SUIT_CHARS}), got {text!r}"
+        )
+    return make_kind(RANK_CHARS.index(t[0]), SUIT_CHARS.index(t[1]))
+
+
+def parse_card(text: str) -> int:
+    """Parse a physical card ``QS.2`` (pack 1..4)."""
+    kind_part, dot, pack_part = text.strip().partition(".")
+    if not dot or not pack_part.isdigit() or not 1 <= int(pack_part) <= MAX_PACKS:
+        raise ParseError(
+            f"expected a physical card such as QS.2 (pack 1 to {MAX_PACKS}), got {text!r}"
+        )
+    return (int(pack_part) - 1) * KINDS_PER_PACK + parse_kind(kind_part)
+
+
+def parse_ref(text: str) -> int:
+    """Parse a card reference: ``QS`` (an undeclared copy) or ``QS.2`` (that physical copy)."""
+    if "." in text:
+        return parse_card(text)
+    return ANY_COPY + parse_kind(text)
+
+
+def full_deck(packs: int) -> list[int]:
+    """The physical cards of ``packs`` packs, in a fixed order (pack by pack, kind by kind)."""
+    if not 1 <= packs <= MAX_PACKS:
+        raise ValueError(f"packs must be 1..{MAX_PACKS}, got {packs}")
+    return list(range(packs * KINDS_PER_PACK))

@@ -1,0 +1,247 @@
+"""Which declarations a seat may make: enumeration of combinations with the re-use rules.
+
+RULES.md section 1: classes A (marriage, sequence), B (bezique and its multiples), C (fours). A card
+carries *marks*: the highest level it reached in class A and in class B, and whether it took part in a
+four. Under the ordinary rules a card may join a new declaration only at a strictly higher level of a
+class (a queen marries once; a royal marriage grows into a sequence; a single bezique into a double), and
+every declaration needs at least one card never declared before. Rubicon (004) lets a card be used again
+at the *same* level with other cards ("the same combination over again"), never lower, so there the
+test is that the set of cards has not scored that combination before.
+
+Copies that cannot be told apart are merged (see :mod:`arena.game.cards`): a class of equivalent copies
+is a list of references, of which a selection takes the first few.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple
+
+from arena.game.actions import Action, Combo, declare
+from arena.game.cards import ACE, ANY_COPY, JACK, KING, QUEEN, TEN, make_kind
+
+# Marks on a physical card.
+A_LEVEL = 0b11  # 1: married, 2: in a sequence
+B_SHIFT = 2
+B_LEVEL = 0b111 << B_SHIFT  # 1..4: single, double, triple, quadruple bezique
+FOUR_MARK = 1 << 5
+COMBO_MARKS = 0b111111
+SEVEN_MARK = 1 << 6  # the seven of trumps has scored (declared)
+
+CLASS_A, CLASS_B, CLASS_C = 0, 1, 2
+
+BEZIQUE_LEVELS = (
+    Combo.BEZIQUE,
+    Combo.DOUBLE_BEZIQUE,
+    Combo.TRIPLE_BEZIQUE,
+    Combo.QUADRUPLE_BEZIQUE,
+)
+FOUR_COMBOS = {
+    JACK: Combo.FOUR_KNAVES,
+    QUEEN: Combo.FOUR_QUEENS,
+    KING: Combo.FOUR_KINGS,
+    ACE: Combo.FOUR_ACES,
+}
+SEQUENCE_RANKS = (ACE, TEN, KING, QUEEN, JACK)
+
+
+def combo_class_level(combo: int) -> tuple[int, int]:
+    """(class, level) of a combination; fours have level 1 in class C."""
+    if combo in (Combo.MARRIAGE, Combo.ROYAL_MARRIAGE):
+        return CLASS_A, 1
+    if combo in (Combo.PLAIN_SEQUENCE, Combo.SEQUENCE):
+        return CLASS_A, 2
+    if Combo.BEZIQUE <= combo <= Combo.QUADRUPLE_BEZIQUE:
+        return CLASS_B, combo - Combo.BEZIQUE + 1
+    return CLASS_C, 1
+
+
+def level_of(marks: int, klass: int) -> int:
+    if klass == CLASS_A:
+        return marks & A_LEVEL
+    if klass == CLASS_B:
+        return (marks & B_LEVEL) >> B_SHIFT
+    return 1 if marks & FOUR_MARK else 0
+
+
+def with_level(marks: int, klass: int, level: int) -> int:
+    if klass == CLASS_A:
+        return (marks & ~A_LEVEL) | level
+    if klass == CLASS_B:
+        return (marks & ~B_LEVEL) | (level << B_SHIFT)
+    return marks | FOUR_MARK
+
+
+class CardClass(NamedTuple):
+    """Interchangeable copies of one kind: their references (a selection of j takes refs[:j]), their
+    marks, and whether they came from the trick just won (Polish)."""
+
+    refs: tuple[int, ...]
+    marks: int
+    new: bool
+
+
+Pool = dict[int, list[CardClass]]  # kind -> classes
+
+
+def pool_from_codes(codes: Sequence[int], marks: Sequence[int], excluded: frozenset[int]) -> Pool:
+    """Classes of a hand (ordinary and Rubicon): undeclared copies merge under their kind reference,
+    declared ones stay physical."""
+    merged: dict[int, int] = {}
+    pool: Pool = {}
+    for code in codes:
+        if code >= ANY_COPY:
+            merged[code] = merged.get(code, 0) + 1
+        elif code in excluded:
+            continue
+        else:
+            m = marks[code] & COMBO_MARKS
+            if m == 0:
+                ref = ANY_COPY + (code & 31)
+                merged[ref] = merged.get(ref, 0) + 1
+            else:
+                pool.setdefault(code & 31, []).append(CardClass((code,), m, False))
+    for ref, count in merged.items():
+        pool.setdefault(ref & 31, []).append(CardClass((ref,) * count, 0, False))
+    return pool
+
+
+def pool_from_cards(cards: Sequence[int], marks: Sequence[int], new: frozenset[int]) -> Pool:
+    """Classes of public physical cards (Polish open cards): copies merge when kind, marks and newness
+    agree, which under the ordinary re-use rules makes them interchangeable."""
+    groups: dict[tuple[int, int, bool], list[int]] = {}
+    for c in cards:
+        groups.setdefault((c & 31, marks[c] & COMBO_MARKS, c in new), []).append(c)
+    pool: Pool = {}
+    for (kind, m, is_new), ids in groups.items():
+        pool.setdefault(kind, []).append(CardClass(tuple(sorted(ids)), m, is_new))
+    return pool
+
+
+def _choose(
+    classes: Sequence[CardClass], k: int, start: int = 0
+) -> Iterator[list[tuple[int, int]]]:
+    """All ways to take k cards from the classes: lists of (class index, count)."""
+    if k == 0:
+        yield []
+        return
+    for i in range(start, len(classes)):
+        avail = len(classes[i].refs)
+        for j in range(min(k, avail), 0, -1):
+            for rest in _choose(classes, k - j, i + 1):
+                yield [(i, j), *rest]
+
+
+def _selections(
+    groups: Sequence[tuple[Sequence[CardClass], int]],
+) -> Iterator[list[CardClass | int]]:
+    """Product over groups (classes, how many to take) of the ways to choose; yields flat lists of the
+    chosen (class, count) as alternating items for speed."""
+    if not groups:
+        yield []
+        return
+    classes, k = groups[0]
+    for pick in _choose(classes, k):
+        head: list[CardClass | int] = []
+        for i, j in pick:
+            head.append(classes[i])
+            head.append(j)
+        for rest in _selections(groups[1:]):
+            yield head + rest
+
+
+class Rules(NamedTuple):
+    """How the re-use rules apply in this enumeration."""
+
+    rubicon: bool  # same level allowed; sets must be new
+    need_undeclared: bool  # at least one card never declared (002)
+    need_new: bool  # at least one card of the trick just won (Polish)
+    scored_sets: frozenset[tuple[int, frozenset[int]]]  # Rubicon: (combo key, cards) already scored
+
+
+def combo_key(combo: int) -> int:
+    """Combinations that count as 'the same kind' for re-use: marriages, sequences, each bezique level,
+    and each four."""
+    klass, level = combo_class_level(combo)
+    if klass == CLASS_C:
+        return 100 + combo
+    return klass * 10 + level
+
+
+def enumerate_declarations(
+    pool: Pool,
+    trump: int,
+    bezique_kinds: tuple[int, int],
+    packs: int,
+    rules: Rules,
+    plain_sequences: bool,
+) -> list[Action]:
+    """Every combination the pool can declare under the rules (without the per-turn limits)."""
+    out: list[Action] = []
+    if not pool:
+        return out
+
+    def eligible(kind: int, klass: int, level: int) -> list[CardClass]:
+        cls = pool.get(kind)
+        if not cls:
+            return []
+        if rules.rubicon:
+            return [c for c in cls if level_of(c.marks, klass) <= level]
+        return [c for c in cls if level_of(c.marks, klass) < level]
+
+    def emit(combo: Combo, groups: list[tuple[list[CardClass], int]]) -> None:
+        key = combo_key(combo)
+        for sel in _selections(groups):
+            refs: list[int] = []
+            undeclared = new = False
+            for i in range(0, len(sel), 2):
+                cc = sel[i]
+                j = sel[i + 1]
+                assert isinstance(cc, CardClass) and isinstance(j, int)
+                refs.extend(cc.refs[:j])
+                if cc.marks == 0:
+                    undeclared = True
+                if cc.new:
+                    new = True
+            if rules.need_undeclared and not undeclared:
+                continue
+            if rules.need_new and not new:
+                continue
+            if rules.rubicon and not undeclared and (key, frozenset(refs)) in rules.scored_sets:
+                continue
+            out.append(declare(combo, refs))
+
+    # Class A: marriages and sequences.
+    for suit in range(4):
+        kings = eligible(make_kind(KING, suit), CLASS_A, 1)
+        if kings:
+            queens = eligible(make_kind(QUEEN, suit), CLASS_A, 1)
+            if queens:
+                royal = suit == trump or (trump < 0 and rules.rubicon)
+                emit(Combo.ROYAL_MARRIAGE if royal else Combo.MARRIAGE, [(kings, 1), (queens, 1)])
+        if suit == trump or plain_sequences:
+            groups = []
+            for rank in SEQUENCE_RANKS:
+                cls = eligible(make_kind(rank, suit), CLASS_A, 2)
+                if not cls:
+                    break
+                groups.append((cls, 1))
+            else:
+                trump_seq = suit == trump or trump < 0
+                emit(Combo.SEQUENCE if trump_seq else Combo.PLAIN_SEQUENCE, groups)
+    # Class B: bezique and its multiples.
+    queen_kind, knave_kind = bezique_kinds
+    for level in range(1, packs + 1):
+        qs = eligible(queen_kind, CLASS_B, level)
+        js = eligible(knave_kind, CLASS_B, level)
+        if sum(len(c.refs) for c in qs) < level or sum(len(c.refs) for c in js) < level:
+            break
+        emit(BEZIQUE_LEVELS[level - 1], [(qs, level), (js, level)])
+    # Class C: fours of a kind, irrespective of suit.
+    for rank, combo in FOUR_COMBOS.items():
+        cls = []
+        for suit in range(4):
+            cls.extend(eligible(make_kind(rank, suit), CLASS_C, 1))
+        if sum(len(c.refs) for c in cls) >= 4:
+            emit(combo, [(cls, 4)])
+    return out

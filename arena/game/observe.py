@@ -1,0 +1,183 @@
+"""A seat's view of the game: the only way anything about a state reaches a bot or a spectator.
+
+RULES.md section 7: a seat sees its own hand, every card on the table (declared or open cards, the
+turn-up, the current trick), the last trick, all scores, the stock size and the public log; never another
+seat's hand or the order of the stock. ``observe(state, None)`` is the spectator's view: no hand at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from arena.game.actions import Combo
+from arena.game.cards import ANY_COPY, SUIT_CHARS, card_text, kind_text, ref_text
+from arena.game.declarations import COMBO_MARKS
+from arena.game.state import (
+    EV_CARTE_BLANCHE,
+    EV_DEAL,
+    EV_DECLARE,
+    EV_EXCHANGE,
+    EV_PLAY,
+    EV_SCORE,
+    EV_TRICK,
+    EV_TRUMPS,
+    EV_TURN_UP,
+    PHASE_NAMES,
+    GameState,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SeatInfo:
+    """What everybody sees of one seat."""
+
+    seat: int
+    hand_size: int
+    table: tuple[tuple[int, int], ...]  # declared cards lying on the table: (card, marks)
+    open_cards: tuple[int, ...]  # Polish: cards won face up
+    tricks_won: int
+    deal_points: int
+    total: int
+    to_score: tuple[str, ...]  # combinations announced "to score" (Portland Club option)
+    carte_blanche: bool  # Rubicon: has shown carte blanche and drawn no court card since
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    variant: str
+    options: tuple[tuple[str, str], ...]
+    seat: int | None  # None: a spectator
+    deal: int
+    dealer: int
+    phase: str
+    to_act: int
+    trump: str | None
+    turn_up: int | None
+    stock_size: int
+    hand: tuple[
+        int, ...
+    ]  # card references: kinds for undeclared copies, physical for declared ones
+    trick: tuple[tuple[int, int], ...]  # current trick: (seat, card)
+    last_trick: tuple[tuple[int, int], ...]
+    last_trick_winner: int | None
+    heap: tuple[int, ...]  # Rubicon: tricks lying face up until a brisque is played
+    seats: tuple[SeatInfo, ...]
+    log: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data with cards in their text forms (used for golden files and records)."""
+        return {
+            "variant": self.variant,
+            "options": dict(self.options),
+            "seat": self.seat,
+            "deal": self.deal,
+            "dealer": self.dealer,
+            "phase": self.phase,
+            "to_act": self.to_act,
+            "trump": self.trump,
+            "turn_up": None if self.turn_up is None else card_text(self.turn_up),
+            "stock_size": self.stock_size,
+            "hand": [ref_text(r) for r in self.hand],
+            "trick": [[s, card_text(c)] for s, c in self.trick],
+            "last_trick": [[s, card_text(c)] for s, c in self.last_trick],
+            "last_trick_winner": self.last_trick_winner,
+            "heap": [card_text(c) for c in self.heap],
+            "seats": [
+                {
+                    "seat": si.seat,
+                    "hand_size": si.hand_size,
+                    "table": [card_text(c) for c, _ in si.table],
+                    "open_cards": [card_text(c) for c in si.open_cards],
+                    "tricks_won": si.tricks_won,
+                    "deal_points": si.deal_points,
+                    "total": si.total,
+                    "to_score": list(si.to_score),
+                    "carte_blanche": si.carte_blanche,
+                }
+                for si in self.seats
+            ],
+            "log": list(self.log),
+        }
+
+
+def observe(state: GameState, seat: int | None) -> Observation:
+    """The view of ``seat`` (or of a spectator when ``seat`` is None)."""
+    n = state.variant.seats
+    if seat is not None and not 0 <= seat < n:
+        raise ValueError(f"seat must be 0..{n - 1} or None, got {seat}")
+    marks = state.marks
+    hand: tuple[int, ...] = ()
+    if seat is not None:
+        hand = tuple(
+            sorted(
+                c if c >= ANY_COPY or marks[c] else ANY_COPY + (c & 31) for c in state.hands[seat]
+            )
+        )
+    leader, last_cards, last_winner = state.last_trick
+    seats = tuple(
+        SeatInfo(
+            seat=s,
+            hand_size=len(state.hands[s]),
+            table=tuple(
+                sorted(
+                    (c, marks[c]) for c in state.hands[s] if c < ANY_COPY and marks[c] & COMBO_MARKS
+                )
+            ),
+            open_cards=tuple(state.open[s]),
+            tricks_won=len(state.won[s]) // n,
+            deal_points=state.deal_points[s],
+            total=state.totals[s] + state.deal_points[s] if state.phase != 4 else state.totals[s],
+            to_score=tuple(a.text for a in state.reserves[s]),
+            carte_blanche=state.cb_active[s],
+        )
+        for s in range(n)
+    )
+    return Observation(
+        variant=state.variant.name,
+        options=state.variant.options,
+        seat=seat,
+        deal=state.deal_index,
+        dealer=state.dealer,
+        phase=PHASE_NAMES[state.phase],
+        to_act=state.to_act,
+        trump=SUIT_CHARS[state.trump] if state.trump >= 0 else None,
+        turn_up=state.turn_up if state.turn_up >= 0 else None,
+        stock_size=state.stock_size,
+        hand=hand,
+        trick=tuple(((state.leader + i) % n, c) for i, c in enumerate(state.trick)),
+        last_trick=tuple(((leader + i) % n, c) for i, c in enumerate(last_cards)),
+        last_trick_winner=last_winner if last_winner >= 0 else None,
+        heap=tuple(state.heap),
+        seats=seats,
+        log=tuple(event_text(e) for e in state.log),
+    )
+
+
+def event_text(event: tuple[Any, ...]) -> str:
+    """The text of one public log event."""
+    kind = event[0]
+    if kind == EV_PLAY:
+        return f"seat {event[1]} plays {card_text(event[2])}"
+    if kind == EV_TRICK:
+        return f"seat {event[1]} wins trick {event[2]}"
+    if kind == EV_DECLARE:
+        cards = " ".join(card_text(c) for c in event[3])
+        return f"seat {event[1]} declares {Combo(event[2]).text} {cards} for {event[4]}"
+    if kind == EV_EXCHANGE:
+        return (
+            f"seat {event[1]} exchanges {card_text(event[2])} for the turn-up {card_text(event[3])}"
+        )
+    if kind == EV_TURN_UP:
+        return f"seat {event[1]} draws the turn-up {card_text(event[2])}"
+    if kind == EV_CARTE_BLANCHE:
+        shown = " ".join(kind_text(k) for k in event[2])
+        return f"seat {event[1]} shows carte blanche: {shown}"
+    if kind == EV_SCORE:
+        return f"seat {event[1]} scores {event[3]} for {event[2]}"
+    if kind == EV_TRUMPS:
+        return f"seat {event[1]} fixes trumps: {SUIT_CHARS[event[2]]}"
+    if kind == EV_DEAL:
+        turn_up = f", turn-up {card_text(event[3])}" if event[3] >= 0 else ""
+        return f"deal {event[2] + 1}: seat {event[1]} deals{turn_up}"
+    raise ValueError(f"unknown event {event!r}")

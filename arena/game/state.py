@@ -1,0 +1,966 @@
+"""The game state: deal, play, declare, draw, score, to the end of the game.
+
+One API for everything above the engine: :attr:`GameState.to_act`, :meth:`GameState.legal_actions`
+(sorted, deterministic), :meth:`GameState.apply` (raises :class:`IllegalActionError`),
+:meth:`GameState.is_terminal`, :meth:`GameState.result`; a seat's view is built only by
+:func:`arena.game.observe.observe`.
+
+Hidden cards have no identity. A card in a hand that has never been shown is held as a *kind code*
+(``ANY_COPY + kind``) and the stock holds kinds; a card gets a physical identity (its pack number) only
+when it becomes public: played, declared or turned up. It then takes the lowest pack number not yet
+given to its kind in this deal, so the identity a seat sees depends only on public history and never
+tells which other copies an opponent holds.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Final
+
+from arena.game.actions import DONE, PLAY_ACTIONS, Action, Combo, Verb, declare, exchange
+from arena.game.cards import (
+    ACE,
+    ANY_COPY,
+    CLUBS,
+    DIAMONDS,
+    HEARTS,
+    JACK,
+    KINDS_PER_PACK,
+    KING,
+    QUEEN,
+    SEVEN,
+    SPADES,
+    TEN,
+    kind_text,
+    make_kind,
+)
+from arena.game.declarations import (
+    COMBO_MARKS,
+    SEVEN_MARK,
+    Pool,
+    Rules,
+    combo_class_level,
+    combo_key,
+    enumerate_declarations,
+    level_of,
+    pool_from_cards,
+    pool_from_codes,
+    with_level,
+)
+from arena.game.errors import IllegalActionError
+from arena.game.results import DealResult, GameResult, ScoreItem, rubicon_settlement
+from arena.game.variants import Family, Variant
+
+# Phases.
+PLAY: Final = 1  # a seat plays a card to the trick
+DECLARE: Final = 2  # the trick's winner may declare, exchange the seven, or be done
+CARTE_BLANCHE: Final = 3  # Rubicon: a seat may show carte blanche
+OVER: Final = 4
+
+PHASE_NAMES: Final = {
+    PLAY: "play",
+    DECLARE: "declare",
+    CARTE_BLANCHE: "carte-blanche",
+    OVER: "over",
+}
+
+# Public log events: (EV_..., seat, payload...). Plain tuples: the log grows on every play.
+EV_DEAL: Final = 0  # (EV_DEAL, dealer, deal index, turn-up or -1)
+EV_PLAY: Final = 1  # (EV_PLAY, seat, card)
+EV_TRICK: Final = 2  # (EV_TRICK, winner, tricks done)
+EV_DECLARE: Final = 3  # (EV_DECLARE, seat, combo, cards, points)
+EV_EXCHANGE: Final = 4  # (EV_EXCHANGE, seat, seven, turn-up taken)
+EV_TURN_UP: Final = 5  # (EV_TURN_UP, seat, card): the last draw takes the turn-up
+EV_CARTE_BLANCHE: Final = 6  # (EV_CARTE_BLANCHE, seat, shown kinds)
+EV_SCORE: Final = 7  # (EV_SCORE, seat, reason, points): points credited other than declarations
+EV_TRUMPS: Final = 8  # (EV_TRUMPS, seat, suit): Rubicon, trumps fixed by a marriage or sequence
+
+COURT_RANKS: Final = (JACK, QUEEN, KING)
+
+
+class _GameWon(Exception):
+    """Raised inside a step when game_end = "immediate" and a seat reaches the target."""
+
+
+class GameState:
+    """A game of Bezique: a series of deals to the target (one deal in Rubicon)."""
+
+    __slots__ = (
+        "_legal",
+        "cb_active",
+        "cb_queue",
+        "deal_index",
+        "deal_points",
+        "dealer",
+        "deals",
+        "decks",
+        "declarer",
+        "first_dealer",
+        "hands",
+        "heap",
+        "history",
+        "in_stock_phase",
+        "items",
+        "last_drawn",
+        "last_trick",
+        "leader",
+        "log",
+        "marks",
+        "next_pack",
+        "open",
+        "phase",
+        "reserves",
+        "scored_sets",
+        "seed",
+        "stock",
+        "stock_pos",
+        "to_act",
+        "totals",
+        "trick",
+        "tricks_done",
+        "trump",
+        "turn_count",
+        "turn_excluded",
+        "turn_new",
+        "turn_sevens",
+        "turn_up",
+        "turn_used",
+        "variant",
+        "winner_seat",
+        "won",
+    )
+
+    variant: Variant
+    seed: int
+    decks: tuple[tuple[int, ...], ...]
+    first_dealer: int
+    deal_index: int
+    dealer: int
+    totals: list[int]
+    deal_points: list[int]
+    items: list[ScoreItem]
+    deals: list[DealResult]
+    phase: int
+    to_act: int
+    leader: int
+    hands: list[list[int]]
+    stock: list[int]
+    stock_pos: int
+    turn_up: int
+    trump: int
+    next_pack: list[int]
+    marks: list[int]
+    trick: list[int]
+    last_trick: tuple[int, tuple[int, ...], int]  # (leader, cards, winner); leader -1 if none yet
+    tricks_done: int
+    won: list[list[int]]
+    open: list[list[int]]
+    heap: list[int]
+    log: list[tuple[object, ...]]
+    history: list[tuple[int, Action]]
+    declarer: int
+    turn_new: frozenset[int]
+    turn_used: set[int]
+    turn_count: int
+    turn_excluded: int
+    turn_sevens: list[int]
+    reserves: list[list[Action]]
+    scored_sets: list[set[tuple[int, frozenset[int]]]]
+    cb_active: list[bool]
+    cb_queue: list[int]
+    last_drawn: list[int]
+    in_stock_phase: bool
+    winner_seat: int
+    _legal: list[Action] | None
+
+    # ------------------------------------------------------------------ creation
+
+    @classmethod
+    def new(
+        cls,
+        variant: Variant,
+        seed: int,
+        *,
+        dealer: int | None = None,
+        decks: Sequence[Sequence[int]] = (),
+    ) -> GameState:
+        """A new game dealt from ``seed``; ``decks`` may give the shuffled order (top card first) of the
+        first deals explicitly, as physical cards 0 .. 32*packs-1 or as kinds 0..31 with each kind
+        ``packs`` times. ``dealer`` fixes the first dealer (default: drawn from the seed)."""
+        s = cls.__new__(cls)
+        s.variant = variant
+        s.seed = seed
+        s.decks = tuple(_check_deck(variant, d, i) for i, d in enumerate(decks))
+        n = variant.seats
+        if dealer is None:
+            dealer = random.Random(f"bezique-dealer:{seed}").randrange(n)
+        elif not 0 <= dealer < n:
+            raise ValueError(f"dealer must be a seat 0..{n - 1}, got {dealer}")
+        s.first_dealer = dealer
+        s.deal_index = 0
+        s.dealer = dealer
+        s.totals = [0] * n
+        s.deals = []
+        s.log = []
+        s.history = []
+        s.winner_seat = -1
+        s._start_deal()
+        return s
+
+    def deck_for(self, deal_index: int) -> tuple[int, ...]:
+        """The shuffled kinds of a deal, top card first."""
+        if deal_index < len(self.decks):
+            return self.decks[deal_index]
+        deck = [c & 31 for c in range(self.variant.deck_size)]
+        random.Random(f"bezique-deal:{self.seed}:{deal_index}").shuffle(deck)
+        return tuple(deck)
+
+    def _start_deal(self) -> None:
+        v = self.variant
+        n = v.seats
+        kinds = self.deck_for(self.deal_index)
+        self.deal_points = [0] * n
+        self.items = []
+        self.next_pack = [0] * KINDS_PER_PACK
+        self.marks = [0] * v.deck_size
+        self.hands = [[] for _ in range(n)]
+        pos = 0
+        first = (self.dealer + 1) % n
+        for packet in v.deal_packets:
+            for i in range(n):
+                self.hands[(first + i) % n].extend(ANY_COPY + k for k in kinds[pos : pos + packet])
+                pos += packet
+        self.trump = -1
+        self.turn_up = -1
+        if v.turn_up:
+            self.turn_up = self._reveal(kinds[pos])
+            self.trump = (kinds[pos] >> 3) & 3
+            pos += 1
+        self.stock = list(kinds[pos:])
+        self.stock_pos = 0
+        self.trick = []
+        self.last_trick = (-1, (), -1)
+        self.tricks_done = 0
+        self.won = [[] for _ in range(n)]
+        self.open = [[] for _ in range(n)]
+        self.heap = []
+        self.reserves = [[] for _ in range(n)]
+        self.scored_sets = [set() for _ in range(n)]
+        self.cb_active = [False] * n
+        self.cb_queue = []
+        self.last_drawn = [-1] * n
+        self.in_stock_phase = True
+        self.turn_sevens = []
+        self.turn_new = frozenset()
+        self.turn_used = set()
+        self.turn_count = 0
+        self.turn_excluded = -1
+        self.declarer = -1
+        self.leader = first
+        self.to_act = first
+        self.phase = PLAY
+        self._legal = None
+        self.log.append((EV_DEAL, self.dealer, self.deal_index, self.turn_up))
+        if self.turn_up >= 0 and self.turn_up & 7 == SEVEN:
+            # 002: if the turn-up is a seven, the dealer scores 10.
+            self._credit(self.dealer, 10, "seven-turn-up", (self.turn_up,))
+        if v.family is Family.RUBICON:
+            # 000: a hand dealt with no king, queen or knave may be shown for carte blanche.
+            self.cb_queue = [
+                (first + i) % n
+                for i in range(n)
+                if not any(c & 7 in COURT_RANKS for c in self.hands[(first + i) % n])
+            ]
+            self._next_carte_blanche()
+
+    def _reveal(self, kind: int) -> int:
+        """Give a hidden card of ``kind`` its physical identity."""
+        pack = self.next_pack[kind]
+        self.next_pack[kind] = pack + 1
+        return pack * KINDS_PER_PACK + kind
+
+    # ------------------------------------------------------------------ queries
+
+    def is_terminal(self) -> bool:
+        return self.phase == OVER
+
+    @property
+    def stock_size(self) -> int:
+        """Cards left to draw, the turn-up included."""
+        return len(self.stock) - self.stock_pos + (1 if self.turn_up >= 0 else 0)
+
+    @property
+    def bezique_kinds(self) -> tuple[int, int]:
+        """(queen, knave) of bezique: QS + JD, or QC + JH with spades or diamonds trumps when the
+        variant's bezique_cards option is trump-dependent."""
+        if self.variant.bezique_cards == "trump-dependent" and self.trump in (SPADES, DIAMONDS):
+            return make_kind(QUEEN, CLUBS), make_kind(JACK, HEARTS)
+        return make_kind(QUEEN, SPADES), make_kind(JACK, DIAMONDS)
+
+    def legal_actions(self) -> list[Action]:
+        """The actions of the seat to act, sorted; empty when the game is over."""
+        legal = self._legal
+        if legal is None:
+            if self.phase == PLAY:
+                legal = self._legal_plays()
+            elif self.phase == DECLARE:
+                legal = self._legal_declare()
+            elif self.phase == CARTE_BLANCHE:
+                legal = [declare(Combo.CARTE_BLANCHE, ()), DONE]
+            else:
+                legal = []
+            self._legal = legal
+        return legal
+
+    def _legal_plays(self) -> list[Action]:
+        hand = self.hands[self.to_act]
+        if self.in_stock_phase:
+            # 002: in the stock phase any card may be played. Undeclared copies are interchangeable.
+            marks = self.marks
+            refs = {c if c >= ANY_COPY or marks[c] else ANY_COPY + (c & 31) for c in hand}
+            return [PLAY_ACTIONS[r] for r in sorted(refs)]
+        kinds = {c & 31 for c in hand}
+        if self.trick:
+            kinds = self._obligatory(kinds)
+        return [PLAY_ACTIONS[ANY_COPY + k] for k in sorted(kinds)]
+
+    def _obligatory(self, kinds: set[int]) -> set[int]:
+        """002 (last eight tricks): follow suit and win if able; if void, win by trumping if able;
+        never forced to under-trump (three-handed, EB9-643)."""
+        trick = self.trick
+        led = (trick[0] >> 3) & 3
+        best = self._winning_index()
+        b = trick[best]
+        bsuit = (b >> 3) & 3
+        brank = b & 7
+        trump = self.trump
+        same = {k for k in kinds if (k >> 3) & 3 == led}
+        if same:
+            if bsuit == led:
+                over = {k for k in same if k & 7 > brank}
+                return over or same
+            return same
+        if trump >= 0:
+            if bsuit == trump:
+                over = {k for k in kinds if (k >> 3) & 3 == trump and k & 7 > brank}
+            else:
+                over = {k for k in kinds if (k >> 3) & 3 == trump}
+            if over:
+                return over
+        return kinds
+
+    def _winning_index(self) -> int:
+        """Index in the trick of the card winning it so far: the highest trump, else the highest card
+        of the suit led; between identical cards the one played first (002)."""
+        trick = self.trick
+        trump = self.trump
+        best = 0
+        b = trick[0]
+        for i in range(1, len(trick)):
+            c = trick[i]
+            cs = (c >> 3) & 3
+            bs = (b >> 3) & 3
+            if (cs == bs and c & 7 > b & 7) or (cs != bs and cs == trump):
+                best = i
+                b = c
+        return best
+
+    # ------------------------------------------------------------------ apply
+
+    def apply(self, action: Action) -> None:
+        """Apply the action of the seat to act; an illegal action raises IllegalActionError and leaves
+        the state unchanged."""
+        legal = self._legal if self._legal is not None else self.legal_actions()
+        if action not in legal:
+            raise IllegalActionError(self._illegal_message(action, legal))
+        self._legal = None
+        seat = self.to_act
+        self.history.append((seat, action))
+        try:
+            if self.phase == PLAY:
+                self._play(seat, action.refs[0])
+            elif self.phase == DECLARE:
+                self._declare_step(seat, action)
+            else:
+                self._carte_blanche_step(seat, action)
+        except _GameWon:
+            self._finish_game(partial_deal=True)
+
+    def _illegal_message(self, action: object, legal: list[Action]) -> str:
+        text = action.text if isinstance(action, Action) else repr(action)
+        if self.phase == OVER:
+            return f"{text!r} is not legal: the game is over"
+        phase = PHASE_NAMES[self.phase]
+        options = ", ".join(a.text for a in legal)
+        return (
+            f"{text!r} is not legal for seat {self.to_act} in deal {self.deal_index + 1}, "
+            f"trick {self.tricks_done + 1}, phase {phase}; legal: {options}"
+        )
+
+    def _play(self, seat: int, ref: int) -> None:
+        hand = self.hands[seat]
+        if ref < ANY_COPY:
+            hand.remove(ref)
+            card = ref
+        else:
+            # Prefer a copy that is already public (a taken turn-up), so that the identity of the card
+            # played never tells which hidden copies the seat holds.
+            kind = ref - ANY_COPY
+            card = -1
+            marks = self.marks
+            for c in hand:
+                if c < ANY_COPY and c & 31 == kind and (not self.in_stock_phase or not marks[c]):
+                    card = c
+                    break
+            if card >= 0:
+                hand.remove(card)
+            else:
+                hand.remove(ref)
+                card = self._reveal(kind)
+        self.trick.append(card)
+        self.log.append((EV_PLAY, seat, card))
+        self._drop_reserves(seat, card)
+        n = self.variant.seats
+        if len(self.trick) < n:
+            self.to_act = (seat + 1) % n
+            return
+        self._finish_trick()
+
+    def _drop_reserves(self, seat: int, card: int) -> None:
+        # 004: the claim "to score" lapses if one of its cards is played.
+        res = self.reserves[seat]
+        if res:
+            self.reserves[seat] = [a for a in res if card not in a.refs]
+
+    def _finish_trick(self) -> None:
+        v = self.variant
+        n = v.seats
+        trick = self.trick
+        winner = (self.leader + self._winning_index()) % n
+        cards = tuple(trick)
+        self.trick = []
+        self.last_trick = (self.leader, cards, winner)
+        self.tricks_done += 1
+        self.won[winner].extend(cards)
+        self.log.append((EV_TRICK, winner, self.tricks_done))
+        family = v.family
+        if family is Family.POLISH:
+            self._polish_take(winner, cards)
+        elif family is Family.RUBICON:
+            # 004: tricks stay face up in one heap until a brisque is played; its winner takes the heap.
+            self.heap.extend(cards)
+            for c in cards:
+                if c & 7 >= TEN:
+                    self.heap = []
+                    break
+        self.leader = winner
+        if self.in_stock_phase or family is Family.POLISH:
+            self._start_turn(winner)
+        else:
+            self._after_turn()
+
+    def _polish_take(self, winner: int, cards: tuple[int, ...]) -> None:
+        # 000: scoring cards (A, K, Q, J, trump ten) won go face up among the winner's open cards;
+        # aces and tens score 10 as soon as won; the seven of trumps scores 10 unless exchanged.
+        trump = self.trump
+        new = []
+        sevens = []
+        for c in cards:
+            r = c & 7
+            if r >= JACK and (r != TEN or (c >> 3) & 3 == trump):
+                new.append(c)
+            elif r == SEVEN and (c >> 3) & 3 == trump:
+                sevens.append(c)
+        self.open[winner].extend(new)
+        self.turn_new = frozenset(new)
+        self.turn_sevens = sevens
+        for c in cards:
+            if c & 7 >= TEN:
+                self._credit(winner, 10, "brisque", (c,))
+
+    # ------------------------------------------------------------------ declaring
+
+    def _start_turn(self, winner: int) -> None:
+        self.declarer = winner
+        self.turn_used = set()
+        self.turn_count = 0
+        self.turn_excluded = -1
+        if self.variant.family is not Family.POLISH:
+            self.turn_new = frozenset()
+            self.turn_sevens = []
+        self.phase = DECLARE
+        self.to_act = winner
+        legal = self._legal_declare()
+        if len(legal) == 1:  # only "done": nothing to decide
+            self._end_turn()
+        else:
+            self._legal = legal
+
+    def _rules(self, seat: int) -> Rules:
+        v = self.variant
+        if v.family is Family.RUBICON:
+            return Rules(True, False, False, frozenset(self.scored_sets[seat]))
+        if v.family is Family.POLISH:
+            return Rules(False, True, True, frozenset())
+        return Rules(False, True, False, frozenset())
+
+    def _pool(self, seat: int) -> Pool:
+        if self.variant.family is Family.POLISH:
+            return pool_from_cards(self.open[seat], self.marks, self.turn_new)
+        excluded = frozenset(self.turn_used | {self.turn_excluded})
+        return pool_from_codes(self.hands[seat], self.marks, excluded)
+
+    def _legal_declare(self) -> list[Action]:
+        seat = self.declarer
+        v = self.variant
+        family = v.family
+        out: list[Action] = []
+        one = v.declarations_per_trick == "one"
+        if not (one and self.turn_count > 0) and (family is not Family.POLISH or self.turn_new):
+            if family is Family.POLISH or self._may_combine(seat):
+                out = enumerate_declarations(
+                    self._pool(seat),
+                    self.trump,
+                    self.bezique_kinds,
+                    v.packs,
+                    self._rules(seat),
+                    plain_sequences=family is Family.RUBICON,
+                )
+            if one and self.reserves[seat]:
+                out.extend(a for a in self.reserves[seat] if self._reserve_valid(seat, a))
+        if family is Family.ORDINARY:
+            out.extend(self._seven_actions(seat))
+        elif family is Family.POLISH and self.turn_sevens and self._may_exchange():
+            out.append(exchange(min(self.turn_sevens)))
+        out = sorted(set(out))
+        out.append(DONE)
+        return out
+
+    def _may_combine(self, seat: int) -> bool:
+        """Cheap test that the hand holds the kinds of at least one combination."""
+        present = 0
+        fours = [0] * 8
+        for c in self.hands[seat]:
+            present |= 1 << (c & 31)
+            fours[c & 7] += 1
+        if present & (present >> 1) & _KING_BITS:  # a king with the queen of its suit
+            return True
+        q, j = self.bezique_kinds
+        if present >> q & 1 and present >> j & 1:
+            return True
+        # Sequences hold the king and queen of their suit, so the marriage test covers them.
+        return max(fours[JACK], fours[QUEEN], fours[KING], fours[ACE]) >= 4
+
+    def _may_exchange(self) -> bool:
+        tu = self.turn_up
+        # 002: a second seven is declared, not exchanged: never exchange a seven for a seven.
+        return tu >= 0 and not (tu & 7 == SEVEN and (tu >> 3) & 3 == self.trump)
+
+    def _seven_actions(self, seat: int) -> list[Action]:
+        seven = make_kind(SEVEN, self.trump)
+        ref = ANY_COPY + seven
+        marks = self.marks
+        found = False
+        for c in self.hands[seat]:
+            if c == ref or (
+                c < ANY_COPY and c & 31 == seven and not marks[c] and c != self.turn_excluded
+            ):
+                found = True
+                break
+        if not found:
+            return []
+        acts = [declare(Combo.SEVEN_OF_TRUMPS, (ref,))]
+        if self._may_exchange():
+            acts.append(exchange(ref))
+        return acts
+
+    def _reserve_valid(self, seat: int, action: Action) -> bool:
+        hand = self.hands[seat]
+        klass, level = combo_class_level(action.combo)
+        for c in action.refs:
+            if c not in hand or c in self.turn_used or level_of(self.marks[c], klass) >= level:
+                return False
+        return True
+
+    def _resolve(self, seat: int, refs: tuple[int, ...]) -> list[int]:
+        """Physical cards for a declaration's references; hidden copies are revealed."""
+        v = self.variant
+        if v.family is Family.POLISH:
+            return list(refs)
+        hand = self.hands[seat]
+        marks = self.marks
+        cards: list[int] = []
+        for ref in refs:
+            if ref < ANY_COPY:
+                cards.append(ref)
+                continue
+            kind = ref - ANY_COPY
+            card = -1
+            for c in hand:
+                if (
+                    c < ANY_COPY
+                    and c & 31 == kind
+                    and not marks[c]
+                    and c != self.turn_excluded
+                    and c not in cards
+                ):
+                    card = c
+                    break
+            if card < 0:
+                hand.remove(ref)
+                card = self._reveal(kind)
+                hand.append(card)
+            cards.append(card)
+        return cards
+
+    def _declare_step(self, seat: int, action: Action) -> None:
+        if action.verb is Verb.DONE:
+            self._end_turn()
+            return
+        v = self.variant
+        if action.verb is Verb.EXCHANGE:
+            self._exchange(seat, action.refs[0])
+        elif action.combo == Combo.SEVEN_OF_TRUMPS:
+            card = self._resolve(seat, action.refs)[0]
+            self.marks[card] |= SEVEN_MARK
+            self.log.append((EV_DECLARE, seat, action.combo, (card,), 10))
+            self._credit(seat, v.scores[Combo.SEVEN_OF_TRUMPS], "seven-of-trumps", (card,))
+        else:
+            self._declare_combo(seat, action)
+        legal = self._legal_declare()
+        if len(legal) == 1:
+            self._end_turn()
+        else:
+            self._legal = legal
+
+    def _declare_combo(self, seat: int, action: Action) -> None:
+        v = self.variant
+        combo = Combo(action.combo)
+        was_reserve = action in self.reserves[seat]
+        cards = self._resolve(seat, action.refs)
+        marks = self.marks
+        newly = [c for c in cards if not marks[c] & COMBO_MARKS]
+        klass, level = combo_class_level(combo)
+        for c in cards:
+            marks[c] = with_level(marks[c], klass, level)
+        self.turn_count += 1
+        self.turn_used.update(cards)
+        if v.family is Family.RUBICON:
+            self.scored_sets[seat].add((combo_key(combo), frozenset(cards)))
+            if self.trump < 0 and klass == 0:
+                # 000: trumps are fixed by the first marriage or sequence declared.
+                self.trump = (cards[0] >> 3) & 3
+                self.log.append((EV_TRUMPS, seat, self.trump))
+        if was_reserve:
+            self.reserves[seat].remove(action)
+        points = v.scores[combo]
+        self.log.append((EV_DECLARE, seat, int(combo), tuple(cards), points))
+        if v.declarations_per_trick == "one" and v.family is Family.ORDINARY and newly:
+            self._add_reserves(seat, combo, cards, newly)
+        self._credit(seat, points, combo.text, tuple(cards))
+
+    def _add_reserves(self, seat: int, combo: Combo, cards: list[int], newly: list[int]) -> None:
+        """Portland Club (004): other combinations that the newly laid cards form with the cards on the
+        table are held "to score" on a later trick."""
+        marks = self.marks
+        table = [c for c in self.hands[seat] if c < ANY_COPY and marks[c] & COMBO_MARKS]
+        pool = pool_from_cards(table, marks, frozenset(newly))
+        # Under the ordinary rules marks alone decide; "new" here means newly laid.
+        found = enumerate_declarations(
+            pool,
+            self.trump,
+            self.bezique_kinds,
+            self.variant.packs,
+            Rules(False, False, True, frozenset()),
+            plain_sequences=False,
+        )
+        this = declare(combo, cards)
+        known = set(self.reserves[seat])
+        for a in found:
+            if a != this and a not in known:
+                self.reserves[seat].append(a)
+                known.add(a)
+
+    def _exchange(self, seat: int, ref: int) -> None:
+        v = self.variant
+        old = self.turn_up
+        if v.family is Family.POLISH:
+            # 000: the seven won in the trick is exchanged; a turn-up that is a scoring card becomes an
+            # open card (an ace or ten scoring 10 at once).
+            seven = ref
+            self.turn_sevens.remove(seven)
+            self.won[seat].remove(seven)
+            self.turn_up = seven
+            self.won[seat].append(old)
+            r = old & 7
+            self.log.append((EV_EXCHANGE, seat, seven, old))
+            if r >= JACK and (r != TEN or (old >> 3) & 3 == self.trump):
+                self.open[seat].append(old)
+            self._credit(seat, v.scores[Combo.SEVEN_OF_TRUMPS], "exchange", (seven, old))
+            if r >= TEN:
+                self._credit(seat, 10, "brisque", (old,))
+            return
+        # 002: the seven goes in place of the turn-up, which is taken into the hand; it cannot be part
+        # of a declaration in the same turn.
+        seven = self._resolve(seat, (ref,))[0]
+        self.hands[seat].remove(seven)
+        self.marks[seven] |= SEVEN_MARK
+        self.turn_up = seven
+        self.hands[seat].append(old)
+        self.turn_excluded = old
+        self.log.append((EV_EXCHANGE, seat, seven, old))
+        self._credit(seat, v.scores[Combo.SEVEN_OF_TRUMPS], "exchange", (seven, old))
+
+    def _end_turn(self) -> None:
+        seat = self.declarer
+        if self.variant.family is Family.POLISH:
+            for c in self.turn_sevens:
+                self._credit(
+                    seat, self.variant.scores[Combo.SEVEN_OF_TRUMPS], "seven-of-trumps", (c,)
+                )
+            self.turn_sevens = []
+            self.turn_new = frozenset()
+        self.declarer = -1
+        if self.in_stock_phase:
+            self._draw(seat)
+        self._after_turn()
+
+    def _draw(self, winner: int) -> None:
+        # 002: the winner draws the top card, then the others in turn; the turn-up is drawn last.
+        n = self.variant.seats
+        stock = self.stock
+        for i in range(n):
+            seat = (winner + i) % n
+            if self.stock_pos < len(stock):
+                kind = stock[self.stock_pos]
+                self.stock_pos += 1
+                self.hands[seat].append(ANY_COPY + kind)
+                self.last_drawn[seat] = kind
+            else:
+                card = self.turn_up
+                self.turn_up = -1
+                self.hands[seat].append(card)
+                self.last_drawn[seat] = card & 31
+                self.log.append((EV_TURN_UP, seat, card))
+        if self.variant.family is Family.RUBICON:
+            for i in range(n):
+                seat = (winner + i) % n
+                if self.cb_active[seat]:
+                    if self.last_drawn[seat] & 7 in COURT_RANKS:
+                        self.cb_active[seat] = False
+                    else:
+                        self.cb_queue.append(seat)
+        if self.stock_pos >= len(stock) and self.turn_up < 0:
+            self._end_stock_phase()
+
+    def _end_stock_phase(self) -> None:
+        # 002: declarations cease; cards on the table go back to their owners' hands, so from now on
+        # copies of a kind are interchangeable.
+        self.in_stock_phase = False
+        if self.variant.family is not Family.POLISH:
+            self.marks = [0] * len(self.marks)
+            self.reserves = [[] for _ in self.reserves]
+
+    def _after_turn(self) -> None:
+        if self.cb_queue:
+            self._next_carte_blanche()
+            return
+        if not self.in_stock_phase and not any(self.hands):
+            self._end_deal()
+            return
+        self.phase = PLAY
+        self.to_act = self.leader
+
+    # ------------------------------------------------------------------ carte blanche (Rubicon)
+
+    def _next_carte_blanche(self) -> None:
+        if self.cb_queue:
+            self.phase = CARTE_BLANCHE
+            self.to_act = self.cb_queue[0]
+        else:
+            self._after_turn()
+
+    def _carte_blanche_step(self, seat: int, action: Action) -> None:
+        self.cb_queue.pop(0)
+        if action.verb is Verb.DONE:
+            self.cb_active[seat] = False
+        else:
+            first = not self.cb_active[seat]
+            shown = (
+                tuple(sorted(c & 31 for c in self.hands[seat]))
+                if first
+                else (self.last_drawn[seat],)
+            )
+            self.cb_active[seat] = True
+            self.log.append((EV_CARTE_BLANCHE, seat, shown))
+            self._credit(seat, self.variant.scores[Combo.CARTE_BLANCHE], "carte-blanche")
+        self._next_carte_blanche()
+
+    # ------------------------------------------------------------------ scoring
+
+    def _credit(self, seat: int, points: int, reason: str, cards: tuple[int, ...] = ()) -> None:
+        self.deal_points[seat] += points
+        self.items.append(ScoreItem(seat, reason, points, cards))
+        v = self.variant
+        if (
+            v.game_end == "immediate"
+            and v.target
+            and self.totals[seat] + self.deal_points[seat] >= v.target
+        ):
+            self.winner_seat = seat
+            raise _GameWon
+
+    def brisques(self) -> list[int]:
+        """Brisque points (aces and tens, 10 each) taken by each seat so far in this deal."""
+        return [10 * sum(1 for c in cards if c & 7 >= TEN) for cards in self.won]
+
+    def _end_deal(self) -> None:
+        v = self.variant
+        n = v.seats
+        last_winner = self.last_trick[2]
+        try:
+            # 002: the last trick scores 10 (Rubicon 50); brisques are counted at the end of the hand.
+            self._credit(last_winner, v.last_trick, "last-trick")
+            self.log.append((EV_SCORE, last_winner, "last-trick", v.last_trick))
+            if v.family is Family.ORDINARY:
+                br = self.brisques()
+                for i in range(n):
+                    seat = (last_winner + i) % n
+                    if br[seat]:
+                        self.log.append((EV_SCORE, seat, "brisques", br[seat]))
+                        self._credit(seat, br[seat], "brisques")
+        except _GameWon:
+            self._finish_game(partial_deal=False)
+            return
+        self._record_deal(completed=True)
+        if v.family is Family.RUBICON:
+            self._finish_game(partial_deal=False, recorded=True)
+            return
+        best = max(self.totals)
+        leaders = [s for s in range(n) if self.totals[s] == best]
+        if v.game_end == "end-of-deal" and best >= v.target and len(leaders) == 1:
+            self.winner_seat = leaders[0]
+            self._finish_game(partial_deal=False, recorded=True)
+            return
+        # 002: the deal alternates (rotates to the left with more seats).
+        self.deal_index += 1
+        self.dealer = (self.dealer + 1) % n
+        self._start_deal()
+
+    def _record_deal(self, completed: bool) -> None:
+        for s in range(self.variant.seats):
+            self.totals[s] += self.deal_points[s]
+        self.deals.append(
+            DealResult(
+                index=self.deal_index,
+                dealer=self.dealer,
+                items=tuple(self.items),
+                points=tuple(self.deal_points),
+                totals=tuple(self.totals),
+                brisques=tuple(self.brisques()),
+                completed=completed,
+            )
+        )
+
+    def _finish_game(self, partial_deal: bool, recorded: bool = False) -> None:
+        if not recorded:
+            self._record_deal(completed=not partial_deal and not self.hands_left())
+        self.phase = OVER
+        self.to_act = -1
+        self._legal = []
+
+    def hands_left(self) -> bool:
+        return any(self.hands) or self.stock_size > 0
+
+    def result(self) -> GameResult:
+        """The game's result; only when the game is over."""
+        if self.phase != OVER:
+            raise ValueError("the game is not over")
+        n = self.variant.seats
+        sides = tuple((s,) for s in range(n))
+        if self.variant.family is Family.RUBICON:
+            last = self.deals[-1]
+            brisques = last.brisques
+            st = rubicon_settlement((last.points[0], last.points[1]), (brisques[0], brisques[1]))
+            scores = st.scores
+            ranking: tuple[int, ...] = (
+                (0, 0) if st.winner is None else (0, 1) if st.winner == 0 else (1, 0)
+            )
+            return GameResult(sides, ranking, scores, tuple(self.deals))
+        scores = tuple(self.totals)
+        order = sorted(set(scores), reverse=True)
+        ranking = tuple(order.index(scores[s]) for s in range(n))
+        return GameResult(sides, ranking, scores, tuple(self.deals))
+
+    # ------------------------------------------------------------------ copying
+
+    def clone(self) -> GameState:
+        """An independent copy (for search): lists are copied, immutable values shared."""
+        s = GameState.__new__(GameState)
+        for name in (
+            "variant",
+            "seed",
+            "decks",
+            "first_dealer",
+            "deal_index",
+            "dealer",
+            "phase",
+            "to_act",
+            "leader",
+            "stock",
+            "stock_pos",
+            "turn_up",
+            "trump",
+            "last_trick",
+            "tricks_done",
+            "declarer",
+            "turn_new",
+            "turn_count",
+            "turn_excluded",
+            "in_stock_phase",
+            "winner_seat",
+        ):
+            object.__setattr__(s, name, getattr(self, name))
+        s.totals = self.totals[:]
+        s.deal_points = self.deal_points[:]
+        s.items = self.items[:]
+        s.deals = self.deals[:]
+        s.hands = [h[:] for h in self.hands]
+        s.next_pack = self.next_pack[:]
+        s.marks = self.marks[:]
+        s.trick = self.trick[:]
+        s.won = [w[:] for w in self.won]
+        s.open = [o[:] for o in self.open]
+        s.heap = self.heap[:]
+        s.log = self.log[:]
+        s.history = self.history[:]
+        s.turn_used = set(self.turn_used)
+        s.turn_sevens = self.turn_sevens[:]
+        s.reserves = [r[:] for r in self.reserves]
+        s.scored_sets = [set(x) for x in self.scored_sets]
+        s.cb_active = self.cb_active[:]
+        s.cb_queue = self.cb_queue[:]
+        s.last_drawn = self.last_drawn[:]
+        s._legal = self._legal
+        return s
+
+
+_KING_BITS: Final = sum(1 << make_kind(KING, s) for s in range(4))
+
+
+def _check_deck(variant: Variant, deck: Sequence[int], index: int) -> tuple[int, ...]:
+    size = variant.deck_size
+    kinds = [c & 31 for c in deck]
+    if len(deck) != size or any(not 0 <= c < size for c in deck):
+        raise ValueError(f"deck {index} must hold {size} cards numbered 0..{size - 1}")
+    counts = [0] * 32
+    for k in kinds:
+        counts[k] += 1
+    if any(c != variant.packs for c in counts):
+        missing = [kind_text(k) for k in range(32) if counts[k] != variant.packs]
+        raise ValueError(
+            f"deck {index} must hold each card {variant.packs} times; "
+            f"wrong counts for {', '.join(missing)}"
+        )
+    return tuple(kinds)

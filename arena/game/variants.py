@@ -1,0 +1,163 @@
+"""Variants as data: packs, seats, hand size, deal pattern, turn-up, scores, target and options.
+
+Every option has a stable name and is recorded, with :data:`RULES_VERSION`, in every match record
+(RULES.md preamble). :func:`variant` builds a :class:`Variant` from a name and option strings and rejects
+anything it does not know with a :class:`VariantError` that names the option and the accepted values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+from arena.game.actions import Combo
+from arena.game.errors import VariantError
+
+RULES_VERSION = "1"
+
+
+class Family(Enum):
+    """How declaring and scoring work; the variants of one family differ only in data."""
+
+    ORDINARY = "ordinary"  # RULES.md section 2: declare from the hand, brisques counted at the end
+    POLISH = "polish"  # section 5: open cards, compound declarations, immediate brisques
+    RUBICON = "rubicon"  # section 6: four packs, one deal, settlement with rubicon
+
+
+ORDINARY_SCORES: Mapping[Combo, int] = {
+    Combo.MARRIAGE: 20,
+    Combo.ROYAL_MARRIAGE: 40,
+    Combo.SEQUENCE: 250,
+    Combo.BEZIQUE: 40,
+    Combo.DOUBLE_BEZIQUE: 500,
+    Combo.TRIPLE_BEZIQUE: 1500,
+    Combo.QUADRUPLE_BEZIQUE: 4500,
+    Combo.FOUR_KNAVES: 40,
+    Combo.FOUR_QUEENS: 60,
+    Combo.FOUR_KINGS: 80,
+    Combo.FOUR_ACES: 100,
+    Combo.SEVEN_OF_TRUMPS: 10,
+}
+
+RUBICON_SCORES: Mapping[Combo, int] = {
+    **{c: s for c, s in ORDINARY_SCORES.items() if c is not Combo.SEVEN_OF_TRUMPS},
+    Combo.PLAIN_SEQUENCE: 150,
+    Combo.CARTE_BLANCHE: 50,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    name: str
+    family: Family
+    packs: int
+    seats: int
+    hand_size: int
+    deal_packets: tuple[int, ...]  # cards per packet, dealt in rounds starting left of the dealer
+    turn_up: bool
+    target: int
+    last_trick: int
+    scores: Mapping[Combo, int]
+    # "disjoint" (002), "one" (Portland Club; "to score" reserves), "compound" (Polish, fixed)
+    declarations_per_trick: str = "disjoint"
+    bezique_cards: str = (
+        "fixed"  # "fixed" (QS + JD) or "trump-dependent" (QC + JH with S or D trumps)
+    )
+    game_end: str = "end-of-deal"  # "end-of-deal" or "immediate"
+    options: tuple[tuple[str, str], ...] = field(default=())
+
+    @property
+    def deck_size(self) -> int:
+        return 32 * self.packs
+
+    def describe(self) -> str:
+        opts = ", ".join(f"{k}={v}" for k, v in self.options)
+        return f"{self.name} ({opts})" if opts else self.name
+
+
+# name -> (base fields, {option: (accepted values, default)})
+_OPTION_VALUES: dict[str, tuple[str, ...]] = {
+    "declarations_per_trick": ("disjoint", "one"),
+    "bezique_cards": ("fixed", "trump-dependent"),
+    "game_end": ("end-of-deal", "immediate"),
+}
+
+_BASES: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
+    "two-handed": (
+        dict(
+            family=Family.ORDINARY,
+            packs=2,
+            seats=2,
+            hand_size=8,
+            deal_packets=(3, 2, 3),
+            turn_up=True,
+            target=1000,
+            last_trick=10,
+            scores=ORDINARY_SCORES,
+        ),
+        ("declarations_per_trick", "bezique_cards", "game_end"),
+    ),
+    "polish": (
+        dict(
+            family=Family.POLISH,
+            packs=2,
+            seats=2,
+            hand_size=8,
+            deal_packets=(3, 2, 3),
+            turn_up=True,
+            target=2000,
+            last_trick=10,
+            scores=ORDINARY_SCORES,
+            declarations_per_trick="compound",
+        ),
+        ("game_end",),
+    ),
+    "rubicon": (
+        dict(
+            family=Family.RUBICON,
+            packs=4,
+            seats=2,
+            hand_size=9,
+            deal_packets=(3, 3, 3),
+            turn_up=False,
+            target=0,
+            last_trick=50,
+            scores=RUBICON_SCORES,
+            declarations_per_trick="one",
+        ),
+        (),
+    ),
+}
+
+VARIANT_NAMES: tuple[str, ...] = tuple(_BASES)
+
+
+def variant_options(name: str) -> dict[str, tuple[str, ...]]:
+    """The options a variant takes, each with its accepted values (the first is the default)."""
+    if name not in _BASES:
+        raise VariantError(f"unknown variant {name!r}; expected one of {', '.join(VARIANT_NAMES)}")
+    return {opt: _OPTION_VALUES[opt] for opt in _BASES[name][1]}
+
+
+def variant(name: str, **options: str) -> Variant:
+    """Build a variant from its name and option values (``variant("two-handed", game_end="immediate")``).
+
+    Option names may be given with dashes or underscores.
+    """
+    accepted = variant_options(name)
+    base, _ = _BASES[name]
+    chosen: dict[str, str] = {}
+    for raw_key, value in options.items():
+        key = raw_key.replace("-", "_")
+        if key not in accepted:
+            known = ", ".join(accepted) or "none"
+            raise VariantError(f"variant {name!r} has no option {raw_key!r} (its options: {known})")
+        if value not in accepted[key]:
+            raise VariantError(
+                f"option {key!r} of variant {name!r} must be one of {', '.join(accepted[key])}, "
+                f"got {value!r}"
+            )
+        chosen[key] = value
+    full = {opt: chosen.get(opt, values[0]) for opt, values in accepted.items()}
+    return Variant(name=name, options=tuple(sorted(full.items())), **base, **full)  # type: ignore[arg-type]
