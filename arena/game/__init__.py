@@ -7,6 +7,7 @@
 
 from arena.game.actions import DONE, Action, Combo, Verb
 from arena.game.cards import card_text, kind_text, parse_card, parse_kind, parse_ref, ref_text
+from arena.game.deals import arrange_deck
 from arena.game.errors import IllegalActionError, ParseError, VariantError
 from arena.game.observe import Observation, SeatInfo, observe
 from arena.game.results import DealResult, GameResult, ScoreItem, Settlement, rubicon_settlement
@@ -39,6 +40,7 @@ __all__ = [
     "Variant",
     "VariantError",
     "Verb",
+    "arrange_deck",
     "card_text",
     "kind_text",
     "observe",
