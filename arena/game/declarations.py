@@ -168,6 +168,32 @@ def combo_key(combo: int) -> int:
     return klass * 10 + level
 
 
+ALL_KINDS = (1 << 32) - 1
+_SUIT_MASK = tuple(0xFF << (8 * suit) for suit in range(4))
+_MARRIAGE_MASK = tuple((1 << make_kind(KING, s)) | (1 << make_kind(QUEEN, s)) for s in range(4))
+_SEQUENCE_MASK = tuple(sum(1 << make_kind(r, s) for r in SEQUENCE_RANKS) for s in range(4))
+_RANK_MASK = {r: sum(1 << make_kind(r, s) for s in range(4)) for r in FOUR_COMBOS}
+
+
+def relevant_kinds(
+    focus: int, trump: int, bezique_kinds: tuple[int, int], plain_sequences: bool
+) -> int:
+    """The kinds that can take part in a combination together with a kind of ``focus`` (a mask)."""
+    out = 0
+    for suit in range(4):
+        if focus & _MARRIAGE_MASK[suit]:
+            out |= _MARRIAGE_MASK[suit]
+        if (suit == trump or plain_sequences) and focus & _SEQUENCE_MASK[suit]:
+            out |= _SEQUENCE_MASK[suit]
+    bez = (1 << bezique_kinds[0]) | (1 << bezique_kinds[1])
+    if focus & bez:
+        out |= bez
+    for mask in _RANK_MASK.values():
+        if focus & mask:
+            out |= mask
+    return out
+
+
 def enumerate_declarations(
     pool: Pool,
     trump: int,
@@ -175,8 +201,10 @@ def enumerate_declarations(
     packs: int,
     rules: Rules,
     plain_sequences: bool,
+    focus: int = ALL_KINDS,
 ) -> list[Action]:
-    """Every combination the pool can declare under the rules (without the per-turn limits)."""
+    """Every combination the pool can declare under the rules (without the per-turn limits) that holds
+    a kind of ``focus`` (a mask of kinds; Polish declarations must hold a card of the trick just won)."""
     out: list[Action] = []
     if not pool:
         return out
@@ -213,13 +241,16 @@ def enumerate_declarations(
 
     # Class A: marriages and sequences.
     for suit in range(4):
-        kings = eligible(make_kind(KING, suit), CLASS_A, 1)
-        if kings:
-            queens = eligible(make_kind(QUEEN, suit), CLASS_A, 1)
-            if queens:
-                royal = suit == trump or (trump < 0 and rules.rubicon)
-                emit(Combo.ROYAL_MARRIAGE if royal else Combo.MARRIAGE, [(kings, 1), (queens, 1)])
-        if suit == trump or plain_sequences:
+        if focus & _MARRIAGE_MASK[suit]:
+            kings = eligible(make_kind(KING, suit), CLASS_A, 1)
+            if kings:
+                queens = eligible(make_kind(QUEEN, suit), CLASS_A, 1)
+                if queens:
+                    royal = suit == trump or (trump < 0 and rules.rubicon)
+                    emit(
+                        Combo.ROYAL_MARRIAGE if royal else Combo.MARRIAGE, [(kings, 1), (queens, 1)]
+                    )
+        if (suit == trump or plain_sequences) and focus & _SEQUENCE_MASK[suit]:
             groups = []
             for rank in SEQUENCE_RANKS:
                 cls = eligible(make_kind(rank, suit), CLASS_A, 2)
@@ -231,14 +262,17 @@ def enumerate_declarations(
                 emit(Combo.SEQUENCE if trump_seq else Combo.PLAIN_SEQUENCE, groups)
     # Class B: bezique and its multiples.
     queen_kind, knave_kind = bezique_kinds
-    for level in range(1, packs + 1):
-        qs = eligible(queen_kind, CLASS_B, level)
-        js = eligible(knave_kind, CLASS_B, level)
-        if sum(len(c.refs) for c in qs) < level or sum(len(c.refs) for c in js) < level:
-            break
-        emit(BEZIQUE_LEVELS[level - 1], [(qs, level), (js, level)])
+    if focus & ((1 << queen_kind) | (1 << knave_kind)):
+        for level in range(1, packs + 1):
+            qs = eligible(queen_kind, CLASS_B, level)
+            js = eligible(knave_kind, CLASS_B, level)
+            if sum(len(c.refs) for c in qs) < level or sum(len(c.refs) for c in js) < level:
+                continue  # a higher level may still be open to cards that this one excludes
+            emit(BEZIQUE_LEVELS[level - 1], [(qs, level), (js, level)])
     # Class C: fours of a kind, irrespective of suit.
     for rank, combo in FOUR_COMBOS.items():
+        if not focus & _RANK_MASK[rank]:
+            continue
         cls = []
         for suit in range(4):
             cls.extend(eligible(make_kind(rank, suit), CLASS_C, 1))

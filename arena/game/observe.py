@@ -10,22 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from arena.game.actions import Combo
-from arena.game.cards import ANY_COPY, SUIT_CHARS, card_text, kind_text, ref_text
+from arena.game.cards import ANY_COPY, SUIT_CHARS, card_text, ref_text
 from arena.game.declarations import COMBO_MARKS
-from arena.game.state import (
-    EV_CARTE_BLANCHE,
-    EV_DEAL,
-    EV_DECLARE,
-    EV_EXCHANGE,
-    EV_PLAY,
-    EV_SCORE,
-    EV_TRICK,
-    EV_TRUMPS,
-    EV_TURN_UP,
-    PHASE_NAMES,
-    GameState,
-)
+from arena.game.events import OVER, PHASE_NAMES, event_text
+from arena.game.state import GameState
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +115,9 @@ def observe(state: GameState, seat: int | None) -> Observation:
             open_cards=tuple(state.open[s]),
             tricks_won=len(state.won[s]) // n,
             deal_points=state.deal_points[s],
-            total=state.totals[s] + state.deal_points[s] if state.phase != 4 else state.totals[s],
+            total=state.totals[s] + state.deal_points[s]
+            if state.phase != OVER
+            else state.totals[s],
             to_score=tuple(a.text for a in state.reserves[s]),
             carte_blanche=state.cb_active[s],
         )
@@ -152,32 +142,3 @@ def observe(state: GameState, seat: int | None) -> Observation:
         seats=seats,
         log=tuple(event_text(e) for e in state.log),
     )
-
-
-def event_text(event: tuple[Any, ...]) -> str:
-    """The text of one public log event."""
-    kind = event[0]
-    if kind == EV_PLAY:
-        return f"seat {event[1]} plays {card_text(event[2])}"
-    if kind == EV_TRICK:
-        return f"seat {event[1]} wins trick {event[2]}"
-    if kind == EV_DECLARE:
-        cards = " ".join(card_text(c) for c in event[3])
-        return f"seat {event[1]} declares {Combo(event[2]).text} {cards} for {event[4]}"
-    if kind == EV_EXCHANGE:
-        return (
-            f"seat {event[1]} exchanges {card_text(event[2])} for the turn-up {card_text(event[3])}"
-        )
-    if kind == EV_TURN_UP:
-        return f"seat {event[1]} draws the turn-up {card_text(event[2])}"
-    if kind == EV_CARTE_BLANCHE:
-        shown = " ".join(kind_text(k) for k in event[2])
-        return f"seat {event[1]} shows carte blanche: {shown}"
-    if kind == EV_SCORE:
-        return f"seat {event[1]} scores {event[3]} for {event[2]}"
-    if kind == EV_TRUMPS:
-        return f"seat {event[1]} fixes trumps: {SUIT_CHARS[event[2]]}"
-    if kind == EV_DEAL:
-        turn_up = f", turn-up {card_text(event[3])}" if event[3] >= 0 else ""
-        return f"deal {event[2] + 1}: seat {event[1]} deals{turn_up}"
-    raise ValueError(f"unknown event {event!r}")

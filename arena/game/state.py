@@ -16,18 +16,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Final
 
-from arena.game.actions import DONE, PLAY_ACTIONS, Action, Combo, Verb, declare, exchange
+from arena.game.actions import DONE, PLAY_ACTIONS, Action, Combo, Verb, declare
 from arena.game.cards import (
-    ACE,
     ANY_COPY,
     CLUBS,
     DIAMONDS,
     HEARTS,
     JACK,
     KINDS_PER_PACK,
-    KING,
     QUEEN,
     SEVEN,
     SPADES,
@@ -35,144 +32,34 @@ from arena.game.cards import (
     kind_text,
     make_kind,
 )
-from arena.game.declarations import (
-    COMBO_MARKS,
-    SEVEN_MARK,
-    Pool,
-    Rules,
-    combo_class_level,
-    combo_key,
-    enumerate_declarations,
-    level_of,
-    pool_from_cards,
-    pool_from_codes,
-    with_level,
-)
+from arena.game.declaring import DeclaringTurn
 from arena.game.errors import IllegalActionError
+from arena.game.events import (
+    CARTE_BLANCHE,
+    COURT_RANKS,
+    DECLARE,
+    EV_CARTE_BLANCHE,
+    EV_DEAL,
+    EV_PLAY,
+    EV_SCORE,
+    EV_TRICK,
+    EV_TURN_UP,
+    OVER,
+    PHASE_NAMES,
+    PLAY,
+)
 from arena.game.results import DealResult, GameResult, ScoreItem, rubicon_settlement
 from arena.game.variants import Family, Variant
-
-# Phases.
-PLAY: Final = 1  # a seat plays a card to the trick
-DECLARE: Final = 2  # the trick's winner may declare, exchange the seven, or be done
-CARTE_BLANCHE: Final = 3  # Rubicon: a seat may show carte blanche
-OVER: Final = 4
-
-PHASE_NAMES: Final = {
-    PLAY: "play",
-    DECLARE: "declare",
-    CARTE_BLANCHE: "carte-blanche",
-    OVER: "over",
-}
-
-# Public log events: (EV_..., seat, payload...). Plain tuples: the log grows on every play.
-EV_DEAL: Final = 0  # (EV_DEAL, dealer, deal index, turn-up or -1)
-EV_PLAY: Final = 1  # (EV_PLAY, seat, card)
-EV_TRICK: Final = 2  # (EV_TRICK, winner, tricks done)
-EV_DECLARE: Final = 3  # (EV_DECLARE, seat, combo, cards, points)
-EV_EXCHANGE: Final = 4  # (EV_EXCHANGE, seat, seven, turn-up taken)
-EV_TURN_UP: Final = 5  # (EV_TURN_UP, seat, card): the last draw takes the turn-up
-EV_CARTE_BLANCHE: Final = 6  # (EV_CARTE_BLANCHE, seat, shown kinds)
-EV_SCORE: Final = 7  # (EV_SCORE, seat, reason, points): points credited other than declarations
-EV_TRUMPS: Final = 8  # (EV_TRUMPS, seat, suit): Rubicon, trumps fixed by a marriage or sequence
-
-COURT_RANKS: Final = (JACK, QUEEN, KING)
 
 
 class _GameWon(Exception):
     """Raised inside a step when game_end = "immediate" and a seat reaches the target."""
 
 
-class GameState:
+class GameState(DeclaringTurn):
     """A game of Bezique: a series of deals to the target (one deal in Rubicon)."""
 
-    __slots__ = (
-        "_legal",
-        "cb_active",
-        "cb_queue",
-        "deal_index",
-        "deal_points",
-        "dealer",
-        "deals",
-        "decks",
-        "declarer",
-        "first_dealer",
-        "hands",
-        "heap",
-        "history",
-        "in_stock_phase",
-        "items",
-        "last_drawn",
-        "last_trick",
-        "leader",
-        "log",
-        "marks",
-        "next_pack",
-        "open",
-        "phase",
-        "reserves",
-        "scored_sets",
-        "seed",
-        "stock",
-        "stock_pos",
-        "to_act",
-        "totals",
-        "trick",
-        "tricks_done",
-        "trump",
-        "turn_count",
-        "turn_excluded",
-        "turn_new",
-        "turn_sevens",
-        "turn_up",
-        "turn_used",
-        "variant",
-        "winner_seat",
-        "won",
-    )
-
-    variant: Variant
-    seed: int
-    decks: tuple[tuple[int, ...], ...]
-    first_dealer: int
-    deal_index: int
-    dealer: int
-    totals: list[int]
-    deal_points: list[int]
-    items: list[ScoreItem]
-    deals: list[DealResult]
-    phase: int
-    to_act: int
-    leader: int
-    hands: list[list[int]]
-    stock: list[int]
-    stock_pos: int
-    turn_up: int
-    trump: int
-    next_pack: list[int]
-    marks: list[int]
-    trick: list[int]
-    last_trick: tuple[int, tuple[int, ...], int]  # (leader, cards, winner); leader -1 if none yet
-    tricks_done: int
-    won: list[list[int]]
-    open: list[list[int]]
-    heap: list[int]
-    log: list[tuple[object, ...]]
-    history: list[tuple[int, Action]]
-    declarer: int
-    turn_new: frozenset[int]
-    turn_used: set[int]
-    turn_count: int
-    turn_excluded: int
-    turn_sevens: list[int]
-    reserves: list[list[Action]]
-    scored_sets: list[set[tuple[int, frozenset[int]]]]
-    cb_active: list[bool]
-    cb_queue: list[int]
-    last_drawn: list[int]
-    in_stock_phase: bool
-    winner_seat: int
-    _legal: list[Action] | None
+    __slots__ = ()
 
     # ------------------------------------------------------------------ creation
 
@@ -479,253 +366,6 @@ class GameState:
             if c & 7 >= TEN:
                 self._credit(winner, 10, "brisque", (c,))
 
-    # ------------------------------------------------------------------ declaring
-
-    def _start_turn(self, winner: int) -> None:
-        self.declarer = winner
-        self.turn_used = set()
-        self.turn_count = 0
-        self.turn_excluded = -1
-        if self.variant.family is not Family.POLISH:
-            self.turn_new = frozenset()
-            self.turn_sevens = []
-        self.phase = DECLARE
-        self.to_act = winner
-        legal = self._legal_declare()
-        if len(legal) == 1:  # only "done": nothing to decide
-            self._end_turn()
-        else:
-            self._legal = legal
-
-    def _rules(self, seat: int) -> Rules:
-        v = self.variant
-        if v.family is Family.RUBICON:
-            return Rules(True, False, False, frozenset(self.scored_sets[seat]))
-        if v.family is Family.POLISH:
-            return Rules(False, True, True, frozenset())
-        return Rules(False, True, False, frozenset())
-
-    def _pool(self, seat: int) -> Pool:
-        if self.variant.family is Family.POLISH:
-            return pool_from_cards(self.open[seat], self.marks, self.turn_new)
-        excluded = frozenset(self.turn_used | {self.turn_excluded})
-        return pool_from_codes(self.hands[seat], self.marks, excluded)
-
-    def _legal_declare(self) -> list[Action]:
-        seat = self.declarer
-        v = self.variant
-        family = v.family
-        out: list[Action] = []
-        one = v.declarations_per_trick == "one"
-        if not (one and self.turn_count > 0) and (family is not Family.POLISH or self.turn_new):
-            if family is Family.POLISH or self._may_combine(seat):
-                out = enumerate_declarations(
-                    self._pool(seat),
-                    self.trump,
-                    self.bezique_kinds,
-                    v.packs,
-                    self._rules(seat),
-                    plain_sequences=family is Family.RUBICON,
-                )
-            if one and self.reserves[seat]:
-                out.extend(a for a in self.reserves[seat] if self._reserve_valid(seat, a))
-        if family is Family.ORDINARY:
-            out.extend(self._seven_actions(seat))
-        elif family is Family.POLISH and self.turn_sevens and self._may_exchange():
-            out.append(exchange(min(self.turn_sevens)))
-        out = sorted(set(out))
-        out.append(DONE)
-        return out
-
-    def _may_combine(self, seat: int) -> bool:
-        """Cheap test that the hand holds the kinds of at least one combination."""
-        present = 0
-        fours = [0] * 8
-        for c in self.hands[seat]:
-            present |= 1 << (c & 31)
-            fours[c & 7] += 1
-        if present & (present >> 1) & _KING_BITS:  # a king with the queen of its suit
-            return True
-        q, j = self.bezique_kinds
-        if present >> q & 1 and present >> j & 1:
-            return True
-        # Sequences hold the king and queen of their suit, so the marriage test covers them.
-        return max(fours[JACK], fours[QUEEN], fours[KING], fours[ACE]) >= 4
-
-    def _may_exchange(self) -> bool:
-        tu = self.turn_up
-        # 002: a second seven is declared, not exchanged: never exchange a seven for a seven.
-        return tu >= 0 and not (tu & 7 == SEVEN and (tu >> 3) & 3 == self.trump)
-
-    def _seven_actions(self, seat: int) -> list[Action]:
-        seven = make_kind(SEVEN, self.trump)
-        ref = ANY_COPY + seven
-        marks = self.marks
-        found = False
-        for c in self.hands[seat]:
-            if c == ref or (
-                c < ANY_COPY and c & 31 == seven and not marks[c] and c != self.turn_excluded
-            ):
-                found = True
-                break
-        if not found:
-            return []
-        acts = [declare(Combo.SEVEN_OF_TRUMPS, (ref,))]
-        if self._may_exchange():
-            acts.append(exchange(ref))
-        return acts
-
-    def _reserve_valid(self, seat: int, action: Action) -> bool:
-        hand = self.hands[seat]
-        klass, level = combo_class_level(action.combo)
-        for c in action.refs:
-            if c not in hand or c in self.turn_used or level_of(self.marks[c], klass) >= level:
-                return False
-        return True
-
-    def _resolve(self, seat: int, refs: tuple[int, ...]) -> list[int]:
-        """Physical cards for a declaration's references; hidden copies are revealed."""
-        v = self.variant
-        if v.family is Family.POLISH:
-            return list(refs)
-        hand = self.hands[seat]
-        marks = self.marks
-        cards: list[int] = []
-        for ref in refs:
-            if ref < ANY_COPY:
-                cards.append(ref)
-                continue
-            kind = ref - ANY_COPY
-            card = -1
-            for c in hand:
-                if (
-                    c < ANY_COPY
-                    and c & 31 == kind
-                    and not marks[c]
-                    and c != self.turn_excluded
-                    and c not in cards
-                ):
-                    card = c
-                    break
-            if card < 0:
-                hand.remove(ref)
-                card = self._reveal(kind)
-                hand.append(card)
-            cards.append(card)
-        return cards
-
-    def _declare_step(self, seat: int, action: Action) -> None:
-        if action.verb is Verb.DONE:
-            self._end_turn()
-            return
-        v = self.variant
-        if action.verb is Verb.EXCHANGE:
-            self._exchange(seat, action.refs[0])
-        elif action.combo == Combo.SEVEN_OF_TRUMPS:
-            card = self._resolve(seat, action.refs)[0]
-            self.marks[card] |= SEVEN_MARK
-            self.log.append((EV_DECLARE, seat, action.combo, (card,), 10))
-            self._credit(seat, v.scores[Combo.SEVEN_OF_TRUMPS], "seven-of-trumps", (card,))
-        else:
-            self._declare_combo(seat, action)
-        legal = self._legal_declare()
-        if len(legal) == 1:
-            self._end_turn()
-        else:
-            self._legal = legal
-
-    def _declare_combo(self, seat: int, action: Action) -> None:
-        v = self.variant
-        combo = Combo(action.combo)
-        was_reserve = action in self.reserves[seat]
-        cards = self._resolve(seat, action.refs)
-        marks = self.marks
-        newly = [c for c in cards if not marks[c] & COMBO_MARKS]
-        klass, level = combo_class_level(combo)
-        for c in cards:
-            marks[c] = with_level(marks[c], klass, level)
-        self.turn_count += 1
-        self.turn_used.update(cards)
-        if v.family is Family.RUBICON:
-            self.scored_sets[seat].add((combo_key(combo), frozenset(cards)))
-            if self.trump < 0 and klass == 0:
-                # 000: trumps are fixed by the first marriage or sequence declared.
-                self.trump = (cards[0] >> 3) & 3
-                self.log.append((EV_TRUMPS, seat, self.trump))
-        if was_reserve:
-            self.reserves[seat].remove(action)
-        points = v.scores[combo]
-        self.log.append((EV_DECLARE, seat, int(combo), tuple(cards), points))
-        if v.declarations_per_trick == "one" and v.family is Family.ORDINARY and newly:
-            self._add_reserves(seat, combo, cards, newly)
-        self._credit(seat, points, combo.text, tuple(cards))
-
-    def _add_reserves(self, seat: int, combo: Combo, cards: list[int], newly: list[int]) -> None:
-        """Portland Club (004): other combinations that the newly laid cards form with the cards on the
-        table are held "to score" on a later trick."""
-        marks = self.marks
-        table = [c for c in self.hands[seat] if c < ANY_COPY and marks[c] & COMBO_MARKS]
-        pool = pool_from_cards(table, marks, frozenset(newly))
-        # Under the ordinary rules marks alone decide; "new" here means newly laid.
-        found = enumerate_declarations(
-            pool,
-            self.trump,
-            self.bezique_kinds,
-            self.variant.packs,
-            Rules(False, False, True, frozenset()),
-            plain_sequences=False,
-        )
-        this = declare(combo, cards)
-        known = set(self.reserves[seat])
-        for a in found:
-            if a != this and a not in known:
-                self.reserves[seat].append(a)
-                known.add(a)
-
-    def _exchange(self, seat: int, ref: int) -> None:
-        v = self.variant
-        old = self.turn_up
-        if v.family is Family.POLISH:
-            # 000: the seven won in the trick is exchanged; a turn-up that is a scoring card becomes an
-            # open card (an ace or ten scoring 10 at once).
-            seven = ref
-            self.turn_sevens.remove(seven)
-            self.won[seat].remove(seven)
-            self.turn_up = seven
-            self.won[seat].append(old)
-            r = old & 7
-            self.log.append((EV_EXCHANGE, seat, seven, old))
-            if r >= JACK and (r != TEN or (old >> 3) & 3 == self.trump):
-                self.open[seat].append(old)
-            self._credit(seat, v.scores[Combo.SEVEN_OF_TRUMPS], "exchange", (seven, old))
-            if r >= TEN:
-                self._credit(seat, 10, "brisque", (old,))
-            return
-        # 002: the seven goes in place of the turn-up, which is taken into the hand; it cannot be part
-        # of a declaration in the same turn.
-        seven = self._resolve(seat, (ref,))[0]
-        self.hands[seat].remove(seven)
-        self.marks[seven] |= SEVEN_MARK
-        self.turn_up = seven
-        self.hands[seat].append(old)
-        self.turn_excluded = old
-        self.log.append((EV_EXCHANGE, seat, seven, old))
-        self._credit(seat, v.scores[Combo.SEVEN_OF_TRUMPS], "exchange", (seven, old))
-
-    def _end_turn(self) -> None:
-        seat = self.declarer
-        if self.variant.family is Family.POLISH:
-            for c in self.turn_sevens:
-                self._credit(
-                    seat, self.variant.scores[Combo.SEVEN_OF_TRUMPS], "seven-of-trumps", (c,)
-                )
-            self.turn_sevens = []
-            self.turn_new = frozenset()
-        self.declarer = -1
-        if self.in_stock_phase:
-            self._draw(seat)
-        self._after_turn()
-
     def _draw(self, winner: int) -> None:
         # 002: the winner draws the top card, then the others in turn; the turn-up is drawn last.
         n = self.variant.seats
@@ -944,9 +584,6 @@ class GameState:
         s.last_drawn = self.last_drawn[:]
         s._legal = self._legal
         return s
-
-
-_KING_BITS: Final = sum(1 << make_kind(KING, s) for s in range(4))
 
 
 def _check_deck(variant: Variant, deck: Sequence[int], index: int) -> tuple[int, ...]:
