@@ -44,6 +44,7 @@ class StateFields:
         "deal_points",
         "dealer",
         "deals",
+        "dealt",
         "decks",
         "declarer",
         "first_dealer",
@@ -91,6 +92,7 @@ class StateFields:
     deal_points: list[int]
     items: list[ScoreItem]
     deals: list[DealResult]
+    dealt: tuple[tuple[int, ...], ...]  # the hands as dealt in this deal (kind codes)
     phase: int
     to_act: int
     leader: int

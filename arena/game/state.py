@@ -118,6 +118,7 @@ class GameState(DeclaringTurn):
             for i in range(n):
                 self.hands[(first + i) % n].extend(ANY_COPY + k for k in kinds[pos : pos + packet])
                 pos += packet
+        self.dealt = tuple(tuple(h) for h in self.hands)
         self.trump = -1
         self.turn_up = -1
         if v.turn_up:
@@ -151,6 +152,7 @@ class GameState(DeclaringTurn):
         self.log.append((EV_DEAL, self.dealer, self.deal_index, self.turn_up))
         if self.turn_up >= 0 and self.turn_up & 7 == SEVEN:
             # 002: if the turn-up is a seven, the dealer scores 10.
+            self.log.append((EV_SCORE, self.dealer, "seven-turn-up", 10))
             self._credit(self.dealer, 10, "seven-turn-up", (self.turn_up,))
         if v.family is Family.RUBICON:
             # 000: a hand dealt with no king, queen or knave may be shown for carte blanche.
@@ -542,6 +544,7 @@ class GameState(DeclaringTurn):
             "variant",
             "seed",
             "decks",
+            "dealt",
             "first_dealer",
             "deal_index",
             "dealer",

@@ -1,0 +1,1 @@
+"""The ``arena`` command line: a typer app composed of one module per command group."""

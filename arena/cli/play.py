@@ -1,0 +1,54 @@
+"""``arena play``: a seeded game between random players, printed as a readable transcript."""
+
+from __future__ import annotations
+
+import random
+from typing import Annotated
+
+import typer
+
+from arena.game import VARIANT_NAMES, GameState, VariantError, variant
+from arena.game.transcript import Policy, narrate_game
+
+
+def random_policy(seed: int) -> Policy:
+    rng = random.Random(seed)
+    return lambda state: rng.choice(state.legal_actions())
+
+
+def parse_options(options: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for opt in options:
+        key, eq, value = opt.partition("=")
+        if not eq or not key or not value:
+            raise typer.BadParameter(
+                f"expected NAME=VALUE (for example game_end=immediate), got {opt!r}"
+            )
+        out[key.strip()] = value.strip()
+    return out
+
+
+def play(
+    variant_name: Annotated[
+        str, typer.Option("--variant", "-v", help=f"One of: {', '.join(VARIANT_NAMES)}.")
+    ] = "two-handed",
+    seed: Annotated[int, typer.Option(help="Seed of the deals and of the random players.")] = 1,
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", "-o", help="A variant option NAME=VALUE; repeat for several."),
+    ] = None,
+    seat: Annotated[
+        int | None, typer.Option(help="Show only what this seat sees (default: every hand).")
+    ] = None,
+) -> None:
+    """Play a seeded game between random players and print its transcript."""
+    try:
+        v = variant(variant_name, **parse_options(option or []))
+    except VariantError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    if seat is not None and not 0 <= seat < v.seats:
+        raise typer.BadParameter(f"--seat must be 0..{v.seats - 1} for {v.name}, got {seat}")
+    state = GameState.new(v, seed=seed)
+    policies = [random_policy(seed * 7919 + s) for s in range(v.seats)]
+    for line in narrate_game(state, policies, seat):
+        typer.echo(line)
