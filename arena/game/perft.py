@@ -101,8 +101,9 @@ class CaseSpec:
 
     ``where`` is one of: ``start`` (the position as dealt), ``steps:N`` (after N policy steps),
     ``before-trick:T`` (the first time trick T of the first deal is about to be led),
-    ``declare:N`` (the N-th declare phase, counted from 1, in which there are at least three choices),
-    ``before-end:N`` (N steps before the policy's game ends).
+    ``declare:N`` (the N-th declare phase of the game, counted from 1), ``richest-declare`` (the first of
+    the declare phases with the most choices in the first deal), ``before-end:N`` (N steps before the
+    policy's game ends).
     """
 
     variant: str
@@ -130,17 +131,23 @@ def _find_steps(spec: CaseSpec) -> int:
         if steps < int(arg):
             raise ValueError(f"{spec}: the game has only {steps} steps")
         return steps - int(arg)
-    want = int(arg)
+    want = int(arg) if arg else 0
     seen = 0
     steps = 0
+    best = (0, -1)  # (choices, steps) of the richest declare phase so far
     while not state.is_terminal():
-        if kind == "before-trick":
+        if kind == "richest-declare":
+            if state.deal_index > 0:
+                break
+            if state.phase == DECLARE and len(state.legal_actions()) > best[0]:
+                best = (len(state.legal_actions()), steps)
+        elif kind == "before-trick":
             if state.deal_index > 0:
                 break
             if state.phase == PLAY and not state.trick and state.tricks_done + 1 == want:
                 return steps
         elif kind == "declare":
-            if state.phase == DECLARE and len(state.legal_actions()) >= 3:
+            if state.phase == DECLARE:
                 seen += 1
                 if seen == want:
                     return steps
@@ -148,6 +155,8 @@ def _find_steps(spec: CaseSpec) -> int:
             raise ValueError(f"unknown position selector {spec.where!r}")
         state.apply(policy_action(state, steps))
         steps += 1
+    if kind == "richest-declare" and best[1] >= 0:
+        return best[1]
     raise ValueError(f"{spec}: no such position in the policy's game")
 
 

@@ -8,6 +8,7 @@ what :func:`arena.game.observe.observe` gives that seat.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import cast
 
 from arena.game.actions import Action
 from arena.game.cards import SUIT_NAMES, card_text, ref_text
@@ -41,7 +42,7 @@ class Narrator:
             event = log[self._events]
             self._events += 1
             if event[0] == EV_DEAL:
-                out.extend(self._summaries(before=event[2]))
+                out.extend(self._summaries(before=cast(int, event[2])))
                 out.append(event_text(event))
                 out.extend(self._deal_start())
             else:
