@@ -202,12 +202,15 @@ def enumerate_declarations(
     rules: Rules,
     plain_sequences: bool,
     focus: int = ALL_KINDS,
+    partner_bezique: Sequence[int] = (),
+    marks: Sequence[int] = (),
 ) -> list[Action]:
     """Every combination the pool can declare under the rules (without the per-turn limits) that holds
     a kind of ``focus`` (a mask of kinds; Polish declarations must hold a card of the trick just won)."""
     out: list[Action] = []
     if not pool:
         return out
+    partner_pool = pool_from_cards(partner_bezique, marks, frozenset()) if partner_bezique else {}
 
     def eligible(kind: int, klass: int, level: int) -> list[CardClass]:
         cls = pool.get(kind)
@@ -266,6 +269,13 @@ def enumerate_declarations(
         for level in range(1, packs + 1):
             qs = eligible(queen_kind, CLASS_B, level)
             js = eligible(knave_kind, CLASS_B, level)
+            if level > 1 and partner_pool:
+                qs = qs + [
+                    c for c in partner_pool.get(queen_kind, ()) if level_of(c.marks, 1) < level
+                ]
+                js = js + [
+                    c for c in partner_pool.get(knave_kind, ()) if level_of(c.marks, 1) < level
+                ]
             if sum(len(c.refs) for c in qs) < level or sum(len(c.refs) for c in js) < level:
                 continue  # a higher level may still be open to cards that this one excludes
             emit(BEZIQUE_LEVELS[level - 1], [(qs, level), (js, level)])

@@ -13,6 +13,7 @@ from arena.game.actions import DONE, Action, Combo, Verb, declare, exchange
 from arena.game.cards import ACE, ANY_COPY, JACK, KING, QUEEN, SEVEN, TEN, make_kind
 from arena.game.declarations import (
     ALL_KINDS,
+    B_LEVEL,
     COMBO_MARKS,
     SEVEN_MARK,
     Pool,
@@ -46,8 +47,12 @@ class StateFields:
         "deals",
         "dealt",
         "decks",
+        "declare_queue",
         "declarer",
+        "duel_index",
+        "duels",
         "first_dealer",
+        "game_tricks",
         "hands",
         "heap",
         "history",
@@ -69,7 +74,9 @@ class StateFields:
         "to_act",
         "totals",
         "trick",
+        "trick_order",
         "tricks_done",
+        "tricks_won",
         "trump",
         "turn_count",
         "turn_excluded",
@@ -77,6 +84,7 @@ class StateFields:
         "turn_sevens",
         "turn_up",
         "turn_used",
+        "turn_winner",
         "variant",
         "winner_seat",
         "won",
@@ -104,7 +112,9 @@ class StateFields:
     next_pack: list[int]
     marks: list[int]
     trick: list[int]
-    last_trick: tuple[int, tuple[int, ...], int]  # (leader, cards, winner); leader -1 if none yet
+    last_trick: tuple[
+        tuple[int, ...], tuple[int, ...], int
+    ]  # (seats, cards, winner); winner -1: none
     tricks_done: int
     won: list[list[int]]
     open: list[list[int]]
@@ -112,6 +122,13 @@ class StateFields:
     log: list[tuple[object, ...]]
     history: list[tuple[int, Action]]
     declarer: int
+    declare_queue: list[int]  # partners still to declare after this trick (four-handed partners)
+    turn_winner: int  # the trick's winner, who draws first
+    trick_order: tuple[int, ...]  # the seats playing the current trick, in order
+    duels: tuple[tuple[int, int], ...]  # 000: four-handed, the last eight tricks as two duels
+    duel_index: int
+    game_tricks: int  # tricks completed in the whole game (consultation: who decides)
+    tricks_won: list[int]
     turn_new: frozenset[int]
     turn_used: set[int]
     turn_count: int
@@ -148,6 +165,16 @@ class DeclaringTurn(StateFields):
         def _after_turn(self) -> None: ...
 
     def _start_turn(self, winner: int) -> None:
+        """After a trick: the winner may declare, then (000) each of his partners."""
+        self.turn_winner = winner
+        self.declare_queue = [winner, *self.variant.partners(winner)]
+        self._next_declarer()
+
+    def _next_declarer(self) -> None:
+        if not self.declare_queue:
+            self._finish_declaring()
+            return
+        winner = self.declare_queue.pop(0)
         self.declarer = winner
         self.turn_used = set()
         self.turn_count = 0
@@ -184,6 +211,18 @@ class DeclaringTurn(StateFields):
         excluded = frozenset(self.turn_used | {self.turn_excluded})
         return pool_from_codes(self.hands[seat], self.marks, excluded)
 
+    def _partner_bezique(self, seat: int) -> list[int]:
+        """000: with partners, double and triple bezique may be formed from the béziques declared
+        by either partner: the partners' declared bezique cards on the table."""
+        q, j = self.bezique_kinds
+        marks = self.marks
+        return [
+            c
+            for p in self.variant.partners(seat)
+            for c in self.hands[p]
+            if c < ANY_COPY and c & 31 in (q, j) and marks[c] & B_LEVEL
+        ]
+
     def _legal_declare(self) -> list[Action]:
         seat = self.declarer
         v = self.variant
@@ -206,6 +245,8 @@ class DeclaringTurn(StateFields):
                     self._rules(seat),
                     plain_sequences=family is Family.RUBICON,
                     focus=focus,
+                    partner_bezique=self._partner_bezique(seat) if v.partnerships else (),
+                    marks=self.marks,
                 )
             if one and self.reserves[seat]:
                 out.extend(a for a in self.reserves[seat] if self._reserve_valid(seat, a))
@@ -396,6 +437,7 @@ class DeclaringTurn(StateFields):
         self._credit(seat, v.scores[Combo.SEVEN_OF_TRUMPS], "exchange", (seven, old))
 
     def _end_turn(self) -> None:
+        """The declarer is done."""
         seat = self.declarer
         if self.variant.family is Family.POLISH:
             for c in self.turn_sevens:
@@ -405,6 +447,9 @@ class DeclaringTurn(StateFields):
             self.turn_sevens = []
             self.turn_new = frozenset()
         self.declarer = -1
+        self._next_declarer()
+
+    def _finish_declaring(self) -> None:
         if self.in_stock_phase:
-            self._draw(seat)
+            self._draw(self.turn_winner)
         self._after_turn()

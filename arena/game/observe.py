@@ -102,7 +102,7 @@ def observe(state: GameState, seat: int | None) -> Observation:
                 c if c >= ANY_COPY or marks[c] else ANY_COPY + (c & 31) for c in state.hands[seat]
             )
         )
-    leader, last_cards, last_winner = state.last_trick
+    last_seats, last_cards, last_winner = state.last_trick
     seats = tuple(
         SeatInfo(
             seat=s,
@@ -113,7 +113,7 @@ def observe(state: GameState, seat: int | None) -> Observation:
                 )
             ),
             open_cards=tuple(state.open[s]),
-            tricks_won=len(state.won[s]) // n,
+            tricks_won=state.tricks_won[s],
             deal_points=state.deal_points[s],
             total=state.totals[s] + state.deal_points[s]
             if state.phase != OVER
@@ -135,8 +135,8 @@ def observe(state: GameState, seat: int | None) -> Observation:
         turn_up=state.turn_up if state.turn_up >= 0 else None,
         stock_size=state.stock_size,
         hand=hand,
-        trick=tuple(((state.leader + i) % n, c) for i, c in enumerate(state.trick)),
-        last_trick=tuple(((leader + i) % n, c) for i, c in enumerate(last_cards)),
+        trick=tuple(zip(state.trick_order, state.trick, strict=False)),
+        last_trick=tuple(zip(last_seats, last_cards, strict=True)),
         last_trick_winner=last_winner if last_winner >= 0 else None,
         heap=tuple(state.heap),
         seats=seats,

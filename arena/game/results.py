@@ -47,7 +47,10 @@ class GameResult:
     sides: tuple[tuple[int, ...], ...]
     ranking: tuple[int, ...]  # ranking[i] = place of side i (0 = first); equal places are a draw
     scores: tuple[int, ...]  # final game score per seat
+    side_scores: tuple[int, ...]  # per side: the sum of its seats' scores
     deals: tuple[DealResult, ...]
+    team_sizes: tuple[int, ...]  # players sharing each seat (consultation), else 1s
+    settlement: tuple[ScoreItem, ...] = ()  # Rubicon: how the game score was reckoned
 
     @property
     def winners(self) -> tuple[int, ...]:

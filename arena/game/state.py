@@ -92,6 +92,7 @@ class GameState(DeclaringTurn):
         s.log = []
         s.history = []
         s.winner_seat = -1
+        s.game_tricks = 0
         s._start_deal()
         return s
 
@@ -128,8 +129,13 @@ class GameState(DeclaringTurn):
         self.stock = list(kinds[pos:])
         self.stock_pos = 0
         self.trick = []
-        self.last_trick = (-1, (), -1)
+        self.last_trick = ((), (), -1)
         self.tricks_done = 0
+        self.tricks_won = [0] * n
+        self.duels = ()
+        self.duel_index = 0
+        self.declare_queue = []
+        self.turn_winner = -1
         self.won = [[] for _ in range(n)]
         self.open = [[] for _ in range(n)]
         self.heap = []
@@ -145,9 +151,7 @@ class GameState(DeclaringTurn):
         self.turn_count = 0
         self.turn_excluded = -1
         self.declarer = -1
-        self.leader = first
-        self.to_act = first
-        self.phase = PLAY
+        self._begin_trick(first)
         self._legal = None
         self.log.append((EV_DEAL, self.dealer, self.deal_index, self.turn_up))
         if self.turn_up >= 0 and self.turn_up & 7 == SEVEN:
@@ -307,12 +311,13 @@ class GameState(DeclaringTurn):
             else:
                 hand.remove(ref)
                 card = self._reveal(kind)
-        self.trick.append(card)
+        trick = self.trick
+        trick.append(card)
         self.log.append((EV_PLAY, seat, card))
         self._drop_reserves(seat, card)
-        n = self.variant.seats
-        if len(self.trick) < n:
-            self.to_act = (seat + 1) % n
+        order = self.trick_order
+        if len(trick) < len(order):
+            self.to_act = order[len(trick)]
             return
         self._finish_trick()
 
@@ -324,13 +329,14 @@ class GameState(DeclaringTurn):
 
     def _finish_trick(self) -> None:
         v = self.variant
-        n = v.seats
         trick = self.trick
-        winner = (self.leader + self._winning_index()) % n
+        winner = self.trick_order[self._winning_index()]
         cards = tuple(trick)
         self.trick = []
-        self.last_trick = (self.leader, cards, winner)
+        self.last_trick = (self.trick_order, cards, winner)
         self.tricks_done += 1
+        self.game_tricks += 1
+        self.tricks_won[winner] += 1
         self.won[winner].extend(cards)
         self.log.append((EV_TRICK, winner, self.tricks_done))
         family = v.family
@@ -403,6 +409,12 @@ class GameState(DeclaringTurn):
         if self.variant.family is not Family.POLISH:
             self.marks = [0] * len(self.marks)
             self.reserves = [[] for _ in self.reserves]
+        if self.variant.last_duels:
+            # 000: the winner of the last stock trick plays his eight cards against the adversary to
+            # his left; then the other two (the player opposite the winner leading).
+            w = self.leader
+            n = self.variant.seats
+            self.duels = ((w, (w + 1) % n), ((w + 2) % n, (w + 3) % n))
 
     def _after_turn(self) -> None:
         if self.cb_queue:
@@ -411,8 +423,22 @@ class GameState(DeclaringTurn):
         if not self.in_stock_phase and not any(self.hands):
             self._end_deal()
             return
+        self._begin_trick(self.leader)
+
+    def _begin_trick(self, leader: int) -> None:
+        n = self.variant.seats
+        if self.duels:
+            pair = self.duels[self.duel_index]
+            if not self.hands[pair[0]] and not self.hands[pair[1]]:
+                self.duel_index += 1
+                pair = self.duels[self.duel_index]
+                leader = pair[0]
+            self.trick_order = (leader, pair[1] if leader == pair[0] else pair[0])
+        else:
+            self.trick_order = tuple((leader + i) % n for i in range(n))
+        self.leader = leader
         self.phase = PLAY
-        self.to_act = self.leader
+        self.to_act = leader
 
     # ------------------------------------------------------------------ carte blanche (Rubicon)
 
@@ -445,13 +471,11 @@ class GameState(DeclaringTurn):
         self.deal_points[seat] += points
         self.items.append(ScoreItem(seat, reason, points, cards))
         v = self.variant
-        if (
-            v.game_end == "immediate"
-            and v.target
-            and self.totals[seat] + self.deal_points[seat] >= v.target
-        ):
-            self.winner_seat = seat
-            raise _GameWon
+        if v.game_end == "immediate" and v.target:
+            side = v.sides[v.side_of(seat)]
+            if sum(self.totals[s] + self.deal_points[s] for s in side) >= v.target:
+                self.winner_seat = seat
+                raise _GameWon
 
     def brisques(self) -> list[int]:
         """Brisque points (aces and tens, 10 each) taken by each seat so far in this deal."""
@@ -479,10 +503,10 @@ class GameState(DeclaringTurn):
         if v.family is Family.RUBICON:
             self._finish_game(partial_deal=False, recorded=True)
             return
-        best = max(self.totals)
-        leaders = [s for s in range(n) if self.totals[s] == best]
-        if v.game_end == "end-of-deal" and best >= v.target and len(leaders) == 1:
-            self.winner_seat = leaders[0]
+        side_totals = [sum(self.totals[s] for s in side) for side in v.sides]
+        best = max(side_totals)
+        if v.game_end == "end-of-deal" and best >= v.target and side_totals.count(best) == 1:
+            self.winner_seat = v.sides[side_totals.index(best)][0]
             self._finish_game(partial_deal=False, recorded=True)
             return
         # 002: the deal alternates (rotates to the left with more seats).
@@ -519,21 +543,31 @@ class GameState(DeclaringTurn):
         """The game's result; only when the game is over."""
         if self.phase != OVER:
             raise ValueError("the game is not over")
-        n = self.variant.seats
-        sides = tuple((s,) for s in range(n))
-        if self.variant.family is Family.RUBICON:
+        v = self.variant
+        team_sizes = tuple(v.team_size(s) for s in range(v.seats))
+        if v.family is Family.RUBICON:
             last = self.deals[-1]
             brisques = last.brisques
             st = rubicon_settlement((last.points[0], last.points[1]), (brisques[0], brisques[1]))
-            scores = st.scores
             ranking: tuple[int, ...] = (
                 (0, 0) if st.winner is None else (0, 1) if st.winner == 0 else (1, 0)
             )
-            return GameResult(sides, ranking, scores, tuple(self.deals))
-        scores = tuple(self.totals)
-        order = sorted(set(scores), reverse=True)
-        ranking = tuple(order.index(scores[s]) for s in range(n))
-        return GameResult(sides, ranking, scores, tuple(self.deals))
+            return GameResult(
+                v.sides, ranking, st.scores, st.scores, tuple(self.deals), team_sizes, st.items
+            )
+        side_scores = tuple(sum(self.totals[s] for s in side) for side in v.sides)
+        order = sorted(set(side_scores), reverse=True)
+        ranking = tuple(order.index(score) for score in side_scores)
+        return GameResult(
+            v.sides, ranking, tuple(self.totals), side_scores, tuple(self.deals), team_sizes
+        )
+
+    def deciding_member(self) -> int:
+        """In consultation, which of the players sharing the seat to act decides: they alternate trick
+        by trick (000), the declaring turn after a trick belonging to that trick."""
+        size = self.variant.team_size(self.to_act) if self.to_act >= 0 else 1
+        trick = self.game_tricks - 1 if self.phase == DECLARE else self.game_tricks
+        return trick % size
 
     # ------------------------------------------------------------------ copying
 
@@ -558,6 +592,11 @@ class GameState(DeclaringTurn):
             "last_trick",
             "tricks_done",
             "declarer",
+            "turn_winner",
+            "trick_order",
+            "duels",
+            "duel_index",
+            "game_tricks",
             "turn_new",
             "turn_count",
             "turn_excluded",
@@ -579,6 +618,8 @@ class GameState(DeclaringTurn):
         s.log = self.log[:]
         s.history = self.history[:]
         s.turn_used = set(self.turn_used)
+        s.declare_queue = self.declare_queue[:]
+        s.tricks_won = self.tricks_won[:]
         s.turn_sevens = self.turn_sevens[:]
         s.reserves = [r[:] for r in self.reserves]
         s.scored_sets = [set(x) for x in self.scored_sets]

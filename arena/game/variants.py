@@ -65,7 +65,32 @@ class Variant:
         "fixed"  # "fixed" (QS + JD) or "trump-dependent" (QC + JH with S or D trumps)
     )
     game_end: str = "end-of-deal"  # "end-of-deal" or "immediate"
+    # Sides of seats whose scores add (partners); empty: every seat alone.
+    partnerships: tuple[tuple[int, ...], ...] = ()
+    # Players sharing each seat's hand in consultation (the decision alternates trick by trick); empty:
+    # one player per seat.
+    team_sizes: tuple[int, ...] = ()
+    # 000: four-handed, the last eight tricks are played as two duels.
+    last_duels: bool = False
     options: tuple[tuple[str, str], ...] = field(default=())
+
+    @property
+    def sides(self) -> tuple[tuple[int, ...], ...]:
+        """The sides, each a tuple of seats; a seat alone is a side of one."""
+        return self.partnerships or tuple((s,) for s in range(self.seats))
+
+    def side_of(self, seat: int) -> int:
+        for i, side in enumerate(self.sides):
+            if seat in side:
+                return i
+        raise ValueError(f"seat {seat} is not in {self.name}")
+
+    def partners(self, seat: int) -> tuple[int, ...]:
+        """The other seats on ``seat``'s side."""
+        return tuple(s for s in self.sides[self.side_of(seat)] if s != seat)
+
+    def team_size(self, seat: int) -> int:
+        return self.team_sizes[seat] if self.team_sizes else 1
 
     @property
     def deck_size(self) -> int:
@@ -112,6 +137,83 @@ _BASES: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
             declarations_per_trick="compound",
         ),
         ("game_end",),
+    ),
+    # RULES.md section 3 (000, EB9-643).
+    "three-handed": (
+        dict(
+            family=Family.ORDINARY,
+            packs=3,
+            seats=3,
+            hand_size=8,
+            deal_packets=(3, 2, 3),
+            turn_up=True,
+            target=2000,
+            last_trick=10,
+            scores=ORDINARY_SCORES,
+        ),
+        ("declarations_per_trick", "bezique_cards", "game_end"),
+    ),
+    "three-handed-consultation": (
+        dict(
+            family=Family.ORDINARY,
+            packs=2,
+            seats=2,
+            hand_size=8,
+            deal_packets=(3, 2, 3),
+            turn_up=True,
+            target=1000,
+            last_trick=10,
+            scores=ORDINARY_SCORES,
+            team_sizes=(1, 2),
+        ),
+        ("declarations_per_trick", "bezique_cards", "game_end"),
+    ),
+    # RULES.md section 4 (000, 003).
+    "four-handed": (
+        dict(
+            family=Family.ORDINARY,
+            packs=4,
+            seats=4,
+            hand_size=8,
+            deal_packets=(3, 2, 3),
+            turn_up=True,
+            target=2000,
+            last_trick=10,
+            scores=ORDINARY_SCORES,
+            last_duels=True,
+        ),
+        ("declarations_per_trick", "bezique_cards", "game_end"),
+    ),
+    "four-handed-partners": (
+        dict(
+            family=Family.ORDINARY,
+            packs=4,
+            seats=4,
+            hand_size=8,
+            deal_packets=(3, 2, 3),
+            turn_up=True,
+            target=2000,
+            last_trick=10,
+            scores=ORDINARY_SCORES,
+            last_duels=True,
+            partnerships=((0, 2), (1, 3)),
+        ),
+        ("declarations_per_trick", "bezique_cards", "game_end"),
+    ),
+    "four-handed-consultation": (
+        dict(
+            family=Family.ORDINARY,
+            packs=2,
+            seats=2,
+            hand_size=8,
+            deal_packets=(3, 2, 3),
+            turn_up=True,
+            target=1000,
+            last_trick=10,
+            scores=ORDINARY_SCORES,
+            team_sizes=(2, 2),
+        ),
+        ("declarations_per_trick", "bezique_cards", "game_end"),
     ),
     "rubicon": (
         dict(
