@@ -167,7 +167,8 @@ class DeclaringTurn(StateFields):
     def _start_turn(self, winner: int) -> None:
         """After a trick: the winner may declare, then (000) each of his partners."""
         self.turn_winner = winner
-        self.declare_queue = [winner, *self.variant.partners(winner)]
+        v = self.variant
+        self.declare_queue = [winner, *v.partners(winner)] if v.partnerships else [winner]
         self._next_declarer()
 
     def _next_declarer(self) -> None:
@@ -260,18 +261,21 @@ class DeclaringTurn(StateFields):
 
     def _may_combine(self, seat: int) -> bool:
         """Cheap test that the hand holds the kinds of at least one combination."""
+        hand = self.hands[seat]
         present = 0
-        fours = [0] * 8
-        for c in self.hands[seat]:
+        for c in hand:
             present |= 1 << (c & 31)
-            fours[c & 7] += 1
         if present & (present >> 1) & _KING_BITS:  # a king with the queen of its suit
             return True
         q, j = self.bezique_kinds
         if present >> q & 1 and present >> j & 1:
             return True
         # Sequences hold the king and queen of their suit, so the marriage test covers them.
-        return max(fours[JACK], fours[QUEEN], fours[KING], fours[ACE]) >= 4
+        if len(hand) < 4:
+            return False
+        ranks = [c & 7 for c in hand]
+        count = ranks.count
+        return count(ACE) >= 4 or count(KING) >= 4 or count(QUEEN) >= 4 or count(JACK) >= 4
 
     def _may_exchange(self) -> bool:
         tu = self.turn_up

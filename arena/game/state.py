@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import Final
 
 from arena.game.actions import DONE, PLAY_ACTIONS, Action, Combo, Verb, declare
 from arena.game.cards import (
@@ -314,7 +315,8 @@ class GameState(DeclaringTurn):
         trick = self.trick
         trick.append(card)
         self.log.append((EV_PLAY, seat, card))
-        self._drop_reserves(seat, card)
+        if self.reserves[seat]:
+            self._drop_reserves(seat, card)
         order = self.trick_order
         if len(trick) < len(order):
             self.to_act = order[len(trick)]
@@ -435,7 +437,7 @@ class GameState(DeclaringTurn):
                 leader = pair[0]
             self.trick_order = (leader, pair[1] if leader == pair[0] else pair[0])
         else:
-            self.trick_order = tuple((leader + i) % n for i in range(n))
+            self.trick_order = _ORDERS[n][leader]
         self.leader = leader
         self.phase = PLAY
         self.to_act = leader
@@ -628,6 +630,12 @@ class GameState(DeclaringTurn):
         s.last_drawn = self.last_drawn[:]
         s._legal = self._legal
         return s
+
+
+# The seats of a trick in playing order, by number of seats and leader.
+_ORDERS: Final = {
+    n: tuple(tuple((lead + i) % n for i in range(n)) for lead in range(n)) for n in (2, 3, 4)
+}
 
 
 def _check_deck(variant: Variant, deck: Sequence[int], index: int) -> tuple[int, ...]:
