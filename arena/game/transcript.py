@@ -59,13 +59,20 @@ class Narrator:
         return out
 
     def before_decision(self) -> list[str]:
-        """In a seat's view, the seat's hand before each of its decisions."""
+        """Before each decision: in consultation, which player of the seat decides; in a seat's view,
+        the seat's hand."""
         state = self.state
-        if self.seat is None or state.to_act != self.seat:
-            return []
-        obs = observe(state, self.seat)
-        hand = " ".join(ref_text(r) for r in obs.hand)
-        return [f"  your hand: {hand} (stock {obs.stock_size})"]
+        out = []
+        size = state.variant.team_size(state.to_act)
+        if size > 1:
+            # 000: in consultation the players sharing a seat decide trick by trick in turn.
+            member = state.deciding_member() + 1
+            out.append(f"  seat {state.to_act}: player {member} of {size} decides")
+        if self.seat is not None and state.to_act == self.seat:
+            obs = observe(state, self.seat)
+            hand = " ".join(ref_text(r) for r in obs.hand)
+            out.append(f"  your hand: {hand} (stock {obs.stock_size})")
+        return out
 
     def _deal_start(self) -> list[str]:
         state = self.state
