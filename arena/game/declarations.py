@@ -65,10 +65,12 @@ def level_of(marks: int, klass: int) -> int:
 
 
 def with_level(marks: int, klass: int, level: int) -> int:
+    """Marks after the card takes part in a declaration of ``level`` in ``klass``: the highest level
+    reached stays (a Polish compound turn may score a sequence before the marriage within it)."""
     if klass == CLASS_A:
-        return (marks & ~A_LEVEL) | level
+        return (marks & ~A_LEVEL) | max(level, marks & A_LEVEL)
     if klass == CLASS_B:
-        return (marks & ~B_LEVEL) | (level << B_SHIFT)
+        return (marks & ~B_LEVEL) | (max(level, (marks & B_LEVEL) >> B_SHIFT) << B_SHIFT)
     return marks | FOUR_MARK
 
 

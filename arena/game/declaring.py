@@ -79,7 +79,9 @@ class StateFields:
         "tricks_won",
         "trump",
         "turn_count",
+        "turn_done",
         "turn_excluded",
+        "turn_marks",
         "turn_new",
         "turn_sevens",
         "turn_up",
@@ -132,6 +134,10 @@ class StateFields:
     turn_new: frozenset[int]
     turn_used: set[int]
     turn_count: int
+    # Polish: a compound declaration is made "at once" (000), so within the turn each card is judged by
+    # its marks at the start of the turn, and may serve once per kind of combination.
+    turn_marks: list[int]
+    turn_done: set[tuple[int, int]]  # (combination key, card) used this turn
     turn_excluded: int
     turn_sevens: list[int]
     reserves: list[list[Action]]
@@ -180,7 +186,10 @@ class DeclaringTurn(StateFields):
         self.turn_used = set()
         self.turn_count = 0
         self.turn_excluded = -1
-        if self.variant.family is not Family.POLISH:
+        if self.variant.family is Family.POLISH:
+            self.turn_marks = self.marks[:]
+            self.turn_done = set()
+        else:
             self.turn_new = frozenset()
             self.turn_sevens = []
         self.phase = DECLARE
@@ -208,7 +217,7 @@ class DeclaringTurn(StateFields):
         if self.variant.family is Family.POLISH:
             relevant = relevant_kinds(focus, self.trump, self.bezique_kinds, False)
             cards = [c for c in self.open[seat] if relevant >> (c & 31) & 1]
-            return pool_from_cards(cards, self.marks, self.turn_new)
+            return pool_from_cards(cards, self.turn_marks, self.turn_new)
         excluded = frozenset(self.turn_used | {self.turn_excluded})
         return pool_from_codes(self.hands[seat], self.marks, excluded)
 
@@ -249,6 +258,9 @@ class DeclaringTurn(StateFields):
                     partner_bezique=self._partner_bezique(seat) if v.partnerships else (),
                     marks=self.marks,
                 )
+            if family is Family.POLISH and self.turn_done:
+                done = self.turn_done
+                out = [a for a in out if not any((combo_key(a.combo), c) in done for c in a.refs)]
             if one and self.reserves[seat]:
                 out.extend(a for a in self.reserves[seat] if self._reserve_valid(seat, a))
         if family is Family.ORDINARY:
@@ -265,7 +277,7 @@ class DeclaringTurn(StateFields):
         present = 0
         for c in hand:
             present |= 1 << (c & 31)
-        if present & (present >> 1) & _KING_BITS:  # a king with the queen of its suit
+        if present & (present << 1) & _KING_BITS:  # a king with the queen of its suit
             return True
         q, j = self.bezique_kinds
         if present >> q & 1 and present >> j & 1:
@@ -374,6 +386,9 @@ class DeclaringTurn(StateFields):
             marks[c] = with_level(marks[c], klass, level)
         self.turn_count += 1
         self.turn_used.update(cards)
+        if v.family is Family.POLISH:
+            key = combo_key(combo)
+            self.turn_done.update((key, c) for c in cards)
         if v.family is Family.RUBICON:
             self.scored_sets[seat].add((combo_key(combo), frozenset(cards)))
             if self.trump < 0 and klass == 0:
@@ -419,6 +434,7 @@ class DeclaringTurn(StateFields):
             seven = ref
             self.turn_sevens.remove(seven)
             self.won[seat].remove(seven)
+            self.marks[seven] |= SEVEN_MARK  # it has scored; won again later, it scores no more
             self.turn_up = seven
             self.won[seat].append(old)
             r = old & 7

@@ -89,8 +89,9 @@ class Observation:
         }
 
 
-def observe(state: GameState, seat: int | None) -> Observation:
-    """The view of ``seat`` (or of a spectator when ``seat`` is None)."""
+def observe(state: GameState, seat: int | None, log_from: int = 0) -> Observation:
+    """The view of ``seat`` (or of a spectator when ``seat`` is None). The public log is given from
+    entry ``log_from`` on: a seat that has seen the earlier entries need not be sent them again."""
     n = state.variant.seats
     if seat is not None and not 0 <= seat < n:
         raise ValueError(f"seat must be 0..{n - 1} or None, got {seat}")
@@ -140,5 +141,5 @@ def observe(state: GameState, seat: int | None) -> Observation:
         last_trick_winner=last_winner if last_winner >= 0 else None,
         heap=tuple(state.heap),
         seats=seats,
-        log=tuple(event_text(e) for e in state.log),
+        log=tuple(event_text(e) for e in state.log[log_from:]),
     )

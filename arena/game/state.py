@@ -33,6 +33,7 @@ from arena.game.cards import (
     kind_text,
     make_kind,
 )
+from arena.game.declarations import SEVEN_MARK
 from arena.game.declaring import DeclaringTurn
 from arena.game.errors import IllegalActionError
 from arena.game.events import (
@@ -151,12 +152,15 @@ class GameState(DeclaringTurn):
         self.turn_used = set()
         self.turn_count = 0
         self.turn_excluded = -1
+        self.turn_marks = []
+        self.turn_done = set()
         self.declarer = -1
         self._begin_trick(first)
         self._legal = None
         self.log.append((EV_DEAL, self.dealer, self.deal_index, self.turn_up))
         if self.turn_up >= 0 and self.turn_up & 7 == SEVEN:
             # 002: if the turn-up is a seven, the dealer scores 10.
+            self.marks[self.turn_up] |= SEVEN_MARK
             self.log.append((EV_SCORE, self.dealer, "seven-turn-up", 10))
             self._credit(self.dealer, 10, "seven-turn-up", (self.turn_up,))
         if v.family is Family.RUBICON:
@@ -339,16 +343,19 @@ class GameState(DeclaringTurn):
         self.tricks_done += 1
         self.game_tricks += 1
         self.tricks_won[winner] += 1
-        self.won[winner].extend(cards)
+        if v.family is not Family.RUBICON:
+            self.won[winner].extend(cards)
         self.log.append((EV_TRICK, winner, self.tricks_done))
         family = v.family
         if family is Family.POLISH:
             self._polish_take(winner, cards)
         elif family is Family.RUBICON:
             # 004: tricks stay face up in one heap until a brisque is played; its winner takes the heap.
-            self.heap.extend(cards)
+            heap = self.heap
+            heap.extend(cards)
             for c in cards:
                 if c & 7 >= TEN:
+                    self.won[winner].extend(heap)
                     self.heap = []
                     break
         self.leader = winner
@@ -367,8 +374,8 @@ class GameState(DeclaringTurn):
             r = c & 7
             if r >= JACK and (r != TEN or (c >> 3) & 3 == trump):
                 new.append(c)
-            elif r == SEVEN and (c >> 3) & 3 == trump:
-                sevens.append(c)
+            elif r == SEVEN and (c >> 3) & 3 == trump and not self.marks[c] & SEVEN_MARK:
+                sevens.append(c)  # a seven that scored as turn-up or in an exchange scores no more
         self.open[winner].extend(new)
         self.turn_new = frozenset(new)
         self.turn_sevens = sevens
@@ -620,6 +627,8 @@ class GameState(DeclaringTurn):
         s.log = self.log[:]
         s.history = self.history[:]
         s.turn_used = set(self.turn_used)
+        s.turn_marks = self.turn_marks[:]
+        s.turn_done = set(self.turn_done)
         s.declare_queue = self.declare_queue[:]
         s.tricks_won = self.tricks_won[:]
         s.turn_sevens = self.turn_sevens[:]
