@@ -1,0 +1,92 @@
+"""A match's settings: variant, seed, games, time control and failure policies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum, IntEnum
+
+from arena.game import Variant, variant
+
+
+class Outcome(IntEnum):
+    """Why a game ended: a closed set (numbers as on the wire), with a free-text detail beside it."""
+
+    NORMAL = 1
+    TIMEOUT = 2
+    ILLEGAL_ACTION = 3
+    CRASH = 4
+    DISCONNECT = 5
+    PROTOCOL_ERROR = 6
+    ADJUDICATED = 7
+
+    @property
+    def text(self) -> str:
+        return self.name.lower().replace("_", "-")
+
+
+class FailurePolicy(Enum):
+    FORFEIT = "forfeit"  # the failing seat's side loses the game
+    RANDOM_ACTION = "random-action"  # a random legal action is played for the seat; one strike
+
+
+@dataclass(frozen=True, slots=True)
+class TimeControl:
+    """A budget per decision plus a bank for the game, measured by the referee from request sent to
+    reply received; the grace covers transport and is never charged."""
+
+    budget_ms: int = 1000
+    bank_ms: int = 10_000
+    grace_ms: int = 100
+
+    def __post_init__(self) -> None:
+        for name in ("budget_ms", "bank_ms", "grace_ms"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.budget_ms == 0 and self.bank_ms == 0:
+            raise ValueError("a time control needs a budget or a bank above 0 ms")
+
+
+@dataclass(frozen=True, slots=True)
+class Policies:
+    """What happens when a seat fails, by kind of failure; crash covers disconnects too."""
+
+    on_timeout: FailurePolicy = FailurePolicy.FORFEIT
+    on_illegal_action: FailurePolicy = FailurePolicy.FORFEIT
+    on_crash: FailurePolicy = FailurePolicy.FORFEIT
+    on_protocol_error: FailurePolicy = FailurePolicy.FORFEIT
+    max_strikes: int = 3  # forfeit on this many strikes in one game; 0: never
+
+    def for_outcome(self, outcome: Outcome) -> FailurePolicy:
+        if outcome is Outcome.TIMEOUT:
+            return self.on_timeout
+        if outcome is Outcome.ILLEGAL_ACTION:
+            return self.on_illegal_action
+        if outcome in (Outcome.CRASH, Outcome.DISCONNECT):
+            return self.on_crash
+        return self.on_protocol_error
+
+
+@dataclass(frozen=True, slots=True)
+class MatchConfig:
+    variant: str = "two-handed"
+    options: tuple[tuple[str, str], ...] = ()
+    seed: int = 0
+    games: int = 1
+    time_control: TimeControl = field(default_factory=TimeControl)
+    policies: Policies = field(default_factory=Policies)
+    # Per game, the seed of its deals; empty: derived from ``seed``. Tournaments set them to replay a
+    # deal with the seats rotated (duplicate deals).
+    game_seeds: tuple[int, ...] = ()
+    # Per game, the first dealer; empty: drawn from the game's seed.
+    dealers: tuple[int, ...] = ()
+
+    def build_variant(self) -> Variant:
+        return variant(self.variant, **dict(self.options))
+
+    def game_seed(self, game: int) -> int:
+        if game < len(self.game_seeds):
+            return self.game_seeds[game]
+        return self.seed * 1_000_003 + game
+
+    def dealer(self, game: int) -> int | None:
+        return self.dealers[game] if game < len(self.dealers) else None

@@ -1,0 +1,270 @@
+"""One match: a series of games between seats, with clocks, legality checks and failure policies.
+
+The referee is the trusted party: it deals from the seed, asks the seat to act for its decision with the
+observation built by the engine's ``observe`` and the sorted legal actions, measures the time from request
+sent to reply received, and checks the reply against the legal actions, never trusting it. A seat's
+failure (timeout, illegal action, crash, disconnect, protocol error) becomes a typed, recorded outcome: the
+game is forfeited, or a random legal action is played for the seat and a strike counted, as the match's
+policies say. Nothing a bot does can raise out of :meth:`Match.run`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass
+
+from arena.game import Action, GameResult, GameState, ParseError, observe
+from arena.game.events import event_text
+from arena.referee.config import FailurePolicy, MatchConfig, Outcome
+from arena.referee.ports import Decision, SeatFailure, SeatPort
+from arena.referee.record import (
+    DecisionRecord,
+    GameRecord,
+    MatchRecord,
+    deck_texts,
+    result_to_dict,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PublicEvent:
+    """An entry of a game's public log, as spectators see it."""
+
+    match_id: str
+    game: int
+    sequence: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class GameEnd:
+    game: int
+    result: GameResult
+    outcome: Outcome
+    detail: str
+    culprit: int
+
+
+EventSink = Callable[[PublicEvent], None]
+
+
+class Match:
+    """A match between seats; ``players[seat]`` lists the ports of the players sharing that seat."""
+
+    def __init__(
+        self,
+        match_id: str,
+        config: MatchConfig,
+        players: Sequence[Sequence[SeatPort]],
+        on_event: EventSink | None = None,
+        on_game_end: Callable[[GameEnd], None] | None = None,
+    ) -> None:
+        self.match_id = match_id
+        self.config = config
+        self.variant = config.build_variant()
+        v = self.variant
+        if len(players) != v.seats:
+            raise ValueError(f"{v.name} has {v.seats} seats, got {len(players)}")
+        for seat, ports in enumerate(players):
+            if len(ports) != v.team_size(seat):
+                raise ValueError(
+                    f"seat {seat} of {v.name} takes {v.team_size(seat)} player(s), got {len(ports)}"
+                )
+        self.players = [list(p) for p in players]
+        self.on_event = on_event
+        self.on_game_end = on_game_end
+        self._request_id = 0
+        self.record = MatchRecord(
+            match_id=match_id,
+            variant=v.name,
+            options=dict(v.options),
+            seed=config.seed,
+            players=[[p.name for p in ports] for ports in self.players],
+            time_control=asdict(config.time_control),
+            policies={
+                k: (val.value if isinstance(val, FailurePolicy) else val)
+                for k, val in asdict(config.policies).items()
+            },
+        )
+
+    async def run(self) -> MatchRecord:
+        for game in range(self.config.games):
+            self.record.games.append(await self._play_game(game))
+        for ports in self.players:
+            for port in ports:
+                await _quietly(port.match_over(self.match_id))
+        return self.record
+
+    async def _play_game(self, game: int) -> GameRecord:
+        cfg = self.config
+        tc = cfg.time_control
+        v = self.variant
+        seed = cfg.game_seed(game)
+        state = GameState.new(v, seed=seed, dealer=cfg.dealer(game))
+        rec = GameRecord(index=game, seed=seed, dealer=state.first_dealer, strikes=[0] * v.seats)
+        rec.decks.append(deck_texts(state))
+        bank = [float(tc.bank_ms)] * v.seats
+        seen = [0] * v.seats  # how much of the public log each seat has been sent
+        published = 0
+        fallback = random.Random(f"arena-fallback:{seed}")
+        outcome, detail, culprit = Outcome.NORMAL, "", -1
+        deals = 0
+        while not state.is_terminal():
+            seat = state.to_act
+            member = state.deciding_member()
+            port = self.players[seat][member]
+            legal = tuple(state.legal_actions())
+            obs = observe(state, seat, log_from=seen[seat])
+            seen[seat] = len(state.log)
+            self._request_id += 1
+            decision = Decision(
+                request_id=self._request_id,
+                match_id=self.match_id,
+                game=game,
+                seat=seat,
+                deciding_member=member,
+                observation=obs,
+                legal=legal,
+                budget_ms=tc.budget_ms,
+                bank_ms=int(bank[seat]),
+            )
+            reply, action, failure, why, elapsed = await self._ask(port, decision, bank[seat])
+            if failure is None:
+                bank[seat] -= max(0.0, elapsed - tc.budget_ms - tc.grace_ms)
+            else:
+                rec.strikes[seat] += 1
+                policy = cfg.policies.for_outcome(failure)
+                limit = cfg.policies.max_strikes
+                if policy is FailurePolicy.FORFEIT or (limit and rec.strikes[seat] >= limit):
+                    rec.decisions.append(
+                        _decision_record(decision, reply, None, failure, why, elapsed, bank[seat])
+                    )
+                    outcome, detail, culprit = failure, f"seat {seat} ({port.name}): {why}", seat
+                    if policy is FailurePolicy.RANDOM_ACTION:
+                        detail += f" (strike {rec.strikes[seat]} of {limit})"
+                    break
+                action = fallback.choice(legal)
+            assert action is not None
+            rec.decisions.append(
+                _decision_record(decision, reply, action, failure, why, elapsed, bank[seat])
+            )
+            state.apply(action)
+            published = self._publish(state, game, published, rec)
+            if state.deal_index > deals and not state.is_terminal():
+                deals = state.deal_index
+                rec.decks.append(deck_texts(state))
+        result = state.result() if state.is_terminal() else _forfeit_result(state, culprit)
+        rec.outcome, rec.detail, rec.culprit = outcome.text, detail, culprit
+        rec.result = result_to_dict(result)
+        end = GameEnd(game, result, outcome, detail, culprit)
+        if self.on_game_end is not None:
+            self.on_game_end(end)
+        for ports in self.players:
+            for p in ports:
+                await _quietly(p.game_over(self.match_id, game, result, outcome, detail, culprit))
+        return rec
+
+    async def _ask(
+        self, port: SeatPort, decision: Decision, bank: float
+    ) -> tuple[str | None, Action | None, Outcome | None, str, float]:
+        """Ask the port and judge the answer: (reply, action, failure, detail, elapsed ms)."""
+        tc = self.config.time_control
+        limit_ms = tc.budget_ms + max(bank, 0.0) + tc.grace_ms
+        start = time.perf_counter()
+        try:
+            raw: object = await asyncio.wait_for(port.decide(decision), timeout=limit_ms / 1000)
+        except TimeoutError:
+            elapsed = (time.perf_counter() - start) * 1000
+            return None, None, Outcome.TIMEOUT, f"no reply within {limit_ms:.0f} ms", elapsed
+        except SeatFailure as exc:
+            elapsed = (time.perf_counter() - start) * 1000
+            return None, None, exc.outcome, exc.detail, elapsed
+        except Exception as exc:  # a port must never take the referee down
+            elapsed = (time.perf_counter() - start) * 1000
+            return None, None, Outcome.CRASH, f"{type(exc).__name__}: {exc}", elapsed
+        elapsed = (time.perf_counter() - start) * 1000
+        if not isinstance(raw, str):
+            return None, None, Outcome.PROTOCOL_ERROR, f"reply is not text: {raw!r:.80}", elapsed
+        reply = raw
+        if elapsed > limit_ms:
+            return (
+                reply,
+                None,
+                Outcome.TIMEOUT,
+                f"replied after {elapsed:.0f} ms, limit {limit_ms:.0f} ms",
+                elapsed,
+            )
+        try:
+            action = Action.parse(reply)
+        except ParseError as exc:
+            return (
+                reply,
+                None,
+                Outcome.ILLEGAL_ACTION,
+                f"unreadable action {reply!r:.80}: {exc}",
+                elapsed,
+            )
+        if action not in decision.legal:
+            legal = ", ".join(a.text for a in decision.legal)
+            return (
+                reply,
+                None,
+                Outcome.ILLEGAL_ACTION,
+                f"{reply!r:.80} is not legal here (legal: {legal})",
+                elapsed,
+            )
+        return reply, action, None, "", elapsed
+
+    def _publish(self, state: GameState, game: int, published: int, rec: GameRecord) -> int:
+        log = state.log
+        while published < len(log):
+            text = event_text(log[published])
+            rec.events.append(text)
+            if self.on_event is not None:
+                self.on_event(PublicEvent(self.match_id, game, published, text))
+            published += 1
+        return published
+
+
+def _decision_record(
+    d: Decision,
+    reply: str | None,
+    action: Action | None,
+    failure: Outcome | None,
+    detail: str,
+    elapsed: float,
+    bank: float,
+) -> DecisionRecord:
+    return DecisionRecord(
+        request_id=d.request_id,
+        seat=d.seat,
+        member=d.deciding_member,
+        legal=tuple(a.text for a in d.legal),
+        reply=reply,
+        action=action.text if action is not None else "",
+        failure=failure.text if failure is not None else None,
+        detail=detail,
+        elapsed_ms=round(elapsed, 3),
+        bank_ms=round(bank, 3),
+    )
+
+
+def _forfeit_result(state: GameState, culprit: int) -> GameResult:
+    """A game ended by a seat's failure: its side is ranked last, the others share first place."""
+    v = state.variant
+    scores = tuple(state.totals[s] + state.deal_points[s] for s in range(v.seats))
+    side_scores = tuple(sum(scores[s] for s in side) for side in v.sides)
+    lost = v.side_of(culprit)
+    ranking = tuple(1 if i == lost else 0 for i in range(len(v.sides)))
+    team_sizes = tuple(v.team_size(s) for s in range(v.seats))
+    return GameResult(v.sides, ranking, scores, side_scores, tuple(state.deals), team_sizes)
+
+
+async def _quietly(coro: Awaitable[None]) -> None:
+    try:
+        await asyncio.wait_for(coro, timeout=5.0)
+    except Exception:  # notifications are best effort: a dead bot is already recorded
+        return

@@ -1,0 +1,172 @@
+"""Match records: the full record (deals, every decision with its reply and time, public events, result)
+and a seat's view of it.
+
+The full record keeps each deal's shuffled order and every decision's legal actions, raw reply, action
+played and time. What a seat was shown at each decision is not stored twice: the engine is deterministic,
+so :func:`seat_view` replays the game and rebuilds exactly the observations that seat received.
+Timings are kept apart from the content: the same seed, rules version and answers give identical content.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from arena.game import RULES_VERSION, Action, GameResult, GameState, observe, variant
+from arena.game.cards import card_text, kind_text
+
+
+@dataclass(slots=True)
+class DecisionRecord:
+    request_id: int
+    seat: int
+    member: int
+    legal: tuple[str, ...]
+    reply: str | None  # the raw reply; None when there was none (timeout, crash, ...)
+    action: str  # the action applied (the reply, or the referee's random action on a strike)
+    failure: str | None = None  # an Outcome's text when the seat failed at this decision
+    detail: str = ""
+    elapsed_ms: float = 0.0  # timing: request sent to reply received
+    bank_ms: float = 0.0  # timing: bank left after this decision
+
+
+@dataclass(slots=True)
+class GameRecord:
+    index: int
+    seed: int
+    dealer: int
+    decks: list[list[str]] = field(default_factory=list)  # each deal's shuffled kinds, top first
+    decisions: list[DecisionRecord] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)  # the public log
+    outcome: str = "normal"
+    detail: str = ""
+    culprit: int = -1
+    strikes: list[int] = field(default_factory=list)
+    result: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class MatchRecord:
+    match_id: str
+    variant: str
+    options: dict[str, str]
+    seed: int
+    players: list[list[str]]  # per seat, the names of the players sharing it
+    time_control: dict[str, int]
+    policies: dict[str, Any]
+    rules_version: str = RULES_VERSION
+    games: list[GameRecord] = field(default_factory=list)
+
+    def to_dict(self, timings: bool = True) -> dict[str, Any]:
+        data = asdict(self)
+        if not timings:
+            for game in data["games"]:
+                for d in game["decisions"]:
+                    del d["elapsed_ms"], d["bank_ms"]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MatchRecord:
+        games = [
+            GameRecord(
+                **{
+                    **g,
+                    "decisions": [
+                        DecisionRecord(**{**d, "legal": tuple(d["legal"])}) for d in g["decisions"]
+                    ],
+                }
+            )
+            for g in data["games"]
+        ]
+        return cls(**{**data, "games": games})
+
+
+def result_to_dict(result: GameResult) -> dict[str, Any]:
+    def items(its: Any) -> list[dict[str, Any]]:
+        return [
+            {
+                "seat": i.seat,
+                "reason": i.reason,
+                "points": i.points,
+                "cards": [card_text(c) for c in i.cards],
+            }
+            for i in its
+        ]
+
+    return {
+        "sides": [list(s) for s in result.sides],
+        "ranking": list(result.ranking),
+        "scores": list(result.scores),
+        "side_scores": list(result.side_scores),
+        "team_sizes": list(result.team_sizes),
+        "settlement": items(result.settlement),
+        "deals": [
+            {
+                "index": d.index,
+                "dealer": d.dealer,
+                "items": items(d.items),
+                "points": list(d.points),
+                "totals": list(d.totals),
+                "brisques": list(d.brisques),
+                "completed": d.completed,
+            }
+            for d in result.deals
+        ],
+    }
+
+
+def deck_texts(state: GameState) -> list[str]:
+    return [kind_text(k) for k in state.deck_for(state.deal_index)]
+
+
+def replay(record: MatchRecord, game: GameRecord) -> GameState:
+    """The game's state at the start, ready to have the recorded actions applied."""
+    v = variant(record.variant, **record.options)
+    return GameState.new(v, seed=game.seed, dealer=game.dealer)
+
+
+def seat_view(record: MatchRecord, seat: int) -> dict[str, Any]:
+    """What one seat saw: its decisions with the observation and legal actions it was sent, its replies
+    and times, the public events and the results; never another seat's hand or the stock."""
+    games = []
+    for game in record.games:
+        state = replay(record, game)
+        seen = 0
+        mine = []
+        for d in game.decisions:
+            if d.seat == seat:
+                obs = observe(state, seat, log_from=seen)
+                seen = len(state.log)
+                mine.append(
+                    {
+                        "request_id": d.request_id,
+                        "member": d.member,
+                        "observation": obs.to_dict(),
+                        "legal": list(d.legal),
+                        "reply": d.reply,
+                        "action": d.action,
+                        "failure": d.failure,
+                        "elapsed_ms": d.elapsed_ms,
+                    }
+                )
+            state.apply(Action.parse(d.action))
+        games.append(
+            {
+                "index": game.index,
+                "decisions": mine,
+                "events": list(game.events),
+                "outcome": game.outcome,
+                "detail": game.detail,
+                "culprit": game.culprit,
+                "result": game.result,
+            }
+        )
+    return {
+        "match_id": record.match_id,
+        "variant": record.variant,
+        "options": record.options,
+        "seat": seat,
+        "players": record.players,
+        "rules_version": record.rules_version,
+        "games": games,
+    }

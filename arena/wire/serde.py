@@ -1,0 +1,92 @@
+"""Conversions between the engine's values and the protocol's messages: the one place they meet.
+
+Cards and actions travel as their exact text forms; the structured fields beside them are filled for
+bots that prefer not to parse.
+"""
+
+from __future__ import annotations
+
+from arena.game import Action, GameResult, Observation, ScoreItem, SeatInfo
+from arena.game.cards import card_text, ref_text
+from arena.wire.v1 import game_pb2
+
+
+def action_to_pb(action: Action) -> game_pb2.Action:
+    return game_pb2.Action(
+        text=action.text,
+        verb=int(action.verb),  # type: ignore[arg-type]
+        combination=action.combo,  # type: ignore[arg-type]
+        cards=[ref_text(r) for r in action.refs],
+    )
+
+
+def observation_to_pb(obs: Observation, deciding_member: int = 0) -> game_pb2.Observation:
+    return game_pb2.Observation(
+        variant=obs.variant,
+        options=dict(obs.options),
+        seat=-1 if obs.seat is None else obs.seat,
+        deal=obs.deal,
+        dealer=obs.dealer,
+        phase=obs.phase,
+        to_act=obs.to_act,
+        trump=obs.trump or "",
+        turn_up="" if obs.turn_up is None else card_text(obs.turn_up),
+        stock_size=obs.stock_size,
+        hand=[ref_text(r) for r in obs.hand],
+        trick=[game_pb2.PlayedCard(seat=s, card=card_text(c)) for s, c in obs.trick],
+        last_trick=[game_pb2.PlayedCard(seat=s, card=card_text(c)) for s, c in obs.last_trick],
+        last_trick_winner=-1 if obs.last_trick_winner is None else obs.last_trick_winner,
+        heap=[card_text(c) for c in obs.heap],
+        seats=[_seat_to_pb(si) for si in obs.seats],
+        deciding_member=deciding_member,
+    )
+
+
+def _seat_to_pb(si: SeatInfo) -> game_pb2.SeatView:
+    return game_pb2.SeatView(
+        seat=si.seat,
+        hand_size=si.hand_size,
+        table=[card_text(c) for c, _ in si.table],
+        open_cards=[card_text(c) for c in si.open_cards],
+        tricks_won=si.tricks_won,
+        deal_points=si.deal_points,
+        total=si.total,
+        to_score=list(si.to_score),
+        carte_blanche=si.carte_blanche,
+    )
+
+
+def _item_to_pb(item: ScoreItem) -> game_pb2.ScoreItem:
+    return game_pb2.ScoreItem(
+        seat=item.seat,
+        reason=item.reason,
+        points=item.points,
+        cards=[card_text(c) for c in item.cards],
+    )
+
+
+def result_to_pb(
+    result: GameResult, outcome: int, detail: str = "", culprit: int = -1
+) -> game_pb2.GameResult:
+    return game_pb2.GameResult(
+        outcome=outcome,  # type: ignore[arg-type]
+        detail=detail,
+        sides=[game_pb2.Side(seats=list(side)) for side in result.sides],
+        ranking=list(result.ranking),
+        scores=list(result.scores),
+        side_scores=list(result.side_scores),
+        deals=[
+            game_pb2.DealResult(
+                index=d.index,
+                dealer=d.dealer,
+                items=[_item_to_pb(i) for i in d.items],
+                points=list(d.points),
+                totals=list(d.totals),
+                brisques=list(d.brisques),
+                completed=d.completed,
+            )
+            for d in result.deals
+        ],
+        settlement=[_item_to_pb(i) for i in result.settlement],
+        culprit=culprit,
+    )
