@@ -7,7 +7,7 @@ bots that prefer not to parse.
 from __future__ import annotations
 
 from arena.game import Action, GameResult, Observation, ScoreItem, SeatInfo
-from arena.game.cards import card_text, ref_text
+from arena.game.cards import card_text, parse_card, parse_ref, ref_text
 from arena.wire.v1 import game_pb2
 
 
@@ -47,6 +47,7 @@ def _seat_to_pb(si: SeatInfo) -> game_pb2.SeatView:
         seat=si.seat,
         hand_size=si.hand_size,
         table=[card_text(c) for c, _ in si.table],
+        table_marks=[m for _, m in si.table],
         open_cards=[card_text(c) for c in si.open_cards],
         tricks_won=si.tricks_won,
         deal_points=si.deal_points,
@@ -89,4 +90,43 @@ def result_to_pb(
         ],
         settlement=[_item_to_pb(i) for i in result.settlement],
         culprit=culprit,
+    )
+
+
+def observation_from_pb(pb: game_pb2.Observation, log: tuple[str, ...] = ()) -> Observation:
+    """The engine's Observation from its message (what a Python bot works with); ``log`` is the public
+    log the bot has accumulated, since requests carry only the new entries."""
+    return Observation(
+        variant=pb.variant,
+        options=tuple(sorted(pb.options.items())),
+        seat=None if pb.seat < 0 else pb.seat,
+        deal=pb.deal,
+        dealer=pb.dealer,
+        phase=pb.phase,
+        to_act=pb.to_act,
+        trump=pb.trump or None,
+        turn_up=parse_card(pb.turn_up) if pb.turn_up else None,
+        stock_size=pb.stock_size,
+        hand=tuple(parse_ref(c) for c in pb.hand),
+        trick=tuple((p.seat, parse_card(p.card)) for p in pb.trick),
+        last_trick=tuple((p.seat, parse_card(p.card)) for p in pb.last_trick),
+        last_trick_winner=None if pb.last_trick_winner < 0 else pb.last_trick_winner,
+        heap=tuple(parse_card(c) for c in pb.heap),
+        seats=tuple(
+            SeatInfo(
+                seat=s.seat,
+                hand_size=s.hand_size,
+                table=tuple(
+                    (parse_card(c), m) for c, m in zip(s.table, s.table_marks, strict=True)
+                ),
+                open_cards=tuple(parse_card(c) for c in s.open_cards),
+                tricks_won=s.tricks_won,
+                deal_points=s.deal_points,
+                total=s.total,
+                to_score=tuple(s.to_score),
+                carte_blanche=s.carte_blanche,
+            )
+            for s in pb.seats
+        ),
+        log=log,
     )

@@ -203,6 +203,7 @@ class SeatView(_message.Message):
     TOTAL_FIELD_NUMBER: _builtins.int
     TO_SCORE_FIELD_NUMBER: _builtins.int
     CARTE_BLANCHE_FIELD_NUMBER: _builtins.int
+    TABLE_MARKS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     hand_size: _builtins.int
     tricks_won: _builtins.int
@@ -222,6 +223,12 @@ class SeatView(_message.Message):
     def to_score(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """combinations announced "to score" (declare actions)"""
 
+    @_builtins.property
+    def table_marks(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Beside each table card, the declarations it has taken part in, as bits: 0-1 the highest level in
+        marriages (1) and sequences (2); 2-4 the highest bezique level (1 single .. 4 quadruple); 5 a four.
+        """
+
     def __init__(
         self,
         *,
@@ -234,10 +241,11 @@ class SeatView(_message.Message):
         total: _builtins.int = ...,
         to_score: _abc.Iterable[_builtins.str] | None = ...,
         carte_blanche: _builtins.bool = ...,
+        table_marks: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["carte_blanche", b"carte_blanche", "deal_points", b"deal_points", "hand_size", b"hand_size", "open_cards", b"open_cards", "seat", b"seat", "table", b"table", "to_score", b"to_score", "total", b"total", "tricks_won", b"tricks_won"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["carte_blanche", b"carte_blanche", "deal_points", b"deal_points", "hand_size", b"hand_size", "open_cards", b"open_cards", "seat", b"seat", "table", b"table", "table_marks", b"table_marks", "to_score", b"to_score", "total", b"total", "tricks_won", b"tricks_won"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
