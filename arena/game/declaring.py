@@ -315,6 +315,11 @@ class DeclaringTurn(StateFields):
             acts.append(exchange(ref))
         return acts
 
+    def _reserve_open(self, action: Action) -> bool:
+        klass, level = combo_class_level(action.combo)
+        marks = self.marks
+        return all(level_of(marks[c], klass) < level for c in action.refs)
+
     def _reserve_valid(self, seat: int, action: Action) -> bool:
         hand = self.hands[seat]
         klass, level = combo_class_level(action.combo)
@@ -397,6 +402,9 @@ class DeclaringTurn(StateFields):
                 self.log.append((EV_TRUMPS, seat, self.trump))
         if was_reserve:
             self.reserves[seat].remove(action)
+        if self.reserves[seat]:
+            # 004: a claim "to score" lapses once its cards serve in a higher declaration of its class.
+            self.reserves[seat] = [a for a in self.reserves[seat] if self._reserve_open(a)]
         points = v.scores[combo]
         self.log.append((EV_DECLARE, seat, int(combo), tuple(cards), points))
         if v.declarations_per_trick == "one" and v.family is Family.ORDINARY and newly:

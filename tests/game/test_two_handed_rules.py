@@ -1,0 +1,809 @@
+"""Ordinary two-handed Bezique (RULES.md sections 1 and 2, source 002): the deal, tricks, drawing,
+scores, the end of the stock, the last eight tricks and the end of the game.
+
+Declaring is tested in test_two_handed_declaring.py.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+import pytest
+
+from arena.game import (
+    Action,
+    GameState,
+    IllegalActionError,
+    Variant,
+    arrange_deck,
+    card_text,
+    kind_text,
+    observe,
+    ref_text,
+    variant,
+)
+
+V = variant("two-handed")
+RANKS = "789JQKTA"
+FILLER = ["9D", "TC", "TD", "9D", "TC", "TD", "8D", "9C", "8C", "8D", "9C", "8C"]
+
+
+def deal(
+    seat0: Sequence[str],
+    seat1: Sequence[str],
+    *,
+    turn_up: str = "9H",
+    stock: Sequence[str] = (),
+    v: Variant = V,
+) -> GameState:
+    """Seat 0 (non-dealer, dealer 1) is dealt seat0 and leads; the stock starts with ``stock``, then
+    cards that form nothing."""
+    placed = Counter([*seat0, *seat1, turn_up, *stock])
+    top = list(stock)
+    for card in FILLER:
+        if placed[card] < 2 and card != "7" + turn_up[1]:
+            placed[card] += 1
+            top.append(card)
+    deck = arrange_deck(v, dealer=1, hands=[list(seat0), list(seat1)], turn_up=turn_up, stock=top)
+    return GameState.new(v, seed=0, dealer=1, decks=[deck])
+
+
+def texts(state: GameState) -> list[str]:
+    return [a.text for a in state.legal_actions()]
+
+
+def act(state: GameState, *actions: str) -> None:
+    for text in actions:
+        state.apply(Action.parse(text))
+
+
+def hand_kinds(state: GameState, seat: int) -> list[str]:
+    """The kinds in a seat's hand, as that seat sees them."""
+    return sorted(ref_text(r)[:2] for r in observe(state, seat).hand)
+
+
+def first_legal(state: GameState) -> None:
+    state.apply(state.legal_actions()[0])
+
+
+def play_deal(state: GameState, policy: Callable[[GameState], None] = first_legal) -> None:
+    """Play until the current deal is over (the next deal has started, or the game is over)."""
+    index = state.deal_index
+    while not state.is_terminal() and state.deal_index == index:
+        policy(state)
+
+
+def winner_of_last_trick(state: GameState) -> int | None:
+    return observe(state, None).last_trick_winner
+
+
+# ---------------------------------------------------------------- constructing the last eight tricks
+
+
+def _leader_beats(lead: str, follow: str, trump: str) -> bool:
+    if follow[1] == lead[1]:
+        return RANKS.index(follow[0]) <= RANKS.index(lead[0])
+    return follow[1] != trump
+
+
+def leader_wins_deck(final0: Sequence[str], final1: Sequence[str]) -> list[int]:
+    """A deck (dealer 1) with which seat 0 wins every stock trick when each seat keeps its first seven
+    ``final`` cards and plays the other card it holds (see :func:`keep_playing`). At the end of the
+    stock seat 0 holds ``final0`` (its last card is the last face-down card of the stock) and seat 1
+    holds ``final1`` (its last card is the turn-up, so it fixes trumps)."""
+    trump = final1[-1][1]
+    left = Counter({kind_text(k): 2 for k in range(32)})
+    left.subtract([*final0, *final1])
+    assert min(left.values()) >= 0
+    rest = sorted(left.elements(), key=lambda c: (RANKS.index(c[0]), "SHDC".index(c[1])))
+    follow = [c for c in rest if c[1] != trump][:24]
+    lead = list((Counter(rest) - Counter(follow)).elements())
+    match: dict[int, int] = {}  # follow index -> lead index (bipartite matching, Kuhn)
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for j, f in enumerate(follow):
+            if j in seen or not _leader_beats(lead[i], f, trump):
+                continue
+            seen.add(j)
+            if j not in match or augment(match[j], seen):
+                match[j] = i
+                return True
+        return False
+
+    for i in range(len(lead)):
+        assert augment(i, set())
+    pairs = sorted((lead[i], follow[j]) for j, i in match.items())
+    stock = [card for pair in pairs[1:] for card in pair]
+    stock.append(final0[-1])
+    hands = [[*final0[:-1], pairs[0][0]], [*final1[:-1], pairs[0][1]]]
+    return arrange_deck(V, dealer=1, hands=hands, turn_up=final1[-1], stock=stock)
+
+
+def keep_playing(
+    state: GameState, keeps: Sequence[Sequence[str]], tricks: int, declare: str = "done"
+) -> None:
+    """Play until ``tricks`` tricks are done and the winner's turn is over: each seat plays a card it
+    does not keep; in a declaring turn, ``declare`` (done)."""
+    while state.tricks_done < tricks or state.phase == 2:
+        if state.phase == 2:
+            act(state, declare if declare in texts(state) else "done")
+            continue
+        seat = state.to_act
+        extra = Counter(hand_kinds(state, seat)) - Counter(keeps[seat])
+        act(state, "play " + sorted(extra)[0])
+
+
+def last_eight(final0: Sequence[str], final1: Sequence[str]) -> GameState:
+    """The state after the 24th trick, seat 0 (its winner) to lead, hands as given."""
+    state = GameState.new(V, seed=0, dealer=1, decks=[leader_wins_deck(final0, final1)])
+    keep_playing(state, [final0[:-1], final1[:-1]], 24)
+    assert state.tricks_done == 24
+    assert hand_kinds(state, 0) == sorted(final0)
+    assert hand_kinds(state, 1) == sorted(final1)
+    return state
+
+
+# ---------------------------------------------------------------- the deal
+
+
+# Positions 0..15 hold kinds 1..16, position 16 (the turn-up) kind 17 = 8D.
+PLAIN_DECK = [(i + 1) % 32 for i in range(32)] + list(range(32))
+
+
+@pytest.mark.parametrize("dealer", [0, 1])
+def test_deal_three_two_three_non_dealer_first(dealer: int) -> None:
+    """002: the dealer deals three cards to his adversary, three to himself, then two to each, and again
+    three to each; 8 cards each."""
+    s = GameState.new(V, seed=0, dealer=dealer, decks=[PLAIN_DECK])
+    non_dealer = 1 - dealer
+    deck = PLAIN_DECK
+    first = [deck[i] for i in (0, 1, 2, 6, 7, 10, 11, 12)]
+    second = [deck[i] for i in (3, 4, 5, 8, 9, 13, 14, 15)]
+    assert hand_kinds(s, non_dealer) == sorted(kind_text(k) for k in first)
+    assert hand_kinds(s, dealer) == sorted(kind_text(k) for k in second)
+    assert len(s.hands[0]) == len(s.hands[1]) == 8
+
+
+@pytest.mark.parametrize("dealer", [0, 1])
+def test_seventeenth_card_is_turned_up_for_trumps_and_non_dealer_leads(dealer: int) -> None:
+    """002: the top card of those remaining (the 17th) is turned up for trumps; the non-dealer leads."""
+    s = GameState.new(V, seed=0, dealer=dealer, decks=[PLAIN_DECK])
+    assert card_text(s.turn_up) == "8D.1"
+    assert s.trump == 2  # diamonds
+    assert observe(s, 0).trump == "D"
+    assert s.stock_size == 48  # 47 face down and the turn-up
+    assert s.to_act == 1 - dealer
+    assert s.phase == 1
+    assert all(t.startswith("play") for t in texts(s))
+    assert s.deal_points == [0, 0]  # the turn-up is not a seven
+
+
+@pytest.mark.parametrize("dealer", [0, 1])
+def test_seven_turned_up_scores_10_for_the_dealer(dealer: int) -> None:
+    """002: if the turn-up is a seven (so the seven of trumps), the dealer scores 10."""
+    deck = list(range(32)) * 2  # position 16 is kind 16, the seven of diamonds
+    s = GameState.new(V, seed=0, dealer=dealer, decks=[deck])
+    assert card_text(s.turn_up) == "7D.1"
+    assert s.deal_points[dealer] == 10
+    assert s.deal_points[1 - dealer] == 0
+    assert [(i.seat, i.points) for i in s.items] == [(dealer, 10)]
+
+
+def test_first_dealer_is_drawn_from_the_seed() -> None:
+    """RULES 2: the referee draws the first dealer from the match seed (deterministically)."""
+    dealers = [GameState.new(V, seed=seed).dealer for seed in range(40)]
+    assert set(dealers) == {0, 1}
+    assert dealers == [GameState.new(V, seed=seed).dealer for seed in range(40)]
+    for seed in range(40):
+        s = GameState.new(V, seed=seed)
+        assert s.to_act == 1 - s.dealer
+
+
+def test_same_seed_same_game() -> None:
+    """ARCHITECTURE (reproducibility): a match seed fixes every deal; the same seed and the same answers
+    give an identical game."""
+    a = GameState.new(V, seed=42)
+    b = GameState.new(V, seed=42)
+    for _ in range(300):
+        if a.is_terminal():
+            break
+        assert texts(a) == texts(b)
+        first_legal(a)
+        first_legal(b)
+    assert observe(a, None).log == observe(b, None).log
+    assert observe(a, 0).hand == observe(b, 0).hand
+    assert a.deal_points == b.deal_points
+    c = GameState.new(V, seed=43)
+    d = GameState.new(V, seed=42)
+    assert (observe(c, 0).hand, observe(c, 1).hand, c.turn_up) != (
+        observe(d, 0).hand,
+        observe(d, 1).hand,
+        d.turn_up,
+    )
+
+
+def test_dealer_alternates_between_deals() -> None:
+    """002: when a deal is over, the non-dealer in the previous hand deals, and so on alternately."""
+    second = arrange_deck(
+        V, dealer=1, hands=[["AS", "AS", "AH", "AH", "AD", "AD", "AC", "AC"], []], turn_up="KD"
+    )
+    s = GameState.new(V, seed=3, dealer=0, decks=[list(range(32)) * 2, second])
+    play_deal(s)
+    assert s.deal_index == 1
+    assert s.dealer == 1
+    assert s.deals[0].dealer == 0
+    assert s.to_act == 0  # the new non-dealer leads
+    assert hand_kinds(s, 0) == ["AC", "AC", "AD", "AD", "AH", "AH", "AS", "AS"]
+    assert card_text(s.turn_up) == "KD.1"
+
+
+def test_dealer_alternates_through_a_whole_game() -> None:
+    """002: the deal alternates until the game is won; each new deal is led by the non-dealer."""
+    s = GameState.new(V, seed=8)
+    first = s.dealer
+    while not s.is_terminal():
+        index = s.deal_index
+        first_legal(s)
+        if s.deal_index != index and not s.is_terminal():
+            assert s.tricks_done == 0
+            assert s.to_act == 1 - s.dealer
+    assert len(s.deals) >= 2
+    assert [d.dealer for d in s.deals] == [(first + i) % 2 for i in range(len(s.deals))]
+
+
+# ---------------------------------------------------------------- tricks in the stock phase
+
+SEAT0_REST = ["8D", "9D", "7D", "8C", "9C", "7C", "TD"]
+SEAT1_REST = ["8D", "9D", "7D", "8C", "9C", "7C", "TD"]
+
+
+@pytest.mark.parametrize(
+    ("lead", "follow", "winner"),
+    [
+        ("AS", "7H", 1),  # a trump beats any plain card
+        ("7H", "AS", 0),  # a trump led beats a higher plain card
+        ("9H", "8H", 0),
+        ("9H", "TH", 1),  # the higher trump wins
+        ("9S", "KS", 1),  # the higher card of the suit led
+        ("KS", "9S", 0),
+        ("TS", "KS", 0),  # ten above king
+        ("QS", "JS", 0),  # queen above knave
+        ("JS", "QS", 1),
+        ("8S", "9S", 1),
+        ("9S", "AC", 0),  # a card of another plain suit never wins
+        ("AS", "AS", 0),  # identical cards: the one played first wins
+        ("7H", "7H", 0),
+    ],
+)
+def test_trick_winner(lead: str, follow: str, winner: int) -> None:
+    """002 / RULES 1: the highest trump wins, else the highest card of the suit led (A T K Q J 9 8 7);
+    between identical cards the one played first wins."""
+    s = deal([lead, *SEAT0_REST], [follow, *SEAT1_REST])
+    act(s, f"play {lead}", f"play {follow}")
+    assert winner_of_last_trick(s) == winner
+    if s.phase == 2:
+        act(s, "done")
+    assert s.to_act == winner  # the winner leads to the next trick
+    assert s.tricks_done == 1
+
+
+@pytest.mark.parametrize("dealer", [0, 1])
+def test_identical_cards_first_played_wins_either_seat(dealer: int) -> None:
+    """002: in case of ties the leader wins (whichever seat leads)."""
+    leader = 1 - dealer
+    hands = [["AS", *SEAT0_REST], ["AS", *SEAT1_REST]]
+    deck = arrange_deck(V, dealer=dealer, hands=hands, turn_up="9H")
+    s = GameState.new(V, seed=0, dealer=dealer, decks=[deck])
+    act(s, "play AS", "play AS")
+    assert winner_of_last_trick(s) == leader
+
+
+def test_follower_may_play_any_card_in_the_stock_phase() -> None:
+    """002: there is no restriction as to the card to be played; the second player need not follow suit,
+    nor win the trick (nor trump)."""
+    s = deal(
+        ["AS", "8D", "9D", "7D", "8C", "9C", "7C", "TD"],
+        ["TS", "9S", "8H", "AC", "KD", "QC", "7C", "8C"],
+    )
+    act(s, "play AS")
+    assert texts(s) == sorted(texts(s), key=lambda t: Action.parse(t))
+    assert sorted(t.split()[1] for t in texts(s)) == sorted(
+        ["TS", "9S", "8H", "AC", "KD", "QC", "7C", "8C"]
+    )
+    act(s, "play 7C")  # neither follows, nor trumps, nor wins
+    assert winner_of_last_trick(s) == 0
+
+
+def test_leader_may_lead_any_card() -> None:
+    """002: the non-dealer plays any card out of his hand."""
+    hand = ["AS", "KH", "QD", "JC", "7S", "8H", "9D", "TC"]
+    s = deal(hand, [*SEAT1_REST, "7S"])
+    assert sorted(t.split()[1] for t in texts(s)) == sorted(hand)
+
+
+# ---------------------------------------------------------------- drawing
+
+
+@pytest.mark.parametrize("winner", [0, 1])
+def test_winner_draws_the_top_card_loser_the_next(winner: int) -> None:
+    """002: the winner of the trick takes the top card of the stock, his adversary the next."""
+    s = deal(
+        ["9S", *SEAT0_REST],
+        ["TS", "8S", *SEAT1_REST[:6]],
+        stock=["AD", "JC"],
+    )
+    act(s, "play 9S", "play TS" if winner == 1 else "play 8S")
+    if s.phase == 2:
+        act(s, "done")
+    loser = 1 - winner
+    assert winner_of_last_trick(s) == winner
+    assert hand_kinds(s, winner).count("AD") == 1
+    assert hand_kinds(s, loser).count("JC") == 1
+    assert "AD" not in hand_kinds(s, loser)
+    assert s.stock_size == 46
+
+
+def test_stock_size_and_hand_sizes_through_a_deal() -> None:
+    """002: after each of the 24 stock tricks both draw (47 face down + the turn-up = 48); then eight
+    tricks are played out of the hands with nothing drawn."""
+    s = GameState.new(V, seed=21)
+    seen = 0
+    while s.deal_index == 0:
+        if s.phase == 1 and not s.trick:
+            done = s.tricks_done
+            expected_stock = max(0, 48 - 2 * done)
+            assert s.stock_size == expected_stock
+            assert observe(s, 0).stock_size == expected_stock
+            size = 8 if done <= 24 else 32 - done
+            assert len(observe(s, 0).hand) == len(observe(s, 1).hand) == size
+            seen += 1
+        first_legal(s)
+    assert seen == 32
+
+
+def test_last_draw_winner_takes_last_card_loser_the_turn_up() -> None:
+    """002: the winner of the last stock trick takes the last card of the stock, and the loser the
+    turn-up card."""
+    final0 = ["AS", "9S", "JS", "AD", "JH", "AH", "KC", "QD"]
+    final1 = ["TS", "KS", "8S", "QH", "KH", "8C", "7C", "9H"]
+    s = GameState.new(V, seed=0, dealer=1, decks=[leader_wins_deck(final0, final1)])
+    keep_playing(s, [final0[:-1], final1[:-1]], 23)
+    assert s.stock_size == 2
+    turn_up = s.turn_up
+    assert card_text(turn_up) == "9H.1"
+    keep_playing(s, [final0[:-1], final1[:-1]], 24)
+    assert winner_of_last_trick(s) == 0
+    assert s.stock_size == 0
+    assert hand_kinds(s, 0) == sorted(final0)  # QD was the last face-down card
+    assert turn_up in s.hands[1]
+    assert "seat 1 draws the turn-up 9H.1" in observe(s, 0).log
+
+
+def test_last_draw_gives_the_loser_the_seven_exchanged_for_the_turn_up() -> None:
+    """002: the loser of the last stock trick takes the turn-up card, or the seven exchanged for it."""
+    final0 = ["AS", "9S", "JS", "AD", "JH", "7H", "KC", "QD"]
+    final1 = ["TS", "KS", "8S", "QH", "KH", "8C", "7C", "9H"]
+    s = GameState.new(V, seed=0, dealer=1, decks=[leader_wins_deck(final0, final1)])
+    keeps0 = final0[:-1]
+    lead = (Counter(hand_kinds(s, 0)) - Counter(keeps0)).most_common(1)[0][0]
+    follow = (Counter(hand_kinds(s, 1)) - Counter(final1[:-1])).most_common(1)[0][0]
+    act(s, f"play {lead}", f"play {follow}", "exchange 7H")
+    seven = s.turn_up
+    assert card_text(seven)[:2] == "7H"
+    keeps0 = [c if c != "7H" else "9H" for c in keeps0]
+    keep_playing(s, [keeps0, final1[:-1]], 24)
+    assert winner_of_last_trick(s) == 0
+    assert seven in s.hands[1]
+    assert f"seat 1 draws the turn-up {card_text(seven)}" in observe(s, 0).log
+    assert hand_kinds(s, 1) == sorted([*final1[:-1], "7H"])
+
+
+# ---------------------------------------------------------------- scores
+
+
+def test_table_of_scores() -> None:
+    """002 (RULES 2): marriage 20, royal marriage 40, bezique 40, four knaves 40, four queens 60, four
+    kings 80, four aces 100, sequence 250, double bezique 500, seven of trumps 10, last trick 10; 1000."""
+    scores = {c.text: p for c, p in V.scores.items()}
+    assert scores["marriage"] == 20
+    assert scores["royal-marriage"] == 40
+    assert scores["bezique"] == 40
+    assert scores["four-knaves"] == 40
+    assert scores["four-queens"] == 60
+    assert scores["four-kings"] == 80
+    assert scores["four-aces"] == 100
+    assert scores["sequence"] == 250
+    assert scores["double-bezique"] == 500
+    assert scores["seven-of-trumps"] == 10
+    assert "carte-blanche" not in scores
+    assert "plain-sequence" not in scores
+    assert V.last_trick == 10
+    assert V.target == 1000
+
+
+LEADS = ["8S", "9S", "7S", "8D", "9D", "7D"]
+
+
+@pytest.mark.parametrize(
+    ("cards", "action", "points"),
+    [
+        (["KS", "QS"], "declare marriage KS QS", 20),
+        (["KH", "QH"], "declare royal-marriage KH QH", 40),
+        (["QS", "JD"], "declare bezique QS JD", 40),
+        (["JS", "JH", "JD", "JC"], "declare four-knaves JS JH JD JC", 40),
+        (["QS", "QH", "QD", "QC"], "declare four-queens QS QH QD QC", 60),
+        (["KS", "KH", "KD", "KC"], "declare four-kings KS KH KD KC", 80),
+        (["AS", "AH", "AD", "AC"], "declare four-aces AS AH AD AC", 100),
+        (["AH", "TH", "KH", "QH", "JH"], "declare sequence AH TH KH QH JH", 250),
+        (["QS", "QS", "JD", "JD"], "declare double-bezique QS QS JD JD", 500),
+        (["7H"], "declare seven-of-trumps 7H", 10),
+    ],
+)
+def test_each_declaration_scores_its_table_value(
+    cards: list[str], action: str, points: int
+) -> None:
+    """002 table of scores, hearts trumps: each declaration is offered and scores its value at once."""
+    s = deal([*cards, *LEADS[: 8 - len(cards)]], ["7C", "7C", "8C", "8C", "9C", "9C", "TC", "TC"])
+    act(s, "play 8S", "play 7C")
+    assert action in texts(s)
+    act(s, action)
+    assert s.deal_points == [points, 0]
+    assert (s.items[-1].seat, s.items[-1].points) == (0, points)
+    assert observe(s, 1).seats[0].deal_points == points
+
+
+def _won_from_log(log: Sequence[str]) -> list[list[str]]:
+    """Cards each seat took in tricks, rebuilt from the public log of one deal."""
+    won: list[list[str]] = [[], []]
+    trick: list[str] = []
+    for line in log:
+        words = line.split()
+        if len(words) == 4 and words[2] == "plays":
+            trick.append(words[3])
+        elif len(words) == 5 and words[2] == "wins" and words[3] == "trick":
+            won[int(words[1])].extend(trick)
+            trick = []
+    return won
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_brisques_and_last_trick_scored_at_end_of_hand(seed: int) -> None:
+    """002 / RULES 2: aces and tens taken score 10 each, counted at the end of the hand; the last (32nd)
+    trick scores 10; all 160 brisque points and the 10 for the last trick are always awarded."""
+    s = GameState.new(V, seed=seed)
+    while s.tricks_done < 32 and s.deal_index == 0:
+        assert not any(i.reason in ("brisques", "last-trick") for i in s.items)
+        first_legal(s)
+    assert s.deal_index == 1
+    d = s.deals[0]
+    assert d.completed
+    log = list(observe(s, None).log)
+    log = log[: max(i for i, line in enumerate(log) if line.startswith("deal 2"))]
+    won = _won_from_log(log)
+    assert sum(len(w) for w in won) == 64
+    counted = [10 * sum(1 for c in w if c[0] in "AT") for w in won]
+    assert sum(counted) == 160
+    assert list(d.brisques) == counted
+    brisque_items = {i.seat: i.points for i in d.items if i.reason == "brisques"}
+    assert brisque_items == {seat: p for seat, p in enumerate(counted) if p}
+    last = [i for i in d.items if i.reason == "last-trick"]
+    assert len(last) == 1
+    assert last[0].points == 10
+    last_trick_line = next(line for line in reversed(log) if "wins trick 32" in line)
+    assert last[0].seat == int(last_trick_line.split()[1])
+    assert sum(i.points for i in d.items) == sum(d.points)
+    assert list(d.totals) == list(d.points)
+
+
+# ---------------------------------------------------------------- the end of the stock
+
+FINAL0 = ["QS", "JD", "AS", "9S", "AD", "AH", "KC", "7D"]
+FINAL1 = ["TS", "KS", "8S", "QH", "KH", "8C", "7C", "9H"]
+
+
+def test_winner_of_the_24th_trick_may_still_declare_then_table_cards_return() -> None:
+    """002: the winner of the last stock trick can declare anything in his hand; after this all
+    declarations cease, and all cards on the table, declared and not played, are taken up by their
+    owners."""
+    s = GameState.new(V, seed=0, dealer=1, decks=[leader_wins_deck(FINAL0, FINAL1)])
+    keeps = [FINAL0[:-1], FINAL1[:-1]]
+    keep_playing(s, keeps, 23)
+    assert s.stock_size == 2
+    act(s, "play " + sorted(Counter(hand_kinds(s, 0)) - Counter(keeps[0]))[0])
+    act(s, "play " + sorted(Counter(hand_kinds(s, 1)) - Counter(keeps[1]))[0])
+    assert s.tricks_done == 24
+    assert s.phase == 2
+    assert s.to_act == 0
+    assert s.stock_size == 2  # before drawing
+    assert "declare bezique QS JD" in texts(s)
+    act(s, "declare bezique QS JD")
+    assert s.deal_points[0] == 40
+    if s.phase == 2:
+        act(s, "done")
+    assert s.stock_size == 0
+    assert observe(s, 0).seats[0].table == ()
+    assert observe(s, 1).seats[0].table == ()
+    assert "QS" in [
+        ref_text(r) for r in observe(s, 0).hand
+    ]  # back in the hand, no longer on the table
+    assert "QS.1" not in [ref_text(r) for r in observe(s, 0).hand]
+    assert s.to_act == 0  # the winner of the last stock trick leads
+    assert s.phase == 1
+    assert all(t.startswith("play") for t in texts(s))
+
+
+def test_no_declaring_in_the_last_eight_tricks() -> None:
+    """002: after the last stock trick all declarations cease (QS + JD back in the hand, a trick won:
+    no declaring turn)."""
+    s = last_eight(FINAL0, FINAL1)
+    points = list(s.deal_points)
+    act(s, "play AS", "play 8S")
+    assert winner_of_last_trick(s) == 0
+    assert s.phase == 1
+    assert s.to_act == 0
+    assert all(t.startswith("play") for t in texts(s))
+    assert s.deal_points == points
+
+
+def test_leader_of_the_last_eight_may_lead_any_card() -> None:
+    """002: the winner of the last stock trick leads (any card)."""
+    s = last_eight(FINAL0, FINAL1)
+    assert s.to_act == 0
+    assert s.in_stock_phase is False
+    assert sorted(t.split()[1] for t in texts(s)) == sorted(set(FINAL0))
+
+
+# Seat 1: spades TS KS 8S, trumps QH KH 9H (9H the turn-up), clubs 8C 7C, no diamonds.
+LAST8_0 = ["AS", "9S", "TS", "JH", "AH", "KC", "AD", "7D"]
+LAST8_1 = ["TS", "KS", "8S", "QH", "KH", "8C", "7C", "9H"]
+
+
+@pytest.mark.parametrize(
+    ("lead", "legal"),
+    [
+        ("9S", ["TS", "KS"]),  # follow suit and win if able
+        ("AS", ["8S", "TS", "KS"]),  # must follow suit even when unable to win; no trumping
+        ("TS", ["8S", "TS", "KS"]),  # an identical ten does not win: any spade
+        ("AD", ["9H", "QH", "KH"]),  # void in the suit led: must win by trumping
+        ("7D", ["9H", "QH", "KH"]),
+        ("JH", ["QH", "KH"]),  # trumps led: a higher trump if able
+        ("AH", ["9H", "QH", "KH"]),  # trumps led, cannot win: any trump
+        ("KC", ["8C", "7C"]),  # follow suit, cannot win
+    ],
+)
+def test_last_eight_follower_obligations(lead: str, legal: list[str]) -> None:
+    """002: in the last eight tricks the second player must follow suit if able, and must win the trick
+    if able; if not able to follow suit, he must win the trick if he can by trumping. The referee never
+    offers an illegal card, and refuses one."""
+    s = last_eight(LAST8_0, LAST8_1)
+    act(s, f"play {lead}")
+    assert s.to_act == 1
+    assert sorted(texts(s)) == sorted(f"play {c}" for c in legal)
+    for card in set(LAST8_1) - set(legal):
+        with pytest.raises(IllegalActionError):
+            s.apply(Action.parse(f"play {card}"))
+    act(s, f"play {legal[0]}")
+    assert s.tricks_done == 25
+
+
+def test_last_eight_void_without_trumps_plays_any_card() -> None:
+    """002: a follower who can neither follow suit nor trump plays any card; a trump lead with no trump
+    to answer also leaves him free."""
+    s = last_eight(
+        ["AH", "AH", "AD", "AS", "9S", "KC", "JS", "7D"],
+        ["TS", "KS", "8S", "QC", "JC", "8C", "7C", "9H"],
+    )
+    act(s, "play AH")
+    assert texts(s) == ["play 9H"]  # his only trump must follow, though it cannot win
+    act(s, "play 9H")
+    assert winner_of_last_trick(s) == 0
+    play_ah = s.clone()
+    act(play_ah, "play AH")
+    assert sorted(t.split()[1] for t in texts(play_ah)) == sorted(
+        ["TS", "KS", "8S", "QC", "JC", "8C", "7C"]
+    )
+    act(s, "play AD")
+    assert sorted(t.split()[1] for t in texts(s)) == sorted(
+        ["TS", "KS", "8S", "QC", "JC", "8C", "7C"]
+    )
+
+
+def test_last_eight_winner_leads_next_and_the_hand_ends_after_32_tricks() -> None:
+    """002: the winner of each trick leads to the next; the hand ends after the 32nd trick with the
+    last trick (10) to its winner."""
+    s = last_eight(LAST8_0, LAST8_1)
+    act(s, "play 9S", "play KS")
+    assert winner_of_last_trick(s) == 1
+    assert s.to_act == 1
+    play_deal(s)
+    last = [i for i in s.deals[0].items if i.reason == "last-trick"]
+    assert len(last) == 1
+    assert last[0].points == 10
+
+
+# ---------------------------------------------------------------- the end of the game
+
+
+def _dry_run(seed: int) -> list[int]:
+    """Deal points of the first deal of ``seed`` (dealer 0) under the first-legal policy."""
+    s = GameState.new(V, seed=seed, dealer=0)
+    play_deal(s)
+    return list(s.deals[0].points)
+
+
+SEED = 5
+
+
+def _game_with_totals(totals: list[int], v: Variant = V) -> GameState:
+    s = GameState.new(v, seed=SEED, dealer=0)
+    s.totals[:] = totals
+    return s
+
+
+def test_end_of_deal_the_game_is_not_won_mid_hand() -> None:
+    """RULES 1 (game_end = end-of-deal, default): totals are compared when a deal ends, even if a seat
+    passes 1000 during the hand."""
+    s = _game_with_totals([990, 990])
+    passed_mid_hand = False
+    while s.deal_index == 0 and not s.is_terminal():
+        first_legal(s)
+        if s.tricks_done < 32 and max(s.deal_points) >= 10 and not s.is_terminal():
+            passed_mid_hand = True
+    assert passed_mid_hand
+    assert s.deals[0].completed
+    assert len(s.deals) == 1
+    final = s.deals[0].totals
+    assert final[0] != final[1]  # this seed: a unique leader, so the game ends with the deal
+    assert s.is_terminal()
+    assert s.result().winners == ((0,) if final[0] > final[1] else (1,))
+
+
+def test_end_of_deal_higher_total_at_or_above_target_wins() -> None:
+    """RULES 1: when a deal ends, the higher total at or above the target wins (both may be above)."""
+    p = _dry_run(SEED)
+    s = _game_with_totals([1000 - p[0] + 5, 1000 - p[1]])
+    play_deal(s)
+    assert s.is_terminal()
+    assert list(s.deals[-1].totals) == [1005, 1000]
+    result = s.result()
+    assert result.winners == (0,)
+    assert result.ranking == (0, 1)
+    assert observe(s, None).phase == "over"
+
+
+def test_end_of_deal_exactly_the_target_wins() -> None:
+    """RULES 2: the game is won by reaching 1000 (at or above)."""
+    p = _dry_run(SEED)
+    s = _game_with_totals([0, 1000 - p[1]])
+    play_deal(s)
+    assert list(s.deals[-1].totals) == [p[0], 1000]
+    assert p[0] < 1000
+    assert s.is_terminal()
+    assert s.result().winners == (1,)
+
+
+def test_end_of_deal_below_target_plays_on() -> None:
+    """002: deals alternate until the game is won by one of the players reaching 1000."""
+    p = _dry_run(SEED)
+    s = _game_with_totals([999 - p[0], 999 - p[1]])
+    play_deal(s)
+    assert not s.is_terminal()
+    assert s.deal_index == 1
+    assert list(s.totals) == [999, 999]
+
+
+def test_end_of_deal_equal_totals_play_another_deal() -> None:
+    """RULES 1: equal totals (at or above the target) play another deal."""
+    p = _dry_run(SEED)
+    s = _game_with_totals([1100 - p[0], 1100 - p[1]])
+    play_deal(s)
+    assert not s.is_terminal()
+    assert s.deal_index == 1
+    assert list(s.deals[0].totals) == [1100, 1100]
+    assert s.dealer == 1
+    play_deal(s)
+    assert s.deal_index == 2 or s.is_terminal()
+
+
+def test_whole_game_ends_when_a_deal_leaves_a_unique_leader_at_1000() -> None:
+    """002 / RULES 1: a game is a series of deals until a player reaches 1000 at the end of a deal."""
+    s = GameState.new(V, seed=13)
+    while not s.is_terminal():
+        first_legal(s)
+    for d in s.deals[:-1]:
+        assert d.completed
+        assert max(d.totals) < 1000 or d.totals[0] == d.totals[1]
+    final = s.deals[-1].totals
+    assert max(final) >= 1000
+    assert final[0] != final[1]
+    assert s.deals[-1].completed
+    winner = 0 if final[0] > final[1] else 1
+    result = s.result()
+    assert result.winners == (winner,)
+    assert list(result.scores) == list(final)
+    assert s.legal_actions() == []
+    assert s.to_act == -1
+
+
+IMMEDIATE = variant("two-handed", game_end="immediate")
+
+
+def test_immediate_the_first_to_reach_the_target_wins_at_once() -> None:
+    """RULES 1 (game_end = immediate): scores are credited as they happen and the first to reach the
+    target wins at once, mid-hand."""
+    s = deal(
+        ["QS", "JD", "8S", "9S", "7S", "8D", "9D", "7D"],
+        ["7C", "7C", "8C", "8C", "9C", "9C", "JC", "JC"],
+        v=IMMEDIATE,
+    )
+    s.totals[:] = [970, 999]
+    act(s, "play 8S", "play 7C", "declare bezique QS JD")
+    assert s.is_terminal()
+    assert s.to_act == -1
+    assert s.legal_actions() == []
+    result = s.result()
+    assert result.winners == (0,)
+    assert list(result.scores) == [1010, 999]
+    assert s.deals[-1].completed is False
+    with pytest.raises(IllegalActionError):
+        s.apply(Action.parse("done"))
+
+
+def test_immediate_reaching_exactly_the_target_wins() -> None:
+    """RULES 1 (immediate): reaching the target (1000) exactly wins, here by exchanging the seven."""
+    s = deal(
+        ["7H", "8S", "9S", "7S", "8D", "9D", "7D", "AS"],
+        ["7C", "7C", "8C", "8C", "9C", "9C", "JC", "JC"],
+        v=IMMEDIATE,
+    )
+    s.totals[:] = [990, 0]
+    act(s, "play 8S", "play 7C", "exchange 7H")
+    assert s.is_terminal()
+    assert s.result().winners == (0,)
+
+
+def test_end_of_deal_does_not_stop_at_the_same_declaration() -> None:
+    """RULES 1: under the default the same declaration that would win at once under "immediate" does not
+    end the game mid-hand."""
+    s = deal(
+        ["QS", "JD", "8S", "9S", "7S", "8D", "9D", "7D"],
+        ["7C", "7C", "8C", "8C", "9C", "9C", "JC", "JC"],
+    )
+    s.totals[:] = [970, 0]
+    act(s, "play 8S", "play 7C", "declare bezique QS JD")
+    assert not s.is_terminal()
+    assert observe(s, 0).seats[0].total == 1010
+    assert s.to_act == 0
+
+
+def test_immediate_game_below_target_continues_across_deals() -> None:
+    """RULES 1 (immediate): with nobody at the target the deals go on, alternating the dealer."""
+    s = GameState.new(IMMEDIATE, seed=SEED, dealer=0)
+    play_deal(s)
+    assert not s.is_terminal()
+    assert s.deal_index == 1
+    assert s.dealer == 1
+    while not s.is_terminal():
+        first_legal(s)
+    result = s.result()
+    assert max(result.scores) >= 1000
+    assert sum(1 for t in result.scores if t >= 1000) == 1
+
+
+def test_immediate_the_dealers_seven_turn_up_can_win_at_the_start_of_a_deal() -> None:
+    """RULES 1 (immediate) with 002's 10 to the dealer for a seven turned up: the points are credited
+    when the deal is made, and reaching the target with them wins at once."""
+    p = _dry_run(SEED)
+    sevens = list(range(32)) * 2  # the turn-up (17th card) is the seven of diamonds
+    s = GameState.new(IMMEDIATE, seed=SEED, dealer=0)
+    s = GameState.new(IMMEDIATE, seed=SEED, dealer=0, decks=[s.deck_for(0), sevens])
+    s.totals[:] = [0, 990 - p[1]]
+    play_deal(s)
+    assert s.is_terminal()
+    assert len(s.deals) == 2
+    assert s.deals[0].totals[1] == 990
+    assert s.deals[1].dealer == 1
+    assert s.deals[1].items[0].reason == "seven-turn-up"
+    assert s.result().winners == (1,)
+    assert s.result().scores[1] == 1000
