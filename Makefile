@@ -15,14 +15,14 @@ all: test
 
 # Create the virtualenv and install the project with its dev extras.
 # Re-runs whenever pyproject.toml changes.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	@if command -v python3.11 >/dev/null 2>&1; then \
 		echo "python3.11 -m venv $(VENV)"; python3.11 -m venv $(VENV); \
 	else \
 		echo "python3 -m venv $(VENV)"; python3 -m venv $(VENV); \
 	fi
 	$(BIN)/python -m pip install --upgrade pip
-	$(BIN)/pip install -e '.[dev]'
+	$(BIN)/pip install -e '.[dev]' -e clients/python
 	touch $@
 
 venv .venv: $(STAMP)

@@ -1,0 +1,129 @@
+"""A seat's player reached over a bot's gRPC stream: the referee's SeatPort on the service side.
+
+The gateway servicer attaches the stream when the bot presents its token; from then on the port writes
+requests and events to an outbox the servicer drains, and the servicer hands it every message the bot
+sends. Replies are matched to requests by id; anything else the bot sends is a protocol error that the
+port reports at the seat's next decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+
+from arena.game import GameResult
+from arena.referee import Decision, Outcome, SeatFailure
+from arena.wire import serde
+from arena.wire.v1 import bot_pb2
+
+MAX_REMEMBERED = 4096  # request ids remembered to tell a late reply from an unknown one
+
+
+class StreamPort:
+    """One player of one seat of one match, over a bot's stream."""
+
+    def __init__(self, name: str, match_id: str, seat: int, member: int, token: str) -> None:
+        self.name = name
+        self.match_id = match_id
+        self.seat = seat
+        self.member = member
+        self.token = token
+        self.outbox: asyncio.Queue[bot_pb2.RefereeMessage | None] = asyncio.Queue()
+        self.attached = asyncio.Event()
+        self.bot_name = ""
+        self.bot_version = ""
+        self._pending: dict[int, asyncio.Future[str]] = {}
+        self._expired: deque[int] = deque(maxlen=MAX_REMEMBERED)
+        self._answered: deque[int] = deque(maxlen=MAX_REMEMBERED)
+        self._violations: list[str] = []
+        self._closed: tuple[Outcome, str] | None = None
+        self._events_sent = 0
+
+    # ------------------------------------------------------------------ the referee's side
+
+    async def decide(self, decision: Decision) -> str:
+        if self._violations:
+            raise SeatFailure(Outcome.PROTOCOL_ERROR, self._violations.pop(0))
+        if self._closed is not None:
+            raise SeatFailure(*self._closed)
+        if not self.attached.is_set():
+            raise SeatFailure(Outcome.CRASH, "the bot never connected")
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._pending[decision.request_id] = future
+        obs = decision.observation
+        request = bot_pb2.DecisionRequest(
+            request_id=decision.request_id,
+            match_id=decision.match_id,
+            game=decision.game,
+            seat=decision.seat,
+            observation=serde.observation_to_pb(obs, decision.deciding_member),
+            legal_actions=[serde.action_to_pb(a) for a in decision.legal],
+            clock=bot_pb2.Clock(budget_ms=decision.budget_ms, bank_ms=max(decision.bank_ms, 0)),
+            events=obs.log,
+        )
+        self.outbox.put_nowait(bot_pb2.RefereeMessage(request=request))
+        try:
+            return await future
+        finally:
+            if self._pending.pop(decision.request_id, None) is not None and not future.done():
+                self._expired.append(decision.request_id)  # timed out: a late reply is not an error
+
+    async def game_over(
+        self,
+        match_id: str,
+        game: int,
+        result: GameResult,
+        outcome: Outcome,
+        detail: str,
+        culprit: int,
+    ) -> None:
+        if self._closed is None and self.attached.is_set():
+            pb = serde.result_to_pb(result, int(outcome), detail, culprit)
+            self.outbox.put_nowait(
+                bot_pb2.RefereeMessage(
+                    game_over=bot_pb2.GameOver(match_id=match_id, game=game, result=pb)
+                )
+            )
+
+    async def match_over(self, match_id: str) -> None:
+        if self._closed is None and self.attached.is_set():
+            self.outbox.put_nowait(
+                bot_pb2.RefereeMessage(match_over=bot_pb2.MatchOver(match_id=match_id))
+            )
+        self.outbox.put_nowait(None)  # the servicer closes the stream
+
+    # ------------------------------------------------------------------ the stream's side
+
+    def on_reply(self, reply: bot_pb2.Reply) -> None:
+        rid = reply.request_id
+        future = self._pending.get(rid)
+        if reply.match_id and reply.match_id != self.match_id:
+            self._violations.append(
+                f"reply for match {reply.match_id!r:.40} on a stream of {self.match_id}"
+            )
+        elif future is not None and not future.done():
+            self._answered.append(rid)
+            future.set_result(reply.action)
+        elif rid in self._answered:
+            self._violations.append(f"a second reply to request {rid}")
+        elif rid in self._expired:
+            return  # a late reply to a request already timed out: the timeout is recorded
+        else:
+            self._violations.append(f"a reply to request {rid}, which was never asked")
+
+    def on_violation(self, what: str) -> None:
+        self._violations.append(what)
+
+    def on_closed(self, outcome: Outcome, detail: str) -> None:
+        if self._closed is None:
+            self._closed = (outcome, detail)
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(SeatFailure(outcome, detail))
+        with contextlib.suppress(asyncio.QueueFull):
+            self.outbox.put_nowait(None)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed is not None

@@ -1,0 +1,232 @@
+"""Thin gRPC servicers: decode, call the manager or the port, encode; only here do errors become status
+codes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import grpc
+
+from arena.game import RULES_VERSION, VariantError
+from arena.referee import FailurePolicy, MatchConfig, Outcome, Policies, TimeControl
+from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
+from arena.service.ports import StreamPort
+from arena.wire import serde
+from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc
+
+HELLO_TIMEOUT = 10.0
+PROTOCOL_VERSION = 1
+
+_POLICY_FROM_PB = {
+    bot_pb2.FAILURE_POLICY_UNSPECIFIED: None,
+    bot_pb2.FAILURE_POLICY_FORFEIT: FailurePolicy.FORFEIT,
+    bot_pb2.FAILURE_POLICY_RANDOM_ACTION: FailurePolicy.RANDOM_ACTION,
+}
+_POLICY_TO_PB = {
+    FailurePolicy.FORFEIT: bot_pb2.FAILURE_POLICY_FORFEIT,
+    FailurePolicy.RANDOM_ACTION: bot_pb2.FAILURE_POLICY_RANDOM_ACTION,
+}
+
+
+class BotGateway(bot_pb2_grpc.BotGatewayServicer):
+    def __init__(self, manager: MatchManager) -> None:
+        self.manager = manager
+
+    async def Play(
+        self,
+        request_iterator: AsyncIterator[bot_pb2.BotMessage],
+        context: grpc.aio.ServicerContext[bot_pb2.BotMessage, bot_pb2.RefereeMessage],
+    ) -> AsyncIterator[bot_pb2.RefereeMessage]:
+        messages = aiter(request_iterator)
+        try:
+            first = await asyncio.wait_for(anext(messages), timeout=HELLO_TIMEOUT)
+        except (TimeoutError, StopAsyncIteration, grpc.aio.AioRpcError):
+            return
+        except Exception:  # garbage before the Hello: nothing to attach it to
+            return
+        if not first.HasField("hello"):
+            yield _refused("the first message must be a Hello with the seat's token")
+            return
+        hello = first.hello
+        port, why = self.manager.claim(hello.token)
+        if port is None:
+            yield _refused(why)
+            return
+        port.bot_name, port.bot_version = hello.name, hello.version
+        entry = self.manager.matches[port.match_id]
+        yield bot_pb2.RefereeMessage(welcome=_welcome(entry, port))
+        reader = asyncio.create_task(_read_replies(messages, port))
+        try:
+            while (message := await port.outbox.get()) is not None:
+                yield message
+        finally:
+            reader.cancel()
+            port.on_closed(Outcome.DISCONNECT, "the stream ended")
+
+
+async def _read_replies(messages: AsyncIterator[bot_pb2.BotMessage], port: StreamPort) -> None:
+    try:
+        async for message in messages:
+            if message.HasField("reply"):
+                port.on_reply(message.reply)
+            else:
+                port.on_violation(
+                    f"unexpected message {message.WhichOneof('body') or 'empty'} mid-match"
+                )
+        port.on_closed(Outcome.DISCONNECT, "the bot closed its stream")
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # garbage bytes, oversized messages, a dropped connection
+        port.on_closed(
+            Outcome.DISCONNECT, f"the bot's stream failed: {type(exc).__name__}: {exc}"[:300]
+        )
+
+
+def _refused(reason: str) -> bot_pb2.RefereeMessage:
+    return bot_pb2.RefereeMessage(refused=bot_pb2.Refused(reason=reason))
+
+
+def _welcome(entry: MatchEntry, port: StreamPort) -> bot_pb2.Welcome:
+    cfg = entry.config
+    return bot_pb2.Welcome(
+        match_id=entry.match_id,
+        seat=port.seat,
+        variant=cfg.variant,
+        options=dict(cfg.build_variant().options),
+        rules_version=RULES_VERSION,
+        games=cfg.games,
+        time_control=time_control_to_pb(cfg.time_control),
+        policies=policies_to_pb(cfg.policies),
+        seat_names=entry.seat_names,
+        team_member=port.member,
+    )
+
+
+def time_control_to_pb(tc: TimeControl) -> bot_pb2.TimeControl:
+    return bot_pb2.TimeControl(budget_ms=tc.budget_ms, bank_ms=tc.bank_ms, grace_ms=tc.grace_ms)
+
+
+def policies_to_pb(p: Policies) -> bot_pb2.Policies:
+    return bot_pb2.Policies(
+        on_timeout=_POLICY_TO_PB[p.on_timeout],
+        on_illegal_action=_POLICY_TO_PB[p.on_illegal_action],
+        on_crash=_POLICY_TO_PB[p.on_crash],
+        on_protocol_error=_POLICY_TO_PB[p.on_protocol_error],
+        max_strikes=p.max_strikes,
+    )
+
+
+def config_from_pb(req: admin_pb2.StartMatchRequest) -> MatchConfig:
+    defaults_tc = TimeControl()
+    tc = req.time_control
+    time_control = TimeControl(
+        budget_ms=tc.budget_ms or defaults_tc.budget_ms,
+        bank_ms=tc.bank_ms if req.HasField("time_control") else defaults_tc.bank_ms,
+        grace_ms=tc.grace_ms or defaults_tc.grace_ms,
+    )
+    d = Policies()
+    p = req.policies
+    policies = Policies(
+        on_timeout=_POLICY_FROM_PB.get(p.on_timeout) or d.on_timeout,
+        on_illegal_action=_POLICY_FROM_PB.get(p.on_illegal_action) or d.on_illegal_action,
+        on_crash=_POLICY_FROM_PB.get(p.on_crash) or d.on_crash,
+        on_protocol_error=_POLICY_FROM_PB.get(p.on_protocol_error) or d.on_protocol_error,
+        max_strikes=p.max_strikes if req.HasField("policies") else d.max_strikes,
+    )
+    return MatchConfig(
+        variant=req.variant or "two-handed",
+        options=tuple(sorted(req.options.items())),
+        seed=req.seed,
+        games=req.games or 1,
+        time_control=time_control,
+        policies=policies,
+    )
+
+
+class Admin(admin_pb2_grpc.AdminServicer):
+    def __init__(self, manager: MatchManager) -> None:
+        self.manager = manager
+
+    async def StartMatch(
+        self,
+        request: admin_pb2.StartMatchRequest,
+        context: grpc.aio.ServicerContext[
+            admin_pb2.StartMatchRequest, admin_pb2.StartMatchResponse
+        ],
+    ) -> admin_pb2.StartMatchResponse:
+        try:
+            config = config_from_pb(request)
+            v = config.build_variant()
+            specs = [
+                PlayerSpec(s.name or f"player {i}", s.command) for i, s in enumerate(request.seats)
+            ]
+            sizes = [v.team_size(seat) for seat in range(v.seats)]
+            if len(specs) != sum(sizes):
+                raise ValueError(
+                    f"{v.name} takes {sum(sizes)} players (seats {sizes}), got {len(specs)} seat specs"
+                )
+            grouped, i = [], 0
+            for size in sizes:
+                grouped.append(specs[i : i + size])
+                i += size
+            timeout = (request.connect_timeout_ms or 10_000) / 1000
+            entry = self.manager.create(config, grouped, timeout)
+        except (ValueError, VariantError) as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        await self.manager.start(entry)
+        tokens = [
+            admin_pb2.SeatToken(seat=p.seat, team_member=p.member, name=p.name, token=p.token)
+            for seat in entry.players
+            for p, spec in zip(seat, entry.specs[seat[0].seat], strict=True)
+            if not spec.command
+        ]
+        return admin_pb2.StartMatchResponse(match_id=entry.match_id, tokens=tokens)
+
+    async def ListMatches(
+        self,
+        request: admin_pb2.ListMatchesRequest,
+        context: grpc.aio.ServicerContext[
+            admin_pb2.ListMatchesRequest, admin_pb2.ListMatchesResponse
+        ],
+    ) -> admin_pb2.ListMatchesResponse:
+        return admin_pb2.ListMatchesResponse(
+            matches=[_summary(e) for e in self.manager.matches.values()]
+        )
+
+    async def GetMatch(
+        self,
+        request: admin_pb2.GetMatchRequest,
+        context: grpc.aio.ServicerContext[admin_pb2.GetMatchRequest, admin_pb2.MatchInfo],
+    ) -> admin_pb2.MatchInfo:
+        entry = self.manager.matches.get(request.match_id)
+        if entry is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+        games = [
+            serde.result_to_pb(e.result, int(e.outcome), e.detail, e.culprit) for e in entry.ends
+        ]
+        return admin_pb2.MatchInfo(summary=_summary(entry), games=games)
+
+    async def WatchMatch(
+        self,
+        request: admin_pb2.WatchMatchRequest,
+        context: grpc.aio.ServicerContext[admin_pb2.WatchMatchRequest, bot_pb2.MatchEvent],
+    ) -> AsyncIterator[bot_pb2.MatchEvent]:
+        if request.match_id not in self.manager.matches:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r}")
+        queue = self.manager.watch(request.match_id, request.from_start)
+        while (event := await queue.get()) is not None:
+            yield bot_pb2.MatchEvent(
+                match_id=event.match_id, game=event.game, sequence=event.sequence, text=event.text
+            )
+
+
+def _summary(entry: MatchEntry) -> admin_pb2.MatchSummary:
+    return admin_pb2.MatchSummary(
+        match_id=entry.match_id,
+        variant=entry.config.variant,
+        status=entry.status,
+        seat_names=entry.seat_names,
+        games_played=len(entry.ends),
+        games=entry.config.games,
+    )
