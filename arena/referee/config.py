@@ -79,6 +79,9 @@ class MatchConfig:
     game_seeds: tuple[int, ...] = ()
     # Per game, the first dealer; empty: drawn from the game's seed.
     dealers: tuple[int, ...] = ()
+    # Per game, explicit shuffled orders (kinds, top first) for its first deals (see arrange_deck); the
+    # deals after them come from the game's seed. For scripted sessions such as a bot's conformance check.
+    decks: tuple[tuple[tuple[int, ...], ...], ...] = ()
 
     def build_variant(self) -> Variant:
         return variant(self.variant, **dict(self.options))
@@ -90,3 +93,6 @@ class MatchConfig:
 
     def dealer(self, game: int) -> int | None:
         return self.dealers[game] if game < len(self.dealers) else None
+
+    def game_decks(self, game: int) -> tuple[tuple[int, ...], ...]:
+        return self.decks[game] if game < len(self.decks) else ()

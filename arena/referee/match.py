@@ -103,7 +103,7 @@ class Match:
         tc = cfg.time_control
         v = self.variant
         seed = cfg.game_seed(game)
-        state = GameState.new(v, seed=seed, dealer=cfg.dealer(game))
+        state = GameState.new(v, seed=seed, dealer=cfg.dealer(game), decks=cfg.game_decks(game))
         rec = GameRecord(index=game, seed=seed, dealer=state.first_dealer, strikes=[0] * v.seats)
         rec.decks.append(deck_texts(state))
         bank = [float(tc.bank_ms)] * v.seats

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from arena.game import RULES_VERSION, Action, GameResult, GameState, observe, variant
-from arena.game.cards import card_text, kind_text
+from arena.game.cards import card_text, kind_text, parse_kind
 
 
 @dataclass(slots=True)
@@ -122,7 +122,8 @@ def deck_texts(state: GameState) -> list[str]:
 def replay(record: MatchRecord, game: GameRecord) -> GameState:
     """The game's state at the start, ready to have the recorded actions applied."""
     v = variant(record.variant, **record.options)
-    return GameState.new(v, seed=game.seed, dealer=game.dealer)
+    decks = [[parse_kind(k) for k in deck] for deck in game.decks]
+    return GameState.new(v, seed=game.seed, dealer=game.dealer, decks=decks)
 
 
 def seat_view(record: MatchRecord, seat: int) -> dict[str, Any]:
