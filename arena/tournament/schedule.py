@@ -1,0 +1,131 @@
+"""The schedule: which entrants meet, on which deals, in which seats, in a canonical order.
+
+Formats share one idea (cutechess's ``next_pair``): a list of *pairings*, each a group of entrants in a
+base order, played on ``games_per_pairing`` deals. With duplicate deals (the default) every deal is
+played once per seat rotation, so that each entrant holds each position's cards; luck cancels out and a
+*duplicate set* of games can be compared as a whole. Without duplicates, successive deals rotate the seats.
+
+Round robin takes every group of entrants once (double: twice, the second time in reverse order, on other
+deals); a gauntlet pits its challenger against the field; Swiss pairs rounds by score with no repeat
+pairing (see :func:`swiss_pairings`). Each game gets a key, unique within its tournament and sorting in
+the canonical order, in which ratings are updated whatever order games finish in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from arena.tournament.spec import TournamentSpec
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledGame:
+    key: str
+    ord: int
+    round: int
+    pairing: int
+    deal: int
+    rotation: int
+    seed: int
+    seats: tuple[tuple[str, ...], ...]  # entrant names per seat (several when players share a seat)
+    group: tuple[str, ...]  # the pairing's entrants in base order
+
+    @property
+    def players(self) -> tuple[str, ...]:
+        return tuple(name for seat in self.seats for name in seat)
+
+
+def deal_seed(spec_seed: int, round_: int, pairing: int, deal: int) -> int:
+    digest = hashlib.sha256(f"arena-deal:{spec_seed}:{round_}:{pairing}:{deal}".encode()).digest()
+    return int.from_bytes(digest[:6], "big")
+
+
+def players_per_game(spec: TournamentSpec) -> tuple[int, ...]:
+    v = spec.build_variant()
+    return tuple(v.team_size(s) for s in range(v.seats))
+
+
+def pairings(spec: TournamentSpec) -> list[tuple[str, ...]]:
+    """The groups of a round robin, double round robin or gauntlet (one round)."""
+    names = [e.name for e in spec.entrants]
+    size = sum(players_per_game(spec))
+    if spec.format == "gauntlet":
+        field = [n for n in names if n != spec.challenger]
+        return [(spec.challenger, *rest) for rest in itertools.combinations(field, size - 1)]
+    groups = list(itertools.combinations(names, size))
+    if spec.format == "double-round-robin":
+        groups += [tuple(reversed(g)) for g in groups]
+    return groups
+
+
+def games_for_round(
+    spec: TournamentSpec, round_: int, groups: Sequence[tuple[str, ...]], first_ord: int = 0
+) -> list[ScheduledGame]:
+    sizes = players_per_game(spec)
+    size = sum(sizes)
+    rotations = size if spec.duplicate else 1
+    out: list[ScheduledGame] = []
+    ord_ = first_ord
+    for p, group in enumerate(groups):
+        for deal in range(spec.games_per_pairing):
+            seed = deal_seed(spec.seed, round_, p, deal)
+            for r in range(rotations):
+                rot = r if spec.duplicate else deal % size
+                players = group[rot:] + group[:rot]
+                seats, i = [], 0
+                for n in sizes:
+                    seats.append(tuple(players[i : i + n]))
+                    i += n
+                key = f"r{round_:03d}-p{p:04d}-d{deal:03d}-s{rot}"
+                out.append(
+                    ScheduledGame(key, ord_, round_, p, deal, rot, seed, tuple(seats), group)
+                )
+                ord_ += 1
+    return out
+
+
+def full_schedule(spec: TournamentSpec) -> list[ScheduledGame]:
+    """Every game of a round robin, double round robin or gauntlet."""
+    if spec.format == "swiss":
+        raise ValueError("a swiss schedule is made round by round (swiss_pairings)")
+    return games_for_round(spec, 0, pairings(spec))
+
+
+def swiss_pairings(
+    names: Sequence[str], points: Mapping[str, float], met: set[frozenset[str]], round_: int
+) -> tuple[list[tuple[str, str]], str | None]:
+    """Pair players of equal score top-down with no repeat pairing (backtracking when needed); with an
+    odd number, the lowest-placed player who has not had a bye gets it. Ties keep the entrants' order, so
+    the pairing is deterministic. Returns (pairs, bye)."""
+    order = sorted(names, key=lambda n: (-points.get(n, 0.0), names.index(n)))
+    bye = None
+    if len(order) % 2:
+        byes = {n for n in names if frozenset((n,)) in met}
+        for n in reversed(order):
+            if n not in byes:
+                bye = n
+                break
+        if bye is None:
+            bye = order[-1]
+        order.remove(bye)
+
+    def pair(rest: list[str]) -> list[tuple[str, str]] | None:
+        if not rest:
+            return []
+        first = rest[0]
+        for j in range(1, len(rest)):
+            other = rest[j]
+            if frozenset((first, other)) in met:
+                continue
+            tail = pair(rest[1:j] + rest[j + 1 :])
+            if tail is not None:
+                return [(first, other), *tail]
+        return None
+
+    pairs = pair(order)
+    if pairs is None:  # everyone has met everyone it could: allow repeats rather than stop
+        pairs = [(order[i], order[i + 1]) for i in range(0, len(order), 2)]
+    return pairs, bye
