@@ -1,5 +1,5 @@
 # Bezique Arena: developer entry points.
-#   make demo   create .venv when missing, then play a seeded demo game
+#   make demo   create .venv when missing, then run the quickstart tournament into arena.sqlite
 #   make test   ruff, ruff format --check, mypy --strict, pytest (CI runs this via .ci/run)
 #   make bench  engine throughput benchmark
 
@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml
 venv .venv: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/arena play --variant two-handed --seed 1
+	$(BIN)/arena run tournaments/quickstart.toml --ledger arena.sqlite
 
 test: $(STAMP)
 	$(BIN)/ruff check .

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import typer
 
+from arena.cli.ledger import export, games, leaderboard, ratings_app, replay
 from arena.cli.play import play
+from arena.cli.tournament import run
 
 app = typer.Typer(
     name="arena",
@@ -13,6 +15,12 @@ app = typer.Typer(
     add_completion=False,
 )
 app.command("play")(play)
+app.command("run")(run)
+app.command("leaderboard")(leaderboard)
+app.command("games")(games)
+app.command("replay")(replay)
+app.command("export")(export)
+app.add_typer(ratings_app, name="ratings")
 
 
 @app.callback()
