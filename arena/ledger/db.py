@@ -144,10 +144,10 @@ class Ledger:
     def plan(self, tournament_id: int, games: Sequence[ScheduledGame]) -> None:
         with self.transaction():
             self.conn.executemany(
-                "INSERT OR IGNORE INTO planned_games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO planned_games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (tournament_id, g.key, g.ord, g.round, g.pairing, g.deal, g.rotation, g.seed,
-                     json.dumps([list(s) for s in g.seats]))
+                     json.dumps([list(s) for s in g.seats]), json.dumps(list(g.group)))
                     for g in games
                 ],
             )  # fmt: skip
@@ -155,16 +155,14 @@ class Ledger:
     def planned(self, tournament_id: int, round_: int) -> list[ScheduledGame]:
         """The games planned for one round, in canonical order."""
         rows = self.conn.execute(
-            "SELECT key, ord, round, pairing, deal, rotation, seed, seats FROM planned_games "
+            "SELECT key, ord, round, pairing, deal, rotation, seed, seats, grp FROM planned_games "
             "WHERE tournament_id = ? AND round = ? ORDER BY ord",
             (tournament_id, round_),
         ).fetchall()
         out = []
-        for key, ord_, rnd, pairing, deal, rotation, seed, seats in rows:
+        for key, ord_, rnd, pairing, deal, rotation, seed, seats, grp in rows:
             seat_names = tuple(tuple(s) for s in json.loads(seats))
-            players = tuple(n for s in seat_names for n in s)
-            k = rotation % len(players) if players else 0
-            group = players[-k:] + players[:-k] if k else players  # undo the rotation
+            group = tuple(json.loads(grp))
             out.append(
                 ScheduledGame(key, ord_, rnd, pairing, deal, rotation, seed, seat_names, group)
             )

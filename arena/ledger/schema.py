@@ -6,7 +6,7 @@ Tables (open the file with sqlite-utils or Datasette to browse them):
 - ``tournaments``: name, the canonical JSON of its spec and that JSON's hash (a tournament is resumed when
   its file is run again unchanged), variant, source file, created and finished times.
 - ``planned_games``: the schedule: each game's key, canonical order (``ord``), round, pairing, deal,
-  seat rotation, deal seed and the entrant names per seat (JSON).
+  seat rotation, deal seed, the entrant names per seat (JSON) and the pairing's group (JSON).
 - ``games``: each finished game: its key and order, variant, seed, outcome (normal, timeout,
   illegal-action, crash, disconnect, protocol-error, adjudicated), detail, culprit seat, finish time, and
   ``rating_seq``: the position of its rating update in the ledger's sequence (NULL until rated; games are
@@ -54,6 +54,7 @@ MIGRATIONS: tuple[str, ...] = (
         rotation INTEGER NOT NULL,
         seed INTEGER NOT NULL,
         seats TEXT NOT NULL,
+        grp TEXT NOT NULL,
         PRIMARY KEY (tournament_id, key)
     );
     CREATE TABLE games (

@@ -49,39 +49,63 @@ def players_per_game(spec: TournamentSpec) -> tuple[int, ...]:
 
 
 def pairings(spec: TournamentSpec) -> list[tuple[str, ...]]:
-    """The groups of a round robin, double round robin or gauntlet (one round)."""
+    """The groups of a round robin, double round robin or gauntlet (one round). With partners, each
+    group of four is split into teams in the three possible ways, each split a pairing of its own, in
+    seat order (the first team sits at seats 0 and 2)."""
     names = [e.name for e in spec.entrants]
     size = sum(players_per_game(spec))
     if spec.format == "gauntlet":
         field = [n for n in names if n != spec.challenger]
-        return [(spec.challenger, *rest) for rest in itertools.combinations(field, size - 1)]
-    groups = list(itertools.combinations(names, size))
-    if spec.format == "double-round-robin":
-        groups += [tuple(reversed(g)) for g in groups]
+        groups = [(spec.challenger, *rest) for rest in itertools.combinations(field, size - 1)]
+    else:
+        groups = list(itertools.combinations(names, size))
+        if spec.format == "double-round-robin":
+            groups += [tuple(reversed(g)) for g in groups]
+    if spec.build_variant().partnerships:
+        groups = [split for g in groups for split in _team_splits(g)]
     return groups
+
+
+def _team_splits(group: tuple[str, ...]) -> list[tuple[str, ...]]:
+    a, b, c, d = group
+    return [(a, c, b, d), (a, b, c, d), (a, b, d, c)]  # teams {a,b}, {a,c}, {a,d}
+
+
+def arrangements(spec: TournamentSpec, group: tuple[str, ...]) -> list[tuple[tuple[str, ...], ...]]:
+    """The seatings of one deal's duplicate set: each player through every position (with partners:
+    the two teams exchange sides). Each seating gives the players of each seat."""
+    sizes = players_per_game(spec)
+    orders: list[tuple[str, ...]]
+    if spec.build_variant().partnerships:
+        a, c, b, d = group  # seats 0, 1, 2, 3: team {a, b} against {c, d}
+        orders = [(a, c, b, d), (c, a, d, b)]
+    else:
+        orders = [group[r:] + group[:r] for r in range(len(group))]
+    out = []
+    for players in orders:
+        seats, i = [], 0
+        for n in sizes:
+            seats.append(tuple(players[i : i + n]))
+            i += n
+        out.append(tuple(seats))
+    return out
 
 
 def games_for_round(
     spec: TournamentSpec, round_: int, groups: Sequence[tuple[str, ...]], first_ord: int = 0
 ) -> list[ScheduledGame]:
-    sizes = players_per_game(spec)
-    size = sum(sizes)
-    rotations = size if spec.duplicate else 1
     out: list[ScheduledGame] = []
     ord_ = first_ord
     for p, group in enumerate(groups):
+        seatings = arrangements(spec, group)
         for deal in range(spec.games_per_pairing):
             seed = deal_seed(spec.seed, round_, p, deal)
-            for r in range(rotations):
-                rot = r if spec.duplicate else deal % size
-                players = group[rot:] + group[:rot]
-                seats, i = [], 0
-                for n in sizes:
-                    seats.append(tuple(players[i : i + n]))
-                    i += n
+            # Duplicate: every seating on the same deal. Otherwise deals take the seatings in turn.
+            rots = range(len(seatings)) if spec.duplicate else (deal % len(seatings),)
+            for rot in rots:
                 key = f"r{round_:03d}-p{p:04d}-d{deal:03d}-s{rot}"
                 out.append(
-                    ScheduledGame(key, ord_, round_, p, deal, rot, seed, tuple(seats), group)
+                    ScheduledGame(key, ord_, round_, p, deal, rot, seed, seatings[rot], group)
                 )
                 ord_ += 1
     return out

@@ -1,0 +1,493 @@
+"""A bot's conformance check: a scripted session over a real referee that puts the bot in the tricky
+moments of the game and reports every protocol mistake it makes.
+
+The bot plays seat 0 (every player of seat 0 in consultation) against first-legal opponents
+(``python -m arena_bot.first_bot``) with arranged deals (:func:`arena.game.arrange_deck` and
+:attr:`arena.referee.MatchConfig.decks`): a first trick the bot wins, followed by a declaring turn with
+several declarations (bezique, double bezique, a royal marriage) and the exchange of the seven of
+trumps, where it may also decline with ``done``; the last tricks of every deal, where it must follow suit
+and win if able; for two-handed also a Polish game and a Rubicon game dealt for carte blanche.
+
+The session's policies keep it going: every failure plays a random legal action for the bot and counts a
+strike, and strikes never forfeit, so that every mistake is collected instead of the first one ending the
+game. Each decision must be answered within the budget (no bank). Mistakes reported: illegal or
+unreadable actions (with the legal list), timeouts, protocol errors (a second reply, a reply to a request
+never asked, anything but a reply mid-match), crashes and disconnects (once: the decisions after it are
+its consequences), and Hello problems (empty name or version, a protocol version other than 1, a stream
+that does not open with a Hello, an unknown token).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+
+from arena.game import Action, Combo, GameState, Verb, arrange_deck, observe, variant
+from arena.referee import FailurePolicy, MatchConfig, MatchRecord, Policies, TimeControl
+from arena.referee.record import GameRecord, replay
+from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
+from arena.service.server import MAX_RECEIVE_BYTES
+from arena.service.servicers import PROTOCOL_VERSION, BotGateway
+from arena.wire.v1 import bot_pb2, bot_pb2_grpc
+
+FIRST_BOT = f"{shlex.quote(sys.executable)} -m arena_bot.first_bot"
+CONNECT_TIMEOUT = 30.0  # seconds for the bot to dial in: generous, a loaded machine starts slowly
+LOG_TAIL_LINES = 8  # lines of the bot's output shown with a crash
+
+# The tricky moments a session puts the bot in; the report says how often it met each.
+SEVERAL = "a declaring turn with several declarations"
+SEVEN = "the seven of trumps exchange"
+DECLINE = "a declaration it may decline (done beside declarations)"
+LAST_TRICKS = "the last tricks: follow suit and win if able"
+CARTE_BLANCHE = "carte blanche (rubicon)"
+MOMENTS = (SEVERAL, SEVEN, DECLINE, LAST_TRICKS, CARTE_BLANCHE)
+
+# Mistake kinds.
+ILLEGAL = "illegal action"
+TIMEOUT = "timeout"
+PROTOCOL = "protocol error"
+CRASH = "crash"
+DISCONNECT = "disconnect"
+HELLO = "hello"
+REFEREE = "referee error"
+_KIND_OF_FAILURE = {
+    "illegal-action": ILLEGAL,
+    "timeout": TIMEOUT,
+    "protocol-error": PROTOCOL,
+    "crash": CRASH,
+    "disconnect": DISCONNECT,
+}
+
+
+# ---------------------------------------------------------------------------------------- the script
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedGame:
+    """A game whose first deal is arranged: ``hands`` per seat (partly given), the turn-up and the top
+    of the stock (see :func:`arena.game.arrange_deck`); the later deals come from the seed."""
+
+    note: str
+    dealer: int
+    hands: tuple[tuple[str, ...], ...]
+    turn_up: str | None = None
+    stock: tuple[str, ...] = ()
+
+    def deck(self, variant_name: str, options: tuple[tuple[str, str], ...]) -> tuple[int, ...]:
+        v = variant(variant_name, **dict(options))
+        return tuple(arrange_deck(v, self.dealer, self.hands, self.turn_up, self.stock))
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedMatch:
+    variant: str
+    games: tuple[ScriptedGame, ...]
+    options: tuple[tuple[str, str], ...] = ()
+    seed: int = 1
+
+    def config(self, budget_ms: int, grace_ms: int) -> MatchConfig:
+        keep_going = FailurePolicy.RANDOM_ACTION
+        return MatchConfig(
+            variant=self.variant,
+            options=self.options,
+            seed=self.seed,
+            games=len(self.games),
+            time_control=TimeControl(budget_ms=budget_ms, bank_ms=0, grace_ms=grace_ms),
+            policies=Policies(keep_going, keep_going, keep_going, keep_going, max_strikes=0),
+            dealers=tuple(g.dealer for g in self.games),
+            decks=tuple((g.deck(self.variant, self.options),) for g in self.games),
+        )
+
+
+# Seat 0 (the bot) leads the first trick; trumps are clubs (turn-up AC). The bot holds both queens of
+# spades and both knaves of diamonds (bezique, double bezique), the royal marriage of clubs and both
+# sevens of trumps, so that whatever it leads, its declaring turn offers several declarations and the
+# exchange. The opponent holds only low spades, hearts and diamonds and draws the rest of them, and it
+# plays its lowest card: it cannot win a trick the bot leads until the low cards are spent, so the bot
+# wins the first ten tricks or more, each followed by a declaring turn.
+_DECLARER_HAND = ("QS", "QS", "JD", "JD", "KC", "QC", "7C", "7C")
+_LOW_HAND = ("7S", "7S", "8S", "8S", "7H", "7H", "8H", "8H")
+_LOW_DRAWS = ("9S", "9S", "9H", "9H", "7D", "7D", "8D", "8D", "9D", "9D")
+_HIGH_DRAWS = ("AS", "TS", "KS", "AH", "TH", "KH", "QH", "AD", "TD", "KD")
+_DECLARER_STOCK = tuple(c for pair in zip(_HIGH_DRAWS, _LOW_DRAWS, strict=True) for c in pair)
+
+DECLARING = ScriptedGame(
+    "bot leads; bezique, double bezique, royal marriage and the seven of trumps in hand",
+    dealer=1,
+    hands=(_DECLARER_HAND, _LOW_HAND),
+    turn_up="AC",
+    stock=_DECLARER_STOCK,
+)
+# The bot deals and the opponent leads: the sequence in trumps (after or instead of the royal marriage)
+# and four aces share the ace of trumps.
+SEQUENCE = ScriptedGame(
+    "opponent leads; sequence, royal marriage and four aces in hand",
+    dealer=0,
+    hands=(("AC", "TC", "KC", "QC", "JC", "AS", "AH", "AD"), _LOW_HAND),
+    turn_up="9C",
+)
+# Rubicon: a hand with no king, queen or knave may be shown for carte blanche, and again after each
+# draw that brings no court card.
+CARTE_BLANCHE_DEAL = ScriptedGame(
+    "bot dealt carte blanche (no king, queen or knave)",
+    dealer=1,
+    hands=(("7S", "8S", "9S", "TS", "AS", "7H", "8H", "9H", "TH"), ()),
+    stock=("7D", "8D", "9D", "7C", "8C", "9C"),
+)
+
+
+def session(variant_name: str) -> list[ScriptedMatch]:
+    """The scripted matches of a check: for two-handed, two arranged two-handed games, a Polish game and
+    a Rubicon game; for another variant, one arranged game of it."""
+    if variant_name == "two-handed":
+        return [
+            ScriptedMatch("two-handed", (DECLARING, SEQUENCE)),
+            ScriptedMatch("polish", (DECLARING,)),
+            ScriptedMatch("rubicon", (CARTE_BLANCHE_DEAL,)),
+        ]
+    if variant_name == "polish":
+        return [ScriptedMatch("polish", (DECLARING, SEQUENCE))]
+    if variant_name == "rubicon":
+        return [ScriptedMatch("rubicon", (CARTE_BLANCHE_DEAL,))]
+    v = variant(variant_name)  # raises VariantError for an unknown name
+    hands: list[tuple[str, ...]] = [("QS", "JD", "KC", "QC", "7C")] + [()] * (v.seats - 1)
+    game = ScriptedGame(
+        "bot leads; bezique, royal marriage and the seven of trumps in hand",
+        dealer=v.seats - 1,
+        hands=tuple(hands),
+        turn_up="AC",
+    )
+    return [ScriptedMatch(variant_name, (game,))]
+
+
+# ---------------------------------------------------------------------------------------- the report
+
+
+@dataclass(frozen=True, slots=True)
+class Mistake:
+    kind: str
+    where: str
+    detail: str
+
+    def __str__(self) -> str:
+        return (
+            f"{self.kind} at {self.where}: {self.detail}"
+            if self.where
+            else f"{self.kind}: {self.detail}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class HelloInfo:
+    name: str
+    version: str
+    protocol_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class GameSummary:
+    label: str
+    note: str
+    decisions: int
+    outcome: str
+    detail: str
+
+
+@dataclass(slots=True)
+class Report:
+    command: str
+    decisions: int = 0
+    mistakes: list[Mistake] = field(default_factory=list)
+    moments: Counter[str] = field(default_factory=Counter)
+    declined: int = 0  # times the bot answered done while it could declare
+    hellos: list[HelloInfo] = field(default_factory=list)
+    games: list[GameSummary] = field(default_factory=list)
+    gone: int = 0  # decisions after the bot crashed or disconnected (consequences, not counted)
+
+    @property
+    def ok(self) -> bool:
+        return not self.mistakes
+
+    def summary(self) -> str:
+        return f"{self.decisions} decisions, {len(self.mistakes)} mistakes"
+
+    def lines(self, per_kind: int = 10) -> list[str]:
+        """The report as text lines, at most ``per_kind`` mistakes of each kind spelt out; the last line
+        is the summary."""
+        out = [f"bot command: {self.command}"]
+        for h, n in Counter(self.hellos).items():
+            times = f" ({n} connections)" if n > 1 else ""
+            out.append(
+                f"hello: name {h.name!r}, version {h.version!r}, "
+                f"protocol {h.protocol_version}{times}"
+            )
+        for g in self.games:
+            end = g.outcome if not g.detail else f"{g.outcome} ({g.detail})"
+            out.append(f"{g.label}: {g.decisions} decisions, {end} - {g.note}")
+        out.append("moments:")
+        for m in MOMENTS:
+            seen = self.moments[m]
+            mark = "ok" if seen else "--"
+            extra = f", declined {self.declined}" if m == DECLINE and seen else ""
+            out.append(f"  [{mark}] {m}: {seen}{extra}")
+        if self.mistakes:
+            out.append("mistakes:")
+            shown: Counter[str] = Counter()
+            for mistake in self.mistakes:
+                shown[mistake.kind] += 1
+                if shown[mistake.kind] <= per_kind:
+                    out.append(f"  {mistake}")
+            for kind, n in shown.items():
+                if n > per_kind:
+                    out.append(f"  ... and {n - per_kind} more of kind {kind}")
+        if self.gone:
+            out.append(f"({self.gone} decisions after the bot was gone were played at random)")
+        out.append(self.summary())
+        return out
+
+
+# ---------------------------------------------------------------------------------------- the server
+
+
+class _HelloTap(BotGateway):
+    """The referee's bot gateway, noting each stream's Hello (the service keeps only name and version)
+    and streams that open with anything else."""
+
+    def __init__(self, manager: MatchManager) -> None:
+        super().__init__(manager)
+        self.hellos: dict[str, HelloInfo] = {}
+        self.strays: list[str] = []
+
+    async def Play(
+        self,
+        request_iterator: AsyncIterator[bot_pb2.BotMessage],
+        context: grpc.aio.ServicerContext[bot_pb2.BotMessage, bot_pb2.RefereeMessage],
+    ) -> AsyncIterator[bot_pb2.RefereeMessage]:
+        async def tapped() -> AsyncIterator[bot_pb2.BotMessage]:
+            first = True
+            async for message in request_iterator:
+                if first:
+                    first = False
+                    if message.HasField("hello"):
+                        h = message.hello
+                        self.hellos[h.token] = HelloInfo(h.name, h.version, h.protocol_version)
+                    else:
+                        kind = message.WhichOneof("body") or "empty"
+                        self.strays.append(f"a stream opened with a {kind} message, not a Hello")
+                yield message
+
+        async for out in super().Play(tapped(), context):
+            yield out
+
+
+async def _start_server() -> tuple[grpc.aio.Server, _HelloTap, MatchManager, Path]:
+    logs = Path(tempfile.mkdtemp(prefix="arena-check-"))
+    manager = MatchManager(logs_dir=logs)
+    server = grpc.aio.server(options=[("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)])
+    gateway = _HelloTap(manager)
+    bot_pb2_grpc.add_BotGatewayServicer_to_server(gateway, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    if port == 0:
+        raise OSError("cannot bind the check's referee to 127.0.0.1")
+    manager.address = f"127.0.0.1:{port}"
+    await server.start()
+    return server, gateway, manager, logs
+
+
+# ---------------------------------------------------------------------------------------- the check
+
+
+async def check_bot(
+    command: str,
+    variant_name: str = "two-handed",
+    budget_ms: int = 2000,
+    grace_ms: int = 100,
+    opponent: str = FIRST_BOT,
+    matches: Sequence[ScriptedMatch] | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT,
+    on_progress: Callable[[str], None] | None = None,
+) -> Report:
+    """Run the scripted session (``matches``, default :func:`session` of ``variant_name``) for the bot
+    started by ``command`` and report its mistakes."""
+    script = list(matches) if matches is not None else session(variant_name)
+    report = Report(command)
+    server, gateway, manager, logs = await _start_server()
+    tokens: set[str] = set()
+    try:
+        for scripted in script:
+            config = scripted.config(budget_ms, grace_ms)
+            v = config.build_variant()
+            specs = [
+                [
+                    PlayerSpec(
+                        "checked" if seat == 0 else f"first-{seat}",
+                        command if seat == 0 else opponent,
+                    )
+                    for _ in range(v.team_size(seat))
+                ]
+                for seat in range(v.seats)
+            ]
+            entry = manager.create(config, specs, connect_timeout)
+            tokens.update(p.token for seat in entry.players for p in seat)
+            if on_progress is not None:
+                on_progress(f"playing {scripted.variant} ({len(scripted.games)} game(s)) ...")
+            await manager.start(entry)
+            await entry.done.wait()
+            connected = _collect(report, scripted, entry, gateway, logs)
+            if not connected:
+                report.mistakes.append(
+                    Mistake(
+                        CRASH, "", "the bot never connected; the rest of the session is skipped"
+                    )
+                )
+                break
+    finally:
+        await manager.close()
+        await server.stop(None)
+        for path in logs.glob("*"):
+            path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            logs.rmdir()
+    for stray in gateway.strays:
+        report.mistakes.append(Mistake(HELLO, "", stray))
+    for token in gateway.hellos:
+        if token not in tokens:
+            report.mistakes.append(
+                Mistake(HELLO, "", f"a Hello with an unknown token {token!r:.40}")
+            )
+    return report
+
+
+def _collect(
+    report: Report,
+    scripted: ScriptedMatch,
+    entry: MatchEntry,
+    gateway: _HelloTap,
+    logs: Path,
+) -> bool:
+    """Add one finished match to the report; False when the bot never connected."""
+    bot_ports = entry.players[0]
+    connected = False
+    for port in bot_ports:
+        hello = gateway.hellos.get(port.token)
+        if hello is None:
+            continue
+        connected = True
+        report.hellos.append(hello)
+        where = f"{scripted.variant} hello"
+        if not hello.name.strip():
+            report.mistakes.append(Mistake(HELLO, where, "the bot's name is empty"))
+        if not hello.version.strip():
+            report.mistakes.append(Mistake(HELLO, where, "the bot's version is empty"))
+        if hello.protocol_version != PROTOCOL_VERSION:
+            report.mistakes.append(
+                Mistake(
+                    HELLO,
+                    where,
+                    f"protocol_version is {hello.protocol_version}, expected {PROTOCOL_VERSION}",
+                )
+            )
+    if entry.error:
+        report.mistakes.append(Mistake(REFEREE, scripted.variant, entry.error))
+    record = entry.record
+    if record is None:
+        return connected
+    gone: set[int] = set()  # members whose crash or disconnect is already reported
+    for game, scripted_game in zip(record.games, scripted.games, strict=False):
+        label = f"{scripted.variant} game {game.index + 1}"
+        n = _collect_game(report, record, game, label, gone, logs, entry.match_id)
+        report.games.append(GameSummary(label, scripted_game.note, n, game.outcome, game.detail))
+    for port in bot_ports:
+        # A violation after the bot's last decision (a second reply to it, say) is never raised at a
+        # decision: the port still holds it.
+        for what in list(getattr(port, "_violations", ())):
+            report.mistakes.append(
+                Mistake(PROTOCOL, f"{scripted.variant}, after the last decision", what)
+            )
+    return connected
+
+
+def _collect_game(
+    report: Report,
+    record: MatchRecord,
+    game: GameRecord,
+    label: str,
+    gone: set[int],
+    logs: Path,
+    match_id: str,
+) -> int:
+    """Replay one game, noting the bot's decisions, the moments it met and its mistakes; the number of
+    the bot's decisions."""
+    state: GameState = replay(record, game)
+    decisions = 0
+    for d in game.decisions:
+        mine = d.seat == 0
+        if mine:
+            decisions += 1
+            where = _where(state, label, d.request_id)
+            _note_moments(report, state, d.reply)
+            if d.failure is not None:
+                kind = _KIND_OF_FAILURE.get(d.failure, d.failure)
+                if kind in (CRASH, DISCONNECT):
+                    if d.member in gone:
+                        report.gone += 1
+                    else:
+                        gone.add(d.member)
+                        tail = _log_tail(logs, match_id, d.member)
+                        detail = d.detail + (f"; the bot's last output:\n{tail}" if tail else "")
+                        report.mistakes.append(Mistake(kind, where, detail))
+                else:
+                    detail = d.detail
+                    if kind == ILLEGAL and "legal:" not in detail:
+                        detail += f" (legal: {', '.join(d.legal)})"
+                    report.mistakes.append(Mistake(kind, where, detail))
+        if not d.action:  # a forfeit: the game stopped here
+            break
+        state.apply(Action.parse(d.action))
+    report.decisions += decisions
+    return decisions
+
+
+def _where(state: GameState, label: str, request_id: int) -> str:
+    obs = observe(state, state.to_act)
+    trick = sum(s.tricks_won for s in obs.seats) + 1
+    last = ", last tricks" if obs.stock_size == 0 and obs.phase == "play" else ""
+    return f"{label}, deal {obs.deal + 1}, trick {trick} ({obs.phase}{last}), request {request_id}"
+
+
+def _note_moments(report: Report, state: GameState, reply: str | None) -> None:
+    legal = state.legal_actions()
+    declarations = [a for a in legal if a.verb is Verb.DECLARE and a.combo != Combo.CARTE_BLANCHE]
+    if len(declarations) >= 2:
+        report.moments[SEVERAL] += 1
+    if any(a.verb is Verb.EXCHANGE for a in legal):
+        report.moments[SEVEN] += 1
+    if declarations and any(a.verb is Verb.DONE for a in legal):
+        report.moments[DECLINE] += 1
+        if reply is not None and reply.strip() == "done":
+            report.declined += 1
+    if any(a.verb is Verb.DECLARE and a.combo == Combo.CARTE_BLANCHE for a in legal):
+        report.moments[CARTE_BLANCHE] += 1
+    obs = observe(state, state.to_act)
+    if obs.phase == "play" and obs.stock_size == 0 and obs.trick:
+        kinds = {r & 31 for r in obs.hand}
+        if len(legal) < len(kinds):
+            report.moments[LAST_TRICKS] += 1
+
+
+def _log_tail(logs: Path, match_id: str, member: int) -> str:
+    path = logs / f"{match_id}-seat0-{member}.log"
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return "\n".join(f"    | {line}" for line in lines[-LOG_TAIL_LINES:])
