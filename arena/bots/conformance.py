@@ -20,6 +20,7 @@ that does not open with a Hello, an unknown token).
 from __future__ import annotations
 
 import contextlib
+import re
 import shlex
 import sys
 import tempfile
@@ -211,6 +212,7 @@ class Report:
     hellos: list[HelloInfo] = field(default_factory=list)
     games: list[GameSummary] = field(default_factory=list)
     gone: int = 0  # decisions after the bot crashed or disconnected (consequences, not counted)
+    late_replies: int = 0  # replies after a timeout (the timeout is the mistake)
 
     @property
     def ok(self) -> bool:
@@ -248,6 +250,8 @@ class Report:
             for kind, n in shown.items():
                 if n > per_kind:
                     out.append(f"  ... and {n - per_kind} more of kind {kind}")
+        if self.late_replies:
+            out.append(f"({self.late_replies} late replies after timeouts were ignored)")
         if self.gone:
             out.append(f"({self.gone} decisions after the bot was gone were played at random)")
         out.append(self.summary())
@@ -382,37 +386,55 @@ def _collect(
             continue
         connected = True
         report.hellos.append(hello)
-        where = f"{scripted.variant} hello"
+        problems = []
         if not hello.name.strip():
-            report.mistakes.append(Mistake(HELLO, where, "the bot's name is empty"))
+            problems.append("the bot's name is empty")
         if not hello.version.strip():
-            report.mistakes.append(Mistake(HELLO, where, "the bot's version is empty"))
+            problems.append("the bot's version is empty")
         if hello.protocol_version != PROTOCOL_VERSION:
-            report.mistakes.append(
-                Mistake(
-                    HELLO,
-                    where,
-                    f"protocol_version is {hello.protocol_version}, expected {PROTOCOL_VERSION}",
-                )
+            problems.append(
+                f"protocol_version is {hello.protocol_version}, expected {PROTOCOL_VERSION}"
             )
+        for what in problems:
+            mistake = Mistake(HELLO, "", what)
+            if mistake not in report.mistakes:  # once, not once per connection
+                report.mistakes.append(mistake)
     if entry.error:
         report.mistakes.append(Mistake(REFEREE, scripted.variant, entry.error))
     record = entry.record
     if record is None:
         return connected
+    timed_out = {
+        d.request_id
+        for game in record.games
+        for d in game.decisions
+        if d.seat == 0 and d.failure == "timeout"
+    }
     gone: set[int] = set()  # members whose crash or disconnect is already reported
     for game, scripted_game in zip(record.games, scripted.games, strict=False):
         label = f"{scripted.variant} game {game.index + 1}"
-        n = _collect_game(report, record, game, label, gone, logs, entry.match_id)
+        n = _collect_game(report, record, game, label, gone, timed_out, logs, entry.match_id)
         report.games.append(GameSummary(label, scripted_game.note, n, game.outcome, game.detail))
     for port in bot_ports:
         # A violation after the bot's last decision (a second reply to it, say) is never raised at a
         # decision: the port still holds it.
         for what in list(getattr(port, "_violations", ())):
-            report.mistakes.append(
-                Mistake(PROTOCOL, f"{scripted.variant}, after the last decision", what)
-            )
+            if not _late_reply(what, timed_out):
+                report.mistakes.append(
+                    Mistake(PROTOCOL, f"{scripted.variant}, after the last decision", what)
+                )
     return connected
+
+
+_NEVER_ASKED = re.compile(r"a reply to request (\d+), which was never asked")
+
+
+def _late_reply(detail: str, timed_out: set[int]) -> bool:
+    """Whether a protocol error is only a late reply to a request that timed out. The timeout is the
+    mistake; the referee's port should not count the late reply (it does when the wait for the reply
+    is cancelled by the referee's timeout), so it is not counted twice here."""
+    m = _NEVER_ASKED.fullmatch(detail)
+    return m is not None and int(m.group(1)) in timed_out
 
 
 def _collect_game(
@@ -421,6 +443,7 @@ def _collect_game(
     game: GameRecord,
     label: str,
     gone: set[int],
+    timed_out: set[int],
     logs: Path,
     match_id: str,
 ) -> int:
@@ -444,6 +467,8 @@ def _collect_game(
                         tail = _log_tail(logs, match_id, d.member)
                         detail = d.detail + (f"; the bot's last output:\n{tail}" if tail else "")
                         report.mistakes.append(Mistake(kind, where, detail))
+                elif kind == PROTOCOL and _late_reply(d.detail, timed_out):
+                    report.late_replies += 1
                 else:
                     detail = d.detail
                     if kind == ILLEGAL and "legal:" not in detail:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import typer
 
+from arena.cli.check_bot import check_bot
 from arena.cli.ledger import export, games, leaderboard, ratings_app, replay
+from arena.cli.match import match
 from arena.cli.play import play
+from arena.cli.serve import serve
 from arena.cli.tournament import run
 
 app = typer.Typer(
@@ -15,6 +18,9 @@ app = typer.Typer(
     add_completion=False,
 )
 app.command("play")(play)
+app.command("serve")(serve)
+app.command("match")(match)
+app.command("check-bot")(check_bot)
 app.command("run")(run)
 app.command("leaderboard")(leaderboard)
 app.command("games")(games)

@@ -8,13 +8,14 @@ match record.
 
 from arena.referee.config import FailurePolicy, MatchConfig, Outcome, Policies, TimeControl
 from arena.referee.match import Match
-from arena.referee.ports import Decision, SeatFailure, SeatPort
+from arena.referee.ports import Decision, GameEnd, SeatFailure, SeatPort
 from arena.referee.record import DecisionRecord, GameRecord, MatchRecord
 
 __all__ = [
     "Decision",
     "DecisionRecord",
     "FailurePolicy",
+    "GameEnd",
     "GameRecord",
     "Match",
     "MatchConfig",

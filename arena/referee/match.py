@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from arena.game import Action, GameResult, GameState, ParseError, observe
 from arena.game.events import event_text
 from arena.referee.config import FailurePolicy, MatchConfig, Outcome
-from arena.referee.ports import Decision, SeatFailure, SeatPort
+from arena.referee.ports import Decision, GameEnd, SeatFailure, SeatPort
 from arena.referee.record import (
     DecisionRecord,
     GameRecord,
@@ -39,16 +39,9 @@ class PublicEvent:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class GameEnd:
-    game: int
-    result: GameResult
-    outcome: Outcome
-    detail: str
-    culprit: int
-
-
 EventSink = Callable[[PublicEvent], None]
+
+__all__ = ["EventSink", "GameEnd", "Match", "PublicEvent"]
 
 
 class Match:
@@ -77,6 +70,7 @@ class Match:
         self.on_event = on_event
         self.on_game_end = on_game_end
         self._request_id = 0
+        self.ends: list[GameEnd] = []
         self.record = MatchRecord(
             match_id=match_id,
             variant=v.name,
@@ -95,7 +89,7 @@ class Match:
             self.record.games.append(await self._play_game(game))
         for ports in self.players:
             for port in ports:
-                await _quietly(port.match_over(self.match_id))
+                await _quietly(port.match_over(self.match_id, self.ends))
         return self.record
 
     async def _play_game(self, game: int) -> GameRecord:
@@ -107,7 +101,8 @@ class Match:
         rec = GameRecord(index=game, seed=seed, dealer=state.first_dealer, strikes=[0] * v.seats)
         rec.decks.append(deck_texts(state))
         bank = [float(tc.bank_ms)] * v.seats
-        seen = [0] * v.seats  # how much of the public log each seat has been sent
+        # How much of the public log each player has been sent (players sharing a seat each need it).
+        seen = [[0] * v.team_size(s) for s in range(v.seats)]
         published = 0
         fallback = random.Random(f"arena-fallback:{seed}")
         outcome, detail, culprit = Outcome.NORMAL, "", -1
@@ -117,8 +112,8 @@ class Match:
             member = state.deciding_member()
             port = self.players[seat][member]
             legal = tuple(state.legal_actions())
-            obs = observe(state, seat, log_from=seen[seat])
-            seen[seat] = len(state.log)
+            obs = observe(state, seat, log_from=seen[seat][member])
+            seen[seat][member] = len(state.log)
             self._request_id += 1
             decision = Decision(
                 request_id=self._request_id,
@@ -160,6 +155,7 @@ class Match:
         rec.outcome, rec.detail, rec.culprit = outcome.text, detail, culprit
         rec.result = result_to_dict(result)
         end = GameEnd(game, result, outcome, detail, culprit)
+        self.ends.append(end)
         if self.on_game_end is not None:
             self.on_game_end(end)
         for ports in self.players:

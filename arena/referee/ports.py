@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -22,6 +23,17 @@ class Decision:
     legal: tuple[Action, ...]
     budget_ms: int
     bank_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class GameEnd:
+    """How a game of the match ended."""
+
+    game: int
+    result: GameResult
+    outcome: Outcome
+    detail: str
+    culprit: int
 
 
 class SeatFailure(Exception):
@@ -55,6 +67,6 @@ class SeatPort(Protocol):
         """Tell the player a game has ended (best effort: failures are ignored)."""
         ...
 
-    async def match_over(self, match_id: str) -> None:
-        """Tell the player the match has ended (best effort)."""
+    async def match_over(self, match_id: str, games: Sequence[GameEnd]) -> None:
+        """Tell the player the match has ended, with every game's end (best effort)."""
         ...

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.bots.launcher import BotProcess, LaunchError
-from arena.referee import Match, MatchConfig, MatchRecord, Outcome
-from arena.referee.match import GameEnd, PublicEvent
+from arena.referee import GameEnd, Match, MatchConfig, MatchRecord, Outcome
+from arena.referee.match import PublicEvent
 from arena.service.ports import StreamPort
 
 
@@ -119,6 +119,7 @@ class MatchManager:
             port.on_closed(Outcome.CRASH, str(exc))
             return
         entry.processes.append(proc)
+        port.process = proc
 
         async def supervise() -> None:
             code = await proc.wait()

@@ -11,9 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
+from collections.abc import Sequence
 
+from arena.bots.launcher import BotProcess
 from arena.game import GameResult
-from arena.referee import Decision, Outcome, SeatFailure
+from arena.referee import Decision, GameEnd, Outcome, SeatFailure
 from arena.wire import serde
 from arena.wire.v1 import bot_pb2
 
@@ -38,6 +40,8 @@ class StreamPort:
         self._answered: deque[int] = deque(maxlen=MAX_REMEMBERED)
         self._violations: list[str] = []
         self._closed: tuple[Outcome, str] | None = None
+        self._settling = False
+        self.process: BotProcess | None = None  # a local bot's process, when the arena launched it
         self._events_sent = 0
 
     # ------------------------------------------------------------------ the referee's side
@@ -86,11 +90,23 @@ class StreamPort:
                 )
             )
 
-    async def match_over(self, match_id: str) -> None:
+    async def match_over(self, match_id: str, games: Sequence[GameEnd]) -> None:
         if self._closed is None and self.attached.is_set():
-            self.outbox.put_nowait(
-                bot_pb2.RefereeMessage(match_over=bot_pb2.MatchOver(match_id=match_id))
+            points = [0.0] * (len(games[0].result.scores) if games else 0)
+            for end in games:
+                r = end.result
+                firsts = [side for side, place in enumerate(r.ranking) if place == 0]
+                for side in firsts:
+                    for seat in r.sides[side]:
+                        points[seat] += 1.0 / len(firsts)
+            message = bot_pb2.MatchOver(
+                match_id=match_id,
+                games=[
+                    serde.result_to_pb(e.result, int(e.outcome), e.detail, e.culprit) for e in games
+                ],
+                points=points,
             )
+            self.outbox.put_nowait(bot_pb2.RefereeMessage(match_over=message))
         self.outbox.put_nowait(None)  # the servicer closes the stream
 
     # ------------------------------------------------------------------ the stream's side
@@ -116,6 +132,29 @@ class StreamPort:
         self._violations.append(what)
 
     def on_closed(self, outcome: Outcome, detail: str) -> None:
+        """The player is gone. A local bot's stream usually closes just before its process exits: a
+        disconnect is settled as a crash if the process exits within a second."""
+        if self._closed is not None or self._settling:
+            return
+        proc = self.process
+        if outcome is Outcome.DISCONNECT and proc is not None:
+            if proc.returncode is not None:
+                outcome, detail = Outcome.CRASH, f"bot process exited with code {proc.returncode}"
+            else:
+                self._settling = True
+                asyncio.get_running_loop().create_task(self._settle(proc, detail))
+                return
+        self._close(outcome, detail)
+
+    async def _settle(self, proc: BotProcess, detail: str) -> None:
+        try:
+            code = await asyncio.wait_for(proc.wait(), timeout=1.0)
+        except TimeoutError:
+            self._close(Outcome.DISCONNECT, detail)
+        else:
+            self._close(Outcome.CRASH, f"bot process exited with code {code}")
+
+    def _close(self, outcome: Outcome, detail: str) -> None:
         if self._closed is None:
             self._closed = (outcome, detail)
         for future in self._pending.values():

@@ -49,6 +49,12 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
             yield _refused("the first message must be a Hello with the seat's token")
             return
         hello = first.hello
+        if hello.protocol_version != PROTOCOL_VERSION:
+            yield _refused(
+                f"protocol version {hello.protocol_version} is not supported; "
+                f"this referee speaks version {PROTOCOL_VERSION}"
+            )
+            return
         port, why = self.manager.claim(hello.token)
         if port is None:
             yield _refused(why)
@@ -78,9 +84,11 @@ async def _read_replies(messages: AsyncIterator[bot_pb2.BotMessage], port: Strea
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # garbage bytes, oversized messages, a dropped connection
-        port.on_closed(
-            Outcome.DISCONNECT, f"the bot's stream failed: {type(exc).__name__}: {exc}"[:300]
-        )
+        what = f"{type(exc).__name__}: {exc}"
+        # Bytes that do not decode as a message are the bot's protocol error, not a lost connection.
+        garbage = "DecodeError" in what or "deserializ" in what.lower()
+        outcome = Outcome.PROTOCOL_ERROR if garbage else Outcome.DISCONNECT
+        port.on_closed(outcome, f"the bot's stream failed: {what}"[:300])
 
 
 def _refused(reason: str) -> bot_pb2.RefereeMessage:

@@ -5,9 +5,9 @@ Bezique Arena protocol, version 1: the bot-facing service.
 
 A bot dials the referee and holds one bidirectional stream. It first sends Hello with the token it
 was given (one per seat per match), its name and version. The referee answers Welcome (or Refused and
-closes the stream), then sends a DecisionRequest whenever the seat must act, and public events as
-they happen. The bot answers each request with exactly one Reply carrying the request's id. When the
-tournament allows it, the referee may send another Welcome for a further match on the same stream.
+closes the stream), then sends a DecisionRequest whenever the seat must act, carrying the public
+events since that player's previous request, and GameOver after each game and MatchOver at the end.
+The bot answers each request with exactly one Reply carrying the request's id.
 """
 
 from arena.wire.v1 import game_pb2 as _game_pb2
@@ -444,15 +444,15 @@ class MatchOver(_message.Message):
     @_builtins.property
     def games(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.GameResult]: ...
     @_builtins.property
-    def points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """match points per seat: 1 a win, 0.5 a draw, counted in halves"""
+    def points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """match points per seat: 1 for each game won, shared on a draw"""
 
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         games: _abc.Iterable[_game_pb2.GameResult] | None = ...,
-        points: _abc.Iterable[_builtins.int] | None = ...,
+        points: _abc.Iterable[_builtins.float] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...

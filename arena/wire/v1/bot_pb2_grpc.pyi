@@ -5,9 +5,9 @@ Bezique Arena protocol, version 1: the bot-facing service.
 
 A bot dials the referee and holds one bidirectional stream. It first sends Hello with the token it
 was given (one per seat per match), its name and version. The referee answers Welcome (or Refused and
-closes the stream), then sends a DecisionRequest whenever the seat must act, and public events as
-they happen. The bot answers each request with exactly one Reply carrying the request's id. When the
-tournament allows it, the referee may send another Welcome for a further match on the same stream.
+closes the stream), then sends a DecisionRequest whenever the seat must act, carrying the public
+events since that player's previous request, and GameOver after each game and MatchOver at the end.
+The bot answers each request with exactly one Reply carrying the request's id.
 """
 
 from arena.wire.v1 import bot_pb2 as _bot_pb2

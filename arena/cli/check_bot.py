@@ -1,0 +1,63 @@
+"""``arena check-bot CMD``: a conformance run that reports every protocol mistake a bot makes."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import typer
+
+from arena.bots.conformance import check_bot as run_check
+from arena.game import VARIANT_NAMES, VariantError, variant
+
+
+def check_bot(
+    command: Annotated[
+        str,
+        typer.Argument(
+            help="The bot's command line, quoted as one argument (e.g. 'python -m "
+            "arena_bot.random_bot'). It finds the referee's address and its token in ARENA_ADDRESS "
+            "and ARENA_TOKEN; {address} and {token} in the command are replaced too.",
+            show_default=False,
+        ),
+    ],
+    variant_name: Annotated[
+        str,
+        typer.Option(
+            "--variant",
+            "-v",
+            help=f"One of: {', '.join(VARIANT_NAMES)}. two-handed also plays a Polish and a "
+            "Rubicon game.",
+        ),
+    ] = "two-handed",
+    budget_ms: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Time for each decision in ms; there is no bank, so a slower answer is a timeout.",
+        ),
+    ] = 2000,
+    show: Annotated[int, typer.Option(min=0, help="Mistakes spelt out per kind.")] = 10,
+) -> None:
+    """Check that a bot follows the protocol, and report every mistake it makes.
+
+    The bot plays a scripted session against first-legal opponents, with deals arranged for the
+    tricky moments: a declaring turn with several declarations, the seven of trumps exchange,
+    declining with done, the last tricks where it must follow suit and win, carte blanche in Rubicon.
+    Reported: illegal or unreadable actions (with the legal list), timeouts, protocol errors, crashes
+    and disconnects, Hello problems. A failure never ends the session (a random action is played for
+    the bot), so that every mistake is found. Exit code 0 when there are none, 1 otherwise.
+    """
+    try:
+        variant(variant_name)
+    except VariantError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--variant") from exc
+    typer.echo(f"checking {command!r} ({variant_name}, {budget_ms} ms per decision)")
+    try:
+        report = asyncio.run(run_check(command, variant_name, budget_ms, on_progress=typer.echo))
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        raise typer.Exit(130) from None
+    for line in report.lines(per_kind=show):
+        typer.echo(line)
+    raise typer.Exit(0 if report.ok else 1)

@@ -1,0 +1,337 @@
+"""``arena match``: a match between bots started as local processes, on an in-process referee, with a
+live progress line and the result."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from arena.cli.play import parse_options
+from arena.game import VARIANT_NAMES, Variant, VariantError, variant, variant_options
+from arena.referee import FailurePolicy, MatchConfig, Outcome, Policies, TimeControl
+from arena.referee.match import GameEnd
+from arena.referee.record import seat_view
+from arena.service.manager import MatchEntry, PlayerSpec
+from arena.service.server import create_server
+
+BOT_HELP = (
+    "A bot's command line, quoted as one argument (e.g. 'python -m arena_bot.random_bot'); one "
+    "--bot per player, in seat order. A consultation seat takes several players: its bots follow one "
+    "another (three-handed-consultation: seat 0's bot, then seat 1's two allies; "
+    "four-handed-consultation: two bots for seat 0, then two for seat 1). The bot finds the "
+    "referee's address and its token in ARENA_ADDRESS and ARENA_TOKEN; {address} and {token} in the "
+    "command are replaced too."
+)
+
+
+def match(
+    bot: Annotated[list[str], typer.Option("--bot", "-b", help=BOT_HELP, show_default=False)],
+    name: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--name",
+            "-n",
+            help="A name for each bot, in the order of --bot (default: from the command).",
+            show_default=False,
+        ),
+    ] = None,
+    variant_name: Annotated[
+        str, typer.Option("--variant", "-v", help=f"One of: {', '.join(VARIANT_NAMES)}.")
+    ] = "two-handed",
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option",
+            "-o",
+            help="A variant option NAME=VALUE; repeat for several.",
+            show_default=False,
+        ),
+    ] = None,
+    games: Annotated[int, typer.Option(min=1, help="Number of games.")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed of the deals.")] = 1,
+    budget_ms: Annotated[int, typer.Option(min=0, help="Time for each decision, in ms.")] = 1000,
+    bank_ms: Annotated[
+        int, typer.Option(min=0, help="Time bank of each seat for a game, used past the budget.")
+    ] = 10_000,
+    grace_ms: Annotated[
+        int, typer.Option(min=0, help="Allowance for transport per decision, never charged.")
+    ] = 100,
+    on_failure: Annotated[
+        FailurePolicy,
+        typer.Option(
+            help="On a timeout, illegal action, crash or protocol error: forfeit the game, or play "
+            "a random legal action for the seat and count a strike."
+        ),
+    ] = FailurePolicy.FORFEIT,
+    max_strikes: Annotated[
+        int,
+        typer.Option(min=0, help="With random-action: forfeit at this many strikes (0: never)."),
+    ] = 3,
+    record: Annotated[
+        Path | None,
+        typer.Option(help="Write the full match record (JSON) to this file.", show_default=False),
+    ] = None,
+    seat_record: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write each seat's view of the match (JSON) into this folder.", show_default=False
+        ),
+    ] = None,
+    logs: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write each bot's output to a log file in this folder.", show_default=False
+        ),
+    ] = None,
+    connect_timeout: Annotated[
+        float, typer.Option(min=0.1, help="Seconds for the bots to connect.")
+    ] = 30.0,
+) -> None:
+    """Play a match between bots started as local processes, with a live progress line.
+
+    The match runs on a referee of its own (loopback, any free port). Prints each game's outcome and
+    scores, then a summary per seat. Exit code 0 when every game ended normally, 1 when a bot's failure
+    ended a game, 2 for a usage error.
+    """
+    v = _build_variant(variant_name, option or [])
+    sizes = [v.team_size(seat) for seat in range(v.seats)]
+    if len(bot) != sum(sizes):
+        raise typer.BadParameter(
+            f"{v.name} takes {sum(sizes)} bots (players per seat: "
+            f"{', '.join(map(str, sizes))}), got {len(bot)}",
+            param_hint="--bot",
+        )
+    names = list(name or [])
+    if names and len(names) != len(bot):
+        raise typer.BadParameter(
+            f"give one --name per --bot ({len(bot)}), or none; got {len(names)}",
+            param_hint="--name",
+        )
+    names = unique_names(names or [name_of(cmd) for cmd in bot])
+    try:
+        time_control = TimeControl(budget_ms=budget_ms, bank_ms=bank_ms, grace_ms=grace_ms)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--budget-ms/--bank-ms") from exc
+    config = MatchConfig(
+        variant=v.name,
+        options=tuple(sorted(parse_options(option or []).items())),
+        seed=seed,
+        games=games,
+        time_control=time_control,
+        policies=Policies(on_failure, on_failure, on_failure, on_failure, max_strikes),
+    )
+    specs: list[list[PlayerSpec]] = []
+    players = iter(zip(names, bot, strict=True))
+    for size in sizes:
+        specs.append([PlayerSpec(n, cmd) for n, cmd in (next(players) for _ in range(size))])
+    out = Console(highlight=False)
+    try:
+        entry = asyncio.run(_play(config, specs, logs, connect_timeout))
+    except KeyboardInterrupt:
+        out.print("interrupted: the bots are stopped")
+        raise typer.Exit(130) from None
+    except OSError as exc:
+        out.print(f"error: {exc}")
+        raise typer.Exit(1) from exc
+    failed = _print_result(out, entry)
+    if record is not None and entry.record is not None:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps(entry.record.to_dict(), indent=1))
+        out.print(f"match record written to {record}")
+    if seat_record is not None and entry.record is not None:
+        seat_record.mkdir(parents=True, exist_ok=True)
+        for seat in range(v.seats):
+            path = seat_record / f"seat{seat}.json"
+            path.write_text(json.dumps(seat_view(entry.record, seat), indent=1))
+        out.print(f"seat records written to {seat_record}")
+    raise typer.Exit(1 if failed else 0)
+
+
+def _build_variant(name: str, options: list[str]) -> Variant:
+    try:
+        variant_options(name)
+    except VariantError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--variant") from exc
+    try:
+        return variant(name, **parse_options(options))
+    except VariantError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--option") from exc
+
+
+def name_of(command: str) -> str:
+    """A short name for a bot from its command line: the module after -m, else the program's name."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        argv = command.split()
+    if not argv:
+        return "bot"
+    if "-m" in argv[:-1]:
+        return argv[argv.index("-m") + 1].rsplit(".", 1)[-1]
+    program = argv[0].rsplit("/", 1)[-1]
+    if program.startswith("python"):
+        scripts = [a for a in argv[1:] if not a.startswith("-")]
+        if "-c" in argv or not scripts:
+            return "python"
+        program = scripts[0].rsplit("/", 1)[-1]
+    return program.rsplit(".", 1)[0] if "." in program else program
+
+
+def unique_names(names: Sequence[str]) -> list[str]:
+    """The names, numbered where they repeat (``random``, ``random#2``)."""
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n}#{seen[n]}")
+    return out
+
+
+# ---------------------------------------------------------------------------------------- running
+
+
+@dataclass(slots=True)
+class _Live:
+    """What the progress line shows, followed from the match's public events."""
+
+    game: int = 0
+    deal: int = 0
+    trick: int = 0
+    actions: int = 0
+    seen: int = 0
+
+    def follow(self, entry: MatchEntry) -> None:
+        events = entry.events
+        while self.seen < len(events):
+            e = events[self.seen]
+            self.seen += 1
+            if e.game != self.game:
+                self.game, self.deal, self.trick, self.actions = e.game, 0, 0, 0
+            words = e.text.split()
+            if words[0] == "deal":
+                self.deal, self.trick = int(words[1].rstrip(":")), 0
+            elif words[2:4] == ["wins", "trick"]:
+                self.trick = int(words[4])
+            elif words[2] in ("plays", "declares", "exchanges", "shows"):
+                self.actions += 1
+
+
+@dataclass(slots=True)
+class _Tally:
+    wins: list[int] = field(default_factory=list)
+    draws: list[int] = field(default_factory=list)
+    losses: list[int] = field(default_factory=list)
+    points: list[int] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, seats: int, ends: Sequence[GameEnd]) -> _Tally:
+        t = cls([0] * seats, [0] * seats, [0] * seats, [0] * seats)
+        for end in ends:
+            r = end.result
+            firsts = sum(1 for place in r.ranking if place == 0)
+            for side, place in zip(r.sides, r.ranking, strict=True):
+                for seat in side:
+                    if place != 0:
+                        t.losses[seat] += 1
+                    elif firsts > 1:
+                        t.draws[seat] += 1
+                    else:
+                        t.wins[seat] += 1
+            for seat, score in enumerate(r.scores):
+                t.points[seat] += score
+        return t
+
+
+def _status(entry: MatchEntry, live: _Live) -> str:
+    done = len(entry.ends)
+    total = entry.config.games
+    if entry.status == "waiting":
+        return f"waiting for {sum(len(s) for s in entry.players)} bots to connect"
+    tally = _Tally.of(len(entry.players), entry.ends)
+    score = ", ".join(
+        f"{n} {tally.wins[s]}-{tally.draws[s]}-{tally.losses[s]}"
+        for s, n in enumerate(entry.seat_names)
+    )
+    current = min(done + 1, total)
+    return (
+        f"game {current}/{total} (done {done}) | deal {live.deal} trick {live.trick} "
+        f"| {live.actions} actions | won-drawn-lost: {score}"
+    )
+
+
+async def _play(
+    config: MatchConfig, specs: list[list[PlayerSpec]], logs: Path | None, connect_timeout: float
+) -> MatchEntry:
+    server, _, manager = await create_server("127.0.0.1:0", logs_dir=logs)
+    try:
+        entry = manager.create(config, specs, connect_timeout)
+        await manager.start(entry)
+        live = _Live()
+        columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+        with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+            task = progress.add_task(_status(entry, live), total=config.games)
+            while not entry.done.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(entry.done.wait(), timeout=0.2)
+                live.follow(entry)
+                progress.update(task, completed=len(entry.ends), description=_status(entry, live))
+        return entry
+    finally:
+        await manager.close()
+        await server.stop(None)
+
+
+# ---------------------------------------------------------------------------------------- the result
+
+
+def _print_result(out: Console, entry: MatchEntry) -> bool:
+    """Print each game and the summary; True when a bot's failure ended a game (or the match)."""
+    names = entry.seat_names
+    failed = False
+    for end in entry.ends:
+        r = end.result
+        scores = ", ".join(
+            f"{' & '.join(names[s] for s in side)} {score}"
+            for side, score in zip(r.sides, r.side_scores, strict=True)
+        )
+        winners = r.winners
+        if not winners:
+            verdict = "draw"
+        else:
+            verdict = " & ".join(names[s] for s in winners) + (
+                " win" if len(winners) > 1 else " wins"
+            )
+        line = f"game {end.game + 1}: {end.outcome.text}"
+        if end.outcome is not Outcome.NORMAL:
+            failed = True
+            line += f" ({end.detail})"
+        out.print(f"{line} | {scores} | {verdict}", soft_wrap=True)
+    if entry.error:
+        failed = True
+        out.print(f"error: the match stopped: {entry.error}", soft_wrap=True)
+    tally = _Tally.of(len(names), entry.ends)
+    table = Table(title=f"{entry.config.variant}: {len(entry.ends)} of {entry.config.games} games")
+    for col in ("seat", "name", "wins", "draws", "losses", "points"):
+        table.add_column(col, justify="left" if col == "name" else "right")
+    for seat, n in enumerate(names):
+        table.add_row(
+            str(seat),
+            n,
+            str(tally.wins[seat]),
+            str(tally.draws[seat]),
+            str(tally.losses[seat]),
+            str(tally.points[seat]),
+        )
+    out.print(table)
+    return failed
