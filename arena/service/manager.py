@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.bots.launcher import BotProcess, LaunchError
+from arena.bots.limits import Limits
 from arena.referee import GameEnd, Match, MatchConfig, MatchRecord, Outcome
 from arena.referee.match import PublicEvent
 from arena.service.ports import StreamPort
@@ -35,6 +36,7 @@ class MatchEntry:
     players: list[list[StreamPort]]
     specs: list[list[PlayerSpec]]
     connect_timeout: float
+    limits: Limits = field(default_factory=Limits)
     status: str = "waiting"  # waiting, running, finished
     events: list[PublicEvent] = field(default_factory=list)
     ends: list[GameEnd] = field(default_factory=list)
@@ -60,7 +62,11 @@ class MatchManager:
         self._count = 0
 
     def create(
-        self, config: MatchConfig, specs: list[list[PlayerSpec]], connect_timeout: float = 10.0
+        self,
+        config: MatchConfig,
+        specs: list[list[PlayerSpec]],
+        connect_timeout: float = 10.0,
+        limits: Limits | None = None,
     ) -> MatchEntry:
         v = config.build_variant()  # raises VariantError for a bad variant or option
         if len(specs) != v.seats:
@@ -83,7 +89,7 @@ class MatchManager:
                 self._tokens[token] = port
                 row.append(port)
             ports.append(row)
-        entry = MatchEntry(match_id, config, ports, specs, connect_timeout)
+        entry = MatchEntry(match_id, config, ports, specs, connect_timeout, limits or Limits())
         self.matches[match_id] = entry
         return entry
 
@@ -114,7 +120,9 @@ class MatchManager:
             self.logs_dir.mkdir(parents=True, exist_ok=True)
             log = self.logs_dir / f"{entry.match_id}-seat{port.seat}-{port.member}.log"
         try:
-            proc = await BotProcess.start(spec.name, spec.command, self.address, port.token, log)
+            proc = await BotProcess.start(
+                spec.name, spec.command, self.address, port.token, log, entry.limits
+            )
         except LaunchError as exc:
             port.on_closed(Outcome.CRASH, str(exc))
             return

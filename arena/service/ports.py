@@ -66,10 +66,15 @@ class StreamPort:
             clock=bot_pb2.Clock(budget_ms=decision.budget_ms, bank_ms=max(decision.bank_ms, 0)),
             events=obs.log,
         )
+        proc = self.process
+        if proc is not None:
+            proc.thaw()  # fairness option: a bot runs only on its own turn
         self.outbox.put_nowait(bot_pb2.RefereeMessage(request=request))
         try:
             return await future
         finally:
+            if proc is not None:
+                proc.freeze()
             if self._pending.pop(decision.request_id, None) is not None and not future.done():
                 self._expired.append(decision.request_id)  # timed out: a late reply is not an error
 
