@@ -154,7 +154,7 @@ class TournamentRunner:
                     game_seeds=(game.seed,),
                 )
                 players = [[PlayerSpec(n, self.commands[n]) for n in seat] for seat in game.seats]
-                entry = manager.create(config, players, CONNECT_TIMEOUT)
+                entry = manager.create(config, players, CONNECT_TIMEOUT, spec.limits)
                 await manager.start(entry)
                 await entry.done.wait()
                 if entry.record is None:

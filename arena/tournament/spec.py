@@ -23,6 +23,16 @@ field and what was expected.
     on_timeout = "forfeit"
     max_strikes = 3
 
+    [limits]                        # per bot process; 0: no limit
+    memory_mb = 4096                # address space
+    cpu_seconds = 900
+    processes = 4096
+    file_size_mb = 64
+    open_files = 1024
+    log_bytes = 1000000             # of its output kept per game
+    sandbox = "none"                # or "bubblewrap": no network, read-only system
+    freeze = false                  # SIGSTOP a bot while it is not its turn
+
     [[entrants]]
     name = "random"
     command = "{python} -m arena_bot.random_bot"   # {python}: the interpreter running the arena
@@ -34,10 +44,12 @@ from __future__ import annotations
 
 import hashlib
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from arena.bots.launcher import bubblewrap_available
+from arena.bots.limits import Limits
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant
 from arena.referee import FailurePolicy, Policies, TimeControl
 
@@ -76,6 +88,7 @@ class TournamentSpec:
     challenger: str = ""
     time_control: TimeControl = field(default_factory=TimeControl)
     policies: Policies = field(default_factory=Policies)
+    limits: Limits = field(default_factory=Limits)
     source: str = ""  # the file it came from
 
     def build_variant(self) -> Variant:
@@ -105,6 +118,7 @@ class TournamentSpec:
                 "on_protocol_error": self.policies.on_protocol_error.value,
                 "max_strikes": self.policies.max_strikes,
             },
+            "limits": asdict(self.limits),
             "entrants": [
                 {"name": e.name, "command": e.command, "language": e.language, "version": e.version}
                 for e in self.entrants
@@ -130,7 +144,7 @@ def parse(data: dict[str, Any], source: str = "<tournament>") -> TournamentSpec:
     r = _Reader(data, source)
     known = {
         "name", "variant", "options", "format", "entrants", "games_per_pairing", "duplicate",
-        "concurrency", "seed", "rounds", "challenger", "time_control", "policies",
+        "concurrency", "seed", "rounds", "challenger", "time_control", "policies", "limits",
     }  # fmt: skip
     for key in data:
         if key not in known:
@@ -191,6 +205,7 @@ def parse(data: dict[str, Any], source: str = "<tournament>") -> TournamentSpec:
         challenger=challenger,
         time_control=_time_control(r),
         policies=_policies(r),
+        limits=_limits(r),
         source=source,
     )
 
@@ -314,4 +329,29 @@ def _policies(r: _Reader) -> Policies:
                 "unknown field; expected on_timeout, on_illegal_action, on_crash, on_protocol_error, "
                 "max_strikes",
             )
+    return replace(d, **chosen)
+
+
+def _limits(r: _Reader) -> Limits:
+    raw = r.table("limits")
+    d = Limits()
+    known = [f.name for f in fields(Limits)]
+    chosen: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in known:
+            raise r.error(f"limits.{key}", f"unknown field; expected one of {', '.join(known)}")
+        if key == "sandbox":
+            if value not in ("none", "bubblewrap"):
+                raise r.error("limits.sandbox", f"expected none or bubblewrap, got {value!r}")
+            if value == "bubblewrap" and not bubblewrap_available():
+                raise r.error(
+                    "limits.sandbox",
+                    "bubblewrap was asked for but bwrap is not installed (Debian package: bubblewrap)",
+                )
+        elif key == "freeze":
+            if not isinstance(value, bool):
+                raise r.error("limits.freeze", f"expected true or false, got {value!r}")
+        elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise r.error(f"limits.{key}", f"expected an integer >= 0, got {value!r}")
+        chosen[key] = value
     return replace(d, **chosen)
