@@ -159,6 +159,9 @@ class Rules(NamedTuple):
     need_undeclared: bool  # at least one card never declared (002)
     need_new: bool  # at least one card of the trick just won (Polish)
     scored_sets: frozenset[tuple[int, frozenset[int]]]  # Rubicon: (combo key, cards) already scored
+    # EB9-643 (three packs or more): a second double bezique may be declared to a bezique on the table
+    # that has already served in a double.
+    second_double: bool = False
 
 
 def combo_key(combo: int) -> int:
@@ -218,7 +221,7 @@ def enumerate_declarations(
         cls = pool.get(kind)
         if not cls:
             return []
-        if rules.rubicon:
+        if rules.rubicon or (rules.second_double and klass == CLASS_B and level == 2):
             return [c for c in cls if level_of(c.marks, klass) <= level]
         return [c for c in cls if level_of(c.marks, klass) < level]
 

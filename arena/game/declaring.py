@@ -211,7 +211,7 @@ class DeclaringTurn(StateFields):
             return Rules(True, False, False, frozenset(self.scored_sets[seat]))
         if v.family is Family.POLISH:
             return Rules(False, True, True, frozenset())
-        return Rules(False, True, False, frozenset())
+        return Rules(False, True, False, frozenset(), second_double=v.packs >= 3)
 
     def _pool(self, seat: int, focus: int) -> Pool:
         if self.variant.family is Family.POLISH:

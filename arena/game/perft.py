@@ -269,7 +269,7 @@ CASE_SPECS: tuple[CaseSpec, ...] = (
     CaseSpec("two-handed", {}, 1, 0, "before-trick:24", 6, "the last stock trick and draws"),
     CaseSpec("two-handed", {}, 4, 1, "before-trick:25", 7, "the last eight tricks"),
     CaseSpec("two-handed", {}, 2, 0, "before-trick:31", 8, "the last tricks into the next deal"),
-    CaseSpec("two-handed", {}, 5, 0, "before-end:12", 12, "the end of the game"),
+    CaseSpec("two-handed", {}, 5, 0, "before-end:10", 10, "the end of the game"),
     # Ordinary two-handed, one declaration per trick (Portland Club).
     CaseSpec("two-handed", _ONE, 1, 0, "start", 4, "arranged: one per trick", _TWO_HANDED_RICH),
     CaseSpec(
@@ -300,9 +300,9 @@ CASE_SPECS: tuple[CaseSpec, ...] = (
     CaseSpec("polish", {}, 2, 0, "richest-declare", 5, "a compound declare phase"),
     CaseSpec("polish", {}, 6, 0, "richest-declare", 7, "declaring in the last eight tricks"),
     CaseSpec("polish", {}, 1, 0, "before-trick:24", 6, "the last stock trick and draws"),
-    CaseSpec("polish", {}, 3, 1, "before-trick:27", 9, "the last eight tricks"),
+    CaseSpec("polish", {}, 3, 1, "before-trick:27", 8, "the last eight tricks"),
     CaseSpec("polish", {}, 2, 0, "before-trick:31", 9, "the last tricks into the next deal"),
-    CaseSpec("polish", {}, 4, 0, "before-end:12", 12, "the end of the game"),
+    CaseSpec("polish", {}, 4, 0, "before-end:10", 10, "the end of the game"),
     # Rubicon (000, 004): four packs, carte blanche, no turn-up, last nine tricks.
     CaseSpec("rubicon", {}, 1, 0, "start", 5, "the first leads"),
     CaseSpec("rubicon", {}, 543, 0, "start", 5, "carte blanche at the deal"),
