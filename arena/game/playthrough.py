@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.game.actions import Action
-from arena.game.cards import card_text
+from arena.game.cards import card_text, ref_text
 from arena.game.events import CARTE_BLANCHE, DECLARE
 from arena.game.observe import Observation, observe
 from arena.game.results import DealResult, ScoreItem
@@ -106,6 +106,31 @@ GAMES: tuple[GameSpec, ...] = (
         why="carte blanche at the deal and on draws, four aces re-formed, trumps fixed, settlement",
         shows=("shows carte blanche", "declares four-aces", "fixes trumps", "settlement:"),
     ),
+    # Issue 3: the multi-player games (RULES.md sections 3 and 4).
+    GameSpec(
+        "three-handed-seed1",
+        "three-handed",
+        seed=1,
+        policy_seed=1,
+        why="three players: three draws per trick, last eight tricks of three",
+        shows=("seat 2 wins trick",),
+    ),
+    GameSpec(
+        "four-handed-partners-seed1",
+        "four-handed-partners",
+        seed=1,
+        policy_seed=1,
+        why="partners: the partner declares on his partner's trick; the last eight as two duels",
+        shows=("wins trick 40",),
+    ),
+    GameSpec(
+        "three-handed-consultation-seed1",
+        "three-handed-consultation",
+        seed=1,
+        policy_seed=1,
+        why="one against two allies sharing a hand, the decision alternating trick by trick",
+        shows=("deciding_member",),
+    ),
 )
 
 
@@ -127,15 +152,14 @@ def _scores_line(obs: Observation) -> str:
     return f"  scores: deal {deal} | total {total}"
 
 
-def _deal_lines(deal: DealResult, with_items: bool) -> list[str]:
-    state = "completed" if deal.completed else "not completed"
-    lines = [
-        f"== deal {deal.index + 1} over ({state}): dealer {deal.dealer}, "
+def _deal_lines(deal: DealResult) -> list[str]:
+    """A deal's result with every score item."""
+    status = "completed" if deal.completed else "not completed"
+    head = (
+        f"== deal {deal.index + 1} over ({status}): dealer {deal.dealer}, "
         f"points {_join(deal.points)}, totals {_join(deal.totals)}, brisques {_join(deal.brisques)}"
-    ]
-    if with_items:
-        lines.extend(f"  item: {item.text}" for item in deal.items)
-    return lines
+    )
+    return [head, *(f"  item: {item.text}" for item in deal.items)]
 
 
 def _join(values: Sequence[object]) -> str:
@@ -149,6 +173,7 @@ def render(spec: GameSpec) -> str:
     rng = random.Random(spec.policy_seed)
     n = v.seats
     opts = " ".join(f"{k}={val}" for k, val in v.options) or "none"
+    shown = "deal 1 is" if spec.detail_deals == 1 else f"deals 1 to {spec.detail_deals} are"
     out = [
         f"# Golden playthrough, regenerate with: {REGENERATE}",
         f"# {spec.why}" if spec.why else "#",
@@ -157,12 +182,12 @@ def render(spec: GameSpec) -> str:
         "from the seed)",
         f"# policy: rng = random.Random({spec.policy_seed}); at each step the legal action at index "
         "rng.randrange(len(legal))",
-        f"# deals 1..{spec.detail_deals} are shown step by step; 'obs S' lines are seat S's full "
+        f"# {shown} shown step by step; 'obs S' lines are seat S's full "
         "observation (sorted-key JSON, its log",
         "#   replaced by its length: the log is shown as 'event' lines) at the first step of a deal "
         "and at every declare or",
         "#   carte-blanche phase; at other steps 'hand S' is seat S's hand as it sees it.",
-        "# later deals are played on by the same policy and shown by their results only.",
+        "# any later deals are played on by the same policy and shown by their results only.",
         f"first dealer: {state.dealer}",
     ]
     public = observe(state, None)
@@ -188,6 +213,8 @@ def render(spec: GameSpec) -> str:
                 f"{public.phase} | seat {state.to_act} to act | trumps {public.trump or '-'} | "
                 f"stock {public.stock_size}"
             )
+            if v.team_size(state.to_act) > 1:
+                out.append(f"  deciding_member: {state.deciding_member()}")
             full = state.phase in (DECLARE, CARTE_BLANCHE) or state.deal_index != last_full_deal
             last_full_deal = state.deal_index
             for s in range(n):
@@ -197,7 +224,7 @@ def render(spec: GameSpec) -> str:
                     d["log"] = len(d["log"]) if obs.log == public.log else d["log"]
                     out.append(f"  obs {s}: {_json(d)}")
                 else:
-                    hand = " ".join(d for d in obs.to_dict()["hand"])
+                    hand = " ".join(ref_text(r) for r in obs.hand)
                     out.append(f"  hand {s}: {hand}")
                     if obs.log != public.log:
                         out.append(f"  log {s} differs from the public log: {_json(obs.log)}")
@@ -226,7 +253,7 @@ def render(spec: GameSpec) -> str:
                     f"-- deals {spec.detail_deals + 1} on: played by the same policy, "
                     "shown by their results only"
                 )
-            out.extend(_deal_lines(deal, with_items=True))
+            out.extend(_deal_lines(deal))
     result = state.result()
     out.append(f"== game over after {step} steps and {len(state.deals)} deals")
     out.append(

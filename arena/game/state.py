@@ -270,7 +270,7 @@ class GameState(DeclaringTurn):
         """Apply the action of the seat to act; an illegal action raises IllegalActionError and leaves
         the state unchanged."""
         legal = self._legal if self._legal is not None else self.legal_actions()
-        if action not in legal:
+        if not isinstance(action, Action) or action not in legal:
             raise IllegalActionError(self._illegal_message(action, legal))
         self._legal = None
         seat = self.to_act
