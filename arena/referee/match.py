@@ -127,9 +127,9 @@ class Match:
                 bank_ms=int(bank[seat]),
             )
             reply, action, failure, why, elapsed = await self._ask(port, decision, bank[seat])
-            if failure is None:
-                bank[seat] -= max(0.0, elapsed - tc.budget_ms - tc.grace_ms)
-            else:
+            # Time past the budget and the grace comes out of the bank, whatever the answer was.
+            bank[seat] = max(0.0, bank[seat] - max(0.0, elapsed - tc.budget_ms - tc.grace_ms))
+            if failure is not None:
                 rec.strikes[seat] += 1
                 policy = cfg.policies.for_outcome(failure)
                 limit = cfg.policies.max_strikes

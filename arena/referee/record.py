@@ -132,12 +132,12 @@ def seat_view(record: MatchRecord, seat: int) -> dict[str, Any]:
     games = []
     for game in record.games:
         state = replay(record, game)
-        seen = 0
+        seen: dict[int, int] = {}  # per player of the seat, as the referee sent it
         mine = []
         for d in game.decisions:
             if d.seat == seat:
-                obs = observe(state, seat, log_from=seen)
-                seen = len(state.log)
+                obs = observe(state, seat, log_from=seen.get(d.member, 0))
+                seen[d.member] = len(state.log)
                 mine.append(
                     {
                         "request_id": d.request_id,
@@ -150,6 +150,8 @@ def seat_view(record: MatchRecord, seat: int) -> dict[str, Any]:
                         "elapsed_ms": d.elapsed_ms,
                     }
                 )
+            if not d.action:  # the game was forfeited at this decision
+                break
             state.apply(Action.parse(d.action))
         games.append(
             {

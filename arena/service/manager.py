@@ -52,6 +52,17 @@ class MatchEntry:
         return [" + ".join(p.name for p in seat) for seat in self.specs]
 
 
+DRAIN_SECONDS = 2.0  # for local bots to read the match's last messages and exit on their own
+
+
+async def _connected_or_gone(port: StreamPort, timeout: float) -> None:
+    """Until the player has connected, or is known gone (its process exited), or the time is up."""
+    waits = [asyncio.create_task(port.attached.wait()), asyncio.create_task(port.gone.wait())]
+    _, pending = await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+
+
 class MatchManager:
     def __init__(self, records_dir: Path | None = None, logs_dir: Path | None = None) -> None:
         self.address = ""  # set by the server once bound
@@ -137,10 +148,7 @@ class MatchManager:
 
     async def _run(self, entry: MatchEntry) -> None:
         ports = [p for seat in entry.players for p in seat]
-        waits = [asyncio.create_task(p.attached.wait()) for p in ports]
-        _, pending = await asyncio.wait(waits, timeout=entry.connect_timeout)
-        for task in pending:
-            task.cancel()
+        await asyncio.gather(*(_connected_or_gone(p, entry.connect_timeout) for p in ports))
         entry.status = "running"
         try:
             match = Match(
@@ -159,6 +167,15 @@ class MatchManager:
             for port in ports:
                 self._tokens.pop(port.token, None)  # tokens expire with the match
                 port.on_closed(Outcome.DISCONNECT, "the match is over")
+            # Let local bots read their last GameOver and MatchOver and leave on their own.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    asyncio.gather(
+                        *(p.drained.wait() for p in ports if p.attached.is_set()),
+                        *(proc.wait() for proc in entry.processes),
+                    ),
+                    timeout=DRAIN_SECONDS,
+                )
             for proc in entry.processes:
                 await proc.stop()
             for queue in entry.watchers:

@@ -42,6 +42,8 @@ class StreamPort:
         self._closed: tuple[Outcome, str] | None = None
         self._settling = False
         self.process: BotProcess | None = None  # a local bot's process, when the arena launched it
+        self.gone = asyncio.Event()  # closed: crashed, disconnected, or the match is over
+        self.drained = asyncio.Event()  # the stream has ended after its last message
         self._events_sent = 0
 
     # ------------------------------------------------------------------ the referee's side
@@ -120,20 +122,25 @@ class StreamPort:
         rid = reply.request_id
         future = self._pending.get(rid)
         if reply.match_id and reply.match_id != self.match_id:
-            self._violations.append(
+            self.on_violation(
                 f"reply for match {reply.match_id!r:.40} on a stream of {self.match_id}"
             )
         elif future is not None and not future.done():
             self._answered.append(rid)
             future.set_result(reply.action)
         elif rid in self._answered:
-            self._violations.append(f"a second reply to request {rid}")
+            self.on_violation(f"a second reply to request {rid}")
         elif rid in self._expired:
             return  # a late reply to a request already timed out: the timeout is recorded
         else:
-            self._violations.append(f"a reply to request {rid}, which was never asked")
+            self.on_violation(f"a reply to request {rid}, which was never asked")
 
     def on_violation(self, what: str) -> None:
+        """A protocol error: it fails the decision the seat owes now, or else its next one."""
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(SeatFailure(Outcome.PROTOCOL_ERROR, what))
+                return
         self._violations.append(what)
 
     def on_closed(self, outcome: Outcome, detail: str) -> None:
@@ -162,6 +169,7 @@ class StreamPort:
     def _close(self, outcome: Outcome, detail: str) -> None:
         if self._closed is None:
             self._closed = (outcome, detail)
+        self.gone.set()
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(SeatFailure(outcome, detail))

@@ -69,6 +69,7 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
         finally:
             reader.cancel()
             port.on_closed(Outcome.DISCONNECT, "the stream ended")
+            port.drained.set()
 
 
 async def _read_replies(messages: AsyncIterator[bot_pb2.BotMessage], port: StreamPort) -> None:

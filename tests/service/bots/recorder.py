@@ -1,0 +1,73 @@
+"""A bot that writes every message the referee sends it, as JSON lines, to the file named by the
+environment variable ARENA_RECORD_TO, and plays the greedy bot's choice (a seeded random legal action
+one time in four, to vary the games).
+
+    ARENA_RECORD_TO=seat0.jsonl python recorder.py
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import random
+from collections.abc import Iterator
+
+import grpc
+from google.protobuf import json_format
+
+from arena.game import Action
+from arena.wire.serde import observation_from_pb
+from arena.wire.v1 import bot_pb2, bot_pb2_grpc
+from arena_bot import Clock
+from arena_bot.greedy_bot import GreedyBot
+
+
+def main() -> None:
+    address, token = os.environ["ARENA_ADDRESS"], os.environ["ARENA_TOKEN"]
+    outgoing: queue.Queue[bot_pb2.BotMessage | None] = queue.Queue()
+    outgoing.put(
+        bot_pb2.BotMessage(
+            hello=bot_pb2.Hello(token=token, name="recorder", version="1", protocol_version=1)
+        )
+    )
+
+    def messages() -> Iterator[bot_pb2.BotMessage]:
+        while (message := outgoing.get()) is not None:
+            yield message
+
+    greedy = GreedyBot()
+    rng = random.Random(0)
+    logs: dict[int, list[str]] = {}
+    with open(os.environ["ARENA_RECORD_TO"], "w") as out, grpc.insecure_channel(address) as channel:
+        try:
+            for message in bot_pb2_grpc.BotGatewayStub(channel).Play(messages()):
+                out.write(json_format.MessageToJson(message, indent=None) + "\n")
+                out.flush()
+                if message.HasField("welcome"):
+                    w = message.welcome
+                    rng = random.Random(f"{w.match_id}:{w.seat}:{w.team_member}")
+                if not message.HasField("request"):
+                    continue
+                req = message.request
+                log = logs.setdefault(req.game, [])
+                log.extend(req.events)
+                legal = [Action.parse(a.text) for a in req.legal_actions]
+                if rng.random() < 0.25:
+                    choice = rng.choice(legal)
+                else:
+                    view = observation_from_pb(req.observation, tuple(log))
+                    choice = greedy.decide(
+                        view, legal, Clock(req.clock.budget_ms, req.clock.bank_ms)
+                    )
+                reply = bot_pb2.Reply(
+                    request_id=req.request_id, match_id=req.match_id, action=choice.text
+                )
+                outgoing.put(bot_pb2.BotMessage(reply=reply))
+        except grpc.RpcError:
+            pass
+        finally:
+            outgoing.put(None)
+
+
+if __name__ == "__main__":
+    main()
