@@ -20,6 +20,7 @@ from arena.wire import serde
 from arena.wire.v1 import bot_pb2
 
 MAX_REMEMBERED = 4096  # request ids remembered to tell a late reply from an unknown one
+MAX_REMEMBERED_VIOLATIONS = 16
 
 
 class StreamPort:
@@ -141,7 +142,8 @@ class StreamPort:
             if not future.done():
                 future.set_exception(SeatFailure(Outcome.PROTOCOL_ERROR, what))
                 return
-        self._violations.append(what)
+        if len(self._violations) < MAX_REMEMBERED_VIOLATIONS:  # a flood must not grow memory
+            self._violations.append(what)
 
     def on_closed(self, outcome: Outcome, detail: str) -> None:
         """The player is gone. A local bot's stream usually closes just before its process exits: a

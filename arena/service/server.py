@@ -18,8 +18,9 @@ from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc
 
 ADMIN_SERVICE = admin_pb2.DESCRIPTOR.services_by_name["Admin"].full_name
 
-# Bots send small messages; refuse anything larger (an oversized message ends that stream only).
-MAX_RECEIVE_BYTES = 256 * 1024
+# The transport's limit: above it gRPC drops the stream; below it, the gateway reports a message over
+# its own (much smaller) limit as the bot's protocol error.
+MAX_RECEIVE_BYTES = 4 * 1024 * 1024
 
 
 def is_loopback(address: str) -> bool:

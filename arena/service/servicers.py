@@ -16,6 +16,9 @@ from arena.wire import serde
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc
 
 HELLO_TIMEOUT = 10.0
+# A bot's messages are small (a Hello, a reply naming one action): anything larger is a protocol error.
+# (gRPC itself drops a stream whose message exceeds the server's receive limit, seen as a disconnect.)
+MAX_BOT_MESSAGE_BYTES = 16 * 1024
 PROTOCOL_VERSION = 1
 
 _POLICY_FROM_PB = {
@@ -75,6 +78,13 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
 async def _read_replies(messages: AsyncIterator[bot_pb2.BotMessage], port: StreamPort) -> None:
     try:
         async for message in messages:
+            size = message.ByteSize()
+            if size > MAX_BOT_MESSAGE_BYTES:
+                port.on_violation(
+                    f"a message of {size} bytes, over the limit of {MAX_BOT_MESSAGE_BYTES}"
+                )
+                port.on_closed(Outcome.PROTOCOL_ERROR, f"an oversized message ({size} bytes)")
+                return
             if message.HasField("reply"):
                 port.on_reply(message.reply)
             else:
@@ -86,8 +96,13 @@ async def _read_replies(messages: AsyncIterator[bot_pb2.BotMessage], port: Strea
         raise
     except Exception as exc:  # garbage bytes, oversized messages, a dropped connection
         what = f"{type(exc).__name__}: {exc}"
-        # Bytes that do not decode as a message are the bot's protocol error, not a lost connection.
-        garbage = "DecodeError" in what or "deserializ" in what.lower()
+        # Bytes that do not decode as a message, or a message over the size limit, are the bot's
+        # protocol error, not a lost connection.
+        lowered = what.lower()
+        garbage = any(
+            k in lowered
+            for k in ("decodeerror", "deserializ", "resource_exhausted", "larger than max")
+        )
         outcome = Outcome.PROTOCOL_ERROR if garbage else Outcome.DISCONNECT
         port.on_closed(outcome, f"the bot's stream failed: {what}"[:300])
 
