@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from arena.ledger import Ledger, LedgerError
@@ -30,12 +31,14 @@ errors = Console(stderr=True)
 
 def open_ledger(path: Path, must_exist: bool = True) -> Ledger:
     if must_exist and str(path) != ":memory:" and not path.exists():
-        errors.print(f"[red]error:[/] no ledger at {path} (run a tournament first: arena run FILE)")
+        errors.print(
+            f"[red]error:[/] no ledger at {escape(str(path))} (run a tournament first: arena run FILE)"
+        )
         raise typer.Exit(2)
     try:
         return Ledger(path)
     except LedgerError as exc:
-        errors.print(f"[red]error:[/] {exc}")
+        errors.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from exc
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from arena.cli.common import DEFAULT_LEDGER, LedgerOption, console, errors, open_ledger, print_board
@@ -77,7 +78,7 @@ def replay(
     try:
         record = MatchRecord.from_dict(led.game_record(game_id))
     except LedgerError as exc:
-        errors.print(f"[red]error:[/] {exc}")
+        errors.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from exc
     game = record.games[0]
     state = replay_state(record, game)
@@ -172,7 +173,7 @@ def rebuild(ledger: LedgerOption = Path(DEFAULT_LEDGER)) -> None:
     try:
         diff = led.rebuild_ratings()
     except LedgerError as exc:
-        errors.print(f"[red]error:[/] {exc}")
+        errors.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from exc
     if diff == 0.0:
         console.print("ratings rebuilt: identical to the stored ratings")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -31,7 +32,7 @@ def run(
     try:
         spec = load(file)
     except TournamentFileError as exc:
-        errors.print(f"[red]error:[/] {exc}")
+        errors.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from exc
     led = open_ledger(ledger, must_exist=False)
     columns = (
@@ -60,7 +61,7 @@ def run(
             runner = tournament_runner.TournamentRunner(spec, led, show, logs_dir=logs)
             tid = asyncio.run(runner.run())
         except LedgerError as exc:
-            errors.print(f"[red]error:[/] {exc}")
+            errors.print(f"[red]error:[/] {escape(str(exc))}")
             raise typer.Exit(2) from exc
         except KeyboardInterrupt:
             errors.print("interrupted: every finished game is in the ledger; run again to resume")
@@ -71,7 +72,7 @@ def run(
     print_tables(led, spec, tid)
     if p.errors:
         errors.print(
-            f"[red]{p.errors} game(s) could not be played[/] (last: {p.last}); run again to retry"
+            f"[red]{p.errors} game(s) could not be played[/] (last: {escape(p.last)}); run again to retry"
         )
         raise typer.Exit(1)
 

@@ -10,14 +10,15 @@ the stored numbers. A game is keyed by (tournament, key): recording it twice is 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import sqlite_utils
 
@@ -40,6 +41,25 @@ class BoardRow:
     sigma: float
     exposed: float
     games: int
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _guarded(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """SQLite's errors (locked, read-only, corrupt) become LedgerError naming the file."""
+
+    @functools.wraps(method)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(*args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            ledger = args[0]
+            path = getattr(ledger, "path", "ledger")
+            raise LedgerError(f"{path}: {exc}") from exc
+
+    return wrapper
 
 
 def _now() -> str:
@@ -66,6 +86,11 @@ class Ledger:
 
     def _migrate(self) -> None:
         try:
+            tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master")}
+            if "_migrations" in tables:
+                done = {r[0] for r in self.conn.execute("SELECT version FROM _migrations")}
+                if done == set(range(1, len(MIGRATIONS) + 1)):
+                    return  # up to date: nothing to write (a read-only ledger can still be read)
             with self.transaction():
                 self.conn.execute(
                     "CREATE TABLE IF NOT EXISTS _migrations (version INTEGER PRIMARY KEY, applied_at TEXT)"
@@ -96,8 +121,13 @@ class Ledger:
             raise LedgerError(f"{self.path}: cannot write: {exc}") from exc
         try:
             yield
+        except sqlite3.DatabaseError as exc:
+            with contextlib.suppress(sqlite3.DatabaseError):
+                self.conn.execute("ROLLBACK")
+            raise LedgerError(f"{self.path}: cannot write: {exc}") from exc
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            with contextlib.suppress(sqlite3.DatabaseError):
+                self.conn.execute("ROLLBACK")
             raise
         else:
             try:
@@ -108,6 +138,7 @@ class Ledger:
 
     # ------------------------------------------------------------------ tournaments and entrants
 
+    @_guarded
     def tournament(self, spec: TournamentSpec) -> tuple[int, bool]:
         """The tournament's id, and whether it was already in the ledger (then it is resumed)."""
         canonical = json.dumps(spec.to_dict(), sort_keys=True)
@@ -125,6 +156,7 @@ class Ledger:
             )
         return int(cur.lastrowid or 0), False
 
+    @_guarded
     def entrant_ids(self, entrants: Sequence[Entrant]) -> dict[str, int]:
         out = {}
         with self.transaction():
@@ -141,6 +173,7 @@ class Ledger:
                 out[e.name] = int(row[0])
         return out
 
+    @_guarded
     def plan(self, tournament_id: int, games: Sequence[ScheduledGame]) -> None:
         with self.transaction():
             self.conn.executemany(
@@ -152,6 +185,7 @@ class Ledger:
                 ],
             )  # fmt: skip
 
+    @_guarded
     def planned(self, tournament_id: int, round_: int) -> list[ScheduledGame]:
         """The games planned for one round, in canonical order."""
         rows = self.conn.execute(
@@ -168,18 +202,22 @@ class Ledger:
             )
         return out
 
+    @_guarded
     def done_keys(self, tournament_id: int) -> set[str]:
         rows = self.conn.execute("SELECT key FROM games WHERE tournament_id = ?", (tournament_id,))
         return {r[0] for r in rows}
 
+    @_guarded
     def finish_tournament(self, tournament_id: int) -> None:
         with self.transaction():
             self.conn.execute(
-                "UPDATE tournaments SET finished_at = ? WHERE id = ?", (_now(), tournament_id)
+                "UPDATE tournaments SET finished_at = ? WHERE id = ? AND finished_at IS NULL",
+                (_now(), tournament_id),
             )
 
     # ------------------------------------------------------------------ games
 
+    @_guarded
     def record_game(
         self,
         tournament_id: int,
@@ -274,6 +312,7 @@ class Ledger:
 
     # ------------------------------------------------------------------ queries
 
+    @_guarded
     def leaderboard(self, variant: str) -> list[BoardRow]:
         rows = self.conn.execute(
             "SELECT e.name, r.variant, r.mu, r.sigma, r.exposed, r.games FROM ratings r "
@@ -282,11 +321,13 @@ class Ledger:
         ).fetchall()
         return [BoardRow(*r) for r in rows]
 
+    @_guarded
     def variants(self) -> list[str]:
         return [
             r[0] for r in self.conn.execute("SELECT DISTINCT variant FROM ratings ORDER BY variant")
         ]
 
+    @_guarded
     def games(self, tournament_id: int | None = None, limit: int = 50) -> list[dict[str, Any]]:
         where, args = ("WHERE g.tournament_id = ?", [tournament_id]) if tournament_id else ("", [])
         rows = self.db.query(
@@ -299,6 +340,7 @@ class Ledger:
         )
         return list(rows)
 
+    @_guarded
     def game_record(self, game_id: int) -> dict[str, Any]:
         row = self.conn.execute(
             "SELECT record FROM game_records WHERE game_id = ?", (game_id,)
@@ -308,6 +350,7 @@ class Ledger:
         data: dict[str, Any] = json.loads(row[0])
         return data
 
+    @_guarded
     def seat_rows(self, tournament_id: int) -> list[dict[str, Any]]:
         """Every seat of every game of a tournament, with the game's key parts, for summaries."""
         return list(
@@ -322,6 +365,7 @@ class Ledger:
 
     # ------------------------------------------------------------------ rebuild
 
+    @_guarded
     def rebuild_ratings(self) -> float:
         """Recompute every rating from the games, in rating order; rewrite them and return the largest
         difference from the numbers stored before (0.0 when the ledger was consistent)."""

@@ -171,7 +171,8 @@ class Match:
         limit_ms = tc.budget_ms + max(bank, 0.0) + tc.grace_ms
         start = time.perf_counter()
         try:
-            raw: object = await asyncio.wait_for(port.decide(decision), timeout=limit_ms / 1000)
+            async with asyncio.timeout(limit_ms / 1000):  # no extra task per decision
+                raw: object = await port.decide(decision)
         except TimeoutError:
             elapsed = (time.perf_counter() - start) * 1000
             return None, None, Outcome.TIMEOUT, f"no reply within {limit_ms:.0f} ms", elapsed

@@ -78,8 +78,11 @@ class StreamPort:
         finally:
             if proc is not None:
                 proc.freeze()
-            if self._pending.pop(decision.request_id, None) is not None and not future.done():
-                self._expired.append(decision.request_id)  # timed out: a late reply is not an error
+            self._pending.pop(decision.request_id, None)
+            answered = future.done() and not future.cancelled() and future.exception() is None
+            if not answered:
+                # Timed out or failed: a late reply to it is not another error.
+                self._expired.append(decision.request_id)
 
     async def game_over(
         self,

@@ -61,9 +61,16 @@ def pairings(spec: TournamentSpec) -> list[tuple[str, ...]]:
         groups = list(itertools.combinations(names, size))
         if spec.format == "double-round-robin":
             groups += [tuple(reversed(g)) for g in groups]
-    if spec.build_variant().partnerships:
+    if _two_teams_of_two(spec):
         groups = [split for g in groups for split in _team_splits(g)]
     return groups
+
+
+def _two_teams_of_two(spec: TournamentSpec) -> bool:
+    """Partners (seats 0 and 2 against 1 and 3), or two seats each shared by two players: a group of
+    four meets in its three team splits, not in rotations (which keep two of the teams apart)."""
+    v = spec.build_variant()
+    return bool(v.partnerships) or tuple(v.team_size(s) for s in range(v.seats)) == (2, 2)
 
 
 def _team_splits(group: tuple[str, ...]) -> list[tuple[str, ...]]:
@@ -79,6 +86,9 @@ def arrangements(spec: TournamentSpec, group: tuple[str, ...]) -> list[tuple[tup
     if spec.build_variant().partnerships:
         a, c, b, d = group  # seats 0, 1, 2, 3: team {a, b} against {c, d}
         orders = [(a, c, b, d), (c, a, d, b)]
+    elif _two_teams_of_two(spec):
+        a, c, b, d = group  # seat 0 shared by {a, b}, seat 1 by {c, d}
+        orders = [(a, b, c, d), (c, d, a, b)]
     else:
         orders = [group[r:] + group[:r] for r in range(len(group))]
     out = []
@@ -103,7 +113,8 @@ def games_for_round(
             # Duplicate: every seating on the same deal. Otherwise deals take the seatings in turn.
             rots = range(len(seatings)) if spec.duplicate else (deal % len(seatings),)
             for rot in rots:
-                key = f"r{round_:03d}-p{p:04d}-d{deal:03d}-s{rot}"
+                # Zero-padded so that keys sort in the canonical order (a million pairings, 10000 deals).
+                key = f"r{round_:03d}-p{p:06d}-d{deal:04d}-s{rot}"
                 out.append(
                     ScheduledGame(key, ord_, round_, p, deal, rot, seed, seatings[rot], group)
                 )

@@ -133,6 +133,10 @@ def load(path: str | Path) -> TournamentSpec:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise TournamentFileError(f"{p}: cannot read the file: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise TournamentFileError(
+            f"{p}: not UTF-8 text (byte {exc.start}): save it as UTF-8"
+        ) from exc
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -270,9 +274,12 @@ def _entrants(r: _Reader, raw: Any) -> list[Entrant]:
             name = sub.string("name")
             command = sub.string("command")
             language = sub.string("language", "")
-            version = (
-                str(item.get("version", "")) if not isinstance(item.get("version"), bool) else ""
-            )
+            raw_version = item.get("version", "")
+            if isinstance(raw_version, bool) or not isinstance(raw_version, str | int | float):
+                raise TournamentFileError(
+                    f"{r.source}: version: expected a string or a number, got {raw_version!r}"
+                )
+            version = str(raw_version)
         except TournamentFileError as exc:
             raise TournamentFileError(
                 str(exc).replace(f"{r.source}: ", f"{r.source}: {where}.", 1)
@@ -318,7 +325,7 @@ def _policies(r: _Reader) -> Policies:
                 raise r.error("policies.max_strikes", f"expected an integer >= 0, got {value!r}")
             chosen[key] = value
         elif key in ("on_timeout", "on_illegal_action", "on_crash", "on_protocol_error"):
-            if value not in values:
+            if not isinstance(value, str) or value not in values:
                 raise r.error(
                     f"policies.{key}", f"expected one of {', '.join(values)}, got {value!r}"
                 )

@@ -12,6 +12,19 @@ from arena.wire.v1 import game_pb2
 
 
 def action_to_pb(action: Action) -> game_pb2.Action:
+    """The action's message; the same message object for the same action (built once)."""
+    pb = _ACTION_PB.get(action)
+    if pb is None:
+        if len(_ACTION_PB) > 50_000:  # declarations name physical cards: keep the cache bounded
+            _ACTION_PB.clear()
+        pb = _ACTION_PB[action] = _build_action_pb(action)
+    return pb
+
+
+_ACTION_PB: dict[Action, game_pb2.Action] = {}
+
+
+def _build_action_pb(action: Action) -> game_pb2.Action:
     return game_pb2.Action(
         text=action.text,
         verb=int(action.verb),  # type: ignore[arg-type]

@@ -9,10 +9,9 @@ hands the bot the engine's own values: an :class:`arena.game.Observation` and th
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
-import queue
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import grpc
@@ -59,40 +58,43 @@ def run(bot: Bot, address: str | None = None, token: str | None = None) -> None:
     token = token or os.environ.get("ARENA_TOKEN", "")
     if not address or not token:
         raise SystemExit("no referee address or token: set ARENA_ADDRESS and ARENA_TOKEN")
-    outgoing: queue.Queue[bot_pb2.BotMessage | None] = queue.Queue()
-    outgoing.put(
-        bot_pb2.BotMessage(
-            hello=bot_pb2.Hello(
-                token=token, name=bot.name, version=bot.version, protocol_version=PROTOCOL_VERSION
-            )
-        )
+    asyncio.run(_play(bot, address, token))
+
+
+async def _play(bot: Bot, address: str, token: str) -> None:
+    hello = bot_pb2.Hello(
+        token=token, name=bot.name, version=bot.version, protocol_version=PROTOCOL_VERSION
     )
-
-    def send() -> Iterator[bot_pb2.BotMessage]:
-        while (message := outgoing.get()) is not None:
-            yield message
-
     logs: dict[tuple[str, int], list[str]] = {}
-    with grpc.insecure_channel(address) as channel:
-        stub = bot_pb2_grpc.BotGatewayStub(channel)
+    parsed: dict[str, Action] = {}  # action texts recur: parse each once
+
+    def action(text: str) -> Action:
+        found = parsed.get(text)
+        if found is None:
+            if len(parsed) > 50_000:
+                parsed.clear()
+            found = parsed[text] = Action.parse(text)
+        return found
+
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = bot_pb2_grpc.BotGatewayStub(channel).Play()
         try:
-            for message in stub.Play(send()):
+            await call.write(bot_pb2.BotMessage(hello=hello))
+            while (message := await call.read()) is not grpc.aio.EOF:
+                assert isinstance(message, bot_pb2.RefereeMessage)
                 kind = message.WhichOneof("body")
                 if kind == "request":
                     req = message.request
                     log = logs.setdefault((req.match_id, req.game), [])
                     log.extend(req.events)
                     view = observation_from_pb(req.observation, tuple(log))
-                    legal = [Action.parse(a.text) for a in req.legal_actions]
+                    legal = [action(a.text) for a in req.legal_actions]
                     choice = bot.decide(view, legal, Clock(req.clock.budget_ms, req.clock.bank_ms))
                     text = choice.text if isinstance(choice, Action) else str(choice)
-                    outgoing.put(
-                        bot_pb2.BotMessage(
-                            reply=bot_pb2.Reply(
-                                request_id=req.request_id, match_id=req.match_id, action=text
-                            )
-                        )
+                    reply = bot_pb2.Reply(
+                        request_id=req.request_id, match_id=req.match_id, action=text
                     )
+                    await call.write(bot_pb2.BotMessage(reply=reply))
                 elif kind == "welcome":
                     bot.on_welcome(message.welcome)
                 elif kind == "game_over":
@@ -101,11 +103,9 @@ def run(bot: Bot, address: str | None = None, token: str | None = None) -> None:
                     bot.on_game_over(GameEnd(end.match_id, end.game, end.result))
                 elif kind == "refused":
                     raise SystemExit(f"the referee refused the bot: {message.refused.reason}")
-        except grpc.RpcError as exc:
+        except grpc.aio.AioRpcError as exc:
             if exc.code() not in (grpc.StatusCode.CANCELLED, grpc.StatusCode.UNAVAILABLE):
                 raise
-        finally:
-            outgoing.put(None)
 
 
 def main_for(bot: Bot) -> None:
