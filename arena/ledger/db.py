@@ -72,6 +72,8 @@ class Ledger:
         try:
             conn = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
             conn.execute("PRAGMA foreign_keys = ON")
+            # The default rollback journal, not WAL: the ledger stays one self-contained file that can
+            # be copied or opened read-only at any time.
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
             raise LedgerError(f"{self.path}: not a usable SQLite ledger: {exc}") from exc
@@ -261,17 +263,23 @@ class Ledger:
 
     def _rate_ready(self, tournament_id: int) -> None:
         """Rate, in canonical order, every finished game with no unfinished planned game before it."""
+        # Rated games form a prefix of the schedule: start after the last of them.
         row = self.conn.execute(
-            "SELECT min(p.ord) FROM planned_games p LEFT JOIN games g "
-            "ON g.tournament_id = p.tournament_id AND g.key = p.key "
-            "WHERE p.tournament_id = ? AND g.id IS NULL",
+            "SELECT max(ord) FROM games WHERE tournament_id = ? AND rating_seq IS NOT NULL",
             (tournament_id,),
         ).fetchone()
-        limit = row[0] if row[0] is not None else 2**62
+        last = row[0] if row[0] is not None else -1
+        row = self.conn.execute(
+            "SELECT p.ord FROM planned_games p WHERE p.tournament_id = ? AND p.ord > ? AND NOT EXISTS "
+            "(SELECT 1 FROM games g WHERE g.tournament_id = p.tournament_id AND g.key = p.key) "
+            "ORDER BY p.ord LIMIT 1",
+            (tournament_id, last),
+        ).fetchone()
+        limit = row[0] if row is not None else 2**62
         ready = self.conn.execute(
             "SELECT id, variant FROM games WHERE tournament_id = ? AND rating_seq IS NULL "
-            "AND ord < ? ORDER BY ord",
-            (tournament_id, limit),
+            "AND ord > ? AND ord < ? ORDER BY ord",
+            (tournament_id, last, limit),
         ).fetchall()
         if not ready:
             return

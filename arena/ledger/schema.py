@@ -112,4 +112,8 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (game_id, entrant_id)
     );
     """,
+    # 2: rating games in schedule order looks up the first unfinished planned game by its order.
+    """
+    CREATE INDEX planned_by_order ON planned_games (tournament_id, ord);
+    """,
 )

@@ -1,0 +1,617 @@
+"""The ledger, with synthetic games (no bots): migrations, idempotent writes, ratings applied in the
+schedule's canonical order whatever order games finish in, exact rebuilds, and clear errors that leave
+the file untouched for a corrupt, locked or read-only ledger."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.ledger import Ledger, LedgerError
+from arena.ledger import schema as ledger_schema
+from arena.ledger.schema import MIGRATIONS
+from arena.rating import Rating, initial, rate_game
+from arena.tournament.schedule import ScheduledGame, full_schedule
+from arena.tournament.spec import TournamentSpec, parse
+
+REAL_CONNECT: Callable[..., sqlite3.Connection] = sqlite3.connect
+
+
+def make_spec(n: int = 3, **fields: Any) -> TournamentSpec:
+    data: dict[str, Any] = {
+        "name": fields.pop("name", "Synthetic"),
+        "entrants": [{"name": f"e{i}", "command": "bot", "version": "1"} for i in range(n)],
+        **fields,
+    }
+    return parse(data, "synthetic.toml")
+
+
+def sides_of(variant: str) -> list[list[int]]:
+    if variant == "four-handed-partners":
+        return [[0, 2], [1, 3]]
+    seats = {"two-handed": 2, "three-handed": 3, "three-handed-consultation": 2}[variant]
+    return [[s] for s in range(seats)]
+
+
+def ranking_of(game: ScheduledGame, sides: int) -> list[int]:
+    """A synthetic result fixed by the game's seed: a ranking of the sides, sometimes a draw."""
+    k = game.seed % 7
+    if sides == 2:
+        return [[0, 1], [1, 0], [0, 0]][k % 3]
+    ranks = [(k + s) % sides for s in range(sides)]
+    if k == 0:
+        ranks[0] = ranks[1] = min(ranks[0], ranks[1])  # a shared place
+    return ranks
+
+
+def synthetic_record(game: ScheduledGame, variant: str) -> dict[str, Any]:
+    sides = sides_of(variant)
+    ranking = ranking_of(game, len(sides))
+    scores = [0] * len(game.seats)
+    for side, seats in enumerate(sides):
+        for seat in seats:
+            scores[seat] = 1000 - 300 * ranking[side] + seat
+    return {
+        "match_id": game.key,
+        "games": [
+            {
+                "outcome": "normal",
+                "detail": "",
+                "culprit": -1,
+                "result": {"sides": sides, "ranking": ranking, "scores": scores},
+            }
+        ],
+    }
+
+
+class Fixture:
+    def __init__(self, led: Ledger, spec: TournamentSpec) -> None:
+        self.led = led
+        self.spec = spec
+        self.tid, _ = led.tournament(spec)
+        self.ids = led.entrant_ids(spec.entrants)
+        self.games = full_schedule(spec)
+        led.plan(self.tid, self.games)
+
+    def record(self, game: ScheduledGame) -> int:
+        return self.led.record_game(
+            self.tid, self.spec.variant, game, self.ids, synthetic_record(game, self.spec.variant)
+        )
+
+
+def dump(path: Path | str) -> list[str]:
+    conn = REAL_CONNECT(path)
+    try:
+        return list(conn.iterdump())
+    finally:
+        conn.close()
+
+
+def table(led: Ledger, sql: str) -> list[tuple[Any, ...]]:
+    return [tuple(r) for r in led.conn.execute(sql).fetchall()]
+
+
+def ratings_by_name(led: Ledger) -> dict[tuple[str, str], tuple[float, float, float, int]]:
+    rows = led.conn.execute(
+        "SELECT e.name, r.variant, r.mu, r.sigma, r.exposed, r.games FROM ratings r "
+        "JOIN entrants e ON e.id = r.entrant_id"
+    )
+    return {(r[0], r[1]): (r[2], r[3], r[4], r[5]) for r in rows}
+
+
+def history(led: Ledger) -> list[tuple[Any, ...]]:
+    return table(
+        led,
+        "SELECT g.key, e.name, h.variant, h.mu_before, h.sigma_before, h.mu_after, h.sigma_after "
+        "FROM rating_history h JOIN games g ON g.id = h.game_id JOIN entrants e ON e.id = h.entrant_id "
+        "ORDER BY g.rating_seq, e.name",
+    )
+
+
+def expected_ratings(
+    spec: TournamentSpec, games: list[ScheduledGame]
+) -> dict[tuple[str, str], tuple[float, float, float, int]]:
+    """Ratings computed here, straight from the schedule and the synthetic results, in order."""
+    current: dict[str, tuple[Rating, int]] = {}
+    sides = sides_of(spec.variant)
+    for g in sorted(games, key=lambda g: g.ord):
+        ranking = ranking_of(g, len(sides))
+        teams = [[n for seat in seats for n in g.seats[seat]] for seats in sides]
+        new = rate_game(
+            [[current.get(n, (initial(), 0))[0] for n in team] for team in teams], ranking
+        )
+        for team, rated in zip(teams, new, strict=True):
+            for n, r in zip(team, rated, strict=True):
+                current[n] = (r, current.get(n, (initial(), 0))[1] + 1)
+    return {(n, spec.variant): (r.mu, r.sigma, r.exposed, k) for n, (r, k) in current.items()}
+
+
+@pytest.fixture
+def ledger_path(tmp_path: Path) -> Path:
+    return tmp_path / "ledger.sqlite"
+
+
+@pytest.fixture
+def led(ledger_path: Path) -> Iterator[Ledger]:
+    ledger = Ledger(ledger_path)
+    yield ledger
+    ledger.close()
+
+
+# ---------------------------------------------------------------- schema
+
+
+def documented_tables() -> set[str]:
+    doc = ledger_schema.__doc__ or ""
+    return set(re.findall(r"^- ``(\w+)``", doc, flags=re.MULTILINE))
+
+
+def test_migrations_create_the_documented_tables(led: Ledger) -> None:
+    documented = documented_tables()
+    assert {"entrants", "tournaments", "games", "game_seats", "game_records", "ratings"} <= (
+        documented
+    )
+    assert {"rating_history", "planned_games"} <= documented
+    tables = {
+        r[0]
+        for r in led.conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    }
+    assert tables == documented | {"_migrations"}
+    versions = [r[0] for r in led.conn.execute("SELECT version FROM _migrations ORDER BY version")]
+    assert versions == list(range(1, len(MIGRATIONS) + 1))
+    columns = {r[1] for r in led.conn.execute("PRAGMA table_info(games)")}
+    assert {"key", "ord", "rating_seq", "outcome", "culprit"} <= columns
+
+
+def test_reopening_applies_nothing_again(ledger_path: Path) -> None:
+    Ledger(ledger_path).close()
+    before = dump(ledger_path)
+    Ledger(ledger_path).close()
+    assert dump(ledger_path) == before
+
+
+def test_a_newer_schema_is_refused_untouched(ledger_path: Path) -> None:
+    Ledger(ledger_path).close()
+    conn = REAL_CONNECT(ledger_path)
+    conn.execute("INSERT INTO _migrations VALUES (?, 'later')", (len(MIGRATIONS) + 1,))
+    conn.commit()
+    conn.close()
+    data = ledger_path.read_bytes()
+    with pytest.raises(LedgerError, match="newer") as info:
+        Ledger(ledger_path)
+    assert str(ledger_path) in str(info.value)
+    assert ledger_path.read_bytes() == data
+
+
+# ---------------------------------------------------------------- tournaments, entrants, plans
+
+
+def test_a_tournament_is_found_again_by_its_spec(led: Ledger) -> None:
+    spec = make_spec()
+    tid, resumed = led.tournament(spec)
+    assert resumed is False
+    assert led.tournament(spec) == (tid, True)
+    # the same file run from another place is the same tournament
+    assert led.tournament(dataclasses.replace(spec, source="elsewhere/t.toml")) == (tid, True)
+    other = make_spec(seed=9)
+    tid2, resumed2 = led.tournament(other)
+    assert tid2 != tid and resumed2 is False
+
+
+def test_entrants_are_programs(led: Ledger) -> None:
+    spec = make_spec(2)
+    ids = led.entrant_ids(spec.entrants)
+    assert led.entrant_ids(spec.entrants) == ids
+    changed = parse(
+        {
+            "name": "x",
+            "entrants": [
+                {"name": "e0", "command": "bot", "version": "2"},
+                {"name": "e1", "command": "bot", "version": "1"},
+            ],
+        }
+    )
+    ids2 = led.entrant_ids(changed.entrants)
+    assert ids2["e1"] == ids["e1"]
+    assert ids2["e0"] != ids["e0"], "another version is another entrant"
+
+
+def test_plan_and_planned_round_trip(led: Ledger) -> None:
+    f = Fixture(led, make_spec(3, games_per_pairing=2))
+    assert led.planned(f.tid, 0) == f.games
+    led.plan(f.tid, f.games)  # planning again changes nothing
+    assert led.planned(f.tid, 0) == f.games
+    assert led.planned(f.tid, 1) == []
+
+
+# ---------------------------------------------------------------- record_game
+
+
+def test_record_game_twice_is_a_no_op(ledger_path: Path, led: Ledger) -> None:
+    f = Fixture(led, make_spec(2))
+    game = f.games[0]
+    first = f.record(game)
+    before = dump(ledger_path)
+    assert f.record(game) == first
+    # even with a different record for the same key: the first one stands
+    other = synthetic_record(game, "two-handed")
+    other["games"][0]["result"]["ranking"] = [1, 0]
+    assert led.record_game(f.tid, "two-handed", game, f.ids, other) == first
+    assert dump(ledger_path) == before
+    assert led.done_keys(f.tid) == {game.key}
+
+
+def test_record_game_writes_seats_record_and_rating(led: Ledger) -> None:
+    f = Fixture(led, make_spec(2))
+    game = f.games[0]
+    gid = f.record(game)
+    seats = table(
+        led,
+        f"SELECT seat, member, entrant_id, side, place, score FROM game_seats WHERE game_id = {gid} "
+        "ORDER BY seat",
+    )
+    rec = synthetic_record(game, "two-handed")
+    ranking = rec["games"][0]["result"]["ranking"]
+    scores = rec["games"][0]["result"]["scores"]
+    assert seats == [(s, 0, f.ids[game.seats[s][0]], s, ranking[s], scores[s]) for s in range(2)]
+    assert led.game_record(gid) == rec
+    assert table(led, f"SELECT rating_seq FROM games WHERE id = {gid}") == [(1,)]
+    assert len(table(led, f"SELECT * FROM rating_history WHERE game_id = {gid}")) == 2
+    with pytest.raises(LedgerError, match="no game"):
+        led.game_record(gid + 100)
+
+
+def test_record_game_is_one_transaction(led: Ledger) -> None:
+    """A record the ledger cannot take (an entrant it does not know) leaves no trace at all."""
+    f = Fixture(led, make_spec(2))
+    before = table(led, "SELECT count(*) FROM games")
+    with pytest.raises(KeyError):
+        led.record_game(
+            f.tid,
+            "two-handed",
+            f.games[0],
+            {"e0": f.ids["e0"]},
+            synthetic_record(f.games[0], "two-handed"),
+        )
+    assert table(led, "SELECT count(*) FROM games") == before
+    assert table(led, "SELECT count(*) FROM game_seats") == [(0,)]
+    assert table(led, "SELECT count(*) FROM game_records") == [(0,)]
+    assert f.record(f.games[0]) > 0, "the ledger is still usable"
+
+
+# ---------------------------------------------------------------- canonical order
+
+
+def rated_keys(led: Ledger, tid: int) -> list[str]:
+    rows = led.conn.execute(
+        "SELECT key FROM games WHERE tournament_id = ? AND rating_seq IS NOT NULL ORDER BY rating_seq",
+        (tid,),
+    )
+    return [r[0] for r in rows]
+
+
+def play_in_order(
+    led: Ledger,
+    spec: TournamentSpec,
+    order: list[int],
+    check: Callable[[Fixture], None] | None = None,
+) -> Fixture:
+    f = Fixture(led, spec)
+    for i in order:
+        f.record(f.games[i])
+        if check:
+            check(f)
+    return f
+
+
+def prefix_check(f: Fixture) -> None:
+    done = f.led.done_keys(f.tid)
+    prefix = []
+    for g in f.games:
+        if g.key not in done:
+            break
+        prefix.append(g)
+    assert rated_keys(f.led, f.tid) == [g.key for g in prefix], "the finished prefix, in order"
+    assert ratings_by_name(f.led) == expected_ratings(f.spec, prefix), "and no other game"
+
+
+def test_games_out_of_order_wait_for_the_prefix(tmp_path: Path) -> None:
+    spec = make_spec(3, games_per_pairing=2)  # 12 games
+    order = [3, 1, 0, 5, 2, 4, 11, 7, 6, 8, 10, 9]
+    shuffled = Ledger(tmp_path / "shuffled.sqlite")
+    f = play_in_order(shuffled, spec, order[:3], prefix_check)
+    assert rated_keys(shuffled, f.tid) == [f.games[0].key, f.games[1].key]
+    for i in order[3:]:
+        f.record(f.games[i])
+        prefix_check(f)
+    in_order = Ledger(tmp_path / "in_order.sqlite")
+    play_in_order(in_order, spec, list(range(12)))
+    assert ratings_by_name(shuffled) == ratings_by_name(in_order)
+    assert history(shuffled) == history(in_order)
+    assert ratings_by_name(shuffled) == expected_ratings(spec, f.games)
+    assert rated_keys(shuffled, f.tid) == [g.key for g in f.games]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.permutations(list(range(12))))
+def test_any_finishing_order_gives_the_in_order_ratings(order: list[int]) -> None:
+    spec = make_spec(4, duplicate=False, games_per_pairing=2)  # 12 games
+    led = Ledger(":memory:")
+    f = play_in_order(led, spec, order, prefix_check)
+    assert ratings_by_name(led) == expected_ratings(spec, f.games)
+    assert led.rebuild_ratings() == 0.0
+
+
+@pytest.mark.parametrize(
+    "variant", ["three-handed", "four-handed-partners", "three-handed-consultation"]
+)
+def test_multi_player_games_are_rated_as_their_sides(tmp_path: Path, variant: str) -> None:
+    spec = make_spec(4 if variant == "four-handed-partners" else 3, variant=variant)
+    led = Ledger(tmp_path / "l.sqlite")
+    f = play_in_order(led, spec, list(reversed(range(len(full_schedule(spec))))))
+    assert ratings_by_name(led) == expected_ratings(spec, f.games)
+    players = sum(len(g.players) for g in f.games)
+    assert table(led, "SELECT count(*) FROM game_seats") == [(players,)]
+    assert table(led, "SELECT count(*) FROM rating_history") == [(players,)]
+    assert led.rebuild_ratings() == 0.0
+
+
+def test_consultation_seats_record_each_member(led: Ledger) -> None:
+    f = Fixture(led, make_spec(3, variant="three-handed-consultation"))
+    game = f.games[0]
+    gid = f.record(game)
+    rows = table(
+        led,
+        f"SELECT seat, member, entrant_id, side FROM game_seats WHERE game_id = {gid} "
+        "ORDER BY seat, member",
+    )
+    assert rows == [
+        (0, 0, f.ids[game.seats[0][0]], 0),
+        (1, 0, f.ids[game.seats[1][0]], 1),
+        (1, 1, f.ids[game.seats[1][1]], 1),
+    ]
+
+
+# ---------------------------------------------------------------- rebuild
+
+
+def test_rebuild_reproduces_the_stored_ratings(ledger_path: Path, led: Ledger) -> None:
+    spec = make_spec(4, games_per_pairing=2)
+    f = play_in_order(led, spec, [5, 0, 1, 9, 2, 3, 4, 6, 8, 7, *range(10, 24)])
+    ratings = table(led, "SELECT * FROM ratings ORDER BY entrant_id, variant")
+    hist = table(led, "SELECT * FROM rating_history ORDER BY game_id, entrant_id")
+    assert led.rebuild_ratings() == 0.0
+    assert table(led, "SELECT * FROM ratings ORDER BY entrant_id, variant") == ratings
+    assert table(led, "SELECT * FROM rating_history ORDER BY game_id, entrant_id") == hist
+    assert len(hist) == 2 * len(f.games)
+
+
+def test_rebuild_repairs_a_tampered_rating(led: Ledger) -> None:
+    play_in_order(led, make_spec(3), list(range(6)))
+    good = ratings_by_name(led)
+    led.conn.execute("UPDATE ratings SET mu = mu + 0.5 WHERE entrant_id = 1")
+    assert led.rebuild_ratings() == pytest.approx(0.5)
+    assert ratings_by_name(led) == good
+    led.conn.execute("DELETE FROM ratings WHERE entrant_id = 2")
+    assert led.rebuild_ratings() == float("inf")
+    assert ratings_by_name(led) == good
+    assert led.rebuild_ratings() == 0.0
+
+
+def test_rebuild_with_two_tournaments_sharing_entrants(led: Ledger) -> None:
+    """Two tournaments of the same entrants, their games finishing interleaved and out of order:
+    each entrant's rating runs through both, and a rebuild gets exactly the stored numbers."""
+    a = Fixture(led, make_spec(3, name="A", games_per_pairing=2))
+    b = Fixture(led, make_spec(3, name="B", seed=4))
+    assert a.tid != b.tid and a.ids == b.ids
+    steps = [(a, 2), (b, 1), (a, 0), (b, 0), (a, 1), (b, 3), (b, 2), (a, 4), (a, 3)]
+    steps += [(b, i) for i in range(4, 6)] + [(a, i) for i in range(5, 12)]
+    for fx, i in steps:
+        fx.record(fx.games[i])
+    assert rated_keys(led, a.tid) == [g.key for g in a.games]
+    assert rated_keys(led, b.tid) == [g.key for g in b.games]
+    stored = ratings_by_name(led)
+    assert sum(v[3] for v in stored.values()) == 2 * (12 + 6)
+    assert led.rebuild_ratings() == 0.0
+    assert ratings_by_name(led) == stored
+
+
+# ---------------------------------------------------------------- queries
+
+
+def test_leaderboard_sorted_by_exposed(led: Ledger) -> None:
+    play_in_order(led, make_spec(4, games_per_pairing=2), list(range(24)))
+    board = led.leaderboard("two-handed")
+    assert len(board) == 4
+    assert [r.exposed for r in board] == sorted((r.exposed for r in board), reverse=True)
+    stored = ratings_by_name(led)
+    assert [(r.entrant, r.mu, r.sigma) for r in board] == sorted(
+        ((name, mu, sigma) for (name, _), (mu, sigma, _, _) in stored.items()),
+        key=lambda t: -(t[1] - 3 * t[2]),
+    )
+    for r in board:
+        assert r.exposed == pytest.approx(r.mu - 3 * r.sigma, abs=1e-12)
+        assert r.games == 12
+    assert led.variants() == ["two-handed"]
+    assert led.leaderboard("polish") == []
+
+
+def test_games_and_seat_rows(led: Ledger) -> None:
+    f = play_in_order(led, make_spec(2, games_per_pairing=2), [1, 0, 3, 2])
+    listed = led.games()
+    assert [g["key"] for g in listed] == [f.games[i].key for i in (2, 3, 0, 1)]
+    assert all(g["tournament"] == "Synthetic" for g in listed)
+    assert led.games(limit=1)[0]["key"] == f.games[2].key
+    rows = led.seat_rows(f.tid)
+    assert [r["key"] for r in rows] == [g.key for g in f.games for _ in range(2)]
+    assert {r["entrant"] for r in rows} == {"e0", "e1"}
+
+
+# ---------------------------------------------------------------- unusable files
+
+
+@pytest.fixture
+def filled(ledger_path: Path) -> Path:
+    led = Ledger(ledger_path)
+    play_in_order(led, make_spec(3), [1, 0, 2, 3, 4, 5])
+    led.close()
+    return ledger_path
+
+
+def test_garbage_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "garbage.sqlite"
+    data = bytes(range(256)) * 64
+    path.write_bytes(data)
+    with pytest.raises(LedgerError) as info:
+        Ledger(path)
+    message = str(info.value)
+    assert str(path) in message
+    assert "not a database" in message
+    assert path.read_bytes() == data
+
+
+def test_a_truncated_ledger_is_refused_untouched(filled: Path) -> None:
+    data = filled.read_bytes()[: filled.stat().st_size // 2]
+    filled.write_bytes(data)
+    with pytest.raises(LedgerError) as info:
+        led = Ledger(filled)
+        led.leaderboard("two-handed")
+    assert str(filled) in str(info.value)
+    assert filled.read_bytes() == data
+
+
+@pytest.fixture
+def short_busy_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ledger waits 10 s for a lock; these tests need not."""
+
+    def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        kwargs["timeout"] = 0.2
+        return REAL_CONNECT(*args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+
+
+@pytest.mark.usefixtures("short_busy_timeout")
+def test_a_locked_ledger_cannot_be_opened(filled: Path) -> None:
+    data = filled.read_bytes()
+    holder = REAL_CONNECT(filled, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(LedgerError) as info:
+            Ledger(filled)
+        assert str(filled) in str(info.value)
+        assert "locked" in str(info.value)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert filled.read_bytes() == data
+    Ledger(filled).close()
+
+
+@pytest.mark.usefixtures("short_busy_timeout")
+def test_writing_while_locked(filled: Path) -> None:
+    led = Ledger(filled)
+    f = Fixture(led, make_spec(3, seed=77))
+    data = filled.read_bytes()
+    before = dump(filled)
+    holder = REAL_CONNECT(filled, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(LedgerError, match="locked") as info:
+            f.record(f.games[0])
+        assert str(filled) in str(info.value)
+        with pytest.raises(LedgerError, match="locked"):
+            led.finish_tournament(f.tid)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert filled.read_bytes() == data
+    assert dump(filled) == before
+    assert f.record(f.games[0]) > 0, "once the lock is gone the game is recorded"
+
+
+@pytest.mark.usefixtures("short_busy_timeout")
+def test_rebuild_while_locked(filled: Path) -> None:
+    led = Ledger(filled)
+    data = filled.read_bytes()
+    holder = REAL_CONNECT(filled, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(LedgerError, match="locked"):
+            led.rebuild_ratings()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert filled.read_bytes() == data
+
+
+@pytest.fixture
+def read_only(filled: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The ledger file made read-only. Root writes through file modes, so there the ledger's
+    connections are opened the way SQLite opens a file it may not write: read-only."""
+    if os.geteuid() == 0:
+
+        def connect(database: Any, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+            kwargs["uri"] = True
+            return REAL_CONNECT(f"file:{database}?mode=ro", *args, **kwargs)
+
+        monkeypatch.setattr(sqlite3, "connect", connect)
+        yield filled
+    else:
+        filled.chmod(0o444)
+        try:
+            yield filled
+        finally:
+            filled.chmod(0o644)
+
+
+def test_a_read_only_ledger_can_be_read(read_only: Path) -> None:
+    data = read_only.read_bytes()
+    led = Ledger(read_only)
+    assert len(led.leaderboard("two-handed")) == 3
+    assert len(led.games()) == 6
+    led.close()
+    assert read_only.read_bytes() == data
+
+
+def test_writing_a_read_only_ledger(read_only: Path) -> None:
+    data = read_only.read_bytes()
+    led = Ledger(read_only)
+    spec = make_spec(3, seed=1234)  # a tournament it has not seen: writing it must fail clearly
+    with pytest.raises(LedgerError) as info:
+        led.tournament(spec)
+    assert str(read_only) in str(info.value)
+    assert "read" in str(info.value).lower()
+    with pytest.raises(LedgerError):
+        led.rebuild_ratings()
+    led.close()
+    assert read_only.read_bytes() == data
+
+
+def test_recording_into_a_read_only_ledger(read_only: Path) -> None:
+    data = read_only.read_bytes()
+    led = Ledger(read_only)
+    spec = make_spec(3)
+    tid, resumed = led.tournament(spec)
+    assert resumed
+    ids = {n: i + 1 for i, n in enumerate(["e0", "e1", "e2"])}
+    game = full_schedule(spec)[0]
+    extra = ScheduledGame(
+        "r000-p9999-d000-s0", 9999, 0, 9999, 0, 0, 1, (("e0",), ("e1",)), ("e0", "e1")
+    )
+    with pytest.raises(LedgerError) as info:
+        led.record_game(tid, spec.variant, extra, ids, synthetic_record(game, "two-handed"))
+    assert str(read_only) in str(info.value)
+    led.close()
+    assert read_only.read_bytes() == data

@@ -1,0 +1,429 @@
+"""Tournament files: every shipped example loads, and every kind of bad input gives a
+TournamentFileError whose message names the file, the field and what was expected."""
+
+from __future__ import annotations
+
+import importlib.util
+import shlex
+from pathlib import Path
+
+import pytest
+
+from arena.referee import FailurePolicy
+from arena.tournament.schedule import full_schedule
+from arena.tournament.spec import Entrant, TournamentFileError, load, parse
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = sorted((ROOT / "tournaments").glob("*.toml"))
+
+TWO = """
+[[entrants]]
+name = "a"
+command = "{python} -m arena_bot.random_bot"
+
+[[entrants]]
+name = "b"
+command = "{python} -m arena_bot.first_bot"
+"""
+
+THREE = (
+    TWO
+    + """
+[[entrants]]
+name = "c"
+command = "{python} -m arena_bot.random_bot"
+version = "2"
+"""
+)
+
+
+def write(tmp_path: Path, text: str, name: str = "t.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------- shipped files
+
+
+def test_the_shipped_examples_are_there() -> None:
+    names = {p.name for p in SHIPPED}
+    assert "quickstart.toml" in names
+    specs = [load(p) for p in SHIPPED]
+    assert any(s.format == "gauntlet" for s in specs), "an example gauntlet"
+    assert any(s.build_variant().seats > 2 for s in specs), "an example for a multi-player variant"
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_every_shipped_file_loads_and_schedules(path: Path) -> None:
+    spec = load(path)
+    assert spec.source == str(path)
+    assert spec.name
+    assert len(spec.entrants) >= 2
+    if spec.format != "swiss":
+        games = full_schedule(spec)
+        assert games, "a shipped tournament plays at least one game"
+        players = {n for g in games for n in g.players}
+        assert players == {e.name for e in spec.entrants}, "every entrant plays"
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_shipped_bots_exist(path: Path) -> None:
+    """Each shipped entrant's command runs a module that can be imported here."""
+    for e in load(path).entrants:
+        words = shlex.split(e.command)
+        assert words[0] == "{python}", e.command
+        assert words[1] == "-m", e.command
+        assert importlib.util.find_spec(words[2]) is not None, f"{path.name}: {e.command}"
+
+
+def test_quickstart_is_small() -> None:
+    """The quickstart finishes in under two minutes: a handful of games of the example bots."""
+    spec = load(ROOT / "tournaments" / "quickstart.toml")
+    assert spec.variant == "two-handed"
+    assert len(full_schedule(spec)) <= 40
+
+
+def test_defaults(tmp_path: Path) -> None:
+    spec = load(write(tmp_path, 'name = "T"\n' + TWO))
+    assert spec.variant == "two-handed"
+    assert spec.format == "round-robin"
+    assert spec.duplicate is True
+    assert spec.games_per_pairing == 1
+    assert spec.concurrency == 1
+    assert spec.rounds == 0
+    assert spec.challenger == ""
+    assert spec.entrants[0] == Entrant("a", "{python} -m arena_bot.random_bot")
+
+
+def test_a_full_file(tmp_path: Path) -> None:
+    text = (
+        """
+name = "  Full  "
+variant = "three-handed"
+format = "swiss"
+rounds = 2
+games_per_pairing = 3
+duplicate = false
+concurrency = 4
+seed = 99
+
+[options]
+game_end = "immediate"
+
+[time_control]
+budget_ms = 500
+bank_ms = 0
+grace_ms = 50
+
+[policies]
+on_timeout = "random-action"
+max_strikes = 0
+"""
+        + THREE
+    )
+    # Swiss pairs two players; three-handed seats three: rejected, naming format.
+    with pytest.raises(TournamentFileError, match="format"):
+        load(write(tmp_path, text))
+    spec = load(write(tmp_path, text.replace("three-handed", "two-handed")))
+    assert spec.name == "Full"
+    assert spec.format == "swiss" and spec.rounds == 2
+    assert spec.games_per_pairing == 3 and spec.duplicate is False
+    assert spec.concurrency == 4 and spec.seed == 99
+    assert dict(spec.options)["game_end"] == "immediate"
+    assert (spec.time_control.budget_ms, spec.time_control.bank_ms) == (500, 0)
+    assert spec.time_control.grace_ms == 50
+    assert spec.policies.on_timeout is FailurePolicy.RANDOM_ACTION
+    assert spec.policies.on_crash is FailurePolicy.FORFEIT
+    assert spec.policies.max_strikes == 0
+    assert spec.entrants[2].version == "2"
+
+
+def test_command_hash_names_a_program() -> None:
+    a = Entrant("x", "python bot.py", version="1")
+    assert a.command_hash == Entrant("y", "python bot.py", version="1").command_hash
+    assert a.command_hash != Entrant("x", "python bot.py", version="2").command_hash
+    assert a.command_hash != Entrant("x", "python other.py", version="1").command_hash
+
+
+# ---------------------------------------------------------------- bad input
+
+GAUNTLET_HEAD = 'name = "T"\nformat = "gauntlet"\n'
+
+# (id, file text, the field named, what was expected: fragments of the message)
+BAD: list[tuple[str, str, str, tuple[str, ...]]] = [
+    ("missing-name", TWO, "name", ("missing", "string")),
+    ("empty-name", 'name = "  "\n' + TWO, "name", ("non-empty string",)),
+    ("name-not-string", "name = 3\n" + TWO, "name", ("string", "3")),
+    ("unknown-field", 'name = "T"\ncolour = "red"\n' + TWO, "colour", ("unknown field", "variant")),
+    (
+        "bad-variant",
+        'name = "T"\nvariant = "five-handed"\n' + TWO,
+        "variant",
+        ("two-handed", "'five-handed'"),
+    ),
+    (
+        "bad-option-value",
+        'name = "T"\n[options]\ngame_end = "never"\n' + TWO,
+        "options",
+        ("game_end", "end-of-deal", "'never'"),
+    ),
+    (
+        "unknown-option",
+        'name = "T"\n[options]\nfoo = "bar"\n' + TWO,
+        "options",
+        ("'foo'", "declarations_per_trick"),
+    ),
+    (
+        "option-not-string",
+        'name = "T"\n[options]\ngame_end = 1\n' + TWO,
+        "options.game_end",
+        ("string",),
+    ),
+    ("options-not-table", 'name = "T"\noptions = 3\n' + TWO, "options", ("table",)),
+    (
+        "bad-format",
+        'name = "T"\nformat = "knockout"\n' + TWO,
+        "format",
+        ("round-robin", "gauntlet", "swiss", "'knockout'"),
+    ),
+    ("no-entrants", 'name = "T"\n', "entrants", ("[[entrants]]",)),
+    ("entrants-not-tables", 'name = "T"\nentrants = ["a", "b"]\n', "entrants[0]", ("table",)),
+    (
+        "too-few-entrants",
+        'name = "T"\n[[entrants]]\nname = "a"\ncommand = "x"\n',
+        "entrants",
+        ("at least 2", "got 1"),
+    ),
+    (
+        "too-few-for-partners",
+        'name = "T"\nvariant = "four-handed-partners"\n' + THREE,
+        "entrants",
+        ("at least 4", "got 3"),
+    ),
+    (
+        "duplicate-entrant-names",
+        'name = "T"\n' + TWO + '[[entrants]]\nname = "a"\ncommand = "y"\n',
+        "entrants[2].name",
+        ("'a'",),
+    ),
+    (
+        "entrant-without-command",
+        'name = "T"\n[[entrants]]\nname = "a"\n' + TWO.replace('"a"', '"z"'),
+        "entrants[0].command",
+        ("missing",),
+    ),
+    (
+        "entrant-unknown-field",
+        'name = "T"\n[[entrants]]\nname = "z"\ncommand = "x"\nlang = "py"\n' + TWO,
+        "entrants[0].lang",
+        ("unknown field", "language"),
+    ),
+    (
+        "entrant-version-table",
+        'name = "T"\n[[entrants]]\nname = "z"\ncommand = "x"\nversion = { major = 1 }\n' + TWO,
+        "entrants[0].version",
+        ("string",),
+    ),
+    ("gauntlet-without-challenger", GAUNTLET_HEAD + TWO, "challenger", ("gauntlet",)),
+    (
+        "gauntlet-unknown-challenger",
+        GAUNTLET_HEAD + 'challenger = "zed"\n' + TWO,
+        "challenger",
+        ("'zed'",),
+    ),
+    (
+        "challenger-on-round-robin",
+        'name = "T"\nchallenger = "a"\n' + TWO,
+        "challenger",
+        ("only a gauntlet", "round-robin"),
+    ),
+    ("swiss-without-rounds", 'name = "T"\nformat = "swiss"\n' + TWO, "rounds", ("swiss", ">= 1")),
+    (
+        "swiss-zero-rounds",
+        'name = "T"\nformat = "swiss"\nrounds = 0\n' + TWO,
+        "rounds",
+        (">= 1",),
+    ),
+    (
+        "rounds-on-round-robin",
+        'name = "T"\nrounds = 3\n' + TWO,
+        "rounds",
+        ("only a swiss", "round-robin"),
+    ),
+    (
+        "rounds-on-gauntlet",
+        GAUNTLET_HEAD + 'challenger = "a"\nrounds = 3\n' + TWO,
+        "rounds",
+        ("only a swiss", "gauntlet"),
+    ),
+    (
+        "swiss-three-handed",
+        'name = "T"\nvariant = "three-handed"\nformat = "swiss"\nrounds = 2\n' + THREE,
+        "format",
+        ("two players",),
+    ),
+    ("negative-seed", 'name = "T"\nseed = -1\n' + TWO, "seed", (">= 0", "-1")),
+    (
+        "fractional-games",
+        'name = "T"\ngames_per_pairing = 1.5\n' + TWO,
+        "games_per_pairing",
+        ("integer", "1.5"),
+    ),
+    ("zero-games", 'name = "T"\ngames_per_pairing = 0\n' + TWO, "games_per_pairing", (">= 1",)),
+    (
+        "string-games",
+        'name = "T"\ngames_per_pairing = "2"\n' + TWO,
+        "games_per_pairing",
+        ("integer",),
+    ),
+    ("boolean-concurrency", 'name = "T"\nconcurrency = true\n' + TWO, "concurrency", ("integer",)),
+    ("zero-concurrency", 'name = "T"\nconcurrency = 0\n' + TWO, "concurrency", (">= 1",)),
+    ("negative-rounds", 'name = "T"\nformat = "swiss"\nrounds = -2\n' + TWO, "rounds", (">= 0",)),
+    (
+        "duplicate-not-bool",
+        'name = "T"\nduplicate = "yes"\n' + TWO,
+        "duplicate",
+        ("true or false",),
+    ),
+    (
+        "bad-policy-value",
+        'name = "T"\n[policies]\non_timeout = "ignore"\n' + TWO,
+        "policies.on_timeout",
+        ("forfeit", "random-action", "'ignore'"),
+    ),
+    (
+        "policy-value-a-list",
+        'name = "T"\n[policies]\non_crash = ["forfeit"]\n' + TWO,
+        "policies.on_crash",
+        ("forfeit", "random-action"),
+    ),
+    (
+        "unknown-policy",
+        'name = "T"\n[policies]\non_lag = "forfeit"\n' + TWO,
+        "policies.on_lag",
+        ("unknown field", "on_timeout"),
+    ),
+    (
+        "negative-strikes",
+        'name = "T"\n[policies]\nmax_strikes = -1\n' + TWO,
+        "policies.max_strikes",
+        (">= 0",),
+    ),
+    (
+        "fractional-strikes",
+        'name = "T"\n[policies]\nmax_strikes = 2.5\n' + TWO,
+        "policies.max_strikes",
+        ("integer",),
+    ),
+    (
+        "time-control-string",
+        'name = "T"\n[time_control]\nbudget_ms = "fast"\n' + TWO,
+        "time_control.budget_ms",
+        ("integer", "'fast'"),
+    ),
+    (
+        "time-control-negative",
+        'name = "T"\n[time_control]\nbank_ms = -5\n' + TWO,
+        "time_control.bank_ms",
+        (">= 0",),
+    ),
+    (
+        "time-control-float",
+        'name = "T"\n[time_control]\ngrace_ms = 0.5\n' + TWO,
+        "time_control.grace_ms",
+        ("integer",),
+    ),
+    (
+        "time-control-no-time",
+        'name = "T"\n[time_control]\nbudget_ms = 0\nbank_ms = 0\n' + TWO,
+        "time_control",
+        ("budget or a bank",),
+    ),
+    (
+        "time-control-unknown",
+        'name = "T"\n[time_control]\nbudget_s = 1\n' + TWO,
+        "time_control.budget_s",
+        ("unknown field", "budget_ms"),
+    ),
+    ("time-control-not-table", 'name = "T"\ntime_control = 5\n' + TWO, "time_control", ("table",)),
+    (
+        "limits-unknown",
+        'name = "T"\n[limits]\ncpu = 1\n' + TWO,
+        "limits.cpu",
+        ("unknown field", "cpu_seconds"),
+    ),
+    (
+        "limits-negative",
+        'name = "T"\n[limits]\nmemory_mb = -1\n' + TWO,
+        "limits.memory_mb",
+        (">= 0",),
+    ),
+    (
+        "limits-sandbox",
+        'name = "T"\n[limits]\nsandbox = "docker"\n' + TWO,
+        "limits.sandbox",
+        ("bubblewrap", "'docker'"),
+    ),
+    (
+        "limits-freeze",
+        'name = "T"\n[limits]\nfreeze = "yes"\n' + TWO,
+        "limits.freeze",
+        ("true or false",),
+    ),
+    ("limits-not-table", 'name = "T"\nlimits = 5\n' + TWO, "limits", ("table",)),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "expected"), [c[1:] for c in BAD], ids=[c[0] for c in BAD]
+)
+def test_bad_input_names_file_field_and_expectation(
+    tmp_path: Path, text: str, field: str, expected: tuple[str, ...]
+) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(TournamentFileError) as info:
+        load(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: {field}: "), message
+    for fragment in expected:
+        assert fragment in message, f"{fragment!r} not in {message!r}"
+
+
+def test_parse_names_its_source() -> None:
+    with pytest.raises(TournamentFileError, match=r"^here\.toml: name: missing"):
+        parse({"entrants": []}, "here.toml")
+
+
+def test_invalid_toml(tmp_path: Path) -> None:
+    path = write(tmp_path, 'name = "T\n' + TWO)
+    with pytest.raises(TournamentFileError) as info:
+        load(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: ")
+    assert "not valid TOML" in message
+    assert "line 1" in message
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "nowhere.toml"
+    with pytest.raises(TournamentFileError) as info:
+        load(path)
+    assert str(info.value).startswith(f"{path}: cannot read the file")
+
+
+def test_a_directory_is_unreadable(tmp_path: Path) -> None:
+    with pytest.raises(TournamentFileError) as info:
+        load(tmp_path)
+    assert str(info.value).startswith(f"{tmp_path}: cannot read the file")
+
+
+def test_a_file_not_in_utf8(tmp_path: Path) -> None:
+    """A file that is not text (here Latin-1 bytes) is reported like any unreadable file, not as a
+    UnicodeDecodeError escaping ``load``."""
+    path = tmp_path / "latin1.toml"
+    path.write_bytes('name = "Tournoi d\'été"\n'.encode("latin-1") + TWO.encode())
+    with pytest.raises(TournamentFileError) as info:
+        load(path)
+    assert str(info.value).startswith(f"{path}: ")
+    assert "UTF-8" in str(info.value) or "utf-8" in str(info.value)
