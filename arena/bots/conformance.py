@@ -19,9 +19,11 @@ that does not open with a Hello, an unknown token).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import shlex
+import shutil
 import sys
 import tempfile
 from collections import Counter
@@ -35,12 +37,14 @@ from arena.game import Action, Combo, GameState, Verb, arrange_deck, observe, va
 from arena.referee import FailurePolicy, MatchConfig, MatchRecord, Policies, TimeControl
 from arena.referee.record import GameRecord, replay
 from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
+from arena.service.ports import StreamPort
 from arena.service.server import MAX_RECEIVE_BYTES
 from arena.service.servicers import PROTOCOL_VERSION, BotGateway
 from arena.wire.v1 import bot_pb2, bot_pb2_grpc
 
+BOT_NAME = "checked"  # the checked bot's player name in the session's matches
 FIRST_BOT = f"{shlex.quote(sys.executable)} -m arena_bot.first_bot"
-CONNECT_TIMEOUT = 30.0  # seconds for the bot to dial in: generous, a loaded machine starts slowly
+CONNECT_TIMEOUT = 60.0  # seconds for the bot to dial in: generous, a loaded machine starts slowly
 LOG_TAIL_LINES = 8  # lines of the bot's output shown with a crash
 
 # The tricky moments a session puts the bot in; the report says how often it met each.
@@ -169,6 +173,18 @@ def session(variant_name: str) -> list[ScriptedMatch]:
     return [ScriptedMatch(variant_name, (game,))]
 
 
+def possible_moments(matches: Sequence[ScriptedMatch]) -> set[str]:
+    """The tricky moments the variants of a session have: no seven of trumps exchange in Rubicon,
+    carte blanche only there."""
+    names = {m.variant for m in matches}
+    possible = {SEVERAL, DECLINE, LAST_TRICKS}
+    if names - {"rubicon"}:
+        possible.add(SEVEN)
+    if "rubicon" in names:
+        possible.add(CARTE_BLANCHE)
+    return possible
+
+
 # ---------------------------------------------------------------------------------------- the report
 
 
@@ -208,11 +224,12 @@ class Report:
     decisions: int = 0
     mistakes: list[Mistake] = field(default_factory=list)
     moments: Counter[str] = field(default_factory=Counter)
+    possible: set[str] = field(default_factory=lambda: set(MOMENTS))  # in the session's variants
     declined: int = 0  # times the bot answered done while it could declare
     hellos: list[HelloInfo] = field(default_factory=list)
     games: list[GameSummary] = field(default_factory=list)
     gone: int = 0  # decisions after the bot crashed or disconnected (consequences, not counted)
-    late_replies: int = 0  # replies after a timeout (the timeout is the mistake)
+    late_replies: int = 0  # replies to requests that had failed (the failure is the mistake)
 
     @property
     def ok(self) -> bool:
@@ -237,9 +254,14 @@ class Report:
         out.append("moments:")
         for m in MOMENTS:
             seen = self.moments[m]
+            if m not in self.possible:
+                out.append(f"  [n/a] {m}")
+                continue
             mark = "ok" if seen else "--"
             extra = f", declined {self.declined}" if m == DECLINE and seen else ""
             out.append(f"  [{mark}] {m}: {seen}{extra}")
+        if any(not self.moments[m] for m in self.possible) and self.decisions:
+            out.append("  (-- : not reached in this session; the bot's own choices steer the play)")
         if self.mistakes:
             out.append("mistakes:")
             shown: Counter[str] = Counter()
@@ -251,7 +273,7 @@ class Report:
                 if n > per_kind:
                     out.append(f"  ... and {n - per_kind} more of kind {kind}")
         if self.late_replies:
-            out.append(f"({self.late_replies} late replies after timeouts were ignored)")
+            out.append(f"({self.late_replies} late replies to failed requests were not counted)")
         if self.gone:
             out.append(f"({self.gone} decisions after the bot was gone were played at random)")
         out.append(self.summary())
@@ -262,12 +284,13 @@ class Report:
 
 
 class _HelloTap(BotGateway):
-    """The referee's bot gateway, noting each stream's Hello (the service keeps only name and version)
-    and streams that open with anything else."""
+    """The referee's bot gateway, noting each stream's Hello (the service keeps only name and version),
+    streams that open with anything else, and Hellos it refuses."""
 
     def __init__(self, manager: MatchManager) -> None:
         super().__init__(manager)
         self.hellos: dict[str, HelloInfo] = {}
+        self.refusals: dict[str, str] = {}  # token -> the referee's reason
         self.strays: list[str] = []
 
     async def Play(
@@ -275,13 +298,17 @@ class _HelloTap(BotGateway):
         request_iterator: AsyncIterator[bot_pb2.BotMessage],
         context: grpc.aio.ServicerContext[bot_pb2.BotMessage, bot_pb2.RefereeMessage],
     ) -> AsyncIterator[bot_pb2.RefereeMessage]:
+        token = ""
+
         async def tapped() -> AsyncIterator[bot_pb2.BotMessage]:
+            nonlocal token
             first = True
             async for message in request_iterator:
                 if first:
                     first = False
                     if message.HasField("hello"):
                         h = message.hello
+                        token = h.token
                         self.hellos[h.token] = HelloInfo(h.name, h.version, h.protocol_version)
                     else:
                         kind = message.WhichOneof("body") or "empty"
@@ -289,7 +316,13 @@ class _HelloTap(BotGateway):
                 yield message
 
         async for out in super().Play(tapped(), context):
+            if out.HasField("refused") and token:
+                self.refusals[token] = out.refused.reason
             yield out
+
+    def lost(self, port: StreamPort) -> bool:
+        """Whether a player that has not connected never will: refused, or its process is gone."""
+        return not port.attached.is_set() and (port.closed or port.token in self.refusals)
 
 
 async def _start_server() -> tuple[grpc.aio.Server, _HelloTap, MatchManager, Path]:
@@ -322,7 +355,7 @@ async def check_bot(
     """Run the scripted session (``matches``, default :func:`session` of ``variant_name``) for the bot
     started by ``command`` and report its mistakes."""
     script = list(matches) if matches is not None else session(variant_name)
-    report = Report(command)
+    report = Report(command, possible=possible_moments(script))
     server, gateway, manager, logs = await _start_server()
     tokens: set[str] = set()
     try:
@@ -332,7 +365,7 @@ async def check_bot(
             specs = [
                 [
                     PlayerSpec(
-                        "checked" if seat == 0 else f"first-{seat}",
+                        BOT_NAME if seat == 0 else f"first-{seat}",
                         command if seat == 0 else opponent,
                     )
                     for _ in range(v.team_size(seat))
@@ -344,22 +377,39 @@ async def check_bot(
             if on_progress is not None:
                 on_progress(f"playing {scripted.variant} ({len(scripted.games)} game(s)) ...")
             await manager.start(entry)
-            await entry.done.wait()
-            connected = _collect(report, scripted, entry, gateway, logs)
-            if not connected:
+            while not entry.done.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(entry.done.wait(), timeout=0.1)
+                if entry.status == "waiting" and _hopeless(entry, gateway):
+                    await _abandon(entry)  # rather than wait out the connect timeout
+                    break
+            _note_hellos(report, entry, gateway)
+            if not all(p.attached.is_set() for p in entry.players[0]):
+                exited = [f"; {why}" for why in map(_closed_detail, entry.players[0]) if why]
+                tail = _log_tail(logs, entry.match_id, 0)
                 report.mistakes.append(
                     Mistake(
-                        CRASH, "", "the bot never connected; the rest of the session is skipped"
+                        CRASH,
+                        "",
+                        "the bot never connected"
+                        + "".join(exited[:1])
+                        + "; the rest of the session is skipped"
+                        + (f"; the bot's last output:\n{tail}" if tail else ""),
                     )
                 )
                 break
+            missing = [p for seat in entry.players[1:] for p in seat if not p.attached.is_set()]
+            if missing:
+                why = _closed_detail(missing[0]) or "it never connected"
+                report.mistakes.append(
+                    Mistake(REFEREE, "", f"the opponent {opponent!r} could not play: {why}")
+                )
+                break
+            _collect(report, scripted, entry, logs)
     finally:
         await manager.close()
         await server.stop(None)
-        for path in logs.glob("*"):
-            path.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):
-            logs.rmdir()
+        shutil.rmtree(logs, ignore_errors=True)
     for stray in gateway.strays:
         report.mistakes.append(Mistake(HELLO, "", stray))
     for token in gateway.hellos:
@@ -370,23 +420,43 @@ async def check_bot(
     return report
 
 
-def _collect(
-    report: Report,
-    scripted: ScriptedMatch,
-    entry: MatchEntry,
-    gateway: _HelloTap,
-    logs: Path,
-) -> bool:
-    """Add one finished match to the report; False when the bot never connected."""
-    bot_ports = entry.players[0]
-    connected = False
-    for port in bot_ports:
+def _closed_detail(port: StreamPort) -> str:
+    """Why the port closed ("bot process exited with code 3", "cannot start ..."), if it did. The port
+    keeps it private: read it defensively."""
+    closed = getattr(port, "_closed", None)
+    if isinstance(closed, tuple) and len(closed) == 2:
+        return str(closed[1])
+    return ""
+
+
+def _hopeless(entry: MatchEntry, gateway: _HelloTap) -> bool:
+    """Whether a match still waiting for its players can be given up: the bot is lost (refused, or
+    its process is gone), or it is in and an opponent is lost."""
+    bot = entry.players[0]
+    if any(gateway.lost(p) for p in bot):
+        return True
+    opponents = [p for seat in entry.players[1:] for p in seat]
+    return all(p.attached.is_set() for p in bot) and any(gateway.lost(p) for p in opponents)
+
+
+async def _abandon(entry: MatchEntry) -> None:
+    """Stop a match still waiting for its players (its bot processes are stopped by the manager)."""
+    if entry.task is not None and not entry.task.done():
+        entry.task.cancel()
+        with contextlib.suppress(BaseException):
+            await entry.task
+
+
+def _note_hellos(report: Report, entry: MatchEntry, gateway: _HelloTap) -> None:
+    """The Hello of each of the bot's connections in a match, and its problems (each once)."""
+    for port in entry.players[0]:
         hello = gateway.hellos.get(port.token)
         if hello is None:
             continue
-        connected = True
         report.hellos.append(hello)
         problems = []
+        if port.token in gateway.refusals:
+            problems.append(f"the referee refused the Hello: {gateway.refusals[port.token]}")
         if not hello.name.strip():
             problems.append("the bot's name is empty")
         if not hello.version.strip():
@@ -399,42 +469,49 @@ def _collect(
             mistake = Mistake(HELLO, "", what)
             if mistake not in report.mistakes:  # once, not once per connection
                 report.mistakes.append(mistake)
+
+
+def _collect(report: Report, scripted: ScriptedMatch, entry: MatchEntry, logs: Path) -> None:
+    """Add one finished match, which the bot joined, to the report."""
+    bot_ports = entry.players[0]
     if entry.error:
         report.mistakes.append(Mistake(REFEREE, scripted.variant, entry.error))
     record = entry.record
     if record is None:
-        return connected
-    timed_out = {
+        return
+    # Requests of the bot's that failed (timed out, or failed by a protocol error while pending): a
+    # reply to one of them later is late, not a mistake of its own.
+    failed = {
         d.request_id
         for game in record.games
         for d in game.decisions
-        if d.seat == 0 and d.failure == "timeout"
+        if d.seat == 0 and d.failure in ("timeout", "protocol-error")
     }
     gone: set[int] = set()  # members whose crash or disconnect is already reported
     for game, scripted_game in zip(record.games, scripted.games, strict=False):
         label = f"{scripted.variant} game {game.index + 1}"
-        n = _collect_game(report, record, game, label, gone, timed_out, logs, entry.match_id)
+        n = _collect_game(report, record, game, label, gone, failed, logs, entry.match_id)
         report.games.append(GameSummary(label, scripted_game.note, n, game.outcome, game.detail))
     for port in bot_ports:
         # A violation after the bot's last decision (a second reply to it, say) is never raised at a
         # decision: the port still holds it.
         for what in list(getattr(port, "_violations", ())):
-            if not _late_reply(what, timed_out):
+            if not _late_reply(what, failed):
                 report.mistakes.append(
                     Mistake(PROTOCOL, f"{scripted.variant}, after the last decision", what)
                 )
-    return connected
 
 
 _NEVER_ASKED = re.compile(r"a reply to request (\d+), which was never asked")
 
 
-def _late_reply(detail: str, timed_out: set[int]) -> bool:
-    """Whether a protocol error is only a late reply to a request that timed out. The timeout is the
-    mistake; the referee's port should not count the late reply (it does when the wait for the reply
-    is cancelled by the referee's timeout), so it is not counted twice here."""
+def _late_reply(detail: str, failed: set[int]) -> bool:
+    """Whether a protocol error is only a late reply to a request that had already failed (timed out,
+    or failed by an earlier protocol error). The earlier failure is the mistake. The referee's port
+    should not count the late reply (it does: when the wait is cancelled by the timeout, or the future
+    failed by a violation, the request is not remembered as expired), so it is not counted twice."""
     m = _NEVER_ASKED.fullmatch(detail)
-    return m is not None and int(m.group(1)) in timed_out
+    return m is not None and int(m.group(1)) in failed
 
 
 def _collect_game(
@@ -443,7 +520,7 @@ def _collect_game(
     game: GameRecord,
     label: str,
     gone: set[int],
-    timed_out: set[int],
+    failed: set[int],
     logs: Path,
     match_id: str,
 ) -> int:
@@ -467,7 +544,7 @@ def _collect_game(
                         tail = _log_tail(logs, match_id, d.member)
                         detail = d.detail + (f"; the bot's last output:\n{tail}" if tail else "")
                         report.mistakes.append(Mistake(kind, where, detail))
-                elif kind == PROTOCOL and _late_reply(d.detail, timed_out):
+                elif kind == PROTOCOL and _late_reply(d.detail, failed):
                     report.late_replies += 1
                 else:
                     detail = d.detail

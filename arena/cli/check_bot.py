@@ -7,7 +7,9 @@ from typing import Annotated
 
 import typer
 
+from arena.bots.conformance import Report
 from arena.bots.conformance import check_bot as run_check
+from arena.cli.match import expand, stop_on_sigterm
 from arena.game import VARIANT_NAMES, VariantError, variant
 
 
@@ -15,9 +17,10 @@ def check_bot(
     command: Annotated[
         str,
         typer.Argument(
-            help="The bot's command line, quoted as one argument (e.g. 'python -m "
-            "arena_bot.random_bot'). It finds the referee's address and its token in ARENA_ADDRESS "
-            "and ARENA_TOKEN; {address} and {token} in the command are replaced too.",
+            help="The bot's command line, quoted as one argument (e.g. '{python} -m "
+            "arena_bot.random_bot'; {python} stands for the interpreter running the arena). It "
+            "finds the referee's address and its token in ARENA_ADDRESS and ARENA_TOKEN; {address} "
+            "and {token} in the command are replaced too.",
             show_default=False,
         ),
     ],
@@ -53,9 +56,14 @@ def check_bot(
     except VariantError as exc:
         raise typer.BadParameter(str(exc), param_hint="--variant") from exc
     typer.echo(f"checking {command!r} ({variant_name}, {budget_ms} ms per decision)")
+
+    async def run() -> Report:
+        stop_on_sigterm()
+        return await run_check(expand(command), variant_name, budget_ms, on_progress=typer.echo)
+
     try:
-        report = asyncio.run(run_check(command, variant_name, budget_ms, on_progress=typer.echo))
-    except KeyboardInterrupt:
+        report = asyncio.run(run())
+    except (KeyboardInterrupt, asyncio.CancelledError):
         typer.echo("interrupted", err=True)
         raise typer.Exit(130) from None
     for line in report.lines(per_kind=show):

@@ -7,6 +7,8 @@ import asyncio
 import contextlib
 import json
 import shlex
+import signal
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,13 +28,19 @@ from arena.service.manager import MatchEntry, PlayerSpec
 from arena.service.server import create_server
 
 BOT_HELP = (
-    "A bot's command line, quoted as one argument (e.g. 'python -m arena_bot.random_bot'); one "
+    "A bot's command line, quoted as one argument (e.g. '{python} -m arena_bot.random_bot'); one "
     "--bot per player, in seat order. A consultation seat takes several players: its bots follow one "
     "another (three-handed-consultation: seat 0's bot, then seat 1's two allies; "
-    "four-handed-consultation: two bots for seat 0, then two for seat 1). The bot finds the "
-    "referee's address and its token in ARENA_ADDRESS and ARENA_TOKEN; {address} and {token} in the "
-    "command are replaced too."
+    "four-handed-consultation: two bots for seat 0, then two for seat 1). {python} stands for the "
+    "interpreter running the arena. The bot finds the referee's address and its token in "
+    "ARENA_ADDRESS and ARENA_TOKEN; {address} and {token} in the command are replaced too."
 )
+
+
+def expand(command: str) -> str:
+    """A bot's command with ``{python}`` replaced by the interpreter running the arena (as in
+    tournament files), so that the example bots run in the arena's environment."""
+    return command.replace("{python}", shlex.quote(sys.executable))
 
 
 def match(
@@ -134,11 +142,13 @@ def match(
     specs: list[list[PlayerSpec]] = []
     players = iter(zip(names, bot, strict=True))
     for size in sizes:
-        specs.append([PlayerSpec(n, cmd) for n, cmd in (next(players) for _ in range(size))])
+        specs.append(
+            [PlayerSpec(n, expand(cmd)) for n, cmd in (next(players) for _ in range(size))]
+        )
     out = Console(highlight=False)
     try:
         entry = asyncio.run(_play(config, specs, logs, connect_timeout))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
         out.print("interrupted: the bots are stopped")
         raise typer.Exit(130) from None
     except OSError as exc:
@@ -180,7 +190,7 @@ def name_of(command: str) -> str:
     if "-m" in argv[:-1]:
         return argv[argv.index("-m") + 1].rsplit(".", 1)[-1]
     program = argv[0].rsplit("/", 1)[-1]
-    if program.startswith("python"):
+    if program.startswith("python") or program == "{python}":
         scripts = [a for a in argv[1:] if not a.startswith("-")]
         if "-c" in argv or not scripts:
             return "python"
@@ -270,9 +280,18 @@ def _status(entry: MatchEntry, live: _Live) -> str:
     )
 
 
+def stop_on_sigterm() -> None:
+    """SIGTERM cancels the running command like Ctrl-C does, so that its bots are stopped."""
+    task = asyncio.current_task()
+    if task is not None:
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # not on every platform
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+
+
 async def _play(
     config: MatchConfig, specs: list[list[PlayerSpec]], logs: Path | None, connect_timeout: float
 ) -> MatchEntry:
+    stop_on_sigterm()
     server, _, manager = await create_server("127.0.0.1:0", logs_dir=logs)
     try:
         entry = manager.create(config, specs, connect_timeout)

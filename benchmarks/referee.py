@@ -1,0 +1,315 @@
+"""Referee throughput against the bare transport.
+
+    python benchmarks/referee.py --seconds 5 [--rounds 3] [--profile]
+
+(a) A two-handed match between two trivial bots (``python -m arena_bot.first_bot``, each answering the
+first legal action at once) over the real server, for about S seconds: as many games as fit, measured
+over the decision loop only (from every bot connected to the last game's end; starting and stopping the
+bots is left out). (b) The floor: a bare gRPC bidirectional ping-pong between two processes for about
+S seconds, a grpc.aio server process (as the referee) and a client in the bot SDK's style (a
+synchronous stream fed from a queue), with messages the size of a typical DecisionRequest and Reply
+(measured by serialising every decision of a real game). (a) and (b) take turns in rounds, so that a
+change in the machine's load touches both alike. The last line is
+``decisions_per_second <N> floor_per_second <M> ratio <R>``, with R = N / M.
+
+Before it, a breakdown per decision: the time over the server, the transport floor, the referee and
+rules alone (the same match loop with in-process seats answering at once) and building and serialising
+the request. ``--profile`` also runs the matches under cProfile in this process (the referee's side:
+event loop, servicers, referee, engine, serialisation) and prints where the time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import os
+import pstats
+import queue
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import grpc
+
+from arena.game import GameState, observe, variant
+from arena.referee import Decision, Match, MatchConfig, TimeControl
+from arena.referee.match import GameEnd
+from arena.service.manager import PlayerSpec
+from arena.service.server import create_server
+from arena.wire import serde
+from arena.wire.v1 import bot_pb2
+
+BOT = f"{sys.executable} -m arena_bot.first_bot"
+ECHO_METHOD = "/bench.Echo/Play"
+# A generous clock: the benchmark measures speed, never a timeout.
+CLOCK = TimeControl(budget_ms=10_000, bank_ms=60_000, grace_ms=1000)
+
+
+# ---------------------------------------------------------------------------------------- (a)
+
+
+class _TimedEnds(list[GameEnd]):
+    """The match entry's list of game ends, noting when each game ended."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.times: list[float] = []
+
+    def append(self, end: GameEnd) -> None:
+        self.times.append(time.perf_counter())
+        super().append(end)
+
+
+async def _match(games: int, seed: int, profile: cProfile.Profile | None) -> tuple[int, float]:
+    """Play a match of ``games`` games; (decisions, seconds of the decision loop)."""
+    server, _, manager = await create_server("127.0.0.1:0")
+    try:
+        config = MatchConfig(seed=seed, games=games, time_control=CLOCK)
+        specs = [[PlayerSpec("first-0", BOT)], [PlayerSpec("first-1", BOT)]]
+        entry = manager.create(config, specs, connect_timeout=60.0)
+        ends = _TimedEnds()
+        entry.ends = ends  # read by the match once every bot has connected
+        await manager.start(entry)
+        await asyncio.gather(*(p.attached.wait() for seat in entry.players for p in seat))
+        start = time.perf_counter()
+        if profile is not None:
+            profile.enable()
+        await entry.done.wait()
+        if profile is not None:
+            profile.disable()
+        if entry.record is None or len(ends.times) != games:
+            raise SystemExit(f"the match failed: {entry.error or 'no record'}")
+        outcomes = {g.outcome for g in entry.record.games}
+        if outcomes != {"normal"}:
+            raise SystemExit(f"a game ended abnormally: {outcomes}")
+        decisions = sum(len(g.decisions) for g in entry.record.games)
+        return decisions, ends.times[-1] - start
+    finally:
+        await manager.close()
+        await server.stop(None)
+
+
+def game_seconds(seed: int) -> float:
+    """How long one game's decision loop takes (a calibration game, which also warms up)."""
+    _, t = asyncio.run(_match(1, seed, None))
+    return t
+
+
+def referee_round(games: int, seed: int, profile: cProfile.Profile | None) -> tuple[int, float]:
+    """(decisions, seconds) of a match of ``games`` games."""
+    return asyncio.run(_match(games, seed, profile))
+
+
+class _Instant:
+    """A seat answering the first legal action in-process, at once."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    async def decide(self, decision: Decision) -> str:
+        return decision.legal[0].text
+
+    async def game_over(self, *args: object) -> None:
+        return None
+
+    async def match_over(self, match_id: str, *args: object) -> None:
+        return None
+
+
+def in_process_cost(seed: int, games: int = 5) -> float:
+    """Microseconds per decision of the referee and the rules alone: the same match loop with seats
+    answering in-process at once (no transport, no serialisation)."""
+
+    async def run() -> tuple[int, float]:
+        config = MatchConfig(seed=seed, games=games, time_control=CLOCK)
+        match = Match("bench", config, [[_Instant("a")], [_Instant("b")]])
+        start = time.perf_counter()
+        record = await match.run()
+        return sum(len(g.decisions) for g in record.games), time.perf_counter() - start
+
+    decisions, elapsed = asyncio.run(run())
+    return elapsed / decisions * 1e6
+
+
+# ---------------------------------------------------------------------------------------- sizes
+
+
+def message_sizes(seed: int = 1) -> tuple[int, int, float]:
+    """The mean serialised size of a DecisionRequest (as the referee sends it) and of a Reply, over
+    every decision of a two-handed game between first-legal players, and the microseconds per decision
+    of building and serialising the request."""
+    state = GameState.new(variant("two-handed"), seed=seed)
+    seen = [0, 0]
+    requests, replies = [], []
+    building = 0.0
+    rid = 0
+    while not state.is_terminal():
+        seat = state.to_act
+        legal = state.legal_actions()
+        obs = observe(state, seat, log_from=seen[seat])
+        seen[seat] = len(state.log)
+        rid += 1
+        start = time.perf_counter()
+        request = bot_pb2.RefereeMessage(
+            request=bot_pb2.DecisionRequest(
+                request_id=rid,
+                match_id="m1-0123abcd",
+                game=0,
+                seat=seat,
+                observation=serde.observation_to_pb(obs, state.deciding_member()),
+                legal_actions=[serde.action_to_pb(a) for a in legal],
+                clock=bot_pb2.Clock(budget_ms=1000, bank_ms=10_000),
+                events=obs.log,
+            )
+        )
+        data = request.SerializeToString()
+        building += time.perf_counter() - start
+        reply = bot_pb2.BotMessage(
+            reply=bot_pb2.Reply(request_id=rid, match_id="m1-0123abcd", action=legal[0].text)
+        )
+        requests.append(len(data))
+        replies.append(reply.ByteSize())
+        state.apply(legal[0])
+    return (
+        round(statistics.mean(requests)),
+        round(statistics.mean(replies)),
+        building / len(requests) * 1e6,
+    )
+
+
+# ---------------------------------------------------------------------------------------- (b)
+
+
+async def _echo_server(reply_size: int) -> None:
+    """A grpc.aio server answering each message of its one stream method with ``reply_size`` bytes."""
+    reply = b"r" * reply_size
+
+    async def play(requests: AsyncIterator[bytes], context: Any) -> AsyncIterator[bytes]:
+        async for _ in requests:
+            yield reply
+
+    handler = grpc.method_handlers_generic_handler(
+        "bench.Echo", {"Play": grpc.stream_stream_rpc_method_handler(play)}
+    )
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    print(port, flush=True)
+    await server.wait_for_termination()
+
+
+def start_echo_server(reply_size: int) -> tuple[subprocess.Popen[str], int]:
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--echo-server", "--reply-size", str(reply_size)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None
+    return server, int(server.stdout.readline())
+
+
+def floor_round(port: int, seconds: float, request_size: int) -> tuple[int, float]:
+    """A bare ping-pong with the echo server for ``seconds``, in the bot SDK's style (a synchronous
+    stream fed from a queue): (round trips, seconds)."""
+    payload = b"q" * request_size
+    outgoing: queue.Queue[bytes | None] = queue.Queue()
+
+    def send() -> Iterator[bytes]:
+        while (message := outgoing.get()) is not None:
+            yield message
+
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        grpc.channel_ready_future(channel).result(timeout=60)
+        call: grpc.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(ECHO_METHOD)
+        responses = call(send())
+        outgoing.put(payload)
+        warm = 200  # round trips before the clock starts
+        rounds = 0
+        start = deadline = time.perf_counter()
+        for _ in responses:
+            if warm:
+                warm -= 1
+                if not warm:
+                    start = time.perf_counter()
+                    deadline = start + seconds
+            else:
+                rounds += 1
+                if time.perf_counter() >= deadline:
+                    break
+            outgoing.put(payload)
+        elapsed = time.perf_counter() - start
+        outgoing.put(None)
+        responses.cancel()
+    return rounds, elapsed
+
+
+# ---------------------------------------------------------------------------------------- main
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--seconds", type=float, default=5.0, help="for each of (a) and (b)")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="(a) and (b) take turns, S / rounds at a time"
+    )
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--profile", action="store_true", help="cProfile the referee's side of (a)")
+    parser.add_argument("--echo-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--reply-size", type=int, default=32, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.echo_server:
+        asyncio.run(_echo_server(args.reply_size))
+        return
+
+    request_size, reply_size, serialise_us = message_sizes(args.seed)
+    print(f"message sizes: DecisionRequest {request_size} bytes, Reply {reply_size} bytes (mean)")
+    profile = cProfile.Profile() if args.profile else None
+    rounds = max(1, args.rounds)
+    per_round = args.seconds / rounds
+    games = max(1, round(per_round / max(game_seconds(args.seed), 1e-3)))
+    decisions = trips = 0
+    elapsed = floor_elapsed = 0.0
+    echo, port = start_echo_server(reply_size)
+    try:
+        for r in range(rounds):
+            d, t = referee_round(games, args.seed + r, profile)
+            n, f = floor_round(port, per_round, request_size)
+            decisions += d
+            elapsed += t
+            trips += n
+            floor_elapsed += f
+            print(
+                f"round {r + 1}: referee {d / t:.0f} decisions/s ({games} games), "
+                f"floor {n / f:.0f} round trips/s"
+            )
+    finally:
+        echo.terminate()
+        echo.wait(timeout=30)
+    rate = decisions / elapsed
+    floor = trips / floor_elapsed
+    print(f"referee: {decisions} decisions in {elapsed:.2f} s ({os.cpu_count()} cpus)")
+    print(f"floor: {trips} round trips in {floor_elapsed:.2f} s")
+    print(
+        f"per decision: {1e6 / rate:.0f} us over the server; transport floor {1e6 / floor:.0f} us; "
+        f"referee and rules in-process {in_process_cost(args.seed):.0f} us; building and "
+        f"serialising the request {serialise_us:.0f} us"
+    )
+    if profile is not None:
+        for key in ("tottime", "cumulative"):
+            out = io.StringIO()
+            pstats.Stats(profile, stream=out).sort_stats(key).print_stats(30)
+            print(f"--- referee side, by {key} (for {decisions} decisions) ---")
+            print(out.getvalue())
+    print(f"decisions_per_second {rate:.0f} floor_per_second {floor:.0f} ratio {rate / floor:.2f}")
+
+
+if __name__ == "__main__":
+    main()
