@@ -2,7 +2,7 @@
 
 The bot is told where the referee is and which token to present through the environment
 (``ARENA_ADDRESS``, ``ARENA_TOKEN``) and, if its command line holds them, through the placeholders
-``{address}`` and ``{token}``. It runs:
+``{address}`` and ``{token}`` (``{python}`` stands for the arena's interpreter). It runs:
 
 - in its own process group and with a marker in its environment, so that it is killed with every child
   it started when its match ends (children that left the group are found by the marker);
@@ -24,6 +24,7 @@ import secrets
 import shlex
 import shutil
 import signal
+import sys
 import tempfile
 from pathlib import Path
 
@@ -71,7 +72,11 @@ class BotProcess:
     ) -> BotProcess:
         limits = limits or Limits()
         try:
-            argv = shlex.split(command.replace("{address}", address).replace("{token}", token))
+            argv = shlex.split(
+                command.replace("{address}", address)
+                .replace("{token}", token)
+                .replace("{python}", shlex.quote(sys.executable))  # the arena's own interpreter
+            )
         except ValueError as exc:
             raise LaunchError(f"bot {name!r}: cannot split command {command!r}: {exc}") from exc
         if not argv:

@@ -16,7 +16,7 @@ from arena.cli.common import DEFAULT_LEDGER, LedgerOption, console, errors, open
 from arena.game import Action, GameState
 from arena.game.transcript import Narrator
 from arena.ledger import LedgerError
-from arena.referee.record import MatchRecord
+from arena.referee.record import GameRecord, MatchRecord
 from arena.referee.record import replay as replay_state
 
 
@@ -69,30 +69,58 @@ def games(
 
 
 def replay(
-    game_id: Annotated[int, typer.Argument(help="The game's id (see arena games).")],
+    game_id: Annotated[
+        int | None,
+        typer.Argument(help="The game's id in the ledger (see arena games).", show_default=False),
+    ] = None,
     ledger: LedgerOption = Path(DEFAULT_LEDGER),
+    record: Annotated[
+        Path | None,
+        typer.Option(
+            help="Read a match record file instead (arena serve --records, arena match --record).",
+            show_default=False,
+        ),
+    ] = None,
+    game: Annotated[int, typer.Option(min=1, help="With --record: which game of the match.")] = 1,
     seat: Annotated[int | None, typer.Option(help="Show only what this seat saw.")] = None,
 ) -> None:
     """Print a readable transcript of a recorded game: the full game, or one seat's view."""
-    led = open_ledger(ledger)
-    try:
-        record = MatchRecord.from_dict(led.game_record(game_id))
-    except LedgerError as exc:
-        errors.print(f"[red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(2) from exc
-    game = record.games[0]
-    state = replay_state(record, game)
+    if record is not None:
+        try:
+            match_record = MatchRecord.from_dict(json.loads(record.read_text()))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            errors.print(
+                f"[red]error:[/] {escape(str(record))}: not a readable match record: {escape(str(exc))}"
+            )
+            raise typer.Exit(2) from exc
+        if not 1 <= game <= len(match_record.games):
+            errors.print(f"[red]error:[/] --game must be 1..{len(match_record.games)}")
+            raise typer.Exit(2)
+        chosen = match_record.games[game - 1]
+    else:
+        if game_id is None:
+            errors.print("[red]error:[/] give a GAME_ID from the ledger, or --record FILE")
+            raise typer.Exit(2)
+        led = open_ledger(ledger)
+        try:
+            match_record = MatchRecord.from_dict(led.game_record(game_id))
+        except LedgerError as exc:
+            errors.print(f"[red]error:[/] {escape(str(exc))}")
+            raise typer.Exit(2) from exc
+        chosen = match_record.games[0]
+    state = replay_state(match_record, chosen)
     if seat is not None and not 0 <= seat < state.variant.seats:
         errors.print(
-            f"[red]error:[/] --seat must be 0..{state.variant.seats - 1} for {record.variant}"
+            f"[red]error:[/] --seat must be 0..{state.variant.seats - 1} for {match_record.variant}"
         )
         raise typer.Exit(2)
-    for line in transcript(record, state, seat):
+    for line in transcript(match_record, chosen, state, seat):
         typer.echo(line)
 
 
-def transcript(record: MatchRecord, state: GameState, seat: int | None) -> list[str]:
-    game = record.games[0]
+def transcript(
+    record: MatchRecord, game: GameRecord, state: GameState, seat: int | None
+) -> list[str]:
     narrator = Narrator(state, seat)
     names = ", ".join(f"seat {s}: {' + '.join(p)}" for s, p in enumerate(record.players))
     lines = [*narrator.header(), f"players: {names}", *narrator.catch_up()]

@@ -8,6 +8,7 @@ from arena.cli.check_bot import check_bot
 from arena.cli.ledger import export, games, leaderboard, ratings_app, replay
 from arena.cli.match import match
 from arena.cli.play import play
+from arena.cli.remote import matches, start, watch
 from arena.cli.serve import serve
 from arena.cli.tournament import run
 
@@ -18,6 +19,9 @@ app = typer.Typer(
     add_completion=False,
 )
 app.command("play")(play)
+app.command("start")(start)
+app.command("matches")(matches)
+app.command("watch")(watch)
 app.command("serve")(serve)
 app.command("match")(match)
 app.command("check-bot")(check_bot)

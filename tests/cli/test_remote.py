@@ -1,0 +1,98 @@
+"""arena start / matches / watch against a running referee, and replay --record (issue 4: a new user
+starts the server, launches two bots, watches the match and reads its record)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ARENA = [sys.executable, "-m", "arena.cli.main"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def referee(tmp_path: Path) -> tuple[str, Path]:
+    address = f"127.0.0.1:{_free_port()}"
+    records = tmp_path / "records"
+    proc = subprocess.Popen(
+        [*ARENA, "serve", "--address", address, "--records", str(records)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert "listening on" in line, line
+    yield address, records
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+
+
+def arena(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*ARENA, *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+
+def test_start_watch_and_read_the_record(referee: tuple[str, Path]) -> None:
+    address, records = referee
+    started = arena(
+        "start", "--server", address, "--bot", "{python} -m arena_bot.greedy_bot",
+        "--bot", "{python} -m arena_bot.random_bot", "--seed", "4",
+    )  # fmt: skip
+    assert started.returncode == 0, started.stderr
+    match_id = re.search(r"match (\S+) started", started.stdout)
+    assert match_id is not None
+    mid = match_id.group(1)
+    watched = arena("watch", mid, "--server", address)
+    assert watched.returncode == 0, watched.stderr
+    assert "game 1 | deal 1:" in watched.stdout
+    assert "game 1: normal" in watched.stdout
+    listed = arena("matches", "--server", address)
+    assert mid in listed.stdout and "finished" in listed.stdout
+    path = records / f"{mid}.json"
+    for _ in range(50):
+        if path.exists():
+            break
+        time.sleep(0.1)
+    full = arena("replay", "--record", str(path))
+    assert full.returncode == 0, full.stderr
+    assert "seat 0 hand:" in full.stdout and "seat 1 hand:" in full.stdout
+    assert "game over after" in full.stdout
+    seat = arena("replay", "--record", str(path), "--seat", "1")
+    assert "seat 1 hand:" in seat.stdout and "seat 0 hand:" not in seat.stdout
+
+
+def test_remote_players_get_tokens(referee: tuple[str, Path]) -> None:
+    address, _ = referee
+    started = arena("start", "--server", address, "--remote", "alice", "--remote", "bob")
+    assert started.returncode == 0, started.stderr
+    assert len(re.findall(r"seat \d \((alice|bob)\): token \S+", started.stdout)) == 2
+
+
+def test_bad_requests_are_clear_errors(referee: tuple[str, Path]) -> None:
+    address, _ = referee
+    bad = arena("start", "--server", address, "--bot", "x", "--variant", "nope")
+    assert bad.returncode == 2
+    assert "unknown variant" in bad.stderr
+    unknown = arena("watch", "m-none", "--server", address)
+    assert unknown.returncode == 1 and "NOT_FOUND" in unknown.stderr
+    missing = arena("replay", "--record", "/nonexistent/record.json")
+    assert missing.returncode == 2 and "not a readable match record" in missing.stderr
