@@ -37,16 +37,18 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def _descendants_of_markers() -> list[int]:
-    """Processes still carrying a bot marker in their environment."""
+def _processes_with(markers: set[str]) -> list[int]:
+    """Processes still carrying one of these bots' markers in their environment."""
+    wanted = {f"ARENA_BOT_MARKER={m}".encode() for m in markers}
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if b"ARENA_BOT_MARKER=" in Path("/proc", entry, "environ").read_bytes():
-                    found.append(int(entry))
+                env = set(Path("/proc", entry, "environ").read_bytes().split(b"\0"))
             except OSError:
                 continue
+            if env & wanted and _alive(int(entry)):
+                found.append(int(entry))
     return found
 
 
@@ -82,18 +84,21 @@ def outcome(entry: MatchEntry) -> tuple[str, str]:
     return game.outcome, game.detail
 
 
-def settle() -> None:
+def settle(*entries: MatchEntry) -> None:
+    """No process of these matches' bots, or of anything they started, is left."""
+    markers = {p.marker for e in entries for p in e.processes}
+    assert markers
     deadline = time.monotonic() + 10
-    while _descendants_of_markers() and time.monotonic() < deadline:
+    while _processes_with(markers) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _descendants_of_markers() == []
+    assert _processes_with(markers) == []
 
 
 def test_an_oversized_message_is_a_protocol_error(tmp_path: Path) -> None:
     bad, beside = run(hostile("oversized"), tmp_path)
     assert outcome(bad)[0] == "protocol-error", outcome(bad)
     assert outcome(beside)[0] == "normal"
-    settle()
+    settle(bad, beside)
 
 
 def test_a_flood_of_messages_is_a_protocol_error(tmp_path: Path) -> None:
@@ -101,31 +106,31 @@ def test_a_flood_of_messages_is_a_protocol_error(tmp_path: Path) -> None:
     result, detail = outcome(bad)
     assert result == "protocol-error" and "never asked" in detail
     assert outcome(beside)[0] == "normal"
-    settle()
+    settle(bad, beside)
 
 
 def test_unbounded_memory_ends_in_a_crash(tmp_path: Path) -> None:
     bad, beside = run(hostile("memory"), tmp_path, Limits(memory_mb=512))
     assert outcome(bad)[0] == "crash", outcome(bad)
     assert outcome(beside)[0] == "normal"
-    settle()
+    settle(bad, beside)
 
 
 def test_unbounded_stderr_is_truncated_and_the_game_goes_on(tmp_path: Path) -> None:
-    bad, _ = run(hostile("stderr"), tmp_path, Limits(log_bytes=100_000))
+    bad, beside = run(hostile("stderr"), tmp_path, Limits(log_bytes=100_000))
     assert outcome(bad)[0] == "normal"
     logs = list(tmp_path.glob(f"{bad.match_id}-seat0-*.log"))
     assert len(logs) == 1
     text = logs[0].read_text(errors="replace")
     assert len(text) < 101_000 and text.endswith("[log truncated]\n")
-    settle()
+    settle(bad, beside)
 
 
 def test_children_that_outlive_the_bot_are_killed(tmp_path: Path) -> None:
     bad, beside = run(hostile("fork"), tmp_path)
     assert outcome(bad)[0] == "timeout"
     assert outcome(beside)[0] == "normal"
-    settle()
+    settle(bad, beside)
 
 
 def test_another_seats_token_is_refused_once_that_seat_is_connected(tmp_path: Path) -> None:

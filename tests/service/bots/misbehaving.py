@@ -109,6 +109,7 @@ def main() -> None:
     with grpc.insecure_channel(address) as channel:
         stream = Stream(channel, token)
         if mode == "connect-twice":
+            next(stream.incoming)  # the Welcome: this seat is connected; now the second try
             second = Stream(channel, token)
             answers = list(second.incoming)
             reasons = [m.refused.reason for m in answers if m.HasField("refused")]
