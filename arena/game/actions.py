@@ -70,6 +70,16 @@ class Action(NamedTuple):
 
     @property
     def text(self) -> str:
+        """The exact text form (computed once per distinct action: referee records and bots ask for
+        it at every decision)."""
+        text = _TEXTS.get(self)
+        if text is None:
+            if len(_TEXTS) > 100_000:  # declarations name physical cards: keep the cache bounded
+                _TEXTS.clear()
+            text = _TEXTS[self] = self._format()
+        return text
+
+    def _format(self) -> str:
         verb = self.verb
         if verb is Verb.DONE:
             return "done"
@@ -102,6 +112,9 @@ class Action(NamedTuple):
                 raise ParseError(f"expected 'declare COMBINATION CARD...', got {text!r}")
             return declare(Combo.parse(words[1]), [parse_ref(w) for w in words[2:]])
         raise ParseError(f"expected an action (play, declare, exchange or done), got {text!r}")
+
+
+_TEXTS: dict[Action, str] = {}
 
 
 def declare(combo: Combo, refs: list[int] | tuple[int, ...]) -> Action:
