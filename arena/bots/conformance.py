@@ -293,32 +293,35 @@ class _HelloTap(BotGateway):
         self.refusals: dict[str, str] = {}  # token -> the referee's reason
         self.strays: list[str] = []
 
-    async def Play(
+    async def Play(  # type: ignore[override]
         self,
         request_iterator: AsyncIterator[bot_pb2.BotMessage],
         context: grpc.aio.ServicerContext[bot_pb2.BotMessage, bot_pb2.RefereeMessage],
-    ) -> AsyncIterator[bot_pb2.RefereeMessage]:
-        token = ""
-
+    ) -> None:
         async def tapped() -> AsyncIterator[bot_pb2.BotMessage]:
-            nonlocal token
             first = True
             async for message in request_iterator:
                 if first:
                     first = False
                     if message.HasField("hello"):
                         h = message.hello
-                        token = h.token
                         self.hellos[h.token] = HelloInfo(h.name, h.version, h.protocol_version)
                     else:
                         kind = message.WhichOneof("body") or "empty"
                         self.strays.append(f"a stream opened with a {kind} message, not a Hello")
                 yield message
 
-        async for out in super().Play(tapped(), context):
-            if out.HasField("refused") and token:
-                self.refusals[token] = out.refused.reason
-            yield out
+        await super().Play(tapped(), context)
+
+    async def refuse(
+        self,
+        context: grpc.aio.ServicerContext[bot_pb2.BotMessage, bot_pb2.RefereeMessage],
+        token: str,
+        reason: str,
+    ) -> None:
+        if token:
+            self.refusals[token] = reason
+        await super().refuse(context, token, reason)
 
     def lost(self, port: StreamPort) -> bool:
         """Whether a player that has not connected never will: refused, or its process is gone."""

@@ -109,9 +109,9 @@ class MatchManager:
         port = self._tokens.get(token)
         if port is None:
             return None, "unknown or expired token"
-        if port.attached.is_set():
+        if port.claimed:
             return None, "this seat is already connected"
-        port.attached.set()
+        port.claimed = True  # attached (ready for requests) once the Welcome is written
         return port, ""
 
     async def start(self, entry: MatchEntry) -> None:
@@ -171,7 +171,7 @@ class MatchManager:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(
                     asyncio.gather(
-                        *(p.drained.wait() for p in ports if p.attached.is_set()),
+                        *(p.drained.wait() for p in ports if p.claimed),
                         *(proc.wait() for proc in entry.processes),
                     ),
                     timeout=DRAIN_SECONDS,

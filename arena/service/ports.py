@@ -1,17 +1,16 @@
 """A seat's player reached over a bot's gRPC stream: the referee's SeatPort on the service side.
 
 The gateway servicer attaches the stream when the bot presents its token; from then on the port writes
-requests and events to an outbox the servicer drains, and the servicer hands it every message the bot
-sends. Replies are matched to requests by id; anything else the bot sends is a protocol error that the
+requests and results straight to the stream (no queue, no extra task: the referee's per-decision path is
+as short as the transport allows), and the servicer hands it every message the bot sends. Replies are matched to requests by id; anything else the bot sends is a protocol error that the
 port reports at the seat's next decision.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from arena.bots.launcher import BotProcess
 from arena.game import GameResult
@@ -32,8 +31,11 @@ class StreamPort:
         self.seat = seat
         self.member = member
         self.token = token
-        self.outbox: asyncio.Queue[bot_pb2.RefereeMessage | None] = asyncio.Queue()
-        self.attached = asyncio.Event()
+        self._writer: Callable[[bot_pb2.RefereeMessage], Awaitable[None]] | None = None
+        self._write_lock = asyncio.Lock()
+        self.finished = asyncio.Event()  # nothing more to send: the servicer may end the stream
+        self.claimed = False  # a stream has presented this seat's token
+        self.attached = asyncio.Event()  # ... and has been welcomed: requests can be written
         self.bot_name = ""
         self.bot_version = ""
         self._pending: dict[int, asyncio.Future[str]] = {}
@@ -72,7 +74,7 @@ class StreamPort:
         proc = self.process
         if proc is not None:
             proc.thaw()  # fairness option: a bot runs only on its own turn
-        self.outbox.put_nowait(bot_pb2.RefereeMessage(request=request))
+        await self._send(bot_pb2.RefereeMessage(request=request))
         try:
             return await future
         finally:
@@ -95,7 +97,7 @@ class StreamPort:
     ) -> None:
         if self._closed is None and self.attached.is_set():
             pb = serde.result_to_pb(result, int(outcome), detail, culprit)
-            self.outbox.put_nowait(
+            await self._send(
                 bot_pb2.RefereeMessage(
                     game_over=bot_pb2.GameOver(match_id=match_id, game=game, result=pb)
                 )
@@ -117,10 +119,26 @@ class StreamPort:
                 ],
                 points=points,
             )
-            self.outbox.put_nowait(bot_pb2.RefereeMessage(match_over=message))
-        self.outbox.put_nowait(None)  # the servicer closes the stream
+            await self._send(bot_pb2.RefereeMessage(match_over=message))
+        self.finished.set()  # the servicer closes the stream
+
+    async def _send(self, message: bot_pb2.RefereeMessage) -> None:
+        """Write to the bot's stream; a failed write closes the port (its decision then fails)."""
+        writer = self._writer
+        if writer is None or self.finished.is_set():
+            return
+        try:
+            async with self._write_lock:
+                await writer(message)
+        except Exception as exc:
+            self.on_closed(Outcome.DISCONNECT, f"the stream failed: {type(exc).__name__}")
 
     # ------------------------------------------------------------------ the stream's side
+
+    def attach(self, writer: Callable[[bot_pb2.RefereeMessage], Awaitable[None]]) -> None:
+        """The servicer hands over the stream's write (after the Welcome)."""
+        self._writer = writer
+        self.attached.set()
 
     def on_reply(self, reply: bot_pb2.Reply) -> None:
         rid = reply.request_id
@@ -178,8 +196,7 @@ class StreamPort:
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(SeatFailure(outcome, detail))
-        with contextlib.suppress(asyncio.QueueFull):
-            self.outbox.put_nowait(None)
+        self.finished.set()
 
     @property
     def closed(self) -> bool:

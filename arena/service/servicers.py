@@ -36,11 +36,11 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
     def __init__(self, manager: MatchManager) -> None:
         self.manager = manager
 
-    async def Play(
+    async def Play(  # type: ignore[override]  # writes with context.write, from the referee's task
         self,
         request_iterator: AsyncIterator[bot_pb2.BotMessage],
         context: grpc.aio.ServicerContext[bot_pb2.BotMessage, bot_pb2.RefereeMessage],
-    ) -> AsyncIterator[bot_pb2.RefereeMessage]:
+    ) -> None:
         messages = aiter(request_iterator)
         try:
             first = await asyncio.wait_for(anext(messages), timeout=HELLO_TIMEOUT)
@@ -49,30 +49,45 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
         except Exception:  # garbage before the Hello: nothing to attach it to
             return
         if not first.HasField("hello"):
-            yield _refused("the first message must be a Hello with the seat's token")
+            await self.refuse(
+                context, "", "the first message must be a Hello with the seat's token"
+            )
             return
         hello = first.hello
         if hello.protocol_version != PROTOCOL_VERSION:
-            yield _refused(
+            await self.refuse(
+                context,
+                hello.token,
                 f"protocol version {hello.protocol_version} is not supported; "
-                f"this referee speaks version {PROTOCOL_VERSION}"
+                f"this referee speaks version {PROTOCOL_VERSION}",
             )
             return
         port, why = self.manager.claim(hello.token)
         if port is None:
-            yield _refused(why)
+            await self.refuse(context, hello.token, why)
             return
         port.bot_name, port.bot_version = hello.name, hello.version
         entry = self.manager.matches[port.match_id]
-        yield bot_pb2.RefereeMessage(welcome=_welcome(entry, port))
         reader = asyncio.create_task(_read_replies(messages, port))
         try:
-            while (message := await port.outbox.get()) is not None:
-                yield message
+            await context.write(bot_pb2.RefereeMessage(welcome=_welcome(entry, port)))
+            port.attach(context.write)
+            await port.finished.wait()
+        except Exception as exc:  # the stream broke while writing the Welcome
+            port.on_closed(Outcome.DISCONNECT, f"the stream failed: {type(exc).__name__}")
         finally:
             reader.cancel()
             port.on_closed(Outcome.DISCONNECT, "the stream ended")
             port.drained.set()
+
+    async def refuse(
+        self,
+        context: grpc.aio.ServicerContext[bot_pb2.BotMessage, bot_pb2.RefereeMessage],
+        token: str,
+        reason: str,
+    ) -> None:
+        """Tell a bot why it is refused (a hook for subclasses that watch refusals)."""
+        await context.write(_refused(reason))
 
 
 async def _read_replies(messages: AsyncIterator[bot_pb2.BotMessage], port: StreamPort) -> None:
