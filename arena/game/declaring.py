@@ -83,6 +83,7 @@ class StateFields:
         "turn_excluded",
         "turn_marks",
         "turn_new",
+        "turn_options",
         "turn_sevens",
         "turn_up",
         "turn_used",
@@ -138,6 +139,7 @@ class StateFields:
     # its marks at the start of the turn, and may serve once per kind of combination.
     turn_marks: list[int]
     turn_done: set[tuple[int, int]]  # (combination key, card) used this turn
+    turn_options: tuple[Action, ...] | None  # Polish: the turn's combinations, enumerated once
     turn_excluded: int
     turn_sevens: list[int]
     reserves: list[list[Action]]
@@ -189,6 +191,7 @@ class DeclaringTurn(StateFields):
         if self.variant.family is Family.POLISH:
             self.turn_marks = self.marks[:]
             self.turn_done = set()
+            self.turn_options = None
         else:
             self.turn_new = frozenset()
             self.turn_sevens = []
@@ -247,17 +250,22 @@ class DeclaringTurn(StateFields):
                     focus = 0
                     for c in self.turn_new:
                         focus |= 1 << (c & 31)
-                out = enumerate_declarations(
-                    self._pool(seat, focus),
-                    self.trump,
-                    self.bezique_kinds,
-                    v.packs,
-                    self._rules(seat),
-                    plain_sequences=family is Family.RUBICON,
-                    focus=focus,
-                    partner_bezique=self._partner_bezique(seat) if v.partnerships else (),
-                    marks=self.marks,
-                )
+                if family is Family.POLISH and self.turn_options is not None:
+                    out = list(self.turn_options)  # a compound turn judges cards as at its start
+                else:
+                    out = enumerate_declarations(
+                        self._pool(seat, focus),
+                        self.trump,
+                        self.bezique_kinds,
+                        v.packs,
+                        self._rules(seat),
+                        plain_sequences=family is Family.RUBICON,
+                        focus=focus,
+                        partner_bezique=self._partner_bezique(seat) if v.partnerships else (),
+                        marks=self.marks,
+                    )
+                    if family is Family.POLISH:
+                        self.turn_options = tuple(out)
             if family is Family.POLISH and self.turn_done:
                 done = self.turn_done
                 out = [a for a in out if not any((combo_key(a.combo), c) in done for c in a.refs)]
@@ -449,6 +457,9 @@ class DeclaringTurn(StateFields):
             self.log.append((EV_EXCHANGE, seat, seven, old))
             if r >= JACK and (r != TEN or (old >> 3) & 3 == self.trump):
                 self.open[seat].append(old)
+                self.turn_options = (
+                    None  # a new open card: the turn's combinations are counted again
+                )
             self._credit(seat, v.scores[Combo.SEVEN_OF_TRUMPS], "exchange", (seven, old))
             if r >= TEN:
                 self._credit(seat, 10, "brisque", (old,))

@@ -154,6 +154,7 @@ class GameState(DeclaringTurn):
         self.turn_excluded = -1
         self.turn_marks = []
         self.turn_done = set()
+        self.turn_options = None
         self.declarer = -1
         self._begin_trick(first)
         self._legal = None
@@ -629,6 +630,7 @@ class GameState(DeclaringTurn):
         s.turn_used = set(self.turn_used)
         s.turn_marks = self.turn_marks[:]
         s.turn_done = set(self.turn_done)
+        s.turn_options = self.turn_options  # never mutated: replaced as a whole
         s.declare_queue = self.declare_queue[:]
         s.tricks_won = self.tricks_won[:]
         s.turn_sevens = self.turn_sevens[:]
