@@ -226,8 +226,8 @@ def bubblewrap_available() -> bool:
 
 
 def _bubblewrap(argv: list[str], workdir: Path, address: str) -> list[str]:
-    """Run under bubblewrap: a read-only view of the system, a private /tmp, its own working directory,
-    no network but the referee's Unix socket."""
+    """Run under bubblewrap: a read-only view of the system (its temporary folder is its own working
+    directory), no network but the referee's Unix socket, killed with the arena."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise LaunchError(
@@ -240,7 +240,7 @@ def _bubblewrap(argv: list[str], workdir: Path, address: str) -> list[str]:
         )
     socket_dir = os.path.dirname(address.removeprefix("unix:").removeprefix("//"))
     return [
-        bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+        bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
         "--bind", str(workdir), str(workdir), "--bind", socket_dir, socket_dir,
         "--unshare-all", "--die-with-parent", "--chdir", str(workdir), "--", *argv,
     ]  # fmt: skip

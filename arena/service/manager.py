@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import secrets
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,6 +67,8 @@ async def _connected_or_gone(port: StreamPort, timeout: float) -> None:
 class MatchManager:
     def __init__(self, records_dir: Path | None = None, logs_dir: Path | None = None) -> None:
         self.address = ""  # set by the server once bound
+        self.unix_address = ""  # the same server on a Unix socket (for sandboxed bots)
+        self.socket_dir: Path | None = None
         self.records_dir = records_dir
         self.logs_dir = logs_dir
         self.matches: dict[str, MatchEntry] = {}
@@ -132,7 +135,12 @@ class MatchManager:
             log = self.logs_dir / f"{entry.match_id}-seat{port.seat}-{port.member}.log"
         try:
             proc = await BotProcess.start(
-                spec.name, spec.command, self.address, port.token, log, entry.limits
+                spec.name,
+                spec.command,
+                self.unix_address if entry.limits.sandbox == "bubblewrap" else self.address,
+                port.token,
+                log,
+                entry.limits,
             )
         except LaunchError as exc:
             port.on_closed(Outcome.CRASH, str(exc))
@@ -207,7 +215,7 @@ class MatchManager:
         return queue
 
     async def close(self) -> None:
-        """Stop every match still running and its bot processes."""
+        """Stop every match still running and its bot processes; remove the socket folder."""
         for entry in self.matches.values():
             if entry.task is not None and not entry.task.done():
                 entry.task.cancel()
@@ -215,3 +223,5 @@ class MatchManager:
                     await entry.task
             for proc in entry.processes:
                 await proc.stop()
+        if self.socket_dir is not None:
+            shutil.rmtree(self.socket_dir, ignore_errors=True)

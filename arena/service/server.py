@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,15 @@ async def create_server(
         raise OSError(f"cannot bind the referee to {address}")
     host = address.rsplit(":", 1)[0]
     manager.address = f"{host}:{port}"
+    # Also a Unix socket in a private folder: sandboxed bots (bubblewrap, no network) reach the
+    # referee through it.
+    socket_dir = Path(tempfile.mkdtemp(prefix="arena-referee-"))
+    socket_dir.chmod(0o700)
+    unix_address = f"unix:{socket_dir / 'referee.sock'}"
+    if server.add_insecure_port(unix_address) == 0:
+        raise OSError(f"cannot bind the referee to {unix_address}")
+    manager.unix_address = unix_address
+    manager.socket_dir = socket_dir
     await server.start()
     for name in ("", *names[:2]):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
