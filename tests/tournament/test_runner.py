@@ -264,6 +264,53 @@ def test_a_killed_run_resumes_with_nothing_lost_or_doubled(tmp_path: Path) -> No
     assert {g for _, _, g in ratings(ledger).values()} == {3}
 
 
+@pytest.mark.slow
+def test_killed_again_and_again_at_random_moments(tmp_path: Path) -> None:
+    """Issue 6: SIGKILL at random moments, several times over one tournament, resuming each time; in
+    the end exactly the planned games, none doubled, and the ratings of an uninterrupted run."""
+    import random
+
+    toml = tournament_file(tmp_path, "battered", 4, duplicate=True)  # 6 pairings x 2 seatings
+    spec = load(toml)
+    planned = len(full_schedule(spec))
+    ledger = tmp_path / "battered.sqlite"
+    rng = random.Random(2026)
+    kills = 0
+    for attempt in range(4):
+        if count_games(ledger) >= planned:
+            break
+        log = (tmp_path / f"run-{attempt}.log").open("wb")
+        proc = subprocess.Popen(
+            arena_command(toml, ledger),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            # A random moment: after the process has had time to start, play and write.
+            time.sleep(rng.uniform(1.0, 4.0))
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                kills += 1
+            proc.wait(timeout=60)
+            log.close()
+        before = count_games(ledger)
+        assert before <= planned
+        assert query(ledger, "SELECT count(*) FROM game_records") == [(before,)]
+    assert kills >= 2, "the tournament was interrupted several times"
+    final = subprocess.run(
+        arena_command(toml, ledger), capture_output=True, text=True, timeout=RUN_TIMEOUT
+    )
+    assert final.returncode == 0, final.stdout + final.stderr
+    check_complete(ledger, spec)
+    assert query(ledger, "SELECT count(*), count(DISTINCT key) FROM games") == [(planned, planned)]
+    fresh = tmp_path / "fresh.sqlite"
+    run(spec, fresh)
+    assert results(ledger) == results(fresh), "the same games, seat by seat"
+    assert ratings(ledger) == ratings(fresh), "exactly the ratings of an uninterrupted run"
+
+
 # ---------------------------------------------------------------- swiss, three-handed
 
 
