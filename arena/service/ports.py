@@ -95,6 +95,8 @@ class StreamPort:
         detail: str,
         culprit: int,
     ) -> None:
+        if self.process is not None:
+            self.process.thaw()  # frozen between turns, it must read the results
         if self._closed is None and self.attached.is_set():
             pb = serde.result_to_pb(result, int(outcome), detail, culprit)
             await self._send(

@@ -170,3 +170,57 @@ def test_limits_are_validated() -> None:
         Limits(memory_mb=-1)
     with pytest.raises(ValueError, match="sandbox"):
         Limits(sandbox="docker")
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_freeze_stops_the_bot_between_its_turns(tmp_path: Path) -> None:
+    """Fairness option: SIGSTOP while it is not the bot's turn, SIGCONT when it is."""
+    cmd = _script(tmp_path, "idle.py", "import time\ntime.sleep(60)\n")
+
+    async def scenario() -> tuple[str, str, str]:
+        bot = await BotProcess.start("t", cmd, "127.0.0.1:1", "tok", None, Limits(freeze=True))
+        await asyncio.sleep(0.3)
+        running = _state(bot.proc.pid)
+        bot.freeze()
+        await asyncio.sleep(0.2)
+        frozen = _state(bot.proc.pid)
+        bot.thaw()
+        await asyncio.sleep(0.2)
+        thawed = _state(bot.proc.pid)
+        await bot.stop()
+        return running, frozen, thawed
+
+    running, frozen, thawed = asyncio.run(scenario())
+    assert running in "SR" and thawed in "SR"
+    assert frozen == "T"
+
+
+def test_a_match_with_frozen_bots_plays_normally() -> None:
+    from arena.referee import MatchConfig
+    from arena.service.manager import PlayerSpec
+    from arena.service.server import create_server
+
+    async def go() -> list[str]:
+        server, _, manager = await create_server()
+        try:
+            entry = manager.create(
+                MatchConfig(seed=2),
+                [
+                    [PlayerSpec("a", f"{PY} -m arena_bot.random_bot")],
+                    [PlayerSpec("b", f"{PY} -m arena_bot.first_bot")],
+                ],
+                30.0,
+                Limits(freeze=True),
+            )
+            await manager.start(entry)
+            await asyncio.wait_for(entry.done.wait(), 120)
+            assert entry.record is not None, entry.error
+            return [g.outcome for g in entry.record.games]
+        finally:
+            await manager.close()
+            await server.stop(None)
+
+    assert asyncio.run(go()) == ["normal"]
