@@ -2,12 +2,11 @@
 
     python benchmarks/referee.py --seconds 5 [--rounds 3] [--profile]
 
-(a) A two-handed match between two trivial bots (``python -m arena_bot.first_bot``, each answering the
+(a) A two-handed match between two trivial bots (``benchmarks/trivial_bot.py``, each answering the
 first legal action at once) over the real server, for about S seconds: as many games as fit, measured
 over the decision loop only (from every bot connected to the last game's end; starting and stopping the
 bots is left out). (b) The floor: a bare gRPC bidirectional ping-pong between two processes for about
-S seconds, a grpc.aio server process (as the referee) and a client in the bot SDK's style (a
-synchronous stream fed from a queue), with messages the size of a typical DecisionRequest and Reply
+S seconds, a grpc.aio server process (as the referee) and a grpc.aio client (as the bots), with messages the size of a typical DecisionRequest and Reply
 (measured by serialising every decision of a real game). (a) and (b) take turns in rounds, so that a
 change in the machine's load touches both alike. The last line is
 ``decisions_per_second <N> floor_per_second <M> ratio <R>``, with R = N / M.
@@ -26,12 +25,11 @@ import cProfile
 import io
 import os
 import pstats
-import queue
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -44,7 +42,10 @@ from arena.service.server import create_server
 from arena.wire import serde
 from arena.wire.v1 import bot_pb2
 
-BOT = f"{sys.executable} -m arena_bot.first_bot"
+# The trivial bot answers from the raw message (no SDK view), so that the figure is the referee's.
+BOT = (
+    f"{sys.executable} {os.path.join(os.path.dirname(os.path.abspath(__file__)), 'trivial_bot.py')}"
+)
 ECHO_METHOD = "/bench.Echo/Play"
 # A generous clock: the benchmark measures speed, never a timeout.
 CLOCK = TimeControl(budget_ms=10_000, bank_ms=60_000, grace_ms=1000)
@@ -215,37 +216,33 @@ def start_echo_server(reply_size: int) -> tuple[subprocess.Popen[str], int]:
 
 
 def floor_round(port: int, seconds: float, request_size: int) -> tuple[int, float]:
-    """A bare ping-pong with the echo server for ``seconds``, in the bot SDK's style (a synchronous
-    stream fed from a queue): (round trips, seconds)."""
+    """A bare ping-pong with the echo server for ``seconds``, with a grpc.aio client as the bots use
+    (write one message, read the answer): (round trips, seconds)."""
+    return asyncio.run(_floor(port, seconds, request_size))
+
+
+async def _floor(port: int, seconds: float, request_size: int) -> tuple[int, float]:
     payload = b"q" * request_size
-    outgoing: queue.Queue[bytes | None] = queue.Queue()
-
-    def send() -> Iterator[bytes]:
-        while (message := outgoing.get()) is not None:
-            yield message
-
-    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-        grpc.channel_ready_future(channel).result(timeout=60)
-        call: grpc.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(ECHO_METHOD)
-        responses = call(send())
-        outgoing.put(payload)
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        await asyncio.wait_for(channel.channel_ready(), 60)
+        call = channel.stream_stream(ECHO_METHOD)()
         warm = 200  # round trips before the clock starts
         rounds = 0
         start = deadline = time.perf_counter()
-        for _ in responses:
+        while True:
+            await call.write(payload)
+            await call.read()
             if warm:
                 warm -= 1
                 if not warm:
                     start = time.perf_counter()
                     deadline = start + seconds
-            else:
-                rounds += 1
-                if time.perf_counter() >= deadline:
-                    break
-            outgoing.put(payload)
+                continue
+            rounds += 1
+            if time.perf_counter() >= deadline:
+                break
         elapsed = time.perf_counter() - start
-        outgoing.put(None)
-        responses.cancel()
+        call.cancel()
     return rounds, elapsed
 
 
