@@ -101,120 +101,64 @@ class Variant:
         return f"{self.name} ({opts})" if opts else self.name
 
 
-# name -> (base fields, {option: (accepted values, default)})
 _OPTION_VALUES: dict[str, tuple[str, ...]] = {
     "declarations_per_trick": ("disjoint", "one"),
     "bezique_cards": ("fixed", "trump-dependent"),
     "game_end": ("end-of-deal", "immediate"),
 }
 
+# What every variant of the ordinary rules shares: 8 cards dealt 3-2-3, a turn-up, the last trick 10.
+_ORDINARY: dict[str, object] = dict(
+    family=Family.ORDINARY,
+    hand_size=8,
+    deal_packets=(3, 2, 3),
+    turn_up=True,
+    last_trick=10,
+    scores=ORDINARY_SCORES,
+)
+_ORDINARY_OPTIONS = ("declarations_per_trick", "bezique_cards", "game_end")
+
+# name -> (fields, the options it takes)
 _BASES: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
-    "two-handed": (
-        dict(
-            family=Family.ORDINARY,
-            packs=2,
-            seats=2,
-            hand_size=8,
-            deal_packets=(3, 2, 3),
-            turn_up=True,
-            target=1000,
-            last_trick=10,
-            scores=ORDINARY_SCORES,
-        ),
-        ("declarations_per_trick", "bezique_cards", "game_end"),
-    ),
+    "two-handed": (dict(_ORDINARY, packs=2, seats=2, target=1000), _ORDINARY_OPTIONS),
     "polish": (
         dict(
+            _ORDINARY,
             family=Family.POLISH,
             packs=2,
             seats=2,
-            hand_size=8,
-            deal_packets=(3, 2, 3),
-            turn_up=True,
             target=2000,
-            last_trick=10,
-            scores=ORDINARY_SCORES,
             declarations_per_trick="compound",
         ),
         ("game_end",),
     ),
     # RULES.md section 3 (000, EB9-643).
-    "three-handed": (
-        dict(
-            family=Family.ORDINARY,
-            packs=3,
-            seats=3,
-            hand_size=8,
-            deal_packets=(3, 2, 3),
-            turn_up=True,
-            target=2000,
-            last_trick=10,
-            scores=ORDINARY_SCORES,
-        ),
-        ("declarations_per_trick", "bezique_cards", "game_end"),
-    ),
+    "three-handed": (dict(_ORDINARY, packs=3, seats=3, target=2000), _ORDINARY_OPTIONS),
     "three-handed-consultation": (
-        dict(
-            family=Family.ORDINARY,
-            packs=2,
-            seats=2,
-            hand_size=8,
-            deal_packets=(3, 2, 3),
-            turn_up=True,
-            target=1000,
-            last_trick=10,
-            scores=ORDINARY_SCORES,
-            team_sizes=(1, 2),
-        ),
-        ("declarations_per_trick", "bezique_cards", "game_end"),
+        dict(_ORDINARY, packs=2, seats=2, target=1000, team_sizes=(1, 2)),
+        _ORDINARY_OPTIONS,
     ),
     # RULES.md section 4 (000, 003).
     "four-handed": (
-        dict(
-            family=Family.ORDINARY,
-            packs=4,
-            seats=4,
-            hand_size=8,
-            deal_packets=(3, 2, 3),
-            turn_up=True,
-            target=2000,
-            last_trick=10,
-            scores=ORDINARY_SCORES,
-            last_duels=True,
-        ),
-        ("declarations_per_trick", "bezique_cards", "game_end"),
+        dict(_ORDINARY, packs=4, seats=4, target=2000, last_duels=True),
+        _ORDINARY_OPTIONS,
     ),
     "four-handed-partners": (
         dict(
-            family=Family.ORDINARY,
+            _ORDINARY,
             packs=4,
             seats=4,
-            hand_size=8,
-            deal_packets=(3, 2, 3),
-            turn_up=True,
             target=2000,
-            last_trick=10,
-            scores=ORDINARY_SCORES,
             last_duels=True,
             partnerships=((0, 2), (1, 3)),
         ),
-        ("declarations_per_trick", "bezique_cards", "game_end"),
+        _ORDINARY_OPTIONS,
     ),
     "four-handed-consultation": (
-        dict(
-            family=Family.ORDINARY,
-            packs=2,
-            seats=2,
-            hand_size=8,
-            deal_packets=(3, 2, 3),
-            turn_up=True,
-            target=1000,
-            last_trick=10,
-            scores=ORDINARY_SCORES,
-            team_sizes=(2, 2),
-        ),
-        ("declarations_per_trick", "bezique_cards", "game_end"),
+        dict(_ORDINARY, packs=2, seats=2, target=1000, team_sizes=(2, 2)),
+        _ORDINARY_OPTIONS,
     ),
+    # RULES.md section 6 (000, 004).
     "rubicon": (
         dict(
             family=Family.RUBICON,
