@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 import pytest
+from engine_helpers import act, finish_turn, first_legal, hand_kinds, last_winner, plays, texts
 
 from arena.game import (
     Action,
@@ -23,7 +24,6 @@ from arena.game import (
     card_text,
     kind_text,
     observe,
-    ref_text,
     variant,
 )
 
@@ -35,47 +35,16 @@ RANKS = "789JQKTA"
 # ---------------------------------------------------------------- helpers
 
 
-def texts(state: GameState) -> list[str]:
-    return [a.text for a in state.legal_actions()]
-
-
-def act(state: GameState, *actions: str) -> None:
-    for text in actions:
-        state.apply(Action.parse(text))
-
-
-def hand_kinds(state: GameState, seat: int) -> list[str]:
-    return sorted(ref_text(r)[:2] for r in observe(state, seat).hand)
-
-
-def plays(state: GameState) -> set[str]:
-    return {a.text.split()[1][:2] for a in state.legal_actions()}
-
-
-def finish_turn(state: GameState) -> None:
-    while state.phase == 2:
-        act(state, "done")
-    assert state.phase == 1
-
-
 def finish_turn_if_seat(s: GameState, seat: int) -> None:
     """End ``seat``'s declaring turn if it is still open."""
     if s.phase == 2 and s.to_act == seat:
         act(s, "done")
 
 
-def first_legal(state: GameState) -> None:
-    state.apply(state.legal_actions()[0])
-
-
 def play_deal(state: GameState) -> None:
     index = state.deal_index
     while not state.is_terminal() and state.deal_index == index:
         first_legal(state)
-
-
-def last_winner(state: GameState) -> int | None:
-    return observe(state, None).last_trick_winner
 
 
 def deal(

@@ -11,9 +11,10 @@ import random
 from collections.abc import Sequence
 
 import pytest
+from engine_helpers import act as run
+from engine_helpers import declarations, texts
 
 from arena.game import (
-    Action,
     GameState,
     ScoreItem,
     arrange_deck,
@@ -27,20 +28,6 @@ POLISH = variant("polish")
 
 PLAY, DECLARE = 1, 2  # state.phase values
 JACK, QUEEN, KING, TEN, ACE = 3, 4, 5, 6, 7  # ranks, 7 lowest (0) to ace highest
-
-
-def texts(state: GameState) -> list[str]:
-    """The legal actions of the seat to act, as text."""
-    return [a.text for a in state.legal_actions()]
-
-
-def declarations(state: GameState) -> list[str]:
-    return [t for t in texts(state) if t.startswith("declare")]
-
-
-def run(state: GameState, *actions: str) -> None:
-    for text in actions:
-        state.apply(Action.parse(text))
 
 
 def quiet_stock(hands: Sequence[Sequence[str]], turn_up: str, size: int = 12) -> list[str]:

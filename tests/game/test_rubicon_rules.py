@@ -11,8 +11,10 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+from engine_helpers import act as run
+from engine_helpers import declarations, texts
+
 from arena.game import (
-    Action,
     Combo,
     GameState,
     arrange_deck,
@@ -25,20 +27,6 @@ RUBICON = variant("rubicon")
 PLAY, DECLARE, CARTE_BLANCHE = 1, 2, 3  # state.phase values
 HEARTS, CLUBS = 1, 3  # suits are numbered S, H, D, C
 ANY_COPY = 128  # a card reference: ANY_COPY + kind = "a copy of that kind"
-
-
-def texts(state: GameState) -> list[str]:
-    """The legal actions of the seat to act, as text."""
-    return [a.text for a in state.legal_actions()]
-
-
-def declarations(state: GameState) -> list[str]:
-    return [t for t in texts(state) if t.startswith("declare")]
-
-
-def run(state: GameState, *actions: str) -> None:
-    for text in actions:
-        state.apply(Action.parse(text))
 
 
 def quiet_stock(hands: Sequence[Sequence[str]], size: int = 20) -> list[str]:

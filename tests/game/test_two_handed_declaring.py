@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 import pytest
+from engine_helpers import act, finish_turn, texts
 
 from arena.game import (
     Action,
@@ -50,22 +51,6 @@ def deal(
     state = GameState.new(v, seed=0, dealer=1, decks=[deck])
     assert state.to_act == 0
     return state
-
-
-def texts(state: GameState) -> list[str]:
-    return [a.text for a in state.legal_actions()]
-
-
-def act(state: GameState, *actions: str) -> None:
-    for text in actions:
-        state.apply(Action.parse(text))
-
-
-def finish_turn(state: GameState) -> None:
-    """End the winner's declaring turn if the engine has not already ended it."""
-    if state.phase == 2:
-        act(state, "done")
-    assert state.phase == 1
 
 
 def declares(state: GameState) -> list[str]:

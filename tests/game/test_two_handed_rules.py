@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 import pytest
+from engine_helpers import act, first_legal, hand_kinds, texts
 
 from arena.game import (
     Action,
@@ -47,24 +48,6 @@ def deal(
             top.append(card)
     deck = arrange_deck(v, dealer=1, hands=[list(seat0), list(seat1)], turn_up=turn_up, stock=top)
     return GameState.new(v, seed=0, dealer=1, decks=[deck])
-
-
-def texts(state: GameState) -> list[str]:
-    return [a.text for a in state.legal_actions()]
-
-
-def act(state: GameState, *actions: str) -> None:
-    for text in actions:
-        state.apply(Action.parse(text))
-
-
-def hand_kinds(state: GameState, seat: int) -> list[str]:
-    """The kinds in a seat's hand, as that seat sees them."""
-    return sorted(ref_text(r)[:2] for r in observe(state, seat).hand)
-
-
-def first_legal(state: GameState) -> None:
-    state.apply(state.legal_actions()[0])
 
 
 def play_deal(state: GameState, policy: Callable[[GameState], None] = first_legal) -> None:
