@@ -1,0 +1,274 @@
+"""Unusable ledger files: a corrupt, locked or read-only ledger gives a clear LedgerError naming the
+file, and the file is left untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.ledger import Ledger, LedgerError
+from arena.tournament.schedule import ScheduledGame, full_schedule
+from arena.tournament.spec import TournamentSpec, parse
+
+REAL_CONNECT: Callable[..., sqlite3.Connection] = sqlite3.connect
+
+
+def make_spec(n: int = 3, **fields: Any) -> TournamentSpec:
+    data: dict[str, Any] = {
+        "name": fields.pop("name", "Synthetic"),
+        "entrants": [{"name": f"e{i}", "command": "bot", "version": "1"} for i in range(n)],
+        **fields,
+    }
+    return parse(data, "synthetic.toml")
+
+
+def sides_of(variant: str) -> list[list[int]]:
+    if variant == "four-handed-partners":
+        return [[0, 2], [1, 3]]
+    seats = {"two-handed": 2, "three-handed": 3, "three-handed-consultation": 2}[variant]
+    return [[s] for s in range(seats)]
+
+
+def ranking_of(game: ScheduledGame, sides: int) -> list[int]:
+    """A synthetic result fixed by the game's seed: a ranking of the sides, sometimes a draw."""
+    k = game.seed % 7
+    if sides == 2:
+        return [[0, 1], [1, 0], [0, 0]][k % 3]
+    ranks = [(k + s) % sides for s in range(sides)]
+    if k == 0:
+        ranks[0] = ranks[1] = min(ranks[0], ranks[1])  # a shared place
+    return ranks
+
+
+def synthetic_record(game: ScheduledGame, variant: str) -> dict[str, Any]:
+    sides = sides_of(variant)
+    ranking = ranking_of(game, len(sides))
+    scores = [0] * len(game.seats)
+    for side, seats in enumerate(sides):
+        for seat in seats:
+            scores[seat] = 1000 - 300 * ranking[side] + seat
+    return {
+        "match_id": game.key,
+        "games": [
+            {
+                "outcome": "normal",
+                "detail": "",
+                "culprit": -1,
+                "result": {"sides": sides, "ranking": ranking, "scores": scores},
+            }
+        ],
+    }
+
+
+class Fixture:
+    def __init__(self, led: Ledger, spec: TournamentSpec) -> None:
+        self.led = led
+        self.spec = spec
+        self.tid, _ = led.tournament(spec)
+        self.ids = led.entrant_ids(spec.entrants)
+        self.games = full_schedule(spec)
+        led.plan(self.tid, self.games)
+
+    def record(self, game: ScheduledGame) -> int:
+        return self.led.record_game(
+            self.tid, self.spec.variant, game, self.ids, synthetic_record(game, self.spec.variant)
+        )
+
+
+def dump(path: Path | str) -> list[str]:
+    conn = REAL_CONNECT(path)
+    try:
+        return list(conn.iterdump())
+    finally:
+        conn.close()
+
+
+def play_in_order(
+    led: Ledger,
+    spec: TournamentSpec,
+    order: list[int],
+    check: Callable[[Fixture], None] | None = None,
+) -> Fixture:
+    f = Fixture(led, spec)
+    for i in order:
+        f.record(f.games[i])
+        if check:
+            check(f)
+    return f
+
+
+@pytest.fixture
+def ledger_path(tmp_path: Path) -> Path:
+    return tmp_path / "ledger.sqlite"
+
+
+@pytest.fixture
+def led(ledger_path: Path) -> Iterator[Ledger]:
+    ledger = Ledger(ledger_path)
+    yield ledger
+    ledger.close()
+
+
+# ---------------------------------------------------------------- unusable files
+
+
+@pytest.fixture
+def filled(ledger_path: Path) -> Path:
+    led = Ledger(ledger_path)
+    play_in_order(led, make_spec(3), [1, 0, 2, 3, 4, 5])
+    led.close()
+    return ledger_path
+
+
+def test_garbage_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "garbage.sqlite"
+    data = bytes(range(256)) * 64
+    path.write_bytes(data)
+    with pytest.raises(LedgerError) as info:
+        Ledger(path)
+    message = str(info.value)
+    assert str(path) in message
+    assert "not a database" in message
+    assert path.read_bytes() == data
+
+
+def test_a_truncated_ledger_is_refused_untouched(filled: Path) -> None:
+    data = filled.read_bytes()[: filled.stat().st_size // 2]
+    filled.write_bytes(data)
+    with pytest.raises(LedgerError) as info:
+        led = Ledger(filled)
+        led.leaderboard("two-handed")
+    assert str(filled) in str(info.value)
+    assert filled.read_bytes() == data
+
+
+@pytest.fixture
+def short_busy_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ledger waits 10 s for a lock; these tests need not."""
+
+    def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        kwargs["timeout"] = 0.2
+        return REAL_CONNECT(*args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+
+
+@pytest.mark.usefixtures("short_busy_timeout")
+def test_a_locked_ledger_cannot_be_opened(filled: Path) -> None:
+    data = filled.read_bytes()
+    holder = REAL_CONNECT(filled, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(LedgerError) as info:
+            Ledger(filled)
+        assert str(filled) in str(info.value)
+        assert "locked" in str(info.value)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert filled.read_bytes() == data
+    Ledger(filled).close()
+
+
+@pytest.mark.usefixtures("short_busy_timeout")
+def test_writing_while_locked(filled: Path) -> None:
+    led = Ledger(filled)
+    f = Fixture(led, make_spec(3, seed=77))
+    data = filled.read_bytes()
+    before = dump(filled)
+    holder = REAL_CONNECT(filled, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(LedgerError, match="locked") as info:
+            f.record(f.games[0])
+        assert str(filled) in str(info.value)
+        with pytest.raises(LedgerError, match="locked"):
+            led.finish_tournament(f.tid)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert filled.read_bytes() == data
+    assert dump(filled) == before
+    assert f.record(f.games[0]) > 0, "once the lock is gone the game is recorded"
+
+
+@pytest.mark.usefixtures("short_busy_timeout")
+def test_rebuild_while_locked(filled: Path) -> None:
+    led = Ledger(filled)
+    data = filled.read_bytes()
+    holder = REAL_CONNECT(filled, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(LedgerError, match="locked"):
+            led.rebuild_ratings()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert filled.read_bytes() == data
+
+
+@pytest.fixture
+def read_only(filled: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The ledger file made read-only. Root writes through file modes, so there the ledger's
+    connections are opened the way SQLite opens a file it may not write: read-only."""
+    if os.geteuid() == 0:
+
+        def connect(database: Any, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+            kwargs["uri"] = True
+            return REAL_CONNECT(f"file:{database}?mode=ro", *args, **kwargs)
+
+        monkeypatch.setattr(sqlite3, "connect", connect)
+        yield filled
+    else:
+        filled.chmod(0o444)
+        try:
+            yield filled
+        finally:
+            filled.chmod(0o644)
+
+
+def test_a_read_only_ledger_can_be_read(read_only: Path) -> None:
+    data = read_only.read_bytes()
+    led = Ledger(read_only)
+    assert len(led.leaderboard("two-handed")) == 3
+    assert len(led.games()) == 6
+    led.close()
+    assert read_only.read_bytes() == data
+
+
+def test_writing_a_read_only_ledger(read_only: Path) -> None:
+    data = read_only.read_bytes()
+    led = Ledger(read_only)
+    spec = make_spec(3, seed=1234)  # a tournament it has not seen: writing it must fail clearly
+    with pytest.raises(LedgerError) as info:
+        led.tournament(spec)
+    assert str(read_only) in str(info.value)
+    assert "read" in str(info.value).lower()
+    with pytest.raises(LedgerError):
+        led.rebuild_ratings()
+    led.close()
+    assert read_only.read_bytes() == data
+
+
+def test_recording_into_a_read_only_ledger(read_only: Path) -> None:
+    data = read_only.read_bytes()
+    led = Ledger(read_only)
+    spec = make_spec(3)
+    tid, resumed = led.tournament(spec)
+    assert resumed
+    ids = {n: i + 1 for i, n in enumerate(["e0", "e1", "e2"])}
+    game = full_schedule(spec)[0]
+    extra = ScheduledGame(
+        "r000-p9999-d000-s0", 9999, 0, 9999, 0, 0, 1, (("e0",), ("e1",)), ("e0", "e1")
+    )
+    with pytest.raises(LedgerError) as info:
+        led.record_game(tid, spec.variant, extra, ids, synthetic_record(game, "two-handed"))
+    assert str(read_only) in str(info.value)
+    led.close()
+    assert read_only.read_bytes() == data
