@@ -7,24 +7,17 @@ seats 0 and 2 play against seats 1 and 3 in ``four-handed-partners``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from engine_helpers import act, finish_turn, first_legal, hand_kinds, last_winner, plays, texts
+from four_handed_helpers import RANKS, P, V, deal, play_deal
 
 from arena.game import (
     Action,
     GameState,
     Variant,
-    arrange_deck,
     card_text,
     observe,
     variant,
 )
-
-V = variant("four-handed")
-P = variant("four-handed-partners")
-RANKS = "789JQKTA"
-
 
 # ---------------------------------------------------------------- helpers
 
@@ -33,24 +26,6 @@ def finish_turn_if_seat(s: GameState, seat: int) -> None:
     """End ``seat``'s declaring turn if it is still open."""
     if s.phase == 2 and s.to_act == seat:
         act(s, "done")
-
-
-def play_deal(state: GameState) -> None:
-    index = state.deal_index
-    while not state.is_terminal() and state.deal_index == index:
-        first_legal(state)
-
-
-def deal(
-    hands: Sequence[Sequence[str]],
-    *,
-    v: Variant = P,
-    turn_up: str = "9H",
-    stock: Sequence[str] = (),
-    dealer: int = 3,
-) -> GameState:
-    deck = arrange_deck(v, dealer=dealer, hands=hands, turn_up=turn_up, stock=stock)
-    return GameState.new(v, seed=0, dealer=dealer, decks=[deck])
 
 
 # ---------------------------------------------------------------- declaring with partners

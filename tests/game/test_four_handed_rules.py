@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import pytest
 from engine_helpers import act, finish_turn, first_legal, hand_kinds, last_winner, plays
+from four_handed_helpers import RANKS, P, V, deal, play_deal
 
 from arena.game import (
     Action,
@@ -22,33 +23,9 @@ from arena.game import (
     arrange_deck,
     kind_text,
     observe,
-    variant,
 )
 
-V = variant("four-handed")
-P = variant("four-handed-partners")
-RANKS = "789JQKTA"
-
-
 # ---------------------------------------------------------------- helpers
-
-
-def play_deal(state: GameState) -> None:
-    index = state.deal_index
-    while not state.is_terminal() and state.deal_index == index:
-        first_legal(state)
-
-
-def deal(
-    hands: Sequence[Sequence[str]],
-    *,
-    v: Variant = P,
-    turn_up: str = "9H",
-    stock: Sequence[str] = (),
-    dealer: int = 3,
-) -> GameState:
-    deck = arrange_deck(v, dealer=dealer, hands=hands, turn_up=turn_up, stock=stock)
-    return GameState.new(v, seed=0, dealer=dealer, decks=[deck])
 
 
 def stock_end_deck(v: Variant, dealer: int, finals: Sequence[Sequence[str]]) -> list[int]:
