@@ -7,6 +7,7 @@ anything it does not know with a :class:`VariantError` that names the option and
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -189,12 +190,18 @@ def variant_options(name: str) -> dict[str, tuple[str, ...]]:
 def variant(name: str, **options: str) -> Variant:
     """Build a variant from its name and option values (``variant("two-handed", game_end="immediate")``).
 
-    Option names may be given with dashes or underscores.
+    Option names may be given with dashes or underscores. Variants are immutable, so each distinct one
+    is built once (bots ask for the variant of every observation they get).
     """
+    return _variant(name, tuple(sorted(options.items())))
+
+
+@functools.lru_cache(maxsize=256)
+def _variant(name: str, options: tuple[tuple[str, str], ...]) -> Variant:
     accepted = variant_options(name)
     base, _ = _BASES[name]
     chosen: dict[str, str] = {}
-    for raw_key, value in options.items():
+    for raw_key, value in options:
         key = raw_key.replace("-", "_")
         if key not in accepted:
             known = ", ".join(accepted) or "none"

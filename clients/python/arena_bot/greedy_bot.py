@@ -63,9 +63,6 @@ class GreedyBot(Bot):
     name = "greedy"
     version = "1"
 
-    def __init__(self) -> None:
-        self._variants: dict[tuple[str, tuple[tuple[str, str], ...]], Variant] = {}
-
     # ------------------------------------------------------------------ the decision
 
     def decide(self, view: Observation, legal: list[Action], clock: Clock) -> Action:
@@ -219,11 +216,7 @@ class GreedyBot(Bot):
     # ------------------------------------------------------------------ helpers
 
     def _variant(self, view: Observation) -> Variant:
-        key = (view.variant, view.options)
-        v = self._variants.get(key)
-        if v is None:
-            v = self._variants[key] = variant(view.variant, **dict(view.options))
-        return v
+        return variant(view.variant, **dict(view.options))  # built once per variant
 
     def _context(self, view: Observation) -> _Context:
         v = self._variant(view)

@@ -54,7 +54,6 @@ class SearchBot(Bot):
         self.greedy = GreedyBot()
         self._tracker: Tracker | None = None
         self._tracker_key: tuple[object, ...] = ()
-        self._variants: dict[tuple[str, tuple[tuple[str, str], ...]], Variant] = {}
         self._endgame = EndgameSolver(0, 10)
         # Statistics of the last decision (for tests and benchmarks).
         self.last_worlds = 0
@@ -104,11 +103,7 @@ class SearchBot(Bot):
         return ("search", choice) if choice is not None else ("out-of-time", None)
 
     def _variant(self, view: Observation) -> Variant:
-        key = (view.variant, view.options)
-        v = self._variants.get(key)
-        if v is None:
-            v = self._variants[key] = variant(view.variant, **dict(view.options))
-        return v
+        return variant(view.variant, **dict(view.options))  # built once per variant
 
     def _track(self, view: Observation) -> Tracker | None:
         """The tracker of this seat and game (a new one when the match, variant or seat changes)."""
