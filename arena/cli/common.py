@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -40,10 +39,6 @@ def open_ledger(path: Path, must_exist: bool = True) -> Ledger:
     except LedgerError as exc:
         errors.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from exc
-
-
-def default_ledger() -> Path:
-    return Path(os.environ.get("ARENA_LEDGER", DEFAULT_LEDGER))
 
 
 def print_board(led: Ledger, variant: str) -> None:

@@ -33,27 +33,6 @@ def make_kind(rank: int, suit: int) -> int:
     return suit * 8 + rank
 
 
-def kind_of(card: int) -> int:
-    """The kind of a physical card or of a kind reference."""
-    return card & 31
-
-
-def rank_of(card: int) -> int:
-    return card & 7
-
-
-def suit_of(card: int) -> int:
-    return (card >> 3) & 3
-
-
-def pack_of(card: int) -> int:
-    return card >> 5
-
-
-def is_brisque(card: int) -> bool:
-    return card & 7 >= TEN
-
-
 def kind_text(kind: int) -> str:
     return RANK_CHARS[kind & 7] + SUIT_CHARS[(kind >> 3) & 3]
 
@@ -96,10 +75,3 @@ def parse_ref(text: str) -> int:
     if "." in text:
         return parse_card(text)
     return ANY_COPY + parse_kind(text)
-
-
-def full_deck(packs: int) -> list[int]:
-    """The physical cards of ``packs`` packs, in a fixed order (pack by pack, kind by kind)."""
-    if not 1 <= packs <= MAX_PACKS:
-        raise ValueError(f"packs must be 1..{MAX_PACKS}, got {packs}")
-    return list(range(packs * KINDS_PER_PACK))

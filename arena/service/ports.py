@@ -47,7 +47,6 @@ class StreamPort:
         self.process: BotProcess | None = None  # a local bot's process, when the arena launched it
         self.gone = asyncio.Event()  # closed: crashed, disconnected, or the match is over
         self.drained = asyncio.Event()  # the stream has ended after its last message
-        self._events_sent = 0
 
     # ------------------------------------------------------------------ the referee's side
 
