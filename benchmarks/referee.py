@@ -38,8 +38,8 @@ from arena.game import GameState, observe, variant
 from arena.referee import Decision, Match, MatchConfig, TimeControl
 from arena.referee.match import GameEnd
 from arena.service.manager import PlayerSpec
+from arena.service.ports import request_message
 from arena.service.server import create_server
-from arena.wire import serde
 from arena.wire.v1 import bot_pb2
 
 # The trivial bot answers from the raw message (no SDK view), so that the figure is the referee's.
@@ -156,18 +156,18 @@ def message_sizes(seed: int = 1) -> tuple[int, int, float]:
         seen[seat] = len(state.log)
         rid += 1
         start = time.perf_counter()
-        request = bot_pb2.RefereeMessage(
-            request=bot_pb2.DecisionRequest(
-                request_id=rid,
-                match_id="m1-0123abcd",
-                game=0,
-                seat=seat,
-                observation=serde.observation_to_pb(obs, state.deciding_member()),
-                legal_actions=[serde.action_to_pb(a) for a in legal],
-                clock=bot_pb2.Clock(budget_ms=1000, bank_ms=10_000),
-                events=obs.log,
-            )
+        decision = Decision(
+            request_id=rid,
+            match_id="m1-0123abcd",
+            game=0,
+            seat=seat,
+            deciding_member=state.deciding_member(),
+            observation=obs,
+            legal=tuple(legal),
+            budget_ms=1000,
+            bank_ms=10_000,
         )
+        request = request_message(decision)
         data = request.SerializeToString()
         building += time.perf_counter() - start
         reply = bot_pb2.BotMessage(

@@ -33,20 +33,28 @@ def make_kind(rank: int, suit: int) -> int:
     return suit * 8 + rank
 
 
-def kind_text(kind: int) -> str:
+def _kind_text(kind: int) -> str:
     return RANK_CHARS[kind & 7] + SUIT_CHARS[(kind >> 3) & 3]
+
+
+# Text forms are looked up, not formatted: they are on the path of every observation a bot is sent.
+_KIND_TEXTS: Final = tuple(_kind_text(k) for k in range(KINDS_PER_PACK))
+CARD_TEXTS: Final = tuple(f"{_KIND_TEXTS[c & 31]}.{(c >> 5) + 1}" for c in range(ANY_COPY))
+REF_TEXTS: Final = CARD_TEXTS + _KIND_TEXTS  # indexed by a card reference
+
+
+def kind_text(kind: int) -> str:
+    return _KIND_TEXTS[kind & 31]
 
 
 def card_text(card: int) -> str:
     """Text of a physical card with its pack number (1-based): ``QS.2``."""
-    return f"{kind_text(card)}.{(card >> 5) + 1}"
+    return CARD_TEXTS[card]
 
 
 def ref_text(ref: int) -> str:
     """Text of a card reference: a kind (``QS``, any undeclared copy) or a physical card (``QS.2``)."""
-    if ref >= ANY_COPY:
-        return kind_text(ref - ANY_COPY)
-    return card_text(ref)
+    return REF_TEXTS[ref]
 
 
 def parse_kind(text: str) -> int:

@@ -103,7 +103,7 @@ class Match:
         bank = [float(tc.bank_ms)] * v.seats
         # How much of the public log each player has been sent (players sharing a seat each need it).
         seen = [[0] * v.team_size(s) for s in range(v.seats)]
-        published = 0
+        books = _Books(self, game, rec, state)
         fallback = random.Random(f"arena-fallback:{seed}")
         outcome, detail, culprit = Outcome.NORMAL, "", -1
         deals = 0
@@ -134,23 +134,19 @@ class Match:
                 policy = cfg.policies.for_outcome(failure)
                 limit = cfg.policies.max_strikes
                 if policy is FailurePolicy.FORFEIT or (limit and rec.strikes[seat] >= limit):
-                    rec.decisions.append(
-                        _decision_record(decision, reply, None, failure, why, elapsed, bank[seat])
-                    )
+                    books.add(decision, reply, None, failure, why, elapsed, bank[seat])
                     outcome, detail, culprit = failure, f"seat {seat} ({port.name}): {why}", seat
                     if policy is FailurePolicy.RANDOM_ACTION:
                         detail += f" (strike {rec.strikes[seat]} of {limit})"
                     break
                 action = fallback.choice(legal)
             assert action is not None
-            rec.decisions.append(
-                _decision_record(decision, reply, action, failure, why, elapsed, bank[seat])
-            )
+            books.add(decision, reply, action, failure, why, elapsed, bank[seat])
             state.apply(action)
-            published = self._publish(state, game, published, rec)
             if state.deal_index > deals and not state.is_terminal():
                 deals = state.deal_index
                 rec.decks.append(deck_texts(state))
+        books.flush()
         result = state.result() if state.is_terminal() else _forfeit_result(state, culprit)
         rec.outcome, rec.detail, rec.culprit = outcome.text, detail, culprit
         rec.result = result_to_dict(result)
@@ -215,15 +211,60 @@ class Match:
             )
         return reply, action, None, "", elapsed
 
-    def _publish(self, state: GameState, game: int, published: int, rec: GameRecord) -> int:
-        log = state.log
-        while published < len(log):
-            text = event_text(log[published])
-            rec.events.append(text)
-            if self.on_event is not None:
-                self.on_event(PublicEvent(self.match_id, game, published, text))
-            published += 1
-        return published
+
+class _Books:
+    """A game's decision records and public events, written off the referee's critical path.
+
+    Between a bot's reply and the next request only what the next request needs is done (judge the
+    reply, apply it, observe, send); recording the decision and publishing the events it caused are
+    queued and done on the next turn of the event loop, while the next bot thinks. The queue is
+    flushed in order, and completely before the game's result is taken.
+    """
+
+    __slots__ = ("game", "match", "pending", "published", "rec", "scheduled", "state")
+
+    def __init__(self, match: Match, game: int, rec: GameRecord, state: GameState) -> None:
+        self.match = match
+        self.game = game
+        self.rec = rec
+        self.state = state
+        self.pending: list[
+            tuple[Decision, str | None, Action | None, Outcome | None, str, float, float]
+        ] = []
+        self.published = 0
+        self.scheduled = False
+
+    def add(
+        self,
+        decision: Decision,
+        reply: str | None,
+        action: Action | None,
+        failure: Outcome | None,
+        why: str,
+        elapsed: float,
+        bank: float,
+    ) -> None:
+        self.pending.append((decision, reply, action, failure, why, elapsed, bank))
+        if not self.scheduled:
+            self.scheduled = True
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        self.scheduled = False
+        pending, self.pending = self.pending, []
+        decisions = self.rec.decisions
+        for entry in pending:
+            decisions.append(_decision_record(*entry))
+        log = self.state.log
+        events = self.rec.events
+        sink = self.match.on_event
+        match_id = self.match.match_id
+        while self.published < len(log):
+            text = event_text(log[self.published])
+            events.append(text)
+            if sink is not None:
+                sink(PublicEvent(match_id, self.game, self.published, text))
+            self.published += 1
 
 
 def _decision_record(

@@ -32,7 +32,6 @@ class StreamPort:
         self.member = member
         self.token = token
         self._writer: Callable[[bot_pb2.RefereeMessage], Awaitable[None]] | None = None
-        self._write_lock = asyncio.Lock()
         self.finished = asyncio.Event()  # nothing more to send: the servicer may end the stream
         self.claimed = False  # a stream has presented this seat's token
         self.attached = asyncio.Event()  # ... and has been welcomed: requests can be written
@@ -59,21 +58,11 @@ class StreamPort:
             raise SeatFailure(Outcome.CRASH, "the bot never connected")
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._pending[decision.request_id] = future
-        obs = decision.observation
-        request = bot_pb2.DecisionRequest(
-            request_id=decision.request_id,
-            match_id=decision.match_id,
-            game=decision.game,
-            seat=decision.seat,
-            observation=serde.observation_to_pb(obs, decision.deciding_member),
-            legal_actions=[serde.action_to_pb(a) for a in decision.legal],
-            clock=bot_pb2.Clock(budget_ms=decision.budget_ms, bank_ms=max(decision.bank_ms, 0)),
-            events=obs.log,
-        )
+        message = request_message(decision)
         proc = self.process
         if proc is not None:
             proc.thaw()  # fairness option: a bot runs only on its own turn
-        await self._send(bot_pb2.RefereeMessage(request=request))
+        await self._send(message)
         try:
             return await future
         finally:
@@ -129,8 +118,9 @@ class StreamPort:
         if writer is None or self.finished.is_set():
             return
         try:
-            async with self._write_lock:
-                await writer(message)
+            # One write at a time without a lock: every write comes from the match's task, in turn,
+            # and each is awaited before the next (the Welcome is written before the port is attached).
+            await writer(message)
         except Exception as exc:
             self.on_closed(Outcome.DISCONNECT, f"the stream failed: {type(exc).__name__}")
 
@@ -202,3 +192,21 @@ class StreamPort:
     @property
     def closed(self) -> bool:
         return self._closed is not None
+
+
+def request_message(decision: Decision) -> bot_pb2.RefereeMessage:
+    """The DecisionRequest a bot is sent, built in place field by field (no nested message built and
+    then copied): it is on the path of every decision."""
+    message = bot_pb2.RefereeMessage()
+    request = message.request
+    request.request_id = decision.request_id
+    request.match_id = decision.match_id
+    request.game = decision.game
+    request.seat = decision.seat
+    obs = decision.observation
+    serde.fill_observation(request.observation, obs, decision.deciding_member)
+    request.legal_actions.extend([serde.action_to_pb(a) for a in decision.legal])
+    request.clock.budget_ms = decision.budget_ms
+    request.clock.bank_ms = max(decision.bank_ms, 0)
+    request.events.extend(obs.log)
+    return message

@@ -7,7 +7,7 @@ bots that prefer not to parse.
 from __future__ import annotations
 
 from arena.game import Action, GameResult, Observation, ScoreItem, SeatInfo
-from arena.game.cards import card_text, parse_card, parse_ref, ref_text
+from arena.game.cards import CARD_TEXTS, REF_TEXTS, card_text, parse_card, parse_ref, ref_text
 from arena.wire.v1 import game_pb2
 
 
@@ -34,40 +34,57 @@ def _build_action_pb(action: Action) -> game_pb2.Action:
 
 
 def observation_to_pb(obs: Observation, deciding_member: int = 0) -> game_pb2.Observation:
-    return game_pb2.Observation(
-        variant=obs.variant,
-        options=dict(obs.options),
-        seat=-1 if obs.seat is None else obs.seat,
-        deal=obs.deal,
-        dealer=obs.dealer,
-        phase=obs.phase,
-        to_act=obs.to_act,
-        trump=obs.trump or "",
-        turn_up="" if obs.turn_up is None else card_text(obs.turn_up),
-        stock_size=obs.stock_size,
-        hand=[ref_text(r) for r in obs.hand],
-        trick=[game_pb2.PlayedCard(seat=s, card=card_text(c)) for s, c in obs.trick],
-        last_trick=[game_pb2.PlayedCard(seat=s, card=card_text(c)) for s, c in obs.last_trick],
-        last_trick_winner=-1 if obs.last_trick_winner is None else obs.last_trick_winner,
-        heap=[card_text(c) for c in obs.heap],
-        seats=[_seat_to_pb(si) for si in obs.seats],
-        deciding_member=deciding_member,
-    )
+    pb = game_pb2.Observation()
+    fill_observation(pb, obs, deciding_member)
+    return pb
 
 
-def _seat_to_pb(si: SeatInfo) -> game_pb2.SeatView:
-    return game_pb2.SeatView(
-        seat=si.seat,
-        hand_size=si.hand_size,
-        table=[card_text(c) for c, _ in si.table],
-        table_marks=[m for _, m in si.table],
-        open_cards=[card_text(c) for c in si.open_cards],
-        tricks_won=si.tricks_won,
-        deal_points=si.deal_points,
-        total=si.total,
-        to_score=list(si.to_score),
-        carte_blanche=si.carte_blanche,
-    )
+def fill_observation(pb: game_pb2.Observation, obs: Observation, deciding_member: int = 0) -> None:
+    """Write ``obs`` into the empty message ``pb``, in place: on the path of every decision, so a
+    request's observation is filled where it lies (no nested message built and then copied) and card
+    texts are looked up in tables."""
+    cards = CARD_TEXTS
+    pb.variant = obs.variant
+    if obs.options:
+        pb.options.update(obs.options)
+    pb.seat = -1 if obs.seat is None else obs.seat
+    pb.deal = obs.deal
+    pb.dealer = obs.dealer
+    pb.phase = obs.phase
+    pb.to_act = obs.to_act
+    if obs.trump is not None:
+        pb.trump = obs.trump
+    if obs.turn_up is not None:
+        pb.turn_up = cards[obs.turn_up]
+    pb.stock_size = obs.stock_size
+    pb.hand.extend([REF_TEXTS[r] for r in obs.hand])
+    for seat, card in obs.trick:
+        played = pb.trick.add()
+        played.seat = seat
+        played.card = cards[card]
+    for seat, card in obs.last_trick:
+        played = pb.last_trick.add()
+        played.seat = seat
+        played.card = cards[card]
+    pb.last_trick_winner = -1 if obs.last_trick_winner is None else obs.last_trick_winner
+    if obs.heap:
+        pb.heap.extend([cards[c] for c in obs.heap])
+    for si in obs.seats:
+        view = pb.seats.add()
+        view.seat = si.seat
+        view.hand_size = si.hand_size
+        if si.table:
+            view.table.extend([cards[c] for c, _ in si.table])
+            view.table_marks.extend([m for _, m in si.table])
+        if si.open_cards:
+            view.open_cards.extend([cards[c] for c in si.open_cards])
+        view.tricks_won = si.tricks_won
+        view.deal_points = si.deal_points
+        view.total = si.total
+        if si.to_score:
+            view.to_score.extend(si.to_score)
+        view.carte_blanche = si.carte_blanche
+    pb.deciding_member = deciding_member
 
 
 def _item_to_pb(item: ScoreItem) -> game_pb2.ScoreItem:
