@@ -158,6 +158,19 @@ class BotProcess:
                 os.killpg(self.proc.pid, signal.SIGCONT)
             self.frozen = False
 
+    def cpu_seconds(self) -> float:
+        """The most CPU time any one of the bot's processes has used so far (RLIMIT_CPU counts per
+        process): a bot process that plays several matches spends one limit over all of them."""
+        tick = os.sysconf("SC_CLK_TCK")
+        most = 0.0
+        for pid in {self.proc.pid, *marked_processes(self.marker)}:
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                most = max(most, (int(stat[11]) + int(stat[12])) / tick)  # utime + stime
+            except (OSError, IndexError, ValueError):
+                continue
+        return most
+
     async def stop(self, grace: float = 1.0) -> None:
         """Terminate the bot's whole process group and any descendant that left it; kill what lingers;
         remove its working directory."""

@@ -91,6 +91,10 @@ class MatchConfig:
             return self.game_seeds[game]
         return self.seed * 1_000_003 + game
 
+    def seeds(self) -> tuple[int, ...]:
+        """Every game's deal seed."""
+        return tuple(self.game_seed(g) for g in range(self.games))
+
     def dealer(self, game: int) -> int | None:
         return self.dealers[game] if game < len(self.dealers) else None
 

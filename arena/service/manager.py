@@ -5,6 +5,10 @@ player gets a random token; a player with a command is launched as a local proce
 server's address and its token, the others dial in from anywhere with theirs. The match starts once
 every player has connected or the connect timeout has passed (a player still missing then fails with a
 crash, "never connected", at its first decision). Tokens expire with their match.
+
+A local bot process may play several matches over its stream when the match allows it
+(``matches_per_process``): see ``arena.service.sessions``. The manager keeps the pool of sessions
+waiting between matches and retires them.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from arena.bots.launcher import BotProcess, LaunchError
 from arena.bots.limits import Limits
 from arena.referee import GameEnd, Match, MatchConfig, MatchRecord, Outcome
 from arena.referee.match import PublicEvent
-from arena.service.ports import StreamPort
+from arena.service.ports import MATCH_OVER, StreamPort
+from arena.service.sessions import BotSession, SessionKey
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +47,9 @@ class MatchEntry:
     events: list[PublicEvent] = field(default_factory=list)
     ends: list[GameEnd] = field(default_factory=list)
     watchers: list[asyncio.Queue[PublicEvent | None]] = field(default_factory=list)
-    processes: list[BotProcess] = field(default_factory=list)
+    processes: list[BotProcess] = field(default_factory=list)  # launched for this match
+    matches_per_process: int = 1  # how many matches a local bot process may play
+    sessions: list[BotSession] = field(default_factory=list)  # its local players' sessions
     record: MatchRecord | None = None
     error: str = ""
     task: asyncio.Task[None] | None = None
@@ -54,6 +61,7 @@ class MatchEntry:
 
 
 DRAIN_SECONDS = 2.0  # for local bots to read the match's last messages and exit on their own
+IDLE_PER_KIND = 4  # sessions of one kind (entrant, command, limits) kept waiting between matches
 
 
 async def _connected_or_gone(port: StreamPort, timeout: float) -> None:
@@ -74,6 +82,11 @@ class MatchManager:
         self.matches: dict[str, MatchEntry] = {}
         self._tokens: dict[str, StreamPort] = {}
         self._count = 0
+        self.idle_per_kind = IDLE_PER_KIND
+        self._launched: dict[str, BotSession] = {}  # by the token its process was given
+        self._idle: dict[SessionKey, list[BotSession]] = {}
+        self._sessions: list[BotSession] = []  # every local session, for close()
+        self._retiring: set[asyncio.Task[None]] = set()
 
     def create(
         self,
@@ -81,6 +94,7 @@ class MatchManager:
         specs: list[list[PlayerSpec]],
         connect_timeout: float = 10.0,
         limits: Limits | None = None,
+        matches_per_process: int = 1,
     ) -> MatchEntry:
         v = config.build_variant()  # raises VariantError for a bad variant or option
         if len(specs) != v.seats:
@@ -92,6 +106,8 @@ class MatchManager:
                 )
         if config.games < 1:
             raise ValueError(f"a match needs at least one game, got {config.games}")
+        if matches_per_process < 1:
+            raise ValueError(f"matches_per_process must be at least 1, got {matches_per_process}")
         self._count += 1
         match_id = f"m{self._count}-{secrets.token_hex(4)}"
         ports = []
@@ -104,6 +120,7 @@ class MatchManager:
                 row.append(port)
             ports.append(row)
         entry = MatchEntry(match_id, config, ports, specs, connect_timeout, limits or Limits())
+        entry.matches_per_process = matches_per_process
         self.matches[match_id] = entry
         return entry
 
@@ -118,20 +135,79 @@ class MatchManager:
         return port, ""
 
     async def start(self, entry: MatchEntry) -> None:
-        """Launch the local players and run the match in the background."""
+        """Give the local players to waiting sessions or launch them; run the match in the
+        background."""
+        seeds = set(entry.config.seeds())
         try:
             for seat_ports, seat_specs in zip(entry.players, entry.specs, strict=True):
                 for port, spec in zip(seat_ports, seat_specs, strict=True):
-                    if spec.command:
-                        await self._launch(entry, port, spec)
+                    if not spec.command:
+                        continue
+                    key = SessionKey(spec.name, spec.command, entry.limits)
+                    session = self._take(key, seeds) if entry.matches_per_process > 1 else None
+                    if session is not None:
+                        self._tokens.pop(port.token, None)  # nobody else may claim the seat
+                        port.claimed = True
+                        entry.sessions.append(session)
+                        session.give(port)  # its stream is welcomed to this match
+                    else:
+                        await self._launch(entry, port, spec, key)
         except LaunchError as exc:
             entry.error = str(exc)
         entry.task = asyncio.create_task(self._run(entry))
 
-    async def _launch(self, entry: MatchEntry, port: StreamPort, spec: PlayerSpec) -> None:
+    def session_for(self, port: StreamPort) -> BotSession:
+        """The session of a stream that has just claimed ``port``: its launched process's, or a
+        remote bot's (one match)."""
+        return self._launched.pop(port.token, None) or BotSession(None, None, 1, port.match_id)
+
+    def park(self, session: BotSession, port: StreamPort) -> bool:
+        """After ``port``'s match: keep the session for another match (True) or let it end."""
+        key, proc = session.key, session.process
+        if (
+            key is None
+            or proc is None
+            or session.ended
+            or session.played >= session.quota
+            or not port.ended_normally
+            or proc.returncode is not None
+        ):
+            return False
+        limit = key.limits.cpu_seconds
+        if limit and proc.cpu_seconds() * 2 >= limit:
+            return False  # a fresh process, rather than one killed by RLIMIT_CPU mid-game
+        idle = [s for s in self._idle.get(key, []) if s.idle]
+        while len(idle) >= self.idle_per_kind:
+            self._retire(idle.pop(0))
+        session.park()
+        idle.append(session)
+        self._idle[key] = idle
+        return True
+
+    def _take(self, key: SessionKey, seeds: set[int]) -> BotSession | None:
+        """A waiting session of this kind that has not played any of these deals."""
+        idle = self._idle.get(key, [])
+        for i, session in enumerate(idle):
+            if session.idle and not session.seen & seeds:
+                del idle[i]
+                return session
+        return None
+
+    def _retire(self, session: BotSession) -> None:
+        """End a waiting session: its stream closes, its process is given a moment to exit."""
+        session.end()
+        if session.process is not None:
+            task = asyncio.get_running_loop().create_task(_stop_after_drain(session.process))
+            self._retiring.add(task)
+            task.add_done_callback(self._retiring.discard)
+
+    async def _launch(
+        self, entry: MatchEntry, port: StreamPort, spec: PlayerSpec, key: SessionKey
+    ) -> None:
         log = None
         if self.logs_dir is not None:
             self.logs_dir.mkdir(parents=True, exist_ok=True)
+            # A process that plays several matches logs them all here, under its first match.
             log = self.logs_dir / f"{entry.match_id}-seat{port.seat}-{port.member}.log"
         try:
             proc = await BotProcess.start(
@@ -147,10 +223,21 @@ class MatchManager:
             return
         entry.processes.append(proc)
         port.process = proc
+        session = BotSession(key, proc, entry.matches_per_process, entry.match_id)
+        self._launched[port.token] = session
+        entry.sessions.append(session)
+        self._sessions = [s for s in self._sessions if not s.ended]
+        self._sessions.append(session)
 
         async def supervise() -> None:
             code = await proc.wait()
-            port.on_closed(Outcome.CRASH, f"bot process exited with code {code}")
+            if session.port is not None:
+                session.port.on_closed(Outcome.CRASH, f"bot process exited with code {code}")
+            waiting = session.idle
+            session.end()
+            self._launched.pop(port.token, None)
+            if waiting:
+                await proc.stop()  # exited between matches: nobody else cleans up after it
 
         asyncio.get_running_loop().create_task(supervise())
 
@@ -174,17 +261,24 @@ class MatchManager:
             entry.status = "finished"
             for port in ports:
                 self._tokens.pop(port.token, None)  # tokens expire with the match
-                port.on_closed(Outcome.DISCONNECT, "the match is over")
-            # Let local bots read their last GameOver and MatchOver and leave on their own.
+                port.on_closed(Outcome.DISCONNECT, MATCH_OVER)
+            # Let local bots read their last GameOver and MatchOver, and then either wait for another
+            # match (their session is parked) or leave on their own.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(
-                    asyncio.gather(
-                        *(p.drained.wait() for p in ports if p.claimed),
-                        *(proc.wait() for proc in entry.processes),
-                    ),
+                    asyncio.gather(*(p.drained.wait() for p in ports if p.claimed)),
                     timeout=DRAIN_SECONDS,
                 )
-            for proc in entry.processes:
+            leaving = [
+                s.process
+                for s in entry.sessions
+                if s.process is not None and s.match_id == entry.match_id
+            ]
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    asyncio.gather(*(proc.wait() for proc in leaving)), timeout=DRAIN_SECONDS
+                )
+            for proc in leaving:
                 await proc.stop()
             for queue in entry.watchers:
                 queue.put_nowait(None)
@@ -215,13 +309,25 @@ class MatchManager:
         return queue
 
     async def close(self) -> None:
-        """Stop every match still running and its bot processes; remove the socket folder."""
+        """Stop every match still running, every bot process (waiting ones too); remove the socket
+        folder."""
         for entry in self.matches.values():
             if entry.task is not None and not entry.task.done():
                 entry.task.cancel()
                 with contextlib.suppress(BaseException):
                     await entry.task
+        for session in self._sessions:
+            session.end()
+        if self._retiring:
+            await asyncio.gather(*self._retiring, return_exceptions=True)
+        for entry in self.matches.values():
             for proc in entry.processes:
                 await proc.stop()
         if self.socket_dir is not None:
             shutil.rmtree(self.socket_dir, ignore_errors=True)
+
+
+async def _stop_after_drain(proc: BotProcess) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(proc.wait(), timeout=DRAIN_SECONDS)
+    await proc.stop()

@@ -20,6 +20,10 @@ from arena.wire.v1 import bot_pb2
 
 MAX_REMEMBERED = 4096  # request ids remembered to tell a late reply from an unknown one
 MAX_REMEMBERED_VIOLATIONS = 16
+# A local bot whose stream closes and whose process exits within this time has crashed (a Python bot
+# dying of an exception takes a while to exit on a loaded machine: its traceback, gRPC's shutdown).
+SETTLE_SECONDS = 3.0
+MATCH_OVER = "the match is over"  # how the manager closes every port of a finished match
 
 
 class StreamPort:
@@ -148,6 +152,10 @@ class StreamPort:
         else:
             self.on_violation(f"a reply to request {rid}, which was never asked")
 
+    def expired(self, request_id: int) -> bool:
+        """A request of this player's that timed out or failed (a late reply to it is no error)."""
+        return request_id in self._expired
+
     def on_violation(self, what: str) -> None:
         """A protocol error: it fails the decision the seat owes now, or else its next one."""
         for future in self._pending.values():
@@ -159,7 +167,7 @@ class StreamPort:
 
     def on_closed(self, outcome: Outcome, detail: str) -> None:
         """The player is gone. A local bot's stream usually closes just before its process exits: a
-        disconnect is settled as a crash if the process exits within a second."""
+        disconnect is settled as a crash if the process exits within SETTLE_SECONDS."""
         if self._closed is not None or self._settling:
             return
         proc = self.process
@@ -174,7 +182,7 @@ class StreamPort:
 
     async def _settle(self, proc: BotProcess, detail: str) -> None:
         try:
-            code = await asyncio.wait_for(proc.wait(), timeout=1.0)
+            code = await asyncio.wait_for(proc.wait(), timeout=SETTLE_SECONDS)
         except TimeoutError:
             self._close(Outcome.DISCONNECT, detail)
         else:
@@ -192,6 +200,12 @@ class StreamPort:
     @property
     def closed(self) -> bool:
         return self._closed is not None
+
+    @property
+    def ended_normally(self) -> bool:
+        """Once the match is over: the player was never closed by a crash or a broken stream (at the
+        end of the match the manager closes every port, with MATCH_OVER)."""
+        return self._closed is None or self._closed == (Outcome.DISCONNECT, MATCH_OVER)
 
 
 def request_message(decision: Decision) -> bot_pb2.RefereeMessage:

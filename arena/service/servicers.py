@@ -12,6 +12,7 @@ from arena.game import RULES_VERSION, VariantError
 from arena.referee import FailurePolicy, MatchConfig, Outcome, Policies, TimeControl
 from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
 from arena.service.ports import StreamPort
+from arena.service.sessions import BotSession
 from arena.wire import serde
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc
 
@@ -66,18 +67,32 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
         if port is None:
             await self.refuse(context, hello.token, why)
             return
-        port.bot_name, port.bot_version = hello.name, hello.version
-        entry = self.manager.matches[port.match_id]
-        reader = asyncio.create_task(_read_replies(messages, port))
+        session = self.manager.session_for(port)
+        reader = asyncio.create_task(_read_messages(messages, session))
         try:
-            await context.write(bot_pb2.RefereeMessage(welcome=_welcome(entry, port)))
-            port.attach(context.write)
-            await port.finished.wait()
-        except Exception as exc:  # the stream broke while writing the Welcome
-            port.on_closed(Outcome.DISCONNECT, f"the stream failed: {type(exc).__name__}")
+            current: StreamPort | None = port
+            while current is not None:
+                current.bot_name, current.bot_version = hello.name, hello.version
+                entry = self.manager.matches[current.match_id]
+                session.begin(current, entry.config.seeds())
+                try:
+                    await context.write(bot_pb2.RefereeMessage(welcome=_welcome(entry, current)))
+                    current.attach(context.write)
+                    await current.finished.wait()
+                except Exception as exc:  # the stream broke while writing the Welcome
+                    current.on_closed(
+                        Outcome.DISCONNECT, f"the stream failed: {type(exc).__name__}"
+                    )
+                    session.end()
+                parked = self.manager.park(session, current)
+                current.drained.set()
+                current = await session.next_match() if parked else None
+                if current is not None and session.ended:  # its process exited meanwhile
+                    current.on_closed(Outcome.CRASH, "the bot process ended between matches")
+                    current = None
         finally:
             reader.cancel()
-            port.on_closed(Outcome.DISCONNECT, "the stream ended")
+            session.lost(Outcome.DISCONNECT, "the stream ended")
             port.drained.set()
 
     async def refuse(
@@ -90,23 +105,33 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
         await context.write(_refused(reason))
 
 
-async def _read_replies(messages: AsyncIterator[bot_pb2.BotMessage], port: StreamPort) -> None:
+async def _read_messages(messages: AsyncIterator[bot_pb2.BotMessage], session: BotSession) -> None:
+    """Hand each of the bot's messages to the player it is for, for as long as the stream lasts."""
     try:
         async for message in messages:
             size = message.ByteSize()
             if size > MAX_BOT_MESSAGE_BYTES:
-                port.on_violation(
+                session.violation(
                     f"a message of {size} bytes, over the limit of {MAX_BOT_MESSAGE_BYTES}"
                 )
-                port.on_closed(Outcome.PROTOCOL_ERROR, f"an oversized message ({size} bytes)")
+                session.lost(Outcome.PROTOCOL_ERROR, f"an oversized message ({size} bytes)")
                 return
             if message.HasField("reply"):
-                port.on_reply(message.reply)
+                reply = message.reply
+                port = session.port_for(reply.match_id)
+                if port is not None and (port is session.port or port.expired(reply.request_id)):
+                    port.on_reply(reply)  # a reply, or a late one to a match already over
+                elif session.port is not None:
+                    session.violation(
+                        f"reply for match {reply.match_id!r:.40} on a stream of {session.port.match_id}"
+                    )
+                else:
+                    session.violation("a reply between matches")
             else:
-                port.on_violation(
+                session.violation(
                     f"unexpected message {message.WhichOneof('body') or 'empty'} mid-match"
                 )
-        port.on_closed(Outcome.DISCONNECT, "the bot closed its stream")
+        session.lost(Outcome.DISCONNECT, "the bot closed its stream")
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # garbage bytes, oversized messages, a dropped connection
@@ -119,7 +144,7 @@ async def _read_replies(messages: AsyncIterator[bot_pb2.BotMessage], port: Strea
             for k in ("decodeerror", "deserializ", "resource_exhausted", "larger than max")
         )
         outcome = Outcome.PROTOCOL_ERROR if garbage else Outcome.DISCONNECT
-        port.on_closed(outcome, f"the bot's stream failed: {what}"[:300])
+        session.lost(outcome, f"the bot's stream failed: {what}"[:300])
 
 
 def _refused(reason: str) -> bot_pb2.RefereeMessage:

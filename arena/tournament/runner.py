@@ -66,6 +66,8 @@ class TournamentRunner:
         self.tid = tid
         self.ids = self.ledger.entrant_ids(spec.entrants)
         server, _, manager = await create_server(logs_dir=self.logs_dir)
+        # Enough waiting bot processes of each entrant for every game that may run at once.
+        manager.idle_per_kind = spec.concurrency + 1
         try:
             if spec.format == "swiss":
                 self.progress.planned = (
@@ -154,7 +156,9 @@ class TournamentRunner:
                     game_seeds=(game.seed,),
                 )
                 players = [[PlayerSpec(n, self.commands[n]) for n in seat] for seat in game.seats]
-                entry = manager.create(config, players, CONNECT_TIMEOUT, spec.limits)
+                entry = manager.create(
+                    config, players, CONNECT_TIMEOUT, spec.limits, spec.matches_per_process
+                )
                 await manager.start(entry)
                 await entry.done.wait()
                 if entry.record is None:

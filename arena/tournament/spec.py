@@ -7,6 +7,7 @@ field and what was expected.
     games_per_pairing = 2           # deals per pairing (each played once per seat rotation if duplicate)
     duplicate = true                # default: every deal is replayed with the seats rotated
     concurrency = 2                 # games played at once
+    matches_per_process = 1         # games a launched bot process may play before it is replaced
     seed = 1
     rounds = 3                      # swiss only
     challenger = "greedy"           # gauntlet only: the entrant who meets the whole field
@@ -89,13 +90,21 @@ class TournamentSpec:
     time_control: TimeControl = field(default_factory=TimeControl)
     policies: Policies = field(default_factory=Policies)
     limits: Limits = field(default_factory=Limits)
+    matches_per_process: int = 1
     source: str = ""  # the file it came from
 
     def build_variant(self) -> Variant:
         return variant(self.variant, **dict(self.options))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        # matches_per_process appears only when set, so that a tournament's identity (the hash of this
+        # dict) is what it was before the field existed.
+        reuse = (
+            {"matches_per_process": self.matches_per_process}
+            if self.matches_per_process > 1
+            else {}
+        )
+        return reuse | {
             "name": self.name,
             "variant": self.variant,
             "options": dict(self.options),
@@ -149,6 +158,7 @@ def parse(data: dict[str, Any], source: str = "<tournament>") -> TournamentSpec:
     known = {
         "name", "variant", "options", "format", "entrants", "games_per_pairing", "duplicate",
         "concurrency", "seed", "rounds", "challenger", "time_control", "policies", "limits",
+        "matches_per_process",
     }  # fmt: skip
     for key in data:
         if key not in known:
@@ -210,6 +220,7 @@ def parse(data: dict[str, Any], source: str = "<tournament>") -> TournamentSpec:
         time_control=_time_control(r),
         policies=_policies(r),
         limits=_limits(r),
+        matches_per_process=r.integer("matches_per_process", 1, minimum=1),
         source=source,
     )
 

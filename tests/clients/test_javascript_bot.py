@@ -15,8 +15,9 @@ import grpc
 import pytest
 
 from arena.game import Action
-from arena.referee import MatchRecord
+from arena.referee import MatchConfig, MatchRecord, TimeControl
 from arena.referee.record import replay
+from arena.service.manager import PlayerSpec
 from arena.service.server import create_server
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, game_pb2
 
@@ -175,3 +176,40 @@ def test_javascript_bot_plays_a_match_against_the_python_bot(
     assert [list(g.scores) for g in info.games] == [g.result["scores"] for g in record.games]
     # The record survives its own serialisation.
     assert MatchRecord.from_dict(record.to_dict()).to_dict() == record.to_dict()
+
+
+def test_javascript_bot_plays_several_matches_over_one_stream(tmp_path: Path) -> None:
+    """With matches_per_process, the JavaScript and Python bots are welcomed to a second match on
+    the stream they already hold, and play it to the end."""
+    node = _node()
+
+    async def go() -> list[Any]:
+        server, _, manager = await create_server(logs_dir=tmp_path)
+        try:
+            specs = [
+                [PlayerSpec("js", f"{shlex.quote(node)} {shlex.quote(str(JS_BOT))}")],
+                [PlayerSpec("py", f"{shlex.quote(sys.executable)} -m arena_bot.random_bot")],
+            ]
+            entries = []
+            for seed in (11, 12):
+                config = MatchConfig(
+                    seed=seed,
+                    time_control=TimeControl(budget_ms=5000, bank_ms=30_000, grace_ms=1000),
+                )
+                entry = manager.create(config, specs, 120.0, matches_per_process=2)
+                await manager.start(entry)
+                await asyncio.wait_for(entry.done.wait(), timeout=MATCH_TIMEOUT_S)
+                entries.append(entry)
+            return entries
+        finally:
+            await manager.close()
+            await server.stop(grace=None)
+
+    first, second = asyncio.run(go())
+    context = _bot_logs(tmp_path)
+    for entry in (first, second):
+        assert entry.record is not None, (entry.error, context)
+        assert [g.outcome for g in entry.record.games] == ["normal"], context
+        assert [p.bot_name for seat in entry.players for p in seat] == ["js-declarer", "random"]
+    assert len(first.processes) == 2
+    assert second.processes == [], "the second match launched new processes"

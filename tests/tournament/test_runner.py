@@ -375,3 +375,36 @@ def test_three_handed_is_rated_free_for_all(tmp_path: Path) -> None:
         n: (r.mu, r.sigma) for n, r in current.items()
     }
     assert {g for _, _, g in ratings(path).values()} == {3}
+
+
+def test_bot_processes_play_several_games_when_the_tournament_allows(tmp_path: Path) -> None:
+    """matches_per_process: fewer processes are launched and every planned game is played and rated.
+    (The games themselves may differ: a random bot's generator runs on from one game to the next.)"""
+    outcomes = {}
+    launched = {}
+    for reuse in (1, 4):
+        d = tmp_path / f"reuse-{reuse}"
+        d.mkdir()
+        spec = load(tournament_file(d, "reuse", 3, games_per_pairing=2, matches_per_process=reuse))
+        assert spec.matches_per_process == reuse
+        logs = d / "logs"
+        led = Ledger(d / "ledger.sqlite")
+        try:
+            runner = TournamentRunner(spec, led, Sink(), logs_dir=logs)
+            asyncio.run(asyncio.wait_for(runner.run(), RUN_TIMEOUT))
+        finally:
+            led.close()
+        check_complete(d / "ledger.sqlite", spec)
+        outcomes[reuse] = query(
+            d / "ledger.sqlite",
+            "SELECT g.key, g.outcome, s.seat, s.score FROM games g "
+            "JOIN game_seats s ON s.game_id = g.id ORDER BY g.ord, s.seat",
+        )
+        launched[reuse] = len(list(logs.glob("*.log")))  # one log per launched process
+    games = len(full_schedule(spec))
+    assert launched[1] == 2 * games
+    assert launched[4] < launched[1]
+    assert [row[:1] + row[2:3] for row in outcomes[4]] == [
+        row[:1] + row[2:3] for row in outcomes[1]
+    ]
+    assert {row[1] for row in outcomes[4]} == {"normal"}

@@ -93,7 +93,19 @@ def test_defaults(tmp_path: Path) -> None:
     assert spec.concurrency == 1
     assert spec.rounds == 0
     assert spec.challenger == ""
+    assert spec.matches_per_process == 1
     assert spec.entrants[0] == Entrant("a", "{python} -m arena_bot.random_bot")
+
+
+def test_matches_per_process_is_part_of_the_identity_only_when_set(tmp_path: Path) -> None:
+    # A tournament written before the field existed keeps its identity (and resumes).
+    plain = load(write(tmp_path, 'name = "T"\n' + TWO))
+    assert "matches_per_process" not in plain.to_dict()
+    reused = load(write(tmp_path, 'name = "T"\nmatches_per_process = 8\n' + TWO, "r.toml"))
+    assert reused.to_dict()["matches_per_process"] == 8
+    assert {
+        k: v for k, v in reused.to_dict().items() if k != "matches_per_process"
+    } == plain.to_dict()
 
 
 def test_a_full_file(tmp_path: Path) -> None:
@@ -372,6 +384,18 @@ BAD: list[tuple[str, str, str, tuple[str, ...]]] = [
         ("true or false",),
     ),
     ("limits-not-table", 'name = "T"\nlimits = 5\n' + TWO, "limits", ("table",)),
+    (
+        "matches-per-process-zero",
+        'name = "T"\nmatches_per_process = 0\n' + TWO,
+        "matches_per_process",
+        (">= 1",),
+    ),
+    (
+        "matches-per-process-text",
+        'name = "T"\nmatches_per_process = "many"\n' + TWO,
+        "matches_per_process",
+        ("integer",),
+    ),
 ]
 
 

@@ -1,0 +1,150 @@
+"""Bot processes that play several matches over one stream (``matches_per_process``): a waiting
+process is given the next match of its kind, never a deal it has seen, only up to its quota; it is
+retired when the pool is full, when its match did not end normally, and when the server closes."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from arena.referee import MatchConfig, TimeControl
+from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
+from arena.service.server import create_server
+
+PY = shlex.quote(sys.executable)
+RANDOM = f"{PY} -m arena_bot.random_bot"
+GREEDY = f"{PY} -m arena_bot.greedy_bot"
+CLOCK = TimeControl(budget_ms=5_000, bank_ms=20_000, grace_ms=1_000)
+TIMEOUT = 300.0
+
+pytestmark = pytest.mark.slow
+
+
+def run(body: Callable[[MatchManager], Awaitable[Any]]) -> Any:
+    async def go() -> Any:
+        server, _, manager = await create_server("127.0.0.1:0")
+        try:
+            return await asyncio.wait_for(body(manager), TIMEOUT)
+        finally:
+            await manager.close()
+            await server.stop(None)
+
+    return asyncio.run(go())
+
+
+async def play(
+    manager: MatchManager,
+    seed: int,
+    quota: int,
+    players: tuple[tuple[str, str], ...] = (("random", RANDOM), ("greedy", GREEDY)),
+) -> MatchEntry:
+    config = MatchConfig(seed=seed, games=1, time_control=CLOCK, game_seeds=(seed,))
+    specs = [[PlayerSpec(name, command)] for name, command in players]
+    entry = manager.create(config, specs, connect_timeout=120.0, matches_per_process=quota)
+    await manager.start(entry)
+    await entry.done.wait()
+    assert entry.record is not None, entry.error
+    assert [g.outcome for g in entry.record.games] == ["normal"], entry.record.games[0].detail
+    return entry
+
+
+def pids(entry: MatchEntry) -> set[int]:
+    return {s.process.proc.pid for s in entry.sessions if s.process is not None}
+
+
+def test_a_waiting_process_plays_the_next_match_over_the_same_stream() -> None:
+    async def body(manager: MatchManager) -> None:
+        first = await play(manager, seed=1, quota=3)
+        second = await play(manager, seed=2, quota=3)
+        assert len(first.processes) == 2
+        assert second.processes == []  # nothing launched: both players came from the pool
+        assert pids(second) == pids(first)
+        for session in second.sessions:
+            assert session.played == 2
+            assert session.seen == {1, 2}
+            assert session.process is not None and session.process.returncode is None
+        # The bots were told both matches: the second Welcome came over the same stream.
+        assert {p.bot_name for seat in second.players for p in seat} == {"random", "greedy"}
+
+    run(body)
+
+
+def test_a_process_never_meets_a_deal_twice() -> None:
+    async def body(manager: MatchManager) -> None:
+        first = await play(manager, seed=7, quota=5)
+        # The same deal with the seats swapped (duplicate deals): new processes, or each bot would
+        # know its opponent's hand.
+        swapped = await play(
+            manager, seed=7, quota=5, players=(("greedy", GREEDY), ("random", RANDOM))
+        )
+        assert len(swapped.processes) == 2
+        assert not pids(swapped) & pids(first)
+        # Another deal may use either pair again.
+        third = await play(manager, seed=8, quota=5)
+        assert third.processes == []
+
+    run(body)
+
+
+def test_the_quota_retires_a_process_after_its_last_match() -> None:
+    async def body(manager: MatchManager) -> None:
+        first = await play(manager, seed=1, quota=2)
+        second = await play(manager, seed=2, quota=2)
+        assert second.processes == []
+        third = await play(manager, seed=3, quota=2)
+        assert len(third.processes) == 2
+        for proc in first.processes:  # stopped after its second match, not left waiting
+            assert proc.returncode is not None
+
+    run(body)
+
+
+def test_one_process_per_match_by_default() -> None:
+    async def body(manager: MatchManager) -> None:
+        first = await play(manager, seed=1, quota=1)
+        second = await play(manager, seed=2, quota=1)
+        assert len(second.processes) == 2
+        for proc in first.processes:
+            assert proc.returncode is not None
+
+    run(body)
+
+
+def test_a_full_pool_retires_the_longest_waiting_process() -> None:
+    async def body(manager: MatchManager) -> None:
+        manager.idle_per_kind = 1
+        pair = (("random-a", RANDOM), ("random-b", RANDOM))
+        # Two matches at once: two sessions of each kind wait afterwards, but the pool keeps one.
+        first, second = await asyncio.gather(
+            play(manager, seed=1, quota=5, players=pair),
+            play(manager, seed=2, quota=5, players=pair),
+        )
+        procs = first.processes + second.processes
+        await asyncio.sleep(0)
+        waiting = [p for p in procs if p.returncode is None]
+        for _ in range(100):  # the retired ones are told to leave and stopped within seconds
+            if len(waiting) == 2:
+                break
+            await asyncio.sleep(0.1)
+            waiting = [p for p in procs if p.returncode is None]
+        assert len(waiting) == 2  # one per kind
+        third = await play(manager, seed=3, quota=5, players=pair)
+        assert third.processes == []
+        assert pids(third) == {p.proc.pid for p in waiting}
+
+    run(body)
+
+
+def test_closing_the_server_stops_waiting_processes() -> None:
+    async def body(manager: MatchManager) -> list[Any]:
+        entry = await play(manager, seed=1, quota=5)
+        assert all(p.returncode is None for p in entry.processes)  # waiting in the pool
+        return entry.processes
+
+    procs = run(body)
+    assert all(p.returncode is not None for p in procs)
