@@ -194,12 +194,14 @@ class MatchManager:
         return None
 
     def _retire(self, session: BotSession) -> None:
-        """End a waiting session: its stream closes, its process is given a moment to exit."""
+        """End a waiting session: its stream closes, its process is given a moment to exit and then
+        stopped (see _stop_later)."""
         session.end()
-        if session.process is not None:
-            task = asyncio.get_running_loop().create_task(_stop_after_drain(session.process))
-            self._retiring.add(task)
-            task.add_done_callback(self._retiring.discard)
+
+    def _stop_later(self, proc: BotProcess) -> None:
+        task = asyncio.get_running_loop().create_task(_stop_after_drain(proc))
+        self._retiring.add(task)
+        task.add_done_callback(self._retiring.discard)
 
     async def _launch(
         self, entry: MatchEntry, port: StreamPort, spec: PlayerSpec, key: SessionKey
@@ -224,6 +226,7 @@ class MatchManager:
         entry.processes.append(proc)
         port.process = proc
         session = BotSession(key, proc, entry.matches_per_process, entry.match_id)
+        session.on_idle_end = lambda: self._stop_later(proc)
         self._launched[port.token] = session
         entry.sessions.append(session)
         self._sessions = [s for s in self._sessions if not s.ended]
@@ -233,11 +236,8 @@ class MatchManager:
             code = await proc.wait()
             if session.port is not None:
                 session.port.on_closed(Outcome.CRASH, f"bot process exited with code {code}")
-            waiting = session.idle
-            session.end()
+            session.end()  # between matches, this also has its process cleaned up
             self._launched.pop(port.token, None)
-            if waiting:
-                await proc.stop()  # exited between matches: nobody else cleans up after it
 
         asyncio.get_running_loop().create_task(supervise())
 

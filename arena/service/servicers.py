@@ -69,8 +69,8 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
             return
         session = self.manager.session_for(port)
         reader = asyncio.create_task(_read_messages(messages, session))
+        current: StreamPort | None = port
         try:
-            current: StreamPort | None = port
             while current is not None:
                 current.bot_name, current.bot_version = hello.name, hello.version
                 entry = self.manager.matches[current.match_id]
@@ -87,13 +87,17 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
                 parked = self.manager.park(session, current)
                 current.drained.set()
                 current = await session.next_match() if parked else None
-                if current is not None and session.ended:  # its process exited meanwhile
-                    current.on_closed(Outcome.CRASH, "the bot process ended between matches")
+                if current is not None and session.ended:  # the bot left meanwhile
+                    current.process = session.process  # a crash if its process has exited
+                    current.on_closed(Outcome.DISCONNECT, "the bot's stream ended between matches")
+                    current.drained.set()
                     current = None
         finally:
             reader.cancel()
             session.lost(Outcome.DISCONNECT, "the stream ended")
-            port.drained.set()
+            for done in (port, current):
+                if done is not None:
+                    done.drained.set()
 
     async def refuse(
         self,

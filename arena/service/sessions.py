@@ -16,7 +16,7 @@ a match it did not finish normally, or when the pool holds enough idle sessions 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from arena.bots.launcher import BotProcess
@@ -52,6 +52,9 @@ class BotSession:
         self._recent: dict[str, StreamPort] = {}
         self._next: asyncio.Future[StreamPort | None] | None = None
         self.ended = False
+        # Called when the session ends while it belongs to no match (waiting in the pool): nobody
+        # else would stop its process then.
+        self.on_idle_end: Callable[[], None] | None = None
 
     def begin(self, port: StreamPort, seeds: Iterable[int]) -> None:
         """Start playing ``port``'s match."""
@@ -92,9 +95,13 @@ class BotSession:
 
     def end(self) -> None:
         """End the session: the stream is closed once its current match (if any) is over."""
+        if self.ended:
+            return
         self.ended = True
         if self._next is not None and not self._next.done():
             self._next.set_result(None)
+        if self.match_id is None and self.on_idle_end is not None:
+            self.on_idle_end()
 
     # ---------------------------------------------------------------- what the bot sends
 

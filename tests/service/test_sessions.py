@@ -8,6 +8,7 @@ import asyncio
 import shlex
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -148,3 +149,42 @@ def test_closing_the_server_stops_waiting_processes() -> None:
 
     procs = run(body)
     assert all(p.returncode is not None for p in procs)
+
+
+MISBEHAVING = f"{PY} {shlex.quote(str(Path(__file__).parent / 'bots' / 'misbehaving.py'))}"
+
+
+def test_a_bot_that_speaks_between_matches_is_retired() -> None:
+    async def body(manager: MatchManager) -> None:
+        pair = (("chatter", f"{MISBEHAVING} chatter-between"), ("random", RANDOM))
+        first = await play(manager, seed=1, quota=5, players=pair)
+        chatter = first.processes[0]
+        for _ in range(100):  # its stream is ended and its process stopped within seconds
+            if chatter.returncode is not None:
+                break
+            await asyncio.sleep(0.1)
+        assert chatter.returncode is not None
+        assert not chatter.workdir.exists()  # cleaned up like any other
+        second = await play(manager, seed=2, quota=5, players=pair)
+        assert len(second.processes) == 1  # a new chatter; the random bot came from the pool
+        assert second.processes[0] is not chatter
+
+    run(body)
+
+
+def test_a_bot_that_crashed_is_not_given_another_match() -> None:
+    async def body(manager: MatchManager) -> None:
+        pair = (("quitter", f"{MISBEHAVING} exit-mid --after 3"), ("random", RANDOM))
+        config = MatchConfig(seed=1, games=1, time_control=CLOCK, game_seeds=(1,))
+        specs = [[PlayerSpec(name, command)] for name, command in pair]
+        entry = manager.create(config, specs, connect_timeout=120.0, matches_per_process=5)
+        await manager.start(entry)
+        await entry.done.wait()
+        assert entry.record is not None
+        assert [g.outcome for g in entry.record.games] == ["crash"]
+        second = await play(manager, seed=2, quota=5)
+        # The random bot finished its match normally and waits; the quitter is gone.
+        assert len(second.processes) == 1
+        assert second.processes[0].name == "greedy"
+
+    run(body)

@@ -21,6 +21,7 @@ Modes:
   connect-twice  open a second stream with the same token (and record the answer), then play
   token          present the token given by --token instead of its own, record the answer
   garbage-socket write nonsense bytes to the referee's port (no gRPC at all), then sleep
+  chatter-between  play the first legal action, and send a Hello after each MatchOver
 """
 
 from __future__ import annotations
@@ -126,6 +127,10 @@ def main() -> None:
                     return
                 if kind == "welcome" and mode == "crash-start":
                     raise RuntimeError("this bot crashes as soon as it is welcomed")
+                if kind == "match_over" and mode == "chatter-between":
+                    stream.send(
+                        hello=bot_pb2.Hello(token=token, name="chatter", protocol_version=1)
+                    )
                 if kind != "request":
                     continue
                 req = message.request
