@@ -104,26 +104,28 @@ def observe(state: GameState, seat: int | None, log_from: int = 0) -> Observatio
             )
         )
     last_seats, last_cards, last_winner = state.last_trick
-    seats = tuple(
-        SeatInfo(
-            seat=s,
-            hand_size=len(state.hands[s]),
-            table=tuple(
-                sorted(
-                    (c, marks[c]) for c in state.hands[s] if c < ANY_COPY and marks[c] & COMBO_MARKS
-                )
-            ),
-            open_cards=tuple(state.open[s]),
-            tricks_won=state.tricks_won[s],
-            deal_points=state.deal_points[s],
-            total=state.totals[s] + state.deal_points[s]
-            if state.phase != OVER
-            else state.totals[s],
-            to_score=tuple(a.text for a in state.reserves[s]),
-            carte_blanche=state.cb_active[s],
+    # A loop rather than nested generators: this runs for every request a bot is sent.
+    hands, reserves, over = state.hands, state.reserves, state.phase == OVER
+    infos = []
+    for s in range(n):
+        held = hands[s]
+        table = [(c, marks[c]) for c in held if c < ANY_COPY and marks[c] & COMBO_MARKS]
+        if len(table) > 1:
+            table.sort()
+        infos.append(
+            SeatInfo(
+                seat=s,
+                hand_size=len(held),
+                table=tuple(table),
+                open_cards=tuple(state.open[s]),
+                tricks_won=state.tricks_won[s],
+                deal_points=state.deal_points[s],
+                total=state.totals[s] if over else state.totals[s] + state.deal_points[s],
+                to_score=tuple([a.text for a in reserves[s]]) if reserves[s] else (),
+                carte_blanche=state.cb_active[s],
+            )
         )
-        for s in range(n)
-    )
+    seats = tuple(infos)
     return Observation(
         variant=state.variant.name,
         options=state.variant.options,

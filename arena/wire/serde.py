@@ -46,7 +46,9 @@ def fill_observation(pb: game_pb2.Observation, obs: Observation, deciding_member
     cards = CARD_TEXTS
     pb.variant = obs.variant
     if obs.options:
-        pb.options.update(obs.options)
+        options = pb.options
+        for key, value in obs.options:  # (a map's update() is a slow generic mapping method)
+            options[key] = value
     pb.seat = -1 if obs.seat is None else obs.seat
     pb.deal = obs.deal
     pb.dealer = obs.dealer
