@@ -24,7 +24,10 @@ def run(
     ],
     ledger: LedgerOption = Path(DEFAULT_LEDGER),
     logs: Annotated[
-        Path | None, typer.Option(help="Write each bot's output to a log file in this folder.")
+        Path | None,
+        typer.Option(
+            help="Write each bot process's output to a log file in this folder (named after its first game)."
+        ),
     ] = None,
 ) -> None:
     """Run a tournament into the ledger, resuming it if it was interrupted; print the leaderboard and
