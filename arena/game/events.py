@@ -39,7 +39,20 @@ COURT_RANKS: Final = (JACK, QUEEN, KING)
 
 
 def event_text(event: tuple[Any, ...]) -> str:
-    """The text of one public log event."""
+    """The text of one public log event (each distinct event's text is built once: every request a
+    bot is sent carries the events since its previous one, and the referee publishes them too)."""
+    text = _EVENT_TEXTS.get(event)
+    if text is None:
+        if len(_EVENT_TEXTS) >= 100_000:
+            _EVENT_TEXTS.clear()
+        text = _EVENT_TEXTS[event] = _event_text(event)
+    return text
+
+
+_EVENT_TEXTS: dict[tuple[Any, ...], str] = {}
+
+
+def _event_text(event: tuple[Any, ...]) -> str:
     kind = event[0]
     if kind == EV_PLAY:
         return f"seat {event[1]} plays {card_text(event[2])}"
