@@ -7,8 +7,7 @@ seat's hand or the order of the stock. ``observe(state, None)`` is the spectator
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from arena.game.cards import ANY_COPY, SUIT_CHARS, card_text, ref_text
 from arena.game.declarations import COMBO_MARKS
@@ -16,8 +15,7 @@ from arena.game.events import OVER, PHASE_NAMES, event_text
 from arena.game.state import GameState
 
 
-@dataclass(frozen=True, slots=True)
-class SeatInfo:
+class SeatInfo(NamedTuple):
     """What everybody sees of one seat."""
 
     seat: int
@@ -31,8 +29,10 @@ class SeatInfo:
     carte_blanche: bool  # Rubicon: has shown carte blanche and drawn no court card since
 
 
-@dataclass(frozen=True, slots=True)
-class Observation:
+class Observation(NamedTuple):
+    """A seat's view (a named tuple, like SeatInfo: immutable and cheap to build, as one is built for
+    every request a bot is sent)."""
+
     variant: str
     options: tuple[tuple[str, str], ...]
     seat: int | None  # None: a spectator

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from arena.game import Action, GameResult, Observation
 from arena.referee.config import Outcome
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """One decision request: everything a seat is told when it must act."""
 
     request_id: int
