@@ -26,7 +26,7 @@ field and what was expected.
 
     [limits]                        # per bot process; 0: no limit
     memory_mb = 4096                # address space
-    cpu_seconds = 900
+    cpu_seconds = 900               # per process, over all the games it plays
     processes = 4096
     file_size_mb = 64
     open_files = 1024
