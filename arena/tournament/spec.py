@@ -30,7 +30,7 @@ field and what was expected.
     processes = 4096
     file_size_mb = 64
     open_files = 1024
-    log_bytes = 1000000             # of its output kept per game
+    log_bytes = 1000000             # of its output kept per process
     sandbox = "none"                # or "bubblewrap": no network, read-only system
     freeze = false                  # SIGSTOP a bot while it is not its turn
 
