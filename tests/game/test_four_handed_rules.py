@@ -12,15 +12,23 @@ from collections import Counter
 from collections.abc import Sequence
 
 import pytest
-from engine_helpers import act, finish_turn, first_legal, hand_kinds, last_winner, plays
-from four_handed_helpers import RANKS, P, V, deal, play_deal
+from engine_helpers import (
+    act,
+    finish_turn,
+    first_legal,
+    hand_kinds,
+    last_winner,
+    play_out_stock,
+    plays,
+    stock_end_deck,
+)
+from four_handed_helpers import P, V, deal, play_deal
 
 from arena.game import (
     Action,
     GameState,
     IllegalActionError,
     Variant,
-    arrange_deck,
     kind_text,
     observe,
 )
@@ -28,40 +36,10 @@ from arena.game import (
 # ---------------------------------------------------------------- helpers
 
 
-def stock_end_deck(v: Variant, dealer: int, finals: Sequence[Sequence[str]]) -> list[int]:
-    """A deck with which the player left of ``dealer`` wins all 24 stock tricks when every seat keeps
-    the first seven cards of its ``finals`` entry and plays the other card it holds. At the end of the
-    stock each seat holds its ``finals`` entry; the dealer, last in the drawing order, draws the
-    turn-up (his last card), which fixes trumps."""
-    n = v.seats
-    leader = (dealer + 1) % n
-    order = [(leader + i) % n for i in range(n)]
-    trump = finals[dealer][-1][1]
-    left = Counter({kind_text(k): v.packs for k in range(32)})
-    left.subtract([c for f in finals for c in f])
-    assert min(left.values()) >= 0, left
-    rest = sorted(left.elements(), key=lambda c: (c[1] == trump, RANKS.index(c[0])), reverse=True)
-    leads, follows = rest[:24], rest[24:]
-    tricks = [[leads[t], *follows[t * (n - 1) : (t + 1) * (n - 1)]] for t in range(24)]
-    hands: list[list[str]] = [[] for _ in range(n)]
-    for i, seat in enumerate(order):
-        hands[seat] = [*finals[seat][:-1], tricks[0][i]]
-    stock = [tricks[t][i] for t in range(1, 24) for i in range(n)]
-    stock += [finals[seat][-1] for seat in order[:-1]]
-    return arrange_deck(v, dealer=dealer, hands=hands, turn_up=finals[dealer][-1], stock=stock)
-
-
 def last_eight(finals: Sequence[Sequence[str]], dealer: int = 3, v: Variant = V) -> GameState:
     """The state after the 24th trick, won by the player left of the dealer, hands as given."""
     state = GameState.new(v, seed=0, dealer=dealer, decks=[stock_end_deck(v, dealer, finals)])
-    keeps = [f[:-1] for f in finals]
-    while state.tricks_done < 24 or state.phase == 2:
-        if state.phase == 2:
-            act(state, "done")
-            continue
-        seat = state.to_act
-        extra = Counter(hand_kinds(state, seat)) - Counter(keeps[seat])
-        act(state, "play " + sorted(extra)[0])
+    play_out_stock(state, finals)
     assert state.stock_size == 0
     for seat in range(v.seats):
         assert hand_kinds(state, seat) == sorted(finals[seat]), seat

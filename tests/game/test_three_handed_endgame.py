@@ -9,8 +9,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from engine_helpers import act, first_legal, hand_kinds, last_winner, plays
-from three_handed_helpers import V, play_out_stock, stock_end_deck
+from engine_helpers import (
+    act,
+    first_legal,
+    hand_kinds,
+    last_winner,
+    play_out_stock,
+    plays,
+    stock_end_deck,
+)
+from three_handed_helpers import V
 
 from arena.game import (
     Action,

@@ -11,8 +11,18 @@ from collections import Counter
 from collections.abc import Sequence
 
 import pytest
-from engine_helpers import act, finish_turn, first_legal, hand_kinds, last_winner, plays, texts
-from three_handed_helpers import RANKS, V, play_out_stock, stock_end_deck
+from engine_helpers import (
+    act,
+    finish_turn,
+    first_legal,
+    hand_kinds,
+    last_winner,
+    play_out_stock,
+    plays,
+    stock_end_deck,
+    texts,
+)
+from three_handed_helpers import RANKS, V
 
 from arena.game import (
     GameState,
