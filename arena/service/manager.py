@@ -85,7 +85,6 @@ class MatchManager:
         self.idle_per_kind = IDLE_PER_KIND
         self._launched: dict[str, BotSession] = {}  # by the token its process was given
         self._idle: dict[SessionKey, list[BotSession]] = {}
-        self._sessions: list[BotSession] = []  # every local session, for close()
         self._retiring: set[asyncio.Task[None]] = set()
 
     def create(
@@ -119,8 +118,15 @@ class MatchManager:
                 self._tokens[token] = port
                 row.append(port)
             ports.append(row)
-        entry = MatchEntry(match_id, config, ports, specs, connect_timeout, limits or Limits())
-        entry.matches_per_process = matches_per_process
+        entry = MatchEntry(
+            match_id,
+            config,
+            ports,
+            specs,
+            connect_timeout,
+            limits or Limits(),
+            matches_per_process=matches_per_process,
+        )
         self.matches[match_id] = entry
         return entry
 
@@ -178,7 +184,7 @@ class MatchManager:
             return False  # a fresh process, rather than one killed by RLIMIT_CPU mid-game
         idle = [s for s in self._idle.get(key, []) if s.idle]
         while len(idle) >= self.idle_per_kind:
-            self._retire(idle.pop(0))
+            idle.pop(0).end()  # the longest waiting: its stream closes, its process is stopped
         session.park()
         idle.append(session)
         self._idle[key] = idle
@@ -193,12 +199,8 @@ class MatchManager:
                 return session
         return None
 
-    def _retire(self, session: BotSession) -> None:
-        """End a waiting session: its stream closes, its process is given a moment to exit and then
-        stopped (see _stop_later)."""
-        session.end()
-
     def _stop_later(self, proc: BotProcess) -> None:
+        """Stop a process whose session ended between matches, once it has had a moment to exit."""
         task = asyncio.get_running_loop().create_task(_stop_after_drain(proc))
         self._retiring.add(task)
         task.add_done_callback(self._retiring.discard)
@@ -229,8 +231,6 @@ class MatchManager:
         session.on_idle_end = lambda: self._stop_later(proc)
         self._launched[port.token] = session
         entry.sessions.append(session)
-        self._sessions = [s for s in self._sessions if not s.ended]
-        self._sessions.append(session)
 
         async def supervise() -> None:
             code = await proc.wait()
@@ -316,8 +316,9 @@ class MatchManager:
                 entry.task.cancel()
                 with contextlib.suppress(BaseException):
                     await entry.task
-        for session in self._sessions:
-            session.end()
+        for entry in self.matches.values():
+            for session in entry.sessions:
+                session.end()
         if self._retiring:
             await asyncio.gather(*self._retiring, return_exceptions=True)
         for entry in self.matches.values():
