@@ -91,30 +91,42 @@ class Action(NamedTuple):
 
     @classmethod
     def parse(cls, text: str) -> Action:
-        """Parse the text form; the inverse of :attr:`text`."""
-        words = text.split()
-        if not words:
-            raise ParseError(
-                "expected an action (play, declare, exchange or done), got an empty string"
-            )
-        head = words[0].lower()
-        if head == "done":
-            if len(words) != 1:
-                raise ParseError(f"'done' takes no cards, got {text!r}")
-            return DONE
-        if head in ("play", "exchange"):
-            if len(words) != 2:
-                raise ParseError(f"expected '{head} CARD' (for example '{head} 7H'), got {text!r}")
-            ref = parse_ref(words[1])
-            return PLAY_ACTIONS[ref] if head == "play" else exchange(ref)
-        if head == "declare":
-            if len(words) < 2:
-                raise ParseError(f"expected 'declare COMBINATION CARD...', got {text!r}")
-            return declare(Combo.parse(words[1]), [parse_ref(w) for w in words[2:]])
-        raise ParseError(f"expected an action (play, declare, exchange or done), got {text!r}")
+        """Parse the text form; the inverse of :attr:`text`. Each distinct text is parsed once: the
+        referee parses every reply, and bots every legal action they are sent."""
+        action = _PARSED.get(text)
+        if action is None:
+            action = _parse(text)
+            if len(_PARSED) >= 100_000:  # bots choose the texts they send: keep the cache bounded
+                _PARSED.clear()
+            _PARSED[text] = action
+        return action
+
+
+def _parse(text: str) -> Action:
+    words = text.split()
+    if not words:
+        raise ParseError(
+            "expected an action (play, declare, exchange or done), got an empty string"
+        )
+    head = words[0].lower()
+    if head == "done":
+        if len(words) != 1:
+            raise ParseError(f"'done' takes no cards, got {text!r}")
+        return DONE
+    if head in ("play", "exchange"):
+        if len(words) != 2:
+            raise ParseError(f"expected '{head} CARD' (for example '{head} 7H'), got {text!r}")
+        ref = parse_ref(words[1])
+        return PLAY_ACTIONS[ref] if head == "play" else exchange(ref)
+    if head == "declare":
+        if len(words) < 2:
+            raise ParseError(f"expected 'declare COMBINATION CARD...', got {text!r}")
+        return declare(Combo.parse(words[1]), [parse_ref(w) for w in words[2:]])
+    raise ParseError(f"expected an action (play, declare, exchange or done), got {text!r}")
 
 
 _TEXTS: dict[Action, str] = {}
+_PARSED: dict[str, Action] = {}
 
 
 def declare(combo: Combo, refs: list[int] | tuple[int, ...]) -> Action:

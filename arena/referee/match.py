@@ -41,10 +41,6 @@ class PublicEvent:
 
 EventSink = Callable[[PublicEvent], None]
 
-# Replies recur (the same few hundred action texts): each distinct text is parsed once.
-_PARSED: dict[str, Action] = {}
-MAX_PARSED = 100_000
-
 __all__ = ["EventSink", "GameEnd", "Match", "PublicEvent"]
 
 
@@ -194,21 +190,16 @@ class Match:
                 f"replied after {elapsed:.0f} ms, limit {limit_ms:.0f} ms",
                 elapsed,
             )
-        action = _PARSED.get(reply)
-        if action is None:
-            try:
-                action = Action.parse(reply)
-            except ParseError as exc:
-                return (
-                    reply,
-                    None,
-                    Outcome.ILLEGAL_ACTION,
-                    f"unreadable action {reply!r:.80}: {exc}",
-                    elapsed,
-                )
-            if len(_PARSED) >= MAX_PARSED:  # bots choose the texts: keep the cache bounded
-                _PARSED.clear()
-            _PARSED[reply] = action
+        try:
+            action = Action.parse(reply)
+        except ParseError as exc:
+            return (
+                reply,
+                None,
+                Outcome.ILLEGAL_ACTION,
+                f"unreadable action {reply!r:.80}: {exc}",
+                elapsed,
+            )
         if action not in decision.legal:
             legal = ", ".join(a.text for a in decision.legal)
             return (

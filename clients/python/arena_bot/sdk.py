@@ -66,16 +66,6 @@ async def _play(bot: Bot, address: str, token: str) -> None:
         token=token, name=bot.name, version=bot.version, protocol_version=PROTOCOL_VERSION
     )
     logs: dict[tuple[str, int], list[str]] = {}
-    parsed: dict[str, Action] = {}  # action texts recur: parse each once
-
-    def action(text: str) -> Action:
-        found = parsed.get(text)
-        if found is None:
-            if len(parsed) > 50_000:
-                parsed.clear()
-            found = parsed[text] = Action.parse(text)
-        return found
-
     async with grpc.aio.insecure_channel(address) as channel:
         call = bot_pb2_grpc.BotGatewayStub(channel).Play()
         try:
@@ -88,7 +78,7 @@ async def _play(bot: Bot, address: str, token: str) -> None:
                     log = logs.setdefault((req.match_id, req.game), [])
                     log.extend(req.events)
                     view = observation_from_pb(req.observation, tuple(log))
-                    legal = [action(a.text) for a in req.legal_actions]
+                    legal = [Action.parse(a.text) for a in req.legal_actions]  # cached per text
                     choice = bot.decide(view, legal, Clock(req.clock.budget_ms, req.clock.bank_ms))
                     text = choice.text if isinstance(choice, Action) else str(choice)
                     reply = bot_pb2.Reply(
