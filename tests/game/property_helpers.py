@@ -1,4 +1,4 @@
-"""Helpers shared by test_properties.py, test_properties_legality.py."""
+"""Helpers shared by test_properties.py, test_properties_legality.py, test_multiplayer_properties.py."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from arena.game import (
     Variant,
     variant,
 )
+from arena.game.cards import ANY_COPY
 
 CONFIGS: list[tuple[str, dict[str, str]]] = [
     ("two-handed", {}),
@@ -67,3 +68,20 @@ def _walk(v: Variant, seed: int, policy: Policy, deals: int | None = None) -> It
             legal = legal[:-1]  # "done" sorts last: declare or exchange while there is anything
         state.apply(legal[rng.randrange(len(legal))])
     raise AssertionError(f"no end after {MAX_STEPS} steps (seed {seed}, policy {policy})")
+
+
+def permute_hidden(state: GameState, seats: list[int], rng: random.Random) -> GameState:
+    """A clone in which the hidden cards (kind codes) of ``seats`` and the rest of the stock are
+    shuffled among themselves, every hand and the stock keeping its size."""
+    copy = state.clone()
+    slots = [(s, i) for s in seats for i, c in enumerate(copy.hands[s]) if c >= ANY_COPY]
+    pos = copy.stock_pos
+    pool = [copy.hands[s][i] - ANY_COPY for s, i in slots] + list(copy.stock[pos:])
+    rng.shuffle(pool)
+    hands = [h[:] for h in copy.hands]
+    for (s, i), kind in zip(slots, pool, strict=False):
+        hands[s][i] = ANY_COPY + kind
+    copy.hands = hands
+    copy.stock = list(copy.stock[:pos]) + pool[len(slots) :]
+    copy._legal = None  # the clone shares the cached legal list; the hands changed under it
+    return copy

@@ -28,6 +28,7 @@ from property_helpers import (
     _variant,
     _walk,
     parametrize_configs,
+    permute_hidden,
 )
 
 from arena.game import (
@@ -231,23 +232,6 @@ def test_text_forms_round_trip(
 # ---------------------------------------------------------------------- hidden information
 
 
-def _permute_hidden(state: GameState, seats: list[int], rng: random.Random) -> GameState:
-    """A clone in which the hidden cards (kind codes) of ``seats`` and the rest of the stock are
-    shuffled among themselves, every hand and the stock keeping its size."""
-    copy = state.clone()
-    slots = [(s, i) for s in seats for i, c in enumerate(copy.hands[s]) if c >= ANY_COPY]
-    pos = copy.stock_pos
-    pool = [copy.hands[s][i] - ANY_COPY for s, i in slots] + list(copy.stock[pos:])
-    rng.shuffle(pool)
-    hands = [h[:] for h in copy.hands]
-    for (s, i), kind in zip(slots, pool, strict=False):
-        hands[s][i] = ANY_COPY + kind
-    copy.hands = hands
-    copy.stock = list(copy.stock[:pos]) + pool[len(slots) :]
-    copy._legal = None  # the clone shares the cached legal list; the hands changed under it
-    return copy
-
-
 @pytest.mark.slow
 @parametrize_configs
 @EXAMPLES
@@ -269,10 +253,10 @@ def test_observation_never_shows_a_hidden_card(
             obs = observe(state, seat)
             assert sorted(r & 31 for r in obs.hand) == sorted(c & 31 for c in state.hands[seat])
             others = [s for s in range(v.seats) if s != seat]
-            copy = _permute_hidden(state, others, rng)
+            copy = permute_hidden(state, others, rng)
             _check_cards(copy)
             assert observe(copy, seat).to_dict() == obs.to_dict()
             if state.to_act == seat:
                 assert copy.legal_actions() == state.legal_actions()
-        spectator = _permute_hidden(state, list(range(v.seats)), rng)
+        spectator = permute_hidden(state, list(range(v.seats)), rng)
         assert observe(spectator, None).to_dict() == observe(state, None).to_dict()
