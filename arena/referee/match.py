@@ -70,6 +70,7 @@ class Match:
         self.on_event = on_event
         self.on_game_end = on_game_end
         self._request_id = 0
+        self._deadline: _Deadline | None = None  # made by run(), in the match's task
         self.ends: list[GameEnd] = []
         self.record = MatchRecord(
             match_id=match_id,
@@ -85,6 +86,7 @@ class Match:
         )
 
     async def run(self) -> MatchRecord:
+        self._deadline = _Deadline()
         for game in range(self.config.games):
             self.record.games.append(await self._play_game(game))
         for ports in self.players:
@@ -165,11 +167,15 @@ class Match:
         """Ask the port and judge the answer: (reply, action, failure, detail, elapsed ms)."""
         tc = self.config.time_control
         limit_ms = tc.budget_ms + max(bank, 0.0) + tc.grace_ms
+        deadline = self._deadline
+        assert deadline is not None, "a match's decisions are asked from Match.run"
         start = time.perf_counter()
+        deadline.arm(limit_ms / 1000)
         try:
-            async with asyncio.timeout(limit_ms / 1000):  # no extra task per decision
-                raw: object = await port.decide(decision)
-        except TimeoutError:
+            raw: object = await port.decide(decision)
+        except asyncio.CancelledError:
+            if not deadline.expired():
+                raise  # cancelled from outside: the match is being stopped
             elapsed = (time.perf_counter() - start) * 1000
             return None, None, Outcome.TIMEOUT, f"no reply within {limit_ms:.0f} ms", elapsed
         except SeatFailure as exc:
@@ -178,6 +184,8 @@ class Match:
         except Exception as exc:  # a port must never take the referee down
             elapsed = (time.perf_counter() - start) * 1000
             return None, None, Outcome.CRASH, f"{type(exc).__name__}: {exc}", elapsed
+        finally:
+            deadline.disarm()
         elapsed = (time.perf_counter() - start) * 1000
         if not isinstance(raw, str):
             return None, None, Outcome.PROTOCOL_ERROR, f"reply is not text: {raw!r:.80}", elapsed
@@ -212,6 +220,45 @@ class Match:
         return reply, action, None, "", elapsed
 
 
+class _Deadline:
+    """The clock of one decision at a time: what ``asyncio.timeout`` does, set up once per match.
+
+    On expiry the match's task is cancelled; ``expired()`` then tells that cancellation from one from
+    outside by the task's cancel count, as ``asyncio.Timeout`` does. Made once, it spares every
+    decision a Timeout object, a current-task lookup and two running-loop lookups.
+    """
+
+    __slots__ = ("cancelling", "fired", "handle", "loop", "task")
+
+    def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        self.task = task
+        self.handle: asyncio.TimerHandle | None = None
+        self.fired = False
+        self.cancelling = 0
+
+    def arm(self, seconds: float) -> None:
+        self.fired = False
+        self.cancelling = self.task.cancelling()
+        self.handle = self.loop.call_at(self.loop.time() + seconds, self._fire)
+
+    def _fire(self) -> None:
+        self.handle = None
+        self.fired = True
+        self.task.cancel()
+
+    def disarm(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
+
+    def expired(self) -> bool:
+        """After a CancelledError: was it this clock's, and nobody else's?"""
+        return self.fired and self.task.uncancel() <= self.cancelling
+
+
 class _Books:
     """A game's decision records and public events, written off the referee's critical path.
 
@@ -221,9 +268,10 @@ class _Books:
     flushed in order, and completely before the game's result is taken.
     """
 
-    __slots__ = ("game", "match", "pending", "published", "rec", "scheduled", "state")
+    __slots__ = ("game", "loop", "match", "pending", "published", "rec", "scheduled", "state")
 
     def __init__(self, match: Match, game: int, rec: GameRecord, state: GameState) -> None:
+        self.loop = asyncio.get_running_loop()
         self.match = match
         self.game = game
         self.rec = rec
@@ -247,7 +295,7 @@ class _Books:
         self.pending.append((decision, reply, action, failure, why, elapsed, bank))
         if not self.scheduled:
             self.scheduled = True
-            asyncio.get_running_loop().call_soon(self.flush)
+            self.loop.call_soon(self.flush)
 
     def flush(self) -> None:
         self.scheduled = False

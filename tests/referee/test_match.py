@@ -206,6 +206,36 @@ def test_timeout_forfeits_the_game() -> None:
     assert a.matches_over == b.matches_over == ["m-test"]
 
 
+def test_stopping_the_match_while_a_seat_thinks_is_no_timeout() -> None:
+    """The match's task cancelled from outside (the arena stopping) while a seat thinks: run() ends
+    with CancelledError, and no game is recorded as that seat's timeout."""
+
+    async def main() -> None:
+        a, b = FakePort("a", hang), FakePort("b", hang)
+        tc = TimeControl(budget_ms=20_000, bank_ms=0, grace_ms=0)
+        match = Match("m-stop", MatchConfig(seed=1, time_control=tc), two(a, b))
+        task = asyncio.create_task(match.run())
+        while not (a.decisions or b.decisions):
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert match.record.games == [] and match.ends == []
+
+    asyncio.run(asyncio.wait_for(main(), timeout=60))
+
+
+def test_the_clock_restarts_for_every_decision() -> None:
+    """Each decision gets its own limit: a seat that answers in 5 ms again and again never times
+    out with a limit of 250 ms, though its answers take far longer than that in all."""
+    tc = TimeControl(budget_ms=200, bank_ms=0, grace_ms=50)
+    a, b = FakePort("a", sleeping(0.005)), FakePort("b")
+    record = play(MatchConfig(seed=3, time_control=tc), two(a, b))
+    game = record.games[0]
+    assert game.outcome == "normal"
+    assert sum(d.seat == 0 for d in game.decisions) > 40
+
+
 def test_random_action_on_timeout_counts_strikes_then_forfeits() -> None:
     """Policy random-action: a random legal action is played for the seat and a strike counted; the
     seat forfeits on max_strikes strikes."""
