@@ -95,17 +95,6 @@ async def _match(games: int, seed: int, profile: cProfile.Profile | None) -> tup
         await server.stop(None)
 
 
-def game_seconds(seed: int) -> float:
-    """How long one game's decision loop takes (a calibration game, which also warms up)."""
-    _, t = asyncio.run(_match(1, seed, None))
-    return t
-
-
-def referee_round(games: int, seed: int, profile: cProfile.Profile | None) -> tuple[int, float]:
-    """(decisions, seconds) of a match of ``games`` games."""
-    return asyncio.run(_match(games, seed, profile))
-
-
 class _Instant:
     """A seat answering the first legal action in-process, at once."""
 
@@ -122,19 +111,15 @@ class _Instant:
         return None
 
 
-def in_process_cost(seed: int, games: int = 5) -> float:
+async def in_process_cost(seed: int, games: int = 5) -> float:
     """Microseconds per decision of the referee and the rules alone: the same match loop with seats
     answering in-process at once (no transport, no serialisation)."""
-
-    async def run() -> tuple[int, float]:
-        config = MatchConfig(seed=seed, games=games, time_control=CLOCK)
-        match = Match("bench", config, [[_Instant("a")], [_Instant("b")]])
-        start = time.perf_counter()
-        record = await match.run()
-        return sum(len(g.decisions) for g in record.games), time.perf_counter() - start
-
-    decisions, elapsed = asyncio.run(run())
-    return elapsed / decisions * 1e6
+    config = MatchConfig(seed=seed, games=games, time_control=CLOCK)
+    match = Match("bench", config, [[_Instant("a")], [_Instant("b")]])
+    start = time.perf_counter()
+    record = await match.run()
+    elapsed = time.perf_counter() - start
+    return elapsed / sum(len(g.decisions) for g in record.games) * 1e6
 
 
 # ---------------------------------------------------------------------------------------- sizes
@@ -215,13 +200,9 @@ def start_echo_server(reply_size: int) -> tuple[subprocess.Popen[str], int]:
     return server, int(server.stdout.readline())
 
 
-def floor_round(port: int, seconds: float, request_size: int) -> tuple[int, float]:
+async def floor_round(port: int, seconds: float, request_size: int) -> tuple[int, float]:
     """A bare ping-pong with the echo server for ``seconds``, with a grpc.aio client as the bots use
     (write one message, read the answer): (round trips, seconds)."""
-    return asyncio.run(_floor(port, seconds, request_size))
-
-
-async def _floor(port: int, seconds: float, request_size: int) -> tuple[int, float]:
     payload = b"q" * request_size
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         await asyncio.wait_for(channel.channel_ready(), 60)
@@ -266,19 +247,25 @@ def main() -> None:
         asyncio.run(_echo_server(args.reply_size))
         return
 
+    # One event loop for the whole run: gRPC's asyncio poller outlives a loop closed under it.
+    asyncio.run(run(args))
+
+
+async def run(args: argparse.Namespace) -> None:
     request_size, reply_size, serialise_us = message_sizes(args.seed)
     print(f"message sizes: DecisionRequest {request_size} bytes, Reply {reply_size} bytes (mean)")
     profile = cProfile.Profile() if args.profile else None
     rounds = max(1, args.rounds)
     per_round = args.seconds / rounds
-    games = max(1, round(per_round / max(game_seconds(args.seed), 1e-3)))
+    _, calibration = await _match(1, args.seed, None)  # one game, which also warms up
+    games = max(1, round(per_round / max(calibration, 1e-3)))
     decisions = trips = 0
     elapsed = floor_elapsed = 0.0
     echo, port = start_echo_server(reply_size)
     try:
         for r in range(rounds):
-            d, t = referee_round(games, args.seed + r, profile)
-            n, f = floor_round(port, per_round, request_size)
+            d, t = await _match(games, args.seed + r, profile)
+            n, f = await floor_round(port, per_round, request_size)
             decisions += d
             elapsed += t
             trips += n
@@ -296,7 +283,7 @@ def main() -> None:
     print(f"floor: {trips} round trips in {floor_elapsed:.2f} s")
     print(
         f"per decision: {1e6 / rate:.0f} us over the server; transport floor {1e6 / floor:.0f} us; "
-        f"referee and rules in-process {in_process_cost(args.seed):.0f} us; building and "
+        f"referee and rules in-process {await in_process_cost(args.seed):.0f} us; building and "
         f"serialising the request {serialise_us:.0f} us"
     )
     if profile is not None:
