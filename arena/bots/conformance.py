@@ -25,7 +25,6 @@ import re
 import shlex
 import shutil
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ import grpc
 from arena.game import Action, Combo, GameState, Verb, arrange_deck, observe, variant
 from arena.referee import FailurePolicy, MatchConfig, MatchRecord, Policies, TimeControl
 from arena.referee.record import GameRecord, replay
+from arena.scratch import scratch_dir
 from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
 from arena.service.ports import StreamPort
 from arena.service.server import MAX_RECEIVE_BYTES
@@ -329,7 +329,7 @@ class _HelloTap(BotGateway):
 
 
 async def _start_server() -> tuple[grpc.aio.Server, _HelloTap, MatchManager, Path]:
-    logs = Path(tempfile.mkdtemp(prefix="arena-check-"))
+    logs = scratch_dir("check-")
     manager = MatchManager(logs_dir=logs)
     server = grpc.aio.server(options=[("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)])
     gateway = _HelloTap(manager)

@@ -6,8 +6,9 @@ The bot is told where the referee is and which token to present through the envi
 
 - in its own process group and with a marker in its environment, so that it is killed with every child
   it started when its match ends (children that left the group are found by the marker);
-- in a fresh working directory of its own, removed afterwards (relative paths on its command line are
-  resolved against the directory the arena runs in before it moves there);
+- in a fresh working directory of its own in the arena's scratch folder (:mod:`arena.scratch`), removed
+  afterwards (relative paths on its command line are resolved against the directory the arena runs in
+  before it moves there);
 - with a scrubbed environment (the locale and search paths, ``BOT_*`` settings and its own ``ARENA_*``);
 - under resource limits (:class:`arena.bots.limits.Limits`), optionally inside bubblewrap (no network, a
   read-only view of the system), optionally frozen with SIGSTOP while it is not its turn;
@@ -25,10 +26,10 @@ import shlex
 import shutil
 import signal
 import sys
-import tempfile
 from pathlib import Path
 
 from arena.bots.limits import Limits
+from arena.scratch import scratch_dir
 
 # Passed through to bots; everything else in the arena's environment stays behind.
 _KEEP = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "NODE_PATH", "VIRTUAL_ENV", "SYSTEMROOT")
@@ -82,7 +83,7 @@ class BotProcess:
         if not argv:
             raise LaunchError(f"bot {name!r}: empty command")
         argv = [_absolute(a) for a in argv]
-        workdir = Path(tempfile.mkdtemp(prefix="arena-bot-"))
+        workdir = scratch_dir("bot-")
         marker = secrets.token_hex(8)
         env = {k: v for k, v in os.environ.items() if k in _KEEP or k.startswith(("LC_", "BOT_"))}
         env.update(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from arena.scratch import scratch_dir
 from arena.service.manager import MatchManager
 from arena.service.servicers import Admin, BotGateway
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc
@@ -106,7 +106,7 @@ async def create_server(
     manager.address = f"{host}:{port}"
     # Also a Unix socket in a private folder: sandboxed bots (bubblewrap, no network) reach the
     # referee through it.
-    socket_dir = Path(tempfile.mkdtemp(prefix="arena-referee-"))
+    socket_dir = scratch_dir("referee-")
     socket_dir.chmod(0o700)
     unix_address = f"unix:{socket_dir / 'referee.sock'}"
     if server.add_insecure_port(unix_address) == 0:

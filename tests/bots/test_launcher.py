@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from arena import scratch
 from arena.bots.launcher import BotProcess, LaunchError, marked_processes
 from arena.bots.limits import Limits
 
@@ -66,7 +67,7 @@ def test_environment_is_scrubbed_and_directory_is_private(
     assert "seed 5" in out
     assert "token tok 127.0.0.1:1" in out
     cwd = next(line.split()[1] for line in out.splitlines() if line.startswith("cwd"))
-    assert cwd != os.getcwd() and "arena-bot-" in cwd
+    assert cwd != os.getcwd() and Path(cwd).parent == scratch.run_dir()
     assert not Path(cwd).exists()  # removed when the bot stopped
 
 
