@@ -268,10 +268,9 @@ class _Books:
     flushed in order, and completely before the game's result is taken.
     """
 
-    __slots__ = ("game", "loop", "match", "pending", "published", "rec", "scheduled", "state")
+    __slots__ = ("game", "match", "pending", "published", "rec", "scheduled", "state")
 
     def __init__(self, match: Match, game: int, rec: GameRecord, state: GameState) -> None:
-        self.loop = asyncio.get_running_loop()
         self.match = match
         self.game = game
         self.rec = rec
@@ -295,7 +294,7 @@ class _Books:
         self.pending.append((decision, reply, action, failure, why, elapsed, bank))
         if not self.scheduled:
             self.scheduled = True
-            self.loop.call_soon(self.flush)
+            asyncio.get_running_loop().call_soon(self.flush)
 
     def flush(self) -> None:
         self.scheduled = False

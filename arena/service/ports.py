@@ -36,7 +36,6 @@ class StreamPort:
         self.member = member
         self.token = token
         self._writer: Callable[[bot_pb2.RefereeMessage], Awaitable[None]] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None  # the stream's, once attached
         self.finished = asyncio.Event()  # nothing more to send: the servicer may end the stream
         self.claimed = False  # a stream has presented this seat's token
         self.attached = asyncio.Event()  # ... and has been welcomed: requests can be written
@@ -59,10 +58,9 @@ class StreamPort:
             raise SeatFailure(Outcome.PROTOCOL_ERROR, self._violations.pop(0))
         if self._closed is not None:
             raise SeatFailure(*self._closed)
-        loop = self._loop
-        if loop is None:  # never attached
+        if not self.attached.is_set():
             raise SeatFailure(Outcome.CRASH, "the bot never connected")
-        future: asyncio.Future[str] = loop.create_future()
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._pending[decision.request_id] = future
         message = request_message(decision)
         proc = self.process
@@ -135,7 +133,6 @@ class StreamPort:
     def attach(self, writer: Callable[[bot_pb2.RefereeMessage], Awaitable[None]]) -> None:
         """The servicer hands over the stream's write (after the Welcome)."""
         self._writer = writer
-        self._loop = asyncio.get_running_loop()
         self.attached.set()
 
     def on_reply(self, reply: bot_pb2.Reply) -> None:

@@ -242,10 +242,6 @@ def _decision(request_id: int) -> Decision:
     )
 
 
-async def _nowhere(message: object) -> None:
-    """A stream's write that goes nowhere: the bot never answers."""
-
-
 async def _next_decision_is_asked(port: StreamPort) -> None:
     try:
         await asyncio.wait_for(port.decide(_decision(2)), timeout=0.05)
@@ -258,7 +254,7 @@ async def _next_decision_is_asked(port: StreamPort) -> None:
 def test_late_reply_after_a_timeout_is_not_a_protocol_error() -> None:
     async def run() -> None:
         port = StreamPort("bot", "m", 0, 0, "token")
-        port.attach(_nowhere)
+        port.attached.set()
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(port.decide(_decision(1)), timeout=0.05)
         port.on_reply(bot_pb2.Reply(request_id=1, match_id="m", action="play 7S"))
@@ -270,7 +266,7 @@ def test_late_reply_after_a_timeout_is_not_a_protocol_error() -> None:
 def test_reply_to_a_request_failed_by_a_violation_is_not_another_violation() -> None:
     async def run() -> None:
         port = StreamPort("bot", "m", 0, 0, "token")
-        port.attach(_nowhere)
+        port.attached.set()
         pending = asyncio.ensure_future(port.decide(_decision(1)))
         await asyncio.sleep(0)
         port.on_reply(bot_pb2.Reply(request_id=77, match_id="m", action="done"))  # never asked
