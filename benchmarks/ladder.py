@@ -11,12 +11,12 @@ Wilson interval, and the mean point margin per game.
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from concurrent.futures import ProcessPoolExecutor
 
 from arena.game import Action, GameState, variant
 from arena.game.observe import observe
+from arena.tournament.summary import wilson
 from arena_bot.first_bot import FirstBot
 from arena_bot.greedy_bot import GreedyBot
 from arena_bot.random_bot import RandomBot
@@ -55,16 +55,6 @@ def play(args: tuple[str, str, str, int, int]) -> tuple[int, int, float]:
     mine, theirs = result.scores[a_seat], result.scores[1 - a_seat]
     outcome = 0 if mine > theirs else 1 if mine < theirs else -1
     return outcome, mine - theirs, time.perf_counter() - start
-
-
-def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    if n == 0:
-        return 0.0, 1.0
-    p = successes / n
-    d = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / d
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def main() -> None:
