@@ -88,7 +88,7 @@ class TournamentRunner:
         size = sum(
             self.spec.build_variant().team_size(s) for s in range(self.spec.build_variant().seats)
         )
-        return self.spec.games_per_pairing * (size if self.spec.duplicate else 1)
+        return self.spec.deals_per_pairing * (size if self.spec.duplicate else 1)
 
     def _swiss_round(self, round_: int) -> list[ScheduledGame]:
         """Round ``round_``'s games: as planned before (a resumed run), or paired now from the results of

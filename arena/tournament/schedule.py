@@ -1,7 +1,7 @@
 """The schedule: which entrants meet, on which deals, in which seats, in a canonical order.
 
 Formats share one idea (cutechess's ``next_pair``): a list of *pairings*, each a group of entrants in a
-base order, played on ``games_per_pairing`` deals. With duplicate deals (the default) every deal is
+base order, played on ``deals_per_pairing`` deals. With duplicate deals (the default) every deal is
 played once per seat rotation, so that each entrant holds each position's cards; luck cancels out and a
 *duplicate set* of games can be compared as a whole. Without duplicates, successive deals rotate the seats.
 
@@ -108,7 +108,7 @@ def games_for_round(
     ord_ = first_ord
     for p, group in enumerate(groups):
         seatings = arrangements(spec, group)
-        for deal in range(spec.games_per_pairing):
+        for deal in range(spec.deals_per_pairing):
             seed = deal_seed(spec.seed, round_, p, deal)
             # Duplicate: every seating on the same deal. Otherwise deals take the seatings in turn.
             rots = range(len(seatings)) if spec.duplicate else (deal % len(seatings),)

@@ -28,7 +28,7 @@ TINY = textwrap.dedent(
     name = "Tiny"
     variant = "two-handed"
     format = "round-robin"
-    games_per_pairing = 1
+    deals_per_pairing = 1
     concurrency = 2
     seed = 5
 
@@ -127,7 +127,7 @@ def test_run_again_resumes_and_plays_nothing(
 @pytest.mark.parametrize(
     ("old", "new", "field", "expected"),
     [
-        ("games_per_pairing = 1", "games_per_pairing = 0", "games_per_pairing", "integer >= 1"),
+        ("deals_per_pairing = 1", "deals_per_pairing = 0", "deals_per_pairing", "integer >= 1"),
         ('format = "round-robin"', 'format = "ko"', "format", "expected one of round-robin"),
         ('variant = "two-handed"', 'variant = "5"', "variant", "expected one of two-handed"),
         (

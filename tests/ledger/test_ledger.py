@@ -164,7 +164,7 @@ def test_entrants_are_programs(led: Ledger) -> None:
 
 
 def test_plan_and_planned_round_trip(led: Ledger) -> None:
-    f = Fixture(led, make_spec(3, games_per_pairing=2))
+    f = Fixture(led, make_spec(3, deals_per_pairing=2))
     assert led.planned(f.tid, 0) == f.games
     led.plan(f.tid, f.games)  # planning again changes nothing
     assert led.planned(f.tid, 0) == f.games
@@ -249,7 +249,7 @@ def prefix_check(f: Fixture) -> None:
 
 
 def test_games_out_of_order_wait_for_the_prefix(tmp_path: Path) -> None:
-    spec = make_spec(3, games_per_pairing=2)  # 12 games
+    spec = make_spec(3, deals_per_pairing=2)  # 12 games
     order = [3, 1, 0, 5, 2, 4, 11, 7, 6, 8, 10, 9]
     shuffled = Ledger(tmp_path / "shuffled.sqlite")
     f = play_in_order(shuffled, spec, order[:3], prefix_check)
@@ -268,7 +268,7 @@ def test_games_out_of_order_wait_for_the_prefix(tmp_path: Path) -> None:
 @settings(max_examples=25, deadline=None)
 @given(st.permutations(list(range(12))))
 def test_any_finishing_order_gives_the_in_order_ratings(order: list[int]) -> None:
-    spec = make_spec(4, duplicate=False, games_per_pairing=2)  # 12 games
+    spec = make_spec(4, duplicate=False, deals_per_pairing=2)  # 12 games
     led = Ledger(":memory:")
     f = play_in_order(led, spec, order, prefix_check)
     assert ratings_by_name(led) == expected_ratings(spec, f.games)
@@ -309,7 +309,7 @@ def test_consultation_seats_record_each_member(led: Ledger) -> None:
 
 
 def test_rebuild_reproduces_the_stored_ratings(ledger_path: Path, led: Ledger) -> None:
-    spec = make_spec(4, games_per_pairing=2)
+    spec = make_spec(4, deals_per_pairing=2)
     f = play_in_order(led, spec, [5, 0, 1, 9, 2, 3, 4, 6, 8, 7, *range(10, 24)])
     ratings = table(led, "SELECT * FROM ratings ORDER BY entrant_id, variant")
     hist = table(led, "SELECT * FROM rating_history ORDER BY game_id, entrant_id")
@@ -334,7 +334,7 @@ def test_rebuild_repairs_a_tampered_rating(led: Ledger) -> None:
 def test_rebuild_with_two_tournaments_sharing_entrants(led: Ledger) -> None:
     """Two tournaments of the same entrants, their games finishing interleaved and out of order:
     each entrant's rating runs through both, and a rebuild gets exactly the stored numbers."""
-    a = Fixture(led, make_spec(3, name="A", games_per_pairing=2))
+    a = Fixture(led, make_spec(3, name="A", deals_per_pairing=2))
     b = Fixture(led, make_spec(3, name="B", seed=4))
     assert a.tid != b.tid and a.ids == b.ids
     steps = [(a, 2), (b, 1), (a, 0), (b, 0), (a, 1), (b, 3), (b, 2), (a, 4), (a, 3)]
@@ -353,7 +353,7 @@ def test_rebuild_with_two_tournaments_sharing_entrants(led: Ledger) -> None:
 
 
 def test_leaderboard_sorted_by_exposed(led: Ledger) -> None:
-    play_in_order(led, make_spec(4, games_per_pairing=2), list(range(24)))
+    play_in_order(led, make_spec(4, deals_per_pairing=2), list(range(24)))
     board = led.leaderboard("two-handed")
     assert len(board) == 4
     assert [r.exposed for r in board] == sorted((r.exposed for r in board), reverse=True)
@@ -370,7 +370,7 @@ def test_leaderboard_sorted_by_exposed(led: Ledger) -> None:
 
 
 def test_games_and_seat_rows(led: Ledger) -> None:
-    f = play_in_order(led, make_spec(2, games_per_pairing=2), [1, 0, 3, 2])
+    f = play_in_order(led, make_spec(2, deals_per_pairing=2), [1, 0, 3, 2])
     listed = led.games()
     assert [g["key"] for g in listed] == [f.games[i].key for i in (2, 3, 0, 1)]
     assert all(g["tournament"] == "Synthetic" for g in listed)

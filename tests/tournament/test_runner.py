@@ -48,7 +48,7 @@ def tournament_file(directory: Path, name: str, entrants: int, **top: Any) -> Pa
     """A small tournament of the example bots, with a generous clock so that no game ends on time
     and every game is decided by the bots alone (deterministic)."""
     lines = [f'name = "{name}"']
-    top = {"variant": "two-handed", "games_per_pairing": 1, "concurrency": 2, "seed": 7, **top}
+    top = {"variant": "two-handed", "deals_per_pairing": 1, "concurrency": 2, "seed": 7, **top}
     for key, value in top.items():
         lines.append(f"{key} = {toml_value(value)}")
     lines += ["[time_control]", "budget_ms = 10000", "bank_ms = 120000", "grace_ms = 2000"]
@@ -385,7 +385,7 @@ def test_bot_processes_play_several_games_when_the_tournament_allows(tmp_path: P
     for reuse in (1, 4):
         d = tmp_path / f"reuse-{reuse}"
         d.mkdir()
-        spec = load(tournament_file(d, "reuse", 3, games_per_pairing=2, matches_per_process=reuse))
+        spec = load(tournament_file(d, "reuse", 3, deals_per_pairing=2, matches_per_process=reuse))
         assert spec.matches_per_process == reuse
         logs = d / "logs"
         led = Ledger(d / "ledger.sqlite")
