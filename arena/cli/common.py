@@ -44,7 +44,7 @@ def plain(value: object, limit: int = MAX_CELL) -> Text:
 
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print ``error: message`` (the message shown literally) and return the exit to raise."""
-    errors.print(f"[red]error:[/] {escape(message)}")
+    errors.print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
     return typer.Exit(code)
 
 
