@@ -26,7 +26,9 @@ class PairingLine:
     forfeits_b: int
     points_a: float | None  # average game score over the games played to their end (None: none)
     points_b: float | None
-    sets_won: int  # duplicate sets (one deal, every seat rotation) won by a: more wins, then points
+    # Duplicate sets (one deal, every seat rotation) won by a: the side that forfeited a game of the set
+    # loses it; otherwise more wins, then more points.
+    sets_won: int
     sets_lost: int
     sets_tied: int
     score: float  # a's share: (wins + draws / 2) / games
@@ -97,8 +99,13 @@ def pairing_lines(rows: Sequence[dict[str, Any]]) -> list[PairingLine]:
             s["pa"] += x["score"]
             s["pb"] += y["score"]
             diff = x["score"] - y["score"]
-        games, points = s["sets"].get((x["pairing"], x["deal"]), (0, 0))
-        s["sets"][(x["pairing"], x["deal"])] = (games + won, points + diff)
+        # A set: forfeits (each side's, as a penalty), then wins, then points.
+        fouls, games, points = s["sets"].get((x["pairing"], x["deal"]), (0, 0, 0))
+        s["sets"][(x["pairing"], x["deal"])] = (
+            fouls + forfeited(y) - forfeited(x),
+            games + won,
+            points + diff,
+        )
     out = []
     for (a, b), s in sorted(stats.items()):
         n = s["n"]
@@ -118,9 +125,9 @@ def pairing_lines(rows: Sequence[dict[str, Any]]) -> list[PairingLine]:
                 s["fb"],
                 s["pa"] / played if played else None,
                 s["pb"] / played if played else None,
-                sum(1 for d in sets if d > (0, 0)),
-                sum(1 for d in sets if d < (0, 0)),
-                sum(1 for d in sets if d == (0, 0)),
+                sum(1 for d in sets if d > (0, 0, 0)),
+                sum(1 for d in sets if d < (0, 0, 0)),
+                sum(1 for d in sets if d == (0, 0, 0)),
                 share,
                 low,
                 high,
