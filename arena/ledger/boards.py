@@ -1,7 +1,8 @@
 """Leaderboards: TrueSkill ratings per board, updated game by game in the ledger's rating order.
 
-Every game counts on two boards: its tournament's own, and the pooled board of its variant, which
-gathers every tournament of that variant. Both follow one sequence (``games.rating_seq``): a tournament's
+Every game of a tournament counts on two boards: its tournament's own, and the pooled board of its
+variant, which gathers every tournament of that variant. A standing competition's game counts on the
+competition's board only. All follow one sequence (``games.rating_seq``): a tournament's
 games are rated in its schedule's order, so each board is a pure function of the games and can be
 rebuilt exactly.
 """
@@ -16,6 +17,7 @@ from arena.rating import Rating, initial, rate_game
 
 TOURNAMENT = "tournament"
 POOLED = "pooled"
+COMPETITION = "competition"
 
 Current = Callable[[int, int], tuple[Rating, int]]  # (board, entrant) -> (rating, games)
 
@@ -44,16 +46,20 @@ def board_id(
 
 
 def boards_of_game(conn: sqlite3.Connection, game_id: int) -> list[int]:
-    """The boards a game counts on: its tournament's and its variant's pooled board."""
-    tid, tname, variant = conn.execute(
-        "SELECT t.id, t.name, g.variant FROM games g JOIN tournaments t ON t.id = g.tournament_id "
-        "WHERE g.id = ?",
+    """The boards a game counts on: its tournament's and its variant's pooled board, or its
+    competition's."""
+    tid, tname, kind, variant = conn.execute(
+        "SELECT t.id, t.name, t.kind, g.variant FROM games g "
+        "JOIN tournaments t ON t.id = g.tournament_id WHERE g.id = ?",
         (game_id,),
     ).fetchone()
-    return [
-        board_id(conn, TOURNAMENT, tname, variant, tid),
-        board_id(conn, POOLED, variant, variant, None),
-    ]
+    return [board_id(conn, k, n, v, t) for k, n, v, t in _boards(tid, tname, kind, variant)]
+
+
+def _boards(tid: int, name: str, kind: str, variant: str) -> list[tuple[str, str, str, int | None]]:
+    if kind == COMPETITION:
+        return [(COMPETITION, name, variant, tid)]
+    return [(TOURNAMENT, name, variant, tid), (POOLED, variant, variant, None)]
 
 
 def stored(conn: sqlite3.Connection) -> Current:
@@ -145,7 +151,7 @@ def rebuild(conn: sqlite3.Connection) -> float:
     ):
         seats.setdefault(game_id, []).append((side, place, entrant))
     games = conn.execute(
-        "SELECT g.id, g.variant, t.id, t.name FROM games g "
+        "SELECT g.id, g.variant, t.id, t.name, t.kind FROM games g "
         "JOIN tournaments t ON t.id = g.tournament_id "
         "WHERE g.rating_seq IS NOT NULL ORDER BY g.rating_seq"
     ).fetchall()
@@ -158,8 +164,8 @@ def rebuild(conn: sqlite3.Connection) -> float:
 
     current: dict[tuple[int, int], tuple[Rating, int]] = {}
     history = []
-    for game_id, variant, tid, tname in games:
-        on = (board(TOURNAMENT, tname, variant, tid), board(POOLED, variant, variant, None))
+    for game_id, variant, tid, tname, kind in games:
+        on = [board(*b) for b in _boards(tid, tname, kind, variant)]
         updates = rate_seats(
             seats.get(game_id, []), on, lambda b, e: current.get((b, e), (initial(), 0))
         )

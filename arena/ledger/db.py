@@ -71,7 +71,7 @@ class BoardRow:
 @dataclass(frozen=True, slots=True)
 class BoardInfo:
     id: int
-    kind: str  # "tournament" or "pooled"
+    kind: str  # "tournament", "pooled" or "competition"
     name: str
     variant: str
     entrants: int

@@ -3,7 +3,7 @@
 Tables (open the file with sqlite-utils or Datasette to browse them):
 
 - ``entrants``: a program: name, command, a hash of its command and version, language, version.
-- ``tournaments``: a tournament's unique name, the canonical JSON of its spec and that JSON's hash,
+- ``tournaments``: a tournament's (or a standing competition's: ``kind``) unique name, the canonical JSON of its spec and that JSON's hash,
   variant, source file, created and finished times, and ``deal_key``: the secret its deals are drawn
   with (hex; NULL for tournaments recorded before secret deals, whose deals follow the public seed).
   The key never leaves the ledger, which no bot can read.
@@ -22,8 +22,9 @@ Tables (open the file with sqlite-utils or Datasette to browse them):
   ``json+zlib``: zlib-compressed JSON), ``schema`` the record's layout version.
 - ``voided_games``: games taken out of the results by the organiser (``arena games void``), with the
   reason, the time and their record: they count nowhere and a later run plays them again.
-- ``boards``: the leaderboards: one per tournament (``kind`` tournament, named after it) and one per
-  variant pooling every tournament of that variant (``kind`` pooled).
+- ``boards``: the leaderboards: one per tournament (``kind`` tournament, named after it), one per
+  variant pooling every tournament of that variant (``kind`` pooled), and one per competition (``kind``
+  competition; its games count on no other board).
 - ``ratings``: each entrant's current TrueSkill rating on each board, with games played.
 - ``rating_history``: every rating update: board, game, entrant, mu and sigma before and after.
 """
@@ -189,6 +190,11 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX rating_history_by_entrant ON rating_history (entrant_id, board_id);
     CREATE INDEX games_by_rating ON games (rating_seq);
+    """,
+    # 4: standing competitions live beside tournaments: a competition's games are planned as it pairs
+    # them, rated in that order on its own board, and pooled with nothing else.
+    """
+    ALTER TABLE tournaments ADD COLUMN kind TEXT NOT NULL DEFAULT 'tournament';
     """,
 )
 
