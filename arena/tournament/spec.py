@@ -50,17 +50,26 @@ meant deals per pairing), with a warning.
 from __future__ import annotations
 
 import hashlib
-import tomllib
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, Field, StringConstraints
 
 from arena.bots.limits import Limits
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant
-from arena.referee import FailurePolicy, Policies, TimeControl
+from arena.referee import Policies, TimeControl
+from arena.tournament.files import (
+    STRICT,
+    LimitsModel,
+    PoliciesModel,
+    Text,
+    TimeControlModel,
+    describe_errors,
+    read_toml,
+    to_policies,
+)
 
 FORMATS = ("round-robin", "double-round-robin", "gauntlet", "swiss")
 
@@ -160,15 +169,9 @@ class TournamentSpec:
 
 # ---------------------------------------------------------------- the file's model
 
-Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
-Count = Annotated[int, Field(ge=0)]
-PolicyName = Literal["forfeit", "random-action"]
-
-_STRICT = ConfigDict(extra="forbid", strict=True)
-
 
 class EntrantModel(BaseModel):
-    model_config = _STRICT
+    model_config = STRICT
     name: Text
     command: Text = Field(
         description="{python}: the arena's interpreter; relative paths: from the file's folder"
@@ -177,46 +180,10 @@ class EntrantModel(BaseModel):
     version: str | int | float = ""
 
 
-class TimeControlModel(BaseModel):
-    model_config = _STRICT
-    budget_ms: Count = TimeControl().budget_ms
-    bank_ms: Count = TimeControl().bank_ms
-    grace_ms: Count = TimeControl().grace_ms
-
-
-class PoliciesModel(BaseModel):
-    model_config = _STRICT
-    on_timeout: PolicyName = "forfeit"
-    on_illegal_action: PolicyName = "forfeit"
-    on_crash: PolicyName = "forfeit"
-    on_protocol_error: PolicyName = "forfeit"
-    max_strikes: Count = Policies().max_strikes
-
-
-def _limits_model() -> type[BaseModel]:
-    """The [limits] table, field for field from :class:`Limits` (its own checks run after)."""
-    spec: dict[str, Any] = {}
-    for f in fields(Limits):
-        default = getattr(Limits(), f.name)
-        if isinstance(default, bool):
-            spec[f.name] = (bool, default)
-        elif isinstance(default, int):
-            spec[f.name] = (Count, default)
-        else:
-            spec[f.name] = (str, default)
-    return pydantic.create_model("LimitsModel", __config__=_STRICT, **spec)
-
-
-if TYPE_CHECKING:
-    LimitsModel = BaseModel
-else:
-    LimitsModel = _limits_model()
-
-
 class TournamentModel(BaseModel):
     """A tournament file."""
 
-    model_config = _STRICT
+    model_config = STRICT
     name: Text
     variant: Literal[VARIANT_NAMES] = "two-handed"  # type: ignore[valid-type]
     options: dict[str, str] = {}
@@ -249,33 +216,14 @@ def json_schema() -> dict[str, Any]:
 
 def load(path: str | Path) -> TournamentSpec:
     """Read and validate a tournament file."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TournamentFileError(f"{p}: cannot read the file: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise TournamentFileError(
-            f"{p}: not UTF-8 text (byte {exc.start}): save it as UTF-8"
-        ) from exc
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise TournamentFileError(f"{p}: not valid TOML: {exc}") from exc
-    return parse(data, str(p))
+    return parse(read_toml(path, TournamentFileError), str(path))
 
 
 def parse(data: dict[str, Any], source: str = "<tournament>") -> TournamentSpec:
     try:
         model = TournamentModel.model_validate(data)
     except pydantic.ValidationError as exc:
-        problems: dict[str, str] = {}
-        for err in exc.errors():  # one line per field (a union reports each of its branches)
-            where, message = _describe(err, data)
-            problems.setdefault(where, message)
-        raise TournamentFileError(
-            "\n".join(f"{source}: {k}: {m}" for k, m in problems.items())
-        ) from None
+        raise TournamentFileError(describe_errors(exc, TournamentModel, source)) from None
     checks, spec = _check(model, source)
     if checks:
         raise TournamentFileError("\n".join(f"{source}: {k}: {m}" for k, m in checks))
@@ -361,13 +309,7 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
         rounds=m.rounds,
         challenger=m.challenger,
         time_control=time_control,
-        policies=Policies(
-            on_timeout=FailurePolicy(m.policies.on_timeout),
-            on_illegal_action=FailurePolicy(m.policies.on_illegal_action),
-            on_crash=FailurePolicy(m.policies.on_crash),
-            on_protocol_error=FailurePolicy(m.policies.on_protocol_error),
-            max_strikes=m.policies.max_strikes,
-        ),
+        policies=to_policies(m.policies),
         limits=limits,
         matches_per_process=m.matches_per_process,
         source=source,
@@ -404,88 +346,3 @@ def planned_games(spec: TournamentSpec) -> int:
     if v.partnerships or tuple(sizes) == (2, 2):
         groups *= 3  # each group of four meets in its three team splits
     return groups * per_pairing
-
-
-# ---------------------------------------------------------------- error messages
-
-_TYPES = {
-    "int": "an integer",
-    "bool": "true or false",
-    "string": "a string",
-    "dict": "a table",
-    "list": "a list of tables",
-    "model": "a table",
-}
-
-
-def _location(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part in ("int", "str", "float", "function-after[...]"):
-            continue  # union branches
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
-def _known(data: dict[str, Any], loc: tuple[int | str, ...]) -> str:
-    """The fields expected at the table holding ``loc``."""
-    model: type[BaseModel] = TournamentModel
-    for part in loc[:-1]:
-        if isinstance(part, int):
-            continue
-        annotation = model.model_fields[str(part)].annotation
-        inner = getattr(annotation, "__args__", None)
-        candidate = inner[0] if inner else annotation
-        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-            model = candidate
-    return ", ".join(model.model_fields)
-
-
-def _describe(err: Any, data: dict[str, Any]) -> tuple[str, str]:
-    """(field, message) for one of pydantic's errors, in the words of this module."""
-    loc = tuple(err["loc"])
-    where = _location(loc)
-    kind = err["type"]
-    given = err.get("input")
-    ctx = err.get("ctx") or {}
-    if loc and loc[-1] in ("str", "int", "float"):  # the branches of a string-or-number field
-        return where, f"expected a string or a number, got {given!r}"
-    if kind == "missing":
-        what = (
-            "at least one [[entrants]] table with a name and a command"
-            if where == "entrants"
-            else "a string"
-        )
-        return where, f"missing; expected {what}"
-    if kind == "extra_forbidden":
-        return where, f"unknown field; expected one of {_known(data, loc)}"
-    if kind == "literal_error":
-        expected = str(ctx.get("expected", "")).replace("'", "")
-        return where, f"expected one of {expected}, got {given!r}"
-    if kind in _BOUNDS:
-        bound = next(iter(ctx.values()))
-        return where, f"expected an integer {_BOUNDS[kind]} {bound}, got {given!r}"
-    if kind in ("too_short", "too_long") and where == "entrants":
-        bound = f"at most {MAX_ENTRANTS}" if kind == "too_long" else "at least one"
-        return where, f"expected {bound} [[entrants]] tables with a name and a command"
-    if kind == "string_too_short":
-        return where, f"expected a non-empty string, got {given!r}"
-    for prefix, words in _TYPES.items():
-        if kind.startswith(prefix):
-            if prefix in ("dict", "model") and where and "." not in where and "[" not in where:
-                return where, f"expected {words} ([{where}]), got {given!r}"
-            if prefix == "list" and where == "entrants":
-                return where, "expected [[entrants]] tables with a name and a command"
-            return where, f"expected {words}, got {given!r}"
-    return where, str(err["msg"])
-
-
-_BOUNDS = {
-    "greater_than_equal": ">=",
-    "greater_than": ">",
-    "less_than_equal": "<=",
-    "less_than": "<",
-}
