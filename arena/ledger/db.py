@@ -27,14 +27,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 import sqlite_utils
 
 from arena.ledger import boards, leases, records
 from arena.ledger.schema import APPLICATION_ID, MIGRATIONS, REBUILD_AFTER
 from arena.tournament.schedule import ScheduledGame
-from arena.tournament.spec import Entrant, TournamentSpec
+from arena.tournament.spec import Entrant
 
 BUSY_TIMEOUT = 10.0  # seconds a write waits for another program's lock before failing
 
@@ -145,7 +145,19 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def canonical_spec(spec: TournamentSpec) -> str:
+class Registrable(Protocol):
+    """What the ledger keeps of a tournament's or a competition's file."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def variant(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def canonical_spec(spec: Registrable) -> str:
     return json.dumps(spec.to_dict(), sort_keys=True)
 
 
@@ -282,13 +294,15 @@ class Ledger:
     # ------------------------------------------------------------------ tournaments and entrants
 
     @_guarded
-    def tournament(self, spec: TournamentSpec) -> tuple[int, bool]:
+    def tournament(self, spec: Registrable) -> tuple[int, bool]:
         """The tournament's id, and whether it was already in the ledger (then it is resumed)."""
         entry = self.register(spec)
         return entry.id, entry.resumed
 
     @_guarded
-    def register(self, spec: TournamentSpec, deal_key: bytes | None = None) -> TournamentEntry:
+    def register(
+        self, spec: Registrable, deal_key: bytes | None = None, kind: str = "tournament"
+    ) -> TournamentEntry:
         """Find the tournament of this name, or make it (with ``deal_key``, or a fresh random one).
 
         A tournament is known by its name. Run again with a spec that differs only in fields that
@@ -297,11 +311,11 @@ class Ledger:
         fields. The check and the insert are one transaction: two processes registering the same new
         tournament get the same one."""
         canonical = canonical_spec(spec)
-        found = self._find(spec.name, canonical)
+        found = self._find(spec.name, canonical, kind)
         if found is not None and not found.changes:
             return found  # nothing to write: a read-only ledger can still be resumed from
         with self.transaction():
-            found = self._find(spec.name, canonical)
+            found = self._find(spec.name, canonical, kind)
             if found is not None:
                 self.conn.execute(
                     "UPDATE tournaments SET spec = ?, spec_hash = ? WHERE id = ?",
@@ -310,32 +324,30 @@ class Ledger:
                 return found
             key = deal_key if deal_key is not None else secrets.token_bytes(32)
             cur = self.conn.execute(
-                "INSERT INTO tournaments (name, spec_hash, spec, variant, source, created_at, deal_key) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    spec.name,
-                    _digest(canonical),
-                    canonical,
-                    spec.variant,
-                    spec.source,
-                    _now(),
-                    key.hex(),
-                ),
-            )
+                "INSERT INTO tournaments (name, spec_hash, spec, variant, source, created_at, "
+                "deal_key, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (spec.name, _digest(canonical), canonical, spec.variant, spec.source, _now(),
+                 key.hex(), kind),
+            )  # fmt: skip
         return TournamentEntry(int(cur.lastrowid or 0), spec.name, False, key)
 
-    def _find(self, name: str, canonical: str) -> TournamentEntry | None:
+    def _find(self, name: str, canonical: str, kind: str) -> TournamentEntry | None:
         row = self.conn.execute(
-            "SELECT id, spec, deal_key FROM tournaments WHERE name = ?", (name,)
+            "SELECT id, spec, deal_key, kind FROM tournaments WHERE name = ?", (name,)
         ).fetchone()
         if row is None:
             return None
         tid, stored, key = int(row[0]), json.loads(row[1]), row[2]
+        if row[3] != kind:
+            raise LedgerError(
+                f"{self.path}: {name!r} is the name of a {row[3]} in this ledger, not of a {kind}: "
+                "choose another name"
+            )
         changes = changed_fields(stored, json.loads(canonical))
         harmful = [f for f in changes if not _harmless(f)]
         if harmful:
             raise TournamentChanged(
-                f"{self.path}: tournament {name!r} was started from a different file: "
+                f"{self.path}: {kind} {name!r} was started from a different file: "
                 f"{', '.join(harmful)} changed, which would change its games. Put the file back as it "
                 "was to resume it, or run the new file as a new tournament (arena run FILE --name NEW)",
                 harmful,

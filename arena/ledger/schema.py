@@ -22,6 +22,12 @@ Tables (open the file with sqlite-utils or Datasette to browse them):
   ``json+zlib``: zlib-compressed JSON), ``schema`` the record's layout version.
 - ``voided_games``: games taken out of the results by the organiser (``arena games void``), with the
   reason, the time and their record: they count nowhere and a later run plays them again.
+- ``authors``: a competition's authors, with a hash of each one's secret token (never the token).
+- ``submissions``: every bot version an author submitted to a competition: a bundle (its content hash,
+  run and build commands) or a remote entrant (a hash of the token it dials in with), its status
+  (building, checking, active, failed, suspended, withdrawn, replaced) with the reason and the build and
+  check log, and the entrant it plays as once active.
+- ``competition_state``: whether a competition's matchmaking is paused.
 - ``boards``: the leaderboards: one per tournament (``kind`` tournament, named after it), one per
   variant pooling every tournament of that variant (``kind`` pooled), and one per competition (``kind``
   competition; its games count on no other board).
@@ -195,6 +201,43 @@ MIGRATIONS: tuple[str, ...] = (
     # them, rated in that order on its own board, and pooled with nothing else.
     """
     ALTER TABLE tournaments ADD COLUMN kind TEXT NOT NULL DEFAULT 'tournament';
+    """,
+    # 5: a competition's authors and their submissions.
+    """
+    CREATE TABLE authors (
+        id INTEGER PRIMARY KEY,
+        competition_id INTEGER NOT NULL REFERENCES tournaments(id),
+        name TEXT NOT NULL,
+        token_hash TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        UNIQUE (competition_id, name)
+    );
+    CREATE TABLE submissions (
+        id INTEGER PRIMARY KEY,
+        competition_id INTEGER NOT NULL REFERENCES tournaments(id),
+        author_id INTEGER NOT NULL REFERENCES authors(id),
+        bot TEXT NOT NULL,
+        version TEXT NOT NULL,
+        language TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        bundle TEXT NOT NULL DEFAULT '',
+        run TEXT NOT NULL DEFAULT '',
+        build TEXT NOT NULL DEFAULT '',
+        token_hash TEXT UNIQUE,
+        entrant_id INTEGER REFERENCES entrants(id),
+        status TEXT NOT NULL,
+        reason TEXT NOT NULL DEFAULT '',
+        log TEXT NOT NULL DEFAULT '',
+        submitted_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (competition_id, bot, version)
+    );
+    CREATE INDEX submissions_by_status ON submissions (competition_id, status);
+    CREATE TABLE competition_state (
+        competition_id INTEGER PRIMARY KEY REFERENCES tournaments(id),
+        paused INTEGER NOT NULL DEFAULT 0,
+        changed_at TEXT NOT NULL
+    );
     """,
 )
 
