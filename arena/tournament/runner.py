@@ -24,17 +24,14 @@ from pathlib import Path
 
 from arena.ledger import Ledger
 from arena.ledger.leases import RENEW_SECONDS
-from arena.referee import MatchConfig
-from arena.service.manager import MatchManager, PlayerSpec
 from arena.service.server import create_server
+from arena.tournament.games import GamePlayer, Rules
 from arena.tournament.schedule import ScheduledGame, full_schedule, games_for_round, swiss_pairings
 from arena.tournament.spec import TournamentSpec
 from arena.tournament.stalls import StallWatch
 from arena.tournament.worker import LedgerWorker
 
-CONNECT_TIMEOUT = 30.0  # seconds for local bots to start and dial in, on a loaded machine
 SWISS_ROUND_STRIDE = 1_000_000  # ord of round r starts at r * stride: rounds rate in order
-REPLAYS = 3  # times a game decided by a stall of the arena's own is played again
 TICK = 1.0  # seconds between progress reports while games run
 
 
@@ -119,7 +116,16 @@ class TournamentRunner:
         manager.idle_per_kind = spec.concurrency + 1
         watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
         watch.start()
-        self.watch = watch
+        rules = Rules(
+            spec.variant,
+            spec.options,
+            spec.time_control,
+            spec.policies,
+            spec.limits,
+            spec.matches_per_process,
+            self.deal_key,
+        )
+        player = self.player = GamePlayer(manager, rules, watch)
         background = [
             asyncio.create_task(self._renew_lease()),
             asyncio.create_task(self._tick()),
@@ -130,9 +136,9 @@ class TournamentRunner:
                     spec.rounds * (len(spec.entrants) // 2) * self._per_pairing()
                 )
                 for round_ in range(spec.rounds):
-                    await self._play(manager, await self._swiss_round(round_))
+                    await self._play(player, await self._swiss_round(round_))
             else:
-                await self._play(manager, full_schedule(spec))
+                await self._play(player, full_schedule(spec))
             if self.progress.errors == 0:
                 await self.db.call(self.ledger.finish_tournament, self.tid)
         finally:
@@ -192,7 +198,7 @@ class TournamentRunner:
         await self.db.call(self.ledger.plan, self.tid, games)
         return games
 
-    async def _play(self, manager: MatchManager, games: list[ScheduledGame]) -> None:
+    async def _play(self, player: GamePlayer, games: list[ScheduledGame]) -> None:
         spec = self.spec
         if spec.format != "swiss":
             self.progress.planned = len(games)
@@ -205,60 +211,32 @@ class TournamentRunner:
         self.on_progress(self.progress)
         pending = iter(todo)
         workers = [
-            asyncio.create_task(self._work(manager, pending))
+            asyncio.create_task(self._work(player, pending))
             for _ in range(min(spec.concurrency, len(todo)))
         ]
         await _all_or_none(workers)
 
-    async def _work(self, manager: MatchManager, pending: Iterator[ScheduledGame]) -> None:
+    async def _work(self, player: GamePlayer, pending: Iterator[ScheduledGame]) -> None:
         for game in pending:
-            await self._one(manager, game)
+            await self._one(player, game)
 
-    async def _one(self, manager: MatchManager, game: ScheduledGame) -> None:
-        spec = self.spec
+    async def _one(self, player: GamePlayer, game: ScheduledGame) -> None:
         self.progress.running += 1
         self.on_progress(self.progress)
-        loop = asyncio.get_running_loop()
         try:
-            for attempt in range(REPLAYS + 1):
-                config = MatchConfig(
-                    variant=spec.variant,
-                    options=spec.options,
-                    seed=game.seed,
-                    games=1,
-                    time_control=spec.time_control,
-                    policies=spec.policies,
-                    game_seeds=(game.seed,),
-                )
-                players = [[PlayerSpec(n, self.commands[n]) for n in seat] for seat in game.seats]
-                entry = manager.create(
-                    config, players, CONNECT_TIMEOUT, spec.limits, spec.matches_per_process
-                )
-                started = loop.time()
-                await manager.start(entry)
-                await entry.done.wait()
-                if entry.record is None:
-                    self.progress.errors += 1
-                    self.progress.last = f"{game.key}: {entry.error or 'no record'}"
-                    return
-                data = entry.record.to_dict()
-                outcome = data["games"][0]["outcome"]
-                stalled = self.watch.longest(started, loop.time())
-                if outcome == "timeout" and stalled > self.watch.threshold and attempt < REPLAYS:
-                    # The arena held the clock up: the bot is not charged; the game is played again.
-                    self.progress.replayed += 1
-                    self.progress.last = (
-                        f"{game.key}: replayed (the arena stalled for {stalled * 1000:.0f} ms)"
-                    )
-                    continue
-                await self.db.call(
-                    self.ledger.record_game, self.tid, spec.variant, game, self.ids, data
-                )
-                if outcome != "normal":
-                    self.progress.failures += 1
-                self.progress.done += 1
-                self.progress.last = f"{game.key}: {outcome}"
+            played = await player.play(game, self.commands)
+            self.progress.replayed += played.replays
+            if played.record is None:
+                self.progress.errors += 1
+                self.progress.last = f"{game.key}: {played.error}"
                 return
+            await self.db.call(
+                self.ledger.record_game, self.tid, self.spec.variant, game, self.ids, played.record
+            )
+            if played.outcome != "normal":
+                self.progress.failures += 1
+            self.progress.done += 1
+            self.progress.last = f"{game.key}: {played.outcome}"
         finally:
             self.progress.running -= 1
             self.on_progress(self.progress)

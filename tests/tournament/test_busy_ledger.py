@@ -325,9 +325,9 @@ def test_a_game_lost_on_time_while_the_arena_stalled_is_played_again(tmp_path: P
 
     async def go() -> None:
         task = asyncio.create_task(runner.run())
-        while not hasattr(runner, "watch"):
+        while not hasattr(runner, "player"):
             await asyncio.sleep(0.01)
-        runner.watch.longest = lambda a, b: next(stalls, 0.0)  # type: ignore[method-assign]
+        runner.player.watch.longest = lambda a, b: next(stalls, 0.0)  # type: ignore[method-assign]
         await task
 
     asyncio.run(asyncio.wait_for(go(), RUN_TIMEOUT))
