@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from arena.cli.check_bot import check_bot
+from arena.cli.compete import app as compete_app
 from arena.cli.ledger import export, games_app, leaderboard, ratings_app, replay
 from arena.cli.match import match
 from arena.cli.play import play
@@ -32,6 +33,7 @@ app.command("replay")(replay)
 app.command("export")(export)
 app.add_typer(games_app, name="games")
 app.add_typer(ratings_app, name="ratings")
+app.add_typer(compete_app, name="compete")
 
 
 @app.callback()

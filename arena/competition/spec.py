@@ -197,7 +197,7 @@ def parse(data: dict[str, Any], source: str = "<competition>") -> CompetitionSpe
     except VariantError as exc:
         problems.append(("options", str(exc)))
         v = None
-    if m.server.submissions == m.server.bots:
+    if m.server.submissions == m.server.bots and not m.server.bots.endswith(":0"):
         problems.append(("server.bots", "the bots' address must differ from the submissions'"))
     time_control, limits = checked(problems, m.time_control, m.limits)
     if problems or v is None or time_control is None or limits is None:

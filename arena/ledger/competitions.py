@@ -16,6 +16,7 @@ from typing import Any
 
 from arena.ledger.boards import COMPETITION
 from arena.ledger.db import Ledger, LedgerError, _guarded, _now
+from arena.rating import initial as rating_initial
 from arena.tournament.spec import Entrant
 
 # Submission statuses.
@@ -43,6 +44,20 @@ class Author:
     id: int
     name: str
     created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class BoardLine:
+    rank: int
+    bot: str
+    version: str
+    author: str
+    exposed: float
+    mu: float
+    sigma: float
+    games: int
+    status: str
+    entrant_id: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +261,38 @@ class Competitions:
             (competition_id, hash_token(token)),
         ).fetchone()
         return Submission(*row) if row else None
+
+    @_guarded
+    def board(self, competition_id: int) -> list[BoardLine]:
+        """The competition's leaderboard by mu - 3 sigma: every version that has played or is in
+        play, with its author and status (an entrant in play with no game yet has the initial
+        rating)."""
+        rows = self.conn.execute(
+            "SELECT s.bot, s.version, a.name, r.exposed, r.mu, r.sigma, coalesce(r.games, 0), "
+            "s.status, s.entrant_id FROM submissions s JOIN authors a ON a.id = s.author_id "
+            "LEFT JOIN boards b ON b.kind = ? AND b.tournament_id = s.competition_id "
+            "LEFT JOIN ratings r ON r.board_id = b.id AND r.entrant_id = s.entrant_id "
+            "WHERE s.competition_id = ? AND s.entrant_id IS NOT NULL "
+            "AND (r.entrant_id IS NOT NULL OR s.status = ?)",
+            (COMPETITION, competition_id, ACTIVE),
+        ).fetchall()
+        initial = rating_initial()
+        lines = [
+            (
+                bot,
+                version,
+                author,
+                exposed if exposed is not None else initial.exposed,
+                mu if mu is not None else initial.mu,
+                sigma if sigma is not None else initial.sigma,
+                int(games),
+                status,
+                int(entrant),
+            )
+            for bot, version, author, exposed, mu, sigma, games, status, entrant in rows
+        ]
+        lines.sort(key=lambda t: (-t[3], t[0], t[1]))
+        return [BoardLine(i, *line) for i, line in enumerate(lines, start=1)]
 
     # ------------------------------------------------------------------ matchmaking
 

@@ -103,6 +103,7 @@ class TournamentInfo:
     played: int
     failures: int
     voided: int
+    kind: str = "tournament"
 
 
 # Fields of a tournament's spec that cannot change any game: changing them resumes the tournament.
@@ -398,7 +399,7 @@ class Ledger:
             "(SELECT count(*) FROM planned_games p WHERE p.tournament_id = t.id), "
             "(SELECT count(*) FROM games g WHERE g.tournament_id = t.id), "
             "(SELECT count(*) FROM games g WHERE g.tournament_id = t.id AND g.outcome != 'normal'), "
-            "(SELECT count(*) FROM voided_games v WHERE v.tournament_id = t.id) "
+            "(SELECT count(*) FROM voided_games v WHERE v.tournament_id = t.id), t.kind "
             "FROM tournaments t ORDER BY t.id"
         ).fetchall()
         return [TournamentInfo(*r) for r in rows]

@@ -17,7 +17,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 _T = TypeVar("_T")
-_Job = tuple[Callable[..., Any], tuple[Any, ...], "Future[Any]"]
+_Job = tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any], "Future[Any]"]
 
 
 class LedgerWorker:
@@ -26,10 +26,10 @@ class LedgerWorker:
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
 
-    async def call(self, fn: Callable[..., _T], *args: Any) -> _T:
-        """``fn(*args)`` on the worker thread; its exception is raised here."""
+    async def call(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+        """``fn(*args, **kwargs)`` on the worker thread; its exception is raised here."""
         done: Future[_T] = Future()
-        self._jobs.put((fn, args, done))
+        self._jobs.put((fn, args, kwargs, done))
         return await asyncio.wrap_future(done)
 
     def close(self) -> None:
@@ -38,10 +38,10 @@ class LedgerWorker:
 
     def _serve(self) -> None:
         while (job := self._jobs.get()) is not None:
-            fn, args, done = job
+            fn, args, kwargs, done = job
             if not done.set_running_or_notify_cancel():
                 continue
             try:
-                done.set_result(fn(*args))
+                done.set_result(fn(*args, **kwargs))
             except BaseException as exc:  # handed to the caller, whatever it is
                 done.set_exception(exc)
