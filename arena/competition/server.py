@@ -43,6 +43,7 @@ from arena.tournament.worker import LedgerWorker
 log = logging.getLogger("arena.competition")
 
 REFRESH_SECONDS = 2.0  # how often the organiser's changes in the ledger are read
+INTAKES_AT_ONCE = 2  # submissions built and checked at the same time
 MIN_GAMES_JUDGED = 3  # games an entrant plays before its error rate can suspend it
 
 
@@ -86,6 +87,7 @@ class CompetitionServer:
         self.bots_address = ""
         self.submissions_address = ""
         self._stopping = asyncio.Event()
+        self._intakes = asyncio.Semaphore(INTAKES_AT_ONCE)
         self.fatal: Exception | None = None
 
     # ------------------------------------------------------------------ life
@@ -227,6 +229,10 @@ class CompetitionServer:
         return len(mine)
 
     async def _intake(self, sub: store.Submission) -> None:
+        async with self._intakes:
+            await self._build_and_check(sub)
+
+    async def _build_and_check(self, sub: store.Submission) -> None:
         caps = self.spec.submissions
         manifest = bundles.Manifest(sub.bot, sub.version, sub.language, sub.run, sub.build)
         built = self.builds / str(sub.id)
