@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.ledger.boards import COMPETITION
-from arena.ledger.db import Ledger, LedgerError, _guarded, _now
+from arena.ledger.db import Ledger, _now
+from arena.ledger.errors import LedgerError
+from arena.ledger.errors import guarded as _guarded
 from arena.rating import initial as rating_initial
 from arena.tournament.spec import Entrant
 
