@@ -31,7 +31,7 @@ field and what was expected.
     file_size_mb = 64
     open_files = 1024
     log_bytes = 1000000             # of its output kept per process
-    sandbox = "none"                # or "bubblewrap": no network, read-only system
+    sandbox = "auto"                # isolated where possible; "required": or refuse; "none": light
     freeze = false                  # SIGSTOP a bot while it is not its turn
 
     [[entrants]]
@@ -53,6 +53,7 @@ from arena.bots.launcher import bubblewrap_available
 from arena.bots.limits import Limits
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant
 from arena.referee import FailurePolicy, Policies, TimeControl
+from arena.sandbox import MODES as SANDBOX_MODES
 
 FORMATS = ("round-robin", "double-round-robin", "gauntlet", "swiss")
 
@@ -359,9 +360,11 @@ def _limits(r: _Reader) -> Limits:
         if key not in known:
             raise r.error(f"limits.{key}", f"unknown field; expected one of {', '.join(known)}")
         if key == "sandbox":
-            if value not in ("none", "bubblewrap"):
-                raise r.error("limits.sandbox", f"expected none or bubblewrap, got {value!r}")
-            if value == "bubblewrap" and not bubblewrap_available():
+            if value not in SANDBOX_MODES:
+                raise r.error(
+                    "limits.sandbox", f"expected one of {', '.join(SANDBOX_MODES)}, got {value!r}"
+                )
+            if value in ("required", "bubblewrap") and not bubblewrap_available():
                 raise r.error(
                     "limits.sandbox",
                     "bubblewrap was asked for but bwrap is not installed (Debian package: bubblewrap)",
