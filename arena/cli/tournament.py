@@ -25,6 +25,7 @@ from arena.cli.common import (
     print_board,
 )
 from arena.ledger import Ledger, LedgerError
+from arena.sandbox import SandboxUnavailable, require
 from arena.tournament import runner as tournament_runner
 from arena.tournament.spec import TournamentFileError, TournamentSpec, load
 from arena.tournament.summary import entrant_lines, pairing_lines
@@ -90,6 +91,12 @@ def run(
             raise fail("--deal-secret must be at least 16 bytes (32 hex digits)")
     for warning in spec.warnings:
         errors.print(f"[yellow]warning:[/] {escape(str(file))}: {escape(warning)}")
+    try:
+        isolation = require(spec.limits.sandbox)
+    except SandboxUnavailable as exc:
+        raise fail(f"{file}: {exc}; nothing was played") from exc
+    # Before the first game, which mode the bots run in (a warning when they are not isolated).
+    (console if isolation.isolated else errors).print(escape(isolation.describe()), soft_wrap=True)
     led = open_ledger(ledger, must_exist=False)
     runner = tournament_runner.TournamentRunner(spec, led, logs_dir=logs, deal_key=key)
     try:

@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import logging
 import random
-import secrets
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,8 +102,9 @@ class CompetitionServer:
             self.say(f"forgot {forgotten} game(s) planned but never played before the last stop")
         self.order = await self.db.call(self.store.next_ord, self.cid)
         self.rng = random.Random(f"{(self.deal_key or b'').hex()}:{self.order}")
+        # The bots' listener serves the bot gateway alone: no admin, no spectating.
         self.referee, _, self.manager = await create_server(
-            spec.server.bots, logs_dir=self.logs_dir, admin_token=secrets.token_urlsafe(24)
+            spec.server.bots, logs_dir=self.logs_dir, limits=spec.limits
         )
         self.manager.idle_per_kind = 0
         self.bots_address = self.manager.address

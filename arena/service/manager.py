@@ -61,6 +61,7 @@ class MatchEntry:
 
 
 DRAIN_SECONDS = 2.0  # for local bots to read the match's last messages and exit on their own
+SETTLE_OUTPUT_SECONDS = 1.0  # for a dead bot's last output to be read
 IDLE_PER_KIND = 4  # sessions of one kind (entrant, command, limits) kept waiting between matches
 
 
@@ -73,12 +74,24 @@ async def _connected_or_gone(port: StreamPort, timeout: float) -> None:
 
 
 class MatchManager:
-    def __init__(self, records_dir: Path | None = None, logs_dir: Path | None = None) -> None:
-        self.address = ""  # set by the server once bound
-        self.unix_address = ""  # the same server on a Unix socket (for sandboxed bots)
+    def __init__(
+        self,
+        records_dir: Path | None = None,
+        logs_dir: Path | None = None,
+        limits: Limits | None = None,
+        deal_key: bytes = b"",
+    ) -> None:
+        self.address = ""  # set by the server once bound: the bot gateway's TCP address
+        self.unix_address = ""  # the same gateway on a Unix socket (for sandboxed bots)
         self.socket_dir: Path | None = None
         self.records_dir = records_dir
         self.logs_dir = logs_dir
+        # The server's policy: the limits and sandbox of a match that names none (every match
+        # started through the admin service), and the secret its deals are drawn with.
+        self.limits = limits or Limits()
+        self.deal_key = deal_key
+        # Paths a sandboxed bot never sees, even inside a folder it may (the ledger, records, logs).
+        self.hidden: list[Path] = [p.resolve() for p in (records_dir, logs_dir) if p is not None]
         self.matches: dict[str, MatchEntry] = {}
         self._tokens: dict[str, StreamPort] = {}
         self._count = 0
@@ -86,6 +99,7 @@ class MatchManager:
         self._launched: dict[str, BotSession] = {}  # by the token its process was given
         self._idle: dict[SessionKey, list[BotSession]] = {}
         self._retiring: set[asyncio.Task[None]] = set()
+        self._supervisors: set[asyncio.Task[None]] = set()
 
     def create(
         self,
@@ -124,11 +138,15 @@ class MatchManager:
             ports,
             specs,
             connect_timeout,
-            limits or Limits(),
+            limits or self.limits,
             matches_per_process=matches_per_process,
         )
         self.matches[match_id] = entry
         return entry
+
+    def hide(self, *paths: Path) -> None:
+        """Never show these paths to a sandboxed bot (a ledger, a tournament file, ...)."""
+        self.hidden.extend(Path(p).resolve() for p in paths)
 
     def claim(self, token: str) -> tuple[StreamPort | None, str]:
         """The port a token opens, or why it is refused: unknown or expired, or already connected."""
@@ -217,10 +235,12 @@ class MatchManager:
             proc = await BotProcess.start(
                 spec.name,
                 spec.command,
-                self.unix_address if entry.limits.sandbox == "bubblewrap" else self.address,
+                self.address or self.unix_address,
                 port.token,
                 log,
                 entry.limits,
+                socket=self.unix_address.removeprefix("unix:"),
+                hide=self.hidden,
             )
         except LaunchError as exc:
             port.on_closed(Outcome.CRASH, str(exc))
@@ -233,13 +253,19 @@ class MatchManager:
         entry.sessions.append(session)
 
         async def supervise() -> None:
-            code = await proc.wait()
+            await proc.wait()
+            await proc.output_done(SETTLE_OUTPUT_SECONDS)  # its last words, for whoever reports
             if session.port is not None:
-                session.port.on_closed(Outcome.CRASH, f"bot process exited with code {code}")
+                session.port.on_closed(Outcome.CRASH, proc.exit_text())
+            elif not port.attached.is_set():
+                # It never connected: the match need not wait out the connect timeout.
+                port.on_closed(Outcome.CRASH, f"{proc.exit_text()} before connecting")
             session.end()  # between matches, this also has its process cleaned up
             self._launched.pop(port.token, None)
 
-        asyncio.get_running_loop().create_task(supervise())
+        task = asyncio.get_running_loop().create_task(supervise())
+        self._supervisors.add(task)
+        task.add_done_callback(self._supervisors.discard)
 
     async def _run(self, entry: MatchEntry) -> None:
         ports = [p for seat in entry.players for p in seat]
@@ -278,8 +304,7 @@ class MatchManager:
                 await asyncio.wait_for(
                     asyncio.gather(*(proc.wait() for proc in leaving)), timeout=DRAIN_SECONDS
                 )
-            for proc in leaving:
-                await proc.stop()
+            await asyncio.gather(*(proc.stop() for proc in leaving), return_exceptions=True)
             for queue in entry.watchers:
                 queue.put_nowait(None)
             entry.done.set()
@@ -310,7 +335,7 @@ class MatchManager:
 
     async def close(self) -> None:
         """Stop every match still running, every bot process (waiting ones too); remove the socket
-        folder."""
+        folder. Bounded, whatever the bots do."""
         for entry in self.matches.values():
             if entry.task is not None and not entry.task.done():
                 entry.task.cancel()
@@ -321,9 +346,14 @@ class MatchManager:
                 session.end()
         if self._retiring:
             await asyncio.gather(*self._retiring, return_exceptions=True)
-        for entry in self.matches.values():
-            for proc in entry.processes:
-                await proc.stop()
+        await asyncio.gather(
+            *(proc.stop() for entry in self.matches.values() for proc in entry.processes),
+            return_exceptions=True,
+        )
+        for task in list(self._supervisors):
+            task.cancel()
+        if self._supervisors:
+            await asyncio.wait(self._supervisors, timeout=1.0)
         if self.socket_dir is not None:
             shutil.rmtree(self.socket_dir, ignore_errors=True)
 

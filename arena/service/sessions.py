@@ -106,14 +106,13 @@ class BotSession:
     # ---------------------------------------------------------------- what the bot sends
 
     def port_for(self, match_id: str) -> StreamPort | None:
-        """The player a reply naming ``match_id`` is for (the current one when it names none)."""
-        if not match_id:
-            return self.port
+        """The player a reply naming ``match_id`` is for: the current one's, or a recent one's."""
         return self._recent.get(match_id)
 
     def violation(self, what: str) -> None:
-        """A protocol error: the current match's, or, between matches, the end of the session."""
-        if self.port is not None:
+        """A protocol error: the current match's, or, once its match is over (its MatchOver sent) or
+        between matches, the end of the session."""
+        if self.port is not None and not self.port.finished.is_set():
             self.port.on_violation(what)
         else:
             self.end()

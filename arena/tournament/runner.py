@@ -24,6 +24,7 @@ from pathlib import Path
 
 from arena.ledger import Ledger
 from arena.ledger.leases import RENEW_SECONDS
+from arena.sandbox import require
 from arena.service.server import create_server
 from arena.tournament.games import GamePlayer, Rules
 from arena.tournament.schedule import ScheduledGame, full_schedule, games_for_round, swiss_pairings
@@ -89,8 +90,11 @@ class TournamentRunner:
         self.tid = 0
 
     async def run(self) -> int:
-        """Play every game not yet recorded; returns the tournament's id in the ledger."""
+        """Play every game not yet recorded; returns the tournament's id in the ledger. Raises
+        :class:`arena.sandbox.SandboxUnavailable` before anything is written when the tournament
+        requires isolation that this machine cannot give."""
         spec = self.spec
+        self.sandbox = require(spec.limits.sandbox)
         db = LedgerWorker()
         self.db = db
         try:

@@ -11,14 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import grpc
 import pytest
 
 from arena.game import Action
 from arena.referee import MatchConfig, MatchRecord, TimeControl
 from arena.referee.record import replay
 from arena.service.manager import PlayerSpec
-from arena.service.server import create_server
+from arena.service.server import admin_channel, create_server
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, game_pb2
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,9 +71,9 @@ def _node() -> str:
 
 
 async def _play(node: str, logs: Path) -> tuple[MatchRecord, admin_pb2.MatchInfo, list[str]]:
-    server, port, manager = await create_server(logs_dir=logs)
+    server, _, manager = await create_server(logs_dir=logs, admin_address="127.0.0.1:0")
     try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        async with admin_channel(server.admin_address, server.admin_token) as channel:
             admin = admin_pb2_grpc.AdminStub(channel)
             seats = [
                 admin_pb2.SeatSpec(
