@@ -18,8 +18,10 @@ import contextlib
 import json
 import secrets
 import shutil
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from arena.bots.launcher import BotProcess, LaunchError
 from arena.bots.limits import Limits
@@ -290,20 +292,13 @@ class MatchManager:
                 port.on_closed(Outcome.DISCONNECT, MATCH_OVER)
             # Let local bots read their last GameOver and MatchOver, and then either wait for another
             # match (their session is parked) or leave on their own.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(
-                    asyncio.gather(*(p.drained.wait() for p in ports if p.claimed)),
-                    timeout=DRAIN_SECONDS,
-                )
+            await _all_within([p.drained.wait() for p in ports if p.claimed], DRAIN_SECONDS)
             leaving = [
                 s.process
                 for s in entry.sessions
                 if s.process is not None and s.match_id == entry.match_id
             ]
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(
-                    asyncio.gather(*(proc.wait() for proc in leaving)), timeout=DRAIN_SECONDS
-                )
+            await _all_within([proc.wait() for proc in leaving], DRAIN_SECONDS)
             await asyncio.gather(*(proc.stop() for proc in leaving), return_exceptions=True)
             for queue in entry.watchers:
                 queue.put_nowait(None)
@@ -356,6 +351,20 @@ class MatchManager:
             await asyncio.wait(self._supervisors, timeout=1.0)
         if self.socket_dir is not None:
             shutil.rmtree(self.socket_dir, ignore_errors=True)
+
+
+async def _all_within(waits: list[Coroutine[Any, Any, Any]], timeout: float) -> None:
+    """Wait up to ``timeout`` for all of ``waits``; the rest are cancelled and collected. (A gather
+    inside wait_for, cancelled with the match, leaves a future whose CancelledError nobody reads.)"""
+    if not waits:
+        return
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, timeout=timeout)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _stop_after_drain(proc: BotProcess) -> None:

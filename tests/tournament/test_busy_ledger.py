@@ -249,7 +249,7 @@ def test_a_full_disk_ends_the_run_cleanly(tmp_path: Path) -> None:
             ledger = disk / "ledger.sqlite"
             Ledger(ledger).close()
             # Leave room for the schedule and a few games only.
-            (disk / "filler").write_bytes(b"\0" * (2 * 1024 * 1024 - 180 * 1024))
+            (disk / "filler").write_bytes(b"\0" * (2 * 1024 * 1024 - 350 * 1024))
             proc = arena(toml, ledger)
             out, err = proc.communicate(timeout=RUN_TIMEOUT)
             assert proc.returncode == 2, out + err
