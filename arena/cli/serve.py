@@ -221,17 +221,18 @@ async def _serve(
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
+        if not admin_token:  # written before the addresses are printed: whoever reads them finds it
+            written = token_file(server.admin_address)
+            _write_token(written, server.admin_token)
         typer.echo(f"referee listening on {manager.address}", nl=True)
         typer.echo(f"admin service on {server.admin_address}", nl=True)
         typer.echo(found.describe(), err=True)
-        if admin_token:
+        if written is None:
             typer.echo(
                 "admin calls must carry 'authorization: Bearer <admin token>' (the token given)",
                 err=True,
             )
         else:
-            written = token_file(server.admin_address)
-            _write_token(written, server.admin_token)
             typer.echo(
                 f"admin token written to {written} (readable by you only; arena start, matches "
                 "and watch read it)",
