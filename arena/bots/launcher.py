@@ -338,11 +338,24 @@ def _check_program(name: str, program: str, path: str | None) -> None:
         raise LaunchError(f"bot {name!r}: cannot start {program!r}: it is not {where}")
 
 
-def _absolute(arg: str) -> str:
-    """A relative path that exists where the arena runs, made absolute (the bot starts elsewhere)."""
-    if arg.startswith("-") or os.path.isabs(arg) or not os.path.exists(arg):
+def _absolute(arg: str, base: str | Path = ".") -> str:
+    """A relative path that exists in ``base`` (where the arena runs, by default), made absolute: the
+    bot starts in a folder of its own."""
+    if arg.startswith("-") or "{" in arg or os.path.isabs(arg):
         return arg
-    return os.path.abspath(arg)
+    candidate = os.path.join(base, arg)
+    return os.path.abspath(candidate) if os.path.exists(candidate) else arg
+
+
+def resolve_paths(command: str, base: Path) -> str:
+    """A command line whose relative paths that exist in ``base`` (a tournament file's folder, a
+    submission's) are made absolute, so that it runs the same whatever folder the arena runs in;
+    ``{python}`` and the rest are left for :func:`split_command`."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command  # split_command reports the bad quoting when the bot is started
+    return shlex.join(_absolute(word, base) for word in words)
 
 
 def bubblewrap_available() -> bool:

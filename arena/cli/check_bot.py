@@ -11,7 +11,7 @@ from arena.bots.conformance import Report
 from arena.bots.conformance import check_bot as run_check
 from arena.bots.launcher import LaunchError, check_command
 from arena.bots.limits import Limits
-from arena.cli.match import SANDBOX_HELP, SandboxMode, expand, sandbox_probe, stop_on_sigterm
+from arena.cli.match import SANDBOX_HELP, SandboxMode, sandbox_probe, stop_on_sigterm
 from arena.game import VARIANT_NAMES, VariantError, variant
 
 
@@ -70,7 +70,7 @@ def check_bot(
     async def run() -> Report:
         stop_on_sigterm()
         return await run_check(
-            expand(command), variant_name, budget_ms, on_progress=typer.echo, limits=limits
+            command, variant_name, budget_ms, on_progress=typer.echo, limits=limits
         )
 
     try:

@@ -9,7 +9,6 @@ import json
 import secrets
 import shlex
 import signal
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -44,12 +43,6 @@ BOT_HELP = (
     "ARENA_ADDRESS and ARENA_TOKEN ({address} in the command is replaced too; a token never goes "
     "on a command line)."
 )
-
-
-def expand(command: str) -> str:
-    """A bot's command with ``{python}`` replaced by the interpreter running the arena (as in
-    tournament files), so that the example bots run in the arena's environment."""
-    return command.replace("{python}", shlex.quote(sys.executable))
 
 
 class SandboxMode(StrEnum):
@@ -237,9 +230,7 @@ def match(
     specs: list[list[PlayerSpec]] = []
     players = iter(zip(names, bot, strict=True))
     for size in sizes:
-        specs.append(
-            [PlayerSpec(n, expand(cmd)) for n, cmd in (next(players) for _ in range(size))]
-        )
+        specs.append([PlayerSpec(n, cmd) for n, cmd in (next(players) for _ in range(size))])
     out = Console(highlight=False)
     hidden = [p for p in (record, seat_record) if p is not None]
     limits = Limits(sandbox=sandbox.value)

@@ -106,6 +106,11 @@ def run(
             tid = _run_with_lines(runner, progress_every)
     except LedgerError as exc:
         raise fail(str(exc)) from exc
+    except tournament_runner.EntrantCannotStart as exc:
+        raise fail(
+            f"{file}: the run stops before its first game, nothing recorded: "
+            + "; ".join(exc.failures)
+        ) from exc
     except KeyboardInterrupt:
         errors.print("interrupted: every finished game is in the ledger; run again to resume")
         raise typer.Exit(130) from None

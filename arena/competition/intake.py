@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.bots.conformance import check_bot
+from arena.bots.launcher import resolve_paths
 from arena.bots.limits import Limits
 from arena.competition.bundles import Manifest
-from arena.tournament.runner import command_for
 
 LOG_LIMIT = 64 * 1024  # bytes of a build's output kept
 
@@ -36,7 +36,7 @@ class Outcome:
 def runtime_command(manifest: Manifest, folder: Path) -> str:
     """The command that starts the bot: its ``run`` line with the runtime's placeholders filled and
     its relative paths made absolute within ``folder``."""
-    return command_for(manifest.run.replace("{node}", "node"), folder)
+    return resolve_paths(manifest.run, folder)
 
 
 async def build(
@@ -50,7 +50,7 @@ async def build(
             path.chmod(path.stat().st_mode | 0o200)
     log = ""
     if manifest.build:
-        ok, log = await _run(command_for(manifest.build, into), into, limits, seconds)
+        ok, log = await _run(resolve_paths(manifest.build, into), into, limits, seconds)
         if not ok:
             _read_only(into)
             return Outcome(False, log.splitlines()[-1] if log else "the build failed", log)

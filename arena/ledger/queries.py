@@ -67,6 +67,14 @@ class Queries:
         raise LedgerError(f"{self.path}: no tournament {name_or_id!r} (tournaments: {names})")
 
     @_guarded
+    def finished(self, name: str) -> bool:
+        """Whether the tournament of this name has played every planned game (False: unknown)."""
+        row = self.conn.execute(
+            "SELECT finished_at FROM tournaments WHERE name = ?", (name,)
+        ).fetchone()
+        return row is not None and row[0] is not None
+
+    @_guarded
     def tournaments(self) -> list[TournamentInfo]:
         rows = self.conn.execute(
             "SELECT t.id, t.name, t.variant, t.source, t.created_at, t.finished_at, "

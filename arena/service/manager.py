@@ -182,6 +182,42 @@ class MatchManager:
             entry.error = str(exc)
         entry.task = asyncio.create_task(self._run(entry))
 
+    async def preflight(
+        self, spec: PlayerSpec, config: MatchConfig, limits: Limits, timeout: float
+    ) -> str:
+        """Start a bot once and wait for its Hello: "" when it dialled in and said Hello (it is then
+        sent a MatchOver with no games and stopped), else why not: the launch's error, or its exit
+        code and last output, or that it never connected within ``timeout`` seconds."""
+        self._count += 1
+        match_id = f"check{self._count}-{secrets.token_hex(4)}"
+        port = StreamPort(spec.name, match_id, 0, 0, secrets.token_urlsafe(24))
+        self._tokens[port.token] = port
+        entry = MatchEntry(match_id, config, [[port]], [[spec]], timeout, limits)
+        self.matches[match_id] = entry
+        try:
+            try:
+                await self._launch(entry, port, spec, SessionKey(spec.name, spec.command, limits))
+            except LaunchError as exc:
+                return str(exc)
+            await _connected_or_gone(port, timeout)
+            if port.attached.is_set():
+                await port.match_over(match_id, [])
+                return ""
+            proc = entry.processes[0] if entry.processes else None
+            if proc is not None:
+                await proc.output_done(SETTLE_OUTPUT_SECONDS)
+            why = port.close_detail if port.closed else f"it did not dial in within {timeout:g} s"
+            lines = proc.last_output() if proc is not None else []
+            return why + ("; its last output:\n" + "\n".join(lines) if lines else "")
+        finally:
+            self._tokens.pop(port.token, None)
+            port.on_closed(Outcome.DISCONNECT, MATCH_OVER)
+            for session in entry.sessions:
+                session.end()
+            await _all_within([p.wait() for p in entry.processes], DRAIN_SECONDS)
+            await asyncio.gather(*(p.stop() for p in entry.processes), return_exceptions=True)
+            del self.matches[match_id]
+
     def session_for(self, port: StreamPort) -> BotSession:
         """The session of a stream that has just claimed ``port``: its launched process's, or a
         remote bot's (one match)."""
@@ -244,9 +280,8 @@ class MatchManager:
                 socket=self.unix_address.removeprefix("unix:"),
                 hide=self.hidden,
             )
-        except LaunchError as exc:
-            port.on_closed(Outcome.CRASH, str(exc))
-            return
+        except LaunchError:
+            raise  # the arena could not start it: the match is not played (start() says why)
         entry.processes.append(proc)
         port.process = proc
         session = BotSession(key, proc, entry.matches_per_process, entry.match_id)
@@ -271,9 +306,14 @@ class MatchManager:
 
     async def _run(self, entry: MatchEntry) -> None:
         ports = [p for seat in entry.players for p in seat]
-        await asyncio.gather(*(_connected_or_gone(p, entry.connect_timeout) for p in ports))
+        if not entry.error:
+            await asyncio.gather(*(_connected_or_gone(p, entry.connect_timeout) for p in ports))
         entry.status = "running"
         try:
+            if entry.error:
+                # A bot could not be started (the arena's failure, not the bot's): no game is
+                # played, so none is charged to anyone.
+                raise _NotPlayed(entry.error)
             match = Match(
                 entry.match_id,
                 entry.config,
@@ -283,6 +323,8 @@ class MatchManager:
             )
             entry.record = await match.run()
             self._save(entry)
+        except _NotPlayed:
+            pass
         except Exception as exc:  # the server outlives any match
             entry.error = f"{type(exc).__name__}: {exc}"
         finally:
@@ -351,6 +393,10 @@ class MatchManager:
             await asyncio.wait(self._supervisors, timeout=1.0)
         if self.socket_dir is not None:
             shutil.rmtree(self.socket_dir, ignore_errors=True)
+
+
+class _NotPlayed(Exception):
+    """A match that cannot be played at all (entry.error says why)."""
 
 
 async def _all_within(waits: list[Coroutine[Any, Any, Any]], timeout: float) -> None:

@@ -202,6 +202,11 @@ class StreamPort:
         return self._closed is not None
 
     @property
+    def close_detail(self) -> str:
+        """Why the player is gone ("" while it is not)."""
+        return self._closed[1] if self._closed is not None else ""
+
+    @property
     def ended_normally(self) -> bool:
         """Once the match is over: the player was never closed by a crash or a broken stream (at the
         end of the match the manager closes every port, with MATCH_OVER)."""

@@ -15,18 +15,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import shlex
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.bots.launcher import resolve_paths
 from arena.ledger import Ledger
 from arena.ledger.leases import RENEW_SECONDS
+from arena.referee import MatchConfig
 from arena.sandbox import require
+from arena.service.manager import MatchManager, PlayerSpec
 from arena.service.server import create_server
-from arena.tournament.games import GamePlayer, Rules
+from arena.tournament.games import CONNECT_TIMEOUT, GamePlayer, Rules
 from arena.tournament.schedule import ScheduledGame, full_schedule, games_for_round, swiss_pairings
 from arena.tournament.spec import TournamentSpec
 from arena.tournament.stalls import StallWatch
@@ -51,23 +51,12 @@ class Progress:
 ProgressSink = Callable[[Progress], None]
 
 
-def command_for(template: str, base: Path | None = None) -> str:
-    """A bot's command as it is run: ``{python}`` becomes the interpreter running the arena (so that
-    the example bots run in its environment), and a relative path that exists in ``base`` (a tournament
-    file's folder) becomes absolute, so that a tournament runs the same from any folder."""
-    command = template.replace("{python}", shlex.quote(sys.executable))
-    if base is None:
-        return command
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return command  # the launcher reports the bad quoting
-    out = []
-    for word in words:
-        if not word.startswith("-") and not os.path.isabs(word) and (base / word).exists():
-            word = str((base / word).resolve())
-        out.append(word)
-    return shlex.join(out)
+class EntrantCannotStart(Exception):
+    """Entrants that did not start, dial in and say Hello (one line each, with why)."""
+
+    def __init__(self, failures: list[str]) -> None:
+        super().__init__("\n".join(failures))
+        self.failures = failures
 
 
 class TournamentRunner:
@@ -85,39 +74,64 @@ class TournamentRunner:
         self.logs_dir = logs_dir
         self.new_deal_key = deal_key  # for a new tournament only (to reproduce one elsewhere)
         self.progress = Progress()
-        self.commands = {e.name: command_for(e.command, spec.base_dir) for e in spec.entrants}
+        self.commands = {e.name: resolve_paths(e.command, spec.base_dir) for e in spec.entrants}
         self.deal_key: bytes | None = None
         self.tid = 0
 
     async def run(self) -> int:
-        """Play every game not yet recorded; returns the tournament's id in the ledger. Raises
-        :class:`arena.sandbox.SandboxUnavailable` before anything is written when the tournament
-        requires isolation that this machine cannot give."""
+        """Play every game not yet recorded; returns the tournament's id in the ledger.
+
+        Before anything is written: raises :class:`arena.sandbox.SandboxUnavailable` when the
+        tournament requires isolation that this machine cannot give, and :class:`EntrantCannotStart`
+        when an entrant does not start, dial in and say Hello (each is tried once, unless the
+        tournament is already finished)."""
         spec = self.spec
         self.sandbox = require(spec.limits.sandbox)
-        db = LedgerWorker()
-        self.db = db
+        db = self.db = LedgerWorker()
+        server, _, manager = await create_server(logs_dir=self.logs_dir)
+        # Never shown to a sandboxed bot, even inside a folder it may see.
+        manager.hide(Path(self.ledger.path), *([Path(spec.source)] if spec.source else []))
+        # Enough waiting bot processes of each entrant for every game that may run at once.
+        manager.idle_per_kind = spec.concurrency + 1
         try:
+            if not await db.call(self.ledger.finished, spec.name):
+                await self._preflight(manager)
             entry = await db.call(self.ledger.register, spec, self.new_deal_key)
             self.tid, self.deal_key = entry.id, entry.deal_key
             await db.call(self.ledger.take_lease, self.tid)
             try:
-                await self._run_leased()
+                await self._run_leased(manager)
             finally:
                 # A lock held by another program must not keep an interrupted run waiting: the lease of
                 # a process that is gone is taken over anyway.
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(db.call(self.ledger.release_lease, self.tid), 2.0)
         finally:
+            await manager.close()
+            await server.stop(0)
             db.close()
         return self.tid
 
-    async def _run_leased(self) -> None:
+    async def _preflight(self, manager: MatchManager) -> None:
+        """Start each entrant once: it must dial in and say Hello, or the run stops here."""
+        spec = self.spec
+        config = MatchConfig(variant=spec.variant, options=spec.options)
+        gate = asyncio.Semaphore(spec.concurrency)
+
+        async def check(name: str) -> str:
+            async with gate:
+                why = await manager.preflight(
+                    PlayerSpec(name, self.commands[name]), config, spec.limits, CONNECT_TIMEOUT
+                )
+            return f"entrant {name!r} ({self.commands[name]}): {why}" if why else ""
+
+        failures = [f for f in await asyncio.gather(*(check(e.name) for e in spec.entrants)) if f]
+        if failures:
+            raise EntrantCannotStart(failures)
+
+    async def _run_leased(self, manager: MatchManager) -> None:
         spec = self.spec
         self.ids = await self.db.call(self.ledger.entrant_ids, spec.entrants)
-        server, _, manager = await create_server(logs_dir=self.logs_dir)
-        # Enough waiting bot processes of each entrant for every game that may run at once.
-        manager.idle_per_kind = spec.concurrency + 1
         watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
         watch.start()
         rules = Rules(
@@ -150,8 +164,6 @@ class TournamentRunner:
                 task.cancel()
             await asyncio.gather(*background, return_exceptions=True)
             await watch.stop()
-            await manager.close()
-            await server.stop(0)
 
     async def _renew_lease(self) -> None:
         while True:
