@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from arena.bots.limits import Limits
-from arena.sandbox import Confinement, Referee, SandboxError, confine, procs
+from arena.sandbox import Confinement, Referee, SandboxError, confine, procs, runtime
 
 # Passed through to bots; everything else in the arena's environment stays behind.
 _KEEP = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "NODE_PATH", "VIRTUAL_ENV", "SYSTEMROOT")
@@ -45,6 +45,16 @@ TAIL_LINE_CHARS = 300  # each cut at this length
 
 class LaunchError(Exception):
     """A bot's command line could not be started; the message names the command and the reason."""
+
+
+def bot_environment() -> dict[str, str]:
+    """What of the arena's environment a bot process gets: the locale and search paths, and BOT_*
+    settings; nothing else (no secret of the arena's). NODE_PATH leads with the JavaScript SDK."""
+    env = {k: v for k, v in os.environ.items() if k in _KEEP or k.startswith(("LC_", "BOT_"))}
+    node = [*runtime.node_path(), *filter(None, env.get("NODE_PATH", "").split(os.pathsep))]
+    if node:
+        env["NODE_PATH"] = os.pathsep.join(node)
+    return env
 
 
 def check_command(command: str, name: str = "bot") -> None:
@@ -130,7 +140,7 @@ class BotProcess:
         if address.startswith("unix:") and not socket:
             socket, address = address.removeprefix("unix:").removeprefix("//"), ""
         marker = secrets.token_hex(8)
-        env = {k: v for k, v in os.environ.items() if k in _KEEP or k.startswith(("LC_", "BOT_"))}
+        env = bot_environment()
         env.update(ARENA_TOKEN=token, ARENA_BOT_NAME=name, **{MARKER: marker})
         _check_program(name, argv[0], env.get("PATH"))
         try:

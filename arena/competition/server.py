@@ -76,6 +76,8 @@ class CompetitionServer:
         self.say = on_event or (lambda text: None)
         self.pool = Pool()
         self.entries: dict[int, Entry] = {}  # by entrant id
+        self.candidates: dict[int, Candidate] = {}  # the matchmaker's view of each entrant
+        self.remote_tokens: dict[str, str] = {}  # a remote entrant's token hash: its bot name
         self.played: dict[int, int] = {}  # games planned for each entrant
         self.paused = False
         self.running = 0
@@ -107,6 +109,8 @@ class CompetitionServer:
             spec.server.bots, logs_dir=self.logs_dir, limits=spec.limits
         )
         self.manager.idle_per_kind = 0
+        self.manager.lobby = self._lobby
+        self.manager.on_lobby = self._lobby_changed
         self.bots_address = self.manager.address
         self.watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
         self.watch.start()
@@ -248,7 +252,9 @@ class CompetitionServer:
             return
         await self.db.call(self.store.set_status, sub.id, store.CHECKING, "", result.log)
         command = intake.runtime_command(manifest, built)
-        checked = await intake.check(command, self.spec.variant, caps.check_seconds)
+        checked = await intake.check(
+            command, self.spec.variant, self.spec.limits, caps.check_seconds
+        )
         log_text = "\n".join(t for t in (result.log, checked.log) if t)
         if not checked.ok:
             await self.db.call(
@@ -273,29 +279,58 @@ class CompetitionServer:
         self.paused = await self.db.call(self.store.paused, self.cid)
         active = await self.db.call(self.store.submissions, self.cid, None, (store.ACTIVE,))
         standings = await self.db.call(self.store.standings, self.cid)
+        tokens = await self.db.call(self.store.remote_tokens, self.cid)
+        self.remote_tokens = {digest: name for digest, name in tokens}
         keep: set[int] = set()
         for sub in active:
-            if sub.entrant_id is None or sub.kind != "bundle":
-                continue  # remote entrants are paired while they are connected (not yet served)
+            if sub.entrant_id is None:
+                continue
             entrant = sub.entrant_id
             keep.add(entrant)
             if entrant not in self.entries:
-                manifest = bundles.Manifest(sub.bot, sub.version, sub.language, sub.run, sub.build)
-                built = self.builds / str(sub.id)
-                self.entries[entrant] = Entry(sub, intake.runtime_command(manifest, built))
+                command = ""  # a remote entrant plays from its own machine
+                if sub.kind == "bundle":
+                    manifest = bundles.Manifest(
+                        sub.bot, sub.version, sub.language, sub.run, sub.build
+                    )
+                    command = intake.runtime_command(manifest, self.builds / str(sub.id))
+                self.entries[entrant] = Entry(sub, command)
             mu, sigma, games, last = standings.get(entrant, (25.0, 25.0 / 3, 0, -1))
             self.played[entrant] = max(self.played.get(entrant, 0), games)
-            old = self.pool.get(entrant)
-            self.pool.put(
-                Candidate(
-                    entrant, sub.author_id, mu, sigma, self.played[entrant],
-                    max(last, old.last if old else -1), sub.bot,
-                )
+            old = self.candidates.get(entrant)
+            self.candidates[entrant] = Candidate(
+                entrant, sub.author_id, mu, sigma, self.played[entrant],
+                max(last, old.last if old else -1), sub.bot,
             )  # fmt: skip
+            self._sync(entrant)
         for entrant in list(self.entries):
             if entrant not in keep:
                 self.pool.remove(entrant)
                 del self.entries[entrant]
+                self.candidates.pop(entrant, None)
+        self._wake.set()
+
+    def _sync(self, entrant: int) -> None:
+        """Pool membership: a bundle entrant while it is active; a remote one while it also waits,
+        connected, in the lobby."""
+        entry = self.entries.get(entrant)
+        candidate = self.candidates.get(entrant)
+        if entry is None or candidate is None:
+            return
+        if entry.command or self.manager.waiting(entry.submission.bot):
+            self.pool.put(candidate)
+        else:
+            self.pool.remove(entrant)
+
+    def _lobby(self, token: str) -> str | None:
+        """The remote entrant whose token this is (the bot gateway asks when a token opens no
+        seat)."""
+        return self.remote_tokens.get(store.hash_token(token))
+
+    def _lobby_changed(self, name: str) -> None:
+        for entrant, entry in self.entries.items():
+            if entry.submission.bot == name and not entry.command:
+                self._sync(entrant)
         self._wake.set()
 
     # ------------------------------------------------------------------ play
@@ -317,7 +352,10 @@ class CompetitionServer:
             pairing = self.order
             seed = deal_seed(self.spec.seed, 0, pairing, 0)
             seatings = arrangements(self.spec, names)
-            if not mm.duplicate:
+            remote = [c for c in game if not self.entries[c.entrant].command]
+            # A remote bot keeps its memory from one game to the next: it would know the cards when
+            # the deal came round again with the seats rotated. Its games are single deals.
+            if not mm.duplicate or remote:
                 seatings = [seatings[pairing % len(seatings)]]
             games = []
             for rot, seats in enumerate(seatings):
@@ -327,10 +365,12 @@ class CompetitionServer:
             await self.db.call(self.ledger.plan, self.cid, games)
             for c in game:
                 self.played[c.entrant] = self.played.get(c.entrant, 0) + len(games)
-                self.pool.put(
-                    Candidate(c.entrant, c.author, c.mu, c.sigma, self.played[c.entrant],
-                              self.order, c.name)
-                )  # fmt: skip
+                self.candidates[c.entrant] = Candidate(
+                    c.entrant, c.author, c.mu, c.sigma, self.played[c.entrant], self.order, c.name
+                )
+                self.pool.put(self.candidates[c.entrant])
+            for c in remote:
+                self.pool.remove(c.entrant)  # back when it waits in the lobby again
             commands = {c.name: self.entries[c.entrant].command for c in game}
             ids = {c.name: c.entrant for c in game}
             self.running += 1

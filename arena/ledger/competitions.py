@@ -296,6 +296,18 @@ class Competitions:
         lines.sort(key=lambda t: (-t[3], t[0], t[1]))
         return [BoardLine(i, *line) for i, line in enumerate(lines, start=1)]
 
+    @_guarded
+    def remote_tokens(self, competition_id: int) -> list[tuple[str, str]]:
+        """(token hash, bot name) of every active remote entrant."""
+        return [
+            (str(r[0]), str(r[1]))
+            for r in self.conn.execute(
+                "SELECT token_hash, bot FROM submissions WHERE competition_id = ? AND kind = 'remote' "
+                "AND status = ? AND token_hash IS NOT NULL",
+                (competition_id, ACTIVE),
+            )
+        ]
+
     # ------------------------------------------------------------------ matchmaking
 
     @_guarded

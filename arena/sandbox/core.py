@@ -282,19 +282,22 @@ def confine(
     rlimits: Rlimits | None = None,
     referee: Referee | None = None,
     hide: Sequence[Path] = (),
+    workdir: Path | None = None,
 ) -> Confinement:
     """The confinement of a bot started by ``argv`` (``{address}`` in it is replaced by the address
     the bot is to dial) with the environment ``env`` (already scrubbed by the caller; HOME, TMPDIR and
     ARENA_ADDRESS are set here). ``hide``: paths never shown to an isolated bot even inside a folder it
-    may see. Raises :class:`SandboxUnavailable` when ``mode`` requires isolation and there is none,
+    may see. ``workdir``: a folder the process works in and may write (a submission's build, which
+    talks to no referee); the caller makes it writable by :attr:`Confinement.uid`. Raises
+    :class:`SandboxUnavailable` when ``mode`` requires isolation and there is none,
     :class:`SandboxError` when the bot cannot be confined."""
     found = require(mode)
     limits = rlimits or Rlimits()
     referee = referee or Referee()
     env = dict(env)
     if not found.isolated:
-        return _light(found, argv, env, limits, referee)
-    if not referee.socket:
+        return _light(found, argv, env, limits, referee, workdir)
+    if not referee.socket and workdir is None:
         raise SandboxError("an isolated bot reaches the referee only through its Unix socket")
     argv = [a.replace("{address}", mounts.SOCKET_ADDRESS) for a in argv]
     env.update(HOME=mounts.HOME, TMPDIR=mounts.HOME, ARENA_ADDRESS=mounts.SOCKET_ADDRESS)
@@ -307,8 +310,12 @@ def confine(
         # Under its own uid its home is made by the unprivileged bubblewrap (owned by that uid).
         shown.layout(limits.home_bytes, None if lease else limits.home_bytes)
         shown.show(runtime.runtime_folders(env) + runtime.command_folders(argv, env))
-        shown.bind(referee.socket, mounts.SOCKET)
-        full = _isolated_argv(argv, limits, lease.uid if lease else None, shown)
+        if referee.socket:
+            shown.bind(referee.socket, mounts.SOCKET)
+        if workdir is not None:
+            shown.bind(str(workdir), str(workdir))
+        chdir = str(workdir) if workdir is not None else mounts.HOME
+        full = _isolated_argv(argv, limits, lease.uid if lease else None, shown, chdir)
     except BaseException:
         if lease is not None:
             lease.release()
@@ -317,7 +324,11 @@ def confine(
 
 
 def _isolated_argv(
-    argv: Sequence[str], limits: Rlimits, uid: int | None, shown: mounts.Mounts
+    argv: Sequence[str],
+    limits: Rlimits,
+    uid: int | None,
+    shown: mounts.Mounts,
+    chdir: str = mounts.HOME,
 ) -> list[str]:
     bwrap = shutil.which("bwrap") or "bwrap"
     prlimit = [shutil.which("prlimit") or "prlimit", *limits.prlimit_args(), "--"]
@@ -330,7 +341,7 @@ def _isolated_argv(
         # One unprivileged bubblewrap, under the arena's own uid.
         return [
             *prlimit, bwrap, *namespaces, "--unshare-user", "--disable-userns", *shown.args,
-            "--chdir", mounts.HOME, "--", *argv,
+            "--chdir", chdir, "--", *argv,
         ]  # fmt: skip
     # Root: the mounts are made with root's rights (a runtime under a private folder can be shown),
     # then the bot's uid, without capabilities, makes its own user namespace and its home.
@@ -340,7 +351,7 @@ def _isolated_argv(
     ]  # fmt: skip
     inner = [
         bwrap, "--unshare-user", "--disable-userns", "--die-with-parent", "--dev-bind", "/", "/",
-        *home, "--tmpfs", mounts.HOME, "--chdir", mounts.HOME, "--",
+        *home, "--tmpfs", mounts.HOME, "--chdir", chdir, "--",
     ]  # fmt: skip
     return [bwrap, *namespaces, *shown.args, "--chdir", "/", "--", *drop, *prlimit, *inner, *argv]
 
@@ -362,11 +373,16 @@ os.execvp(sys.argv[3], sys.argv[3:])
 
 
 def _light(
-    found: Probe, argv: Sequence[str], env: dict[str, str], limits: Rlimits, referee: Referee
+    found: Probe,
+    argv: Sequence[str],
+    env: dict[str, str],
+    limits: Rlimits,
+    referee: Referee,
+    given: Path | None = None,
 ) -> Confinement:
     address = referee.tcp or (f"unix:{referee.socket}" if referee.socket else "")
     argv = [a.replace("{address}", address) for a in argv]
-    workdir = scratch_dir("bot-")
+    workdir = given or scratch_dir("bot-")
     env.update(HOME=str(workdir), TMPDIR=str(workdir), ARENA_ADDRESS=address)
     setpriv, prlimit = shutil.which("setpriv"), shutil.which("prlimit")
     if setpriv and prlimit:
@@ -374,4 +390,6 @@ def _light(
     else:
         values = ",".join(map(str, limits.values()))
         wrapped = [sys.executable, "-S", "-c", _WRAPPER, str(os.getpid()), values]
-    return Confinement(found, [*wrapped, *argv], env, str(workdir), address, workdir, None)
+    # A given folder is the caller's to remove; a scratch folder goes with the confinement.
+    owned = None if given is not None else workdir
+    return Confinement(found, [*wrapped, *argv], env, str(workdir), address, owned, None)

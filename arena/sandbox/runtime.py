@@ -67,10 +67,25 @@ def protocol_folder() -> Path | None:
     return folder if (folder / "arena" / "wire" / "v1" / "bot.proto").is_file() else None
 
 
+def javascript_sdk() -> Path | None:
+    """The JavaScript SDK of the arena's source tree (``clients/javascript``), once its packages are
+    installed (``npm ci --prefix clients/javascript``)."""
+    folder = Path(__file__).resolve().parents[2] / "clients" / "javascript"
+    return folder if (folder / "node_modules").is_dir() and (folder / "sdk.js").is_file() else None
+
+
+def node_path() -> list[str]:
+    """What a Node.js bot's NODE_PATH starts with: the SDK under its package name (``require(
+    'arena-bot-js')``) and the SDK's packages (``@grpc/grpc-js``)."""
+    sdk = javascript_sdk()
+    return [str(sdk / "lib"), str(sdk / "node_modules")] if sdk is not None else []
+
+
 def runtime_folders(env: Mapping[str, str]) -> list[Path]:
-    """Every folder of the runtime a bot may rely on: the Python one and the protocol files."""
-    proto = protocol_folder()
-    return python_runtime(env) + ([proto] if proto is not None else [])
+    """Every folder of the runtime a bot may rely on: the Python one, the protocol files and the
+    JavaScript SDK."""
+    extra = [p for p in (protocol_folder(), javascript_sdk()) if p is not None]
+    return python_runtime(env) + extra
 
 
 def python_runtime(env: Mapping[str, str]) -> list[Path]:

@@ -18,7 +18,7 @@ import contextlib
 import json
 import secrets
 import shutil
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,6 +99,12 @@ class MatchManager:
         self._count = 0
         self.idle_per_kind = IDLE_PER_KIND
         self._launched: dict[str, BotSession] = {}  # by the token its process was given
+        # The lobby: remote entrants that dialled in with an entrant token (not a seat's) and wait
+        # for the games they are given. ``lobby`` tells an entrant token's entrant (None: unknown);
+        # ``on_lobby`` hears of an entrant arriving or leaving.
+        self.lobby: Callable[[str], str | None] | None = None
+        self.on_lobby: Callable[[str], None] | None = None
+        self._waiting: dict[str, BotSession] = {}
         self._idle: dict[SessionKey, list[BotSession]] = {}
         self._retiring: set[asyncio.Task[None]] = set()
         self._supervisors: set[asyncio.Task[None]] = set()
@@ -168,6 +174,12 @@ class MatchManager:
             for seat_ports, seat_specs in zip(entry.players, entry.specs, strict=True):
                 for port, spec in zip(seat_ports, seat_specs, strict=True):
                     if not spec.command:
+                        waiting = self._waiting.get(spec.name)
+                        if waiting is not None and waiting.idle and not waiting.ended:
+                            self._tokens.pop(port.token, None)  # its entrant token plays it
+                            port.claimed = True
+                            entry.sessions.append(waiting)
+                            waiting.give(port)
                         continue
                     key = SessionKey(spec.name, spec.command, entry.limits)
                     session = self._take(key, seeds) if entry.matches_per_process > 1 else None
@@ -218,6 +230,34 @@ class MatchManager:
             await asyncio.gather(*(p.stop() for p in entry.processes), return_exceptions=True)
             del self.matches[match_id]
 
+    def join_lobby(self, token: str) -> BotSession | None:
+        """The waiting session of the remote entrant whose token this is (a newer connection
+        replaces an older one), or None when the token is no entrant's."""
+        name = self.lobby(token) if self.lobby is not None else None
+        if name is None:
+            return None
+        old = self._waiting.pop(name, None)
+        if old is not None:
+            old.end()
+        session = BotSession(None, None, 2**62)
+        session.entrant = name
+        session.park()
+        self._waiting[name] = session
+        if self.on_lobby is not None:
+            self.on_lobby(name)
+        return session
+
+    def leave_lobby(self, session: BotSession) -> None:
+        if session.entrant and self._waiting.get(session.entrant) is session:
+            del self._waiting[session.entrant]
+            if self.on_lobby is not None:
+                self.on_lobby(session.entrant)
+
+    def waiting(self, name: str) -> bool:
+        """Whether the remote entrant ``name`` is connected and free for a game."""
+        session = self._waiting.get(name)
+        return session is not None and session.idle and not session.ended
+
     def session_for(self, port: StreamPort) -> BotSession:
         """The session of a stream that has just claimed ``port``: its launched process's, or a
         remote bot's (one match)."""
@@ -225,6 +265,13 @@ class MatchManager:
 
     def park(self, session: BotSession, port: StreamPort) -> bool:
         """After ``port``'s match: keep the session for another match (True) or let it end."""
+        if session.entrant:  # a remote entrant goes back to the lobby, whatever the match was
+            if session.ended or self._waiting.get(session.entrant) is not session:
+                return False
+            session.park()
+            if self.on_lobby is not None:
+                self.on_lobby(session.entrant)
+            return True
         key, proc = session.key, session.process
         if (
             key is None

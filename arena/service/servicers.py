@@ -74,13 +74,20 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
             )
             return
         port, why = self.manager.claim(hello.token)
-        if port is None:
+        lobby = self.manager.join_lobby(hello.token) if port is None else None
+        if port is None and lobby is None:
             await self.refuse(context, hello.token, why)
             return
-        session = self.manager.session_for(port)
+        if lobby is not None:
+            session = lobby
+        else:
+            assert port is not None
+            session = self.manager.session_for(port)
         reader = asyncio.create_task(_read_messages(messages, session))
         current: StreamPort | None = port
         try:
+            if lobby is not None:  # a remote entrant waits in the lobby for the games it is given
+                current = await session.next_match()
             while current is not None:
                 current.bot_name = bot_text(hello.name, MAX_NAME_CHARS)
                 current.bot_version = bot_text(hello.version, MAX_NAME_CHARS)
@@ -106,6 +113,7 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
         finally:
             reader.cancel()
             session.lost(Outcome.DISCONNECT, "the stream ended")
+            self.manager.leave_lobby(session)
             for done in (port, current):
                 if done is not None:
                     done.drained.set()

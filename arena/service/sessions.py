@@ -55,6 +55,8 @@ class BotSession:
         # Called when the session ends while it belongs to no match (waiting in the pool): nobody
         # else would stop its process then.
         self.on_idle_end: Callable[[], None] | None = None
+        # A remote entrant waiting in the lobby for the games it is given (its name), or "".
+        self.entrant = ""
 
     def begin(self, port: StreamPort, seeds: Iterable[int]) -> None:
         """Start playing ``port``'s match."""
