@@ -213,9 +213,14 @@ async def _attached(entry: MatchEntry, seat: int) -> None:
             await asyncio.sleep(0.05)
 
 
+# A log line of gRPC's C core (e.g. "I1130 12:41:07.095157 6614 chttp2_transport.cc:1403] ... Got
+# goaway"), which it may print on its own when the server goes away: not the SDK's.
+GRPC_CORE_LOG = re.compile(r"^[IWE]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.]+:\d+\] ")
+
+
 def _one_line_error(exited: Exited, name: str) -> str:
     """The message of a failed session: one line on stderr, no traceback."""
-    lines = exited.stderr.strip().splitlines()
+    lines = [line for line in exited.stderr.strip().splitlines() if not GRPC_CORE_LOG.match(line)]
     assert len(lines) == 1, exited.stderr
     assert lines[0].startswith(f"{name}: "), exited.stderr
     return lines[0]
