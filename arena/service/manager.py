@@ -353,10 +353,11 @@ class MatchManager:
 
     async def _run(self, entry: MatchEntry) -> None:
         ports = [p for seat in entry.players for p in seat]
-        if not entry.error:
-            await asyncio.gather(*(_connected_or_gone(p, entry.connect_timeout) for p in ports))
-        entry.status = "running"
         try:
+            # Inside the try: a match stopped while its players connect still closes them.
+            if not entry.error:
+                await asyncio.gather(*(_connected_or_gone(p, entry.connect_timeout) for p in ports))
+            entry.status = "running"
             if entry.error:
                 # A bot could not be started (the arena's failure, not the bot's): no game is
                 # played, so none is charged to anyone.
