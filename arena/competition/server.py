@@ -70,6 +70,7 @@ class CompetitionServer:
         self.spec = spec
         self.ledger = ledger
         self.store = store.Competitions(ledger)
+        data_dir = data_dir.resolve()  # bound into sandboxes by its full path
         self.bundles = bundles.Store(data_dir / "bundles")
         self.builds = data_dir / "builds"
         self.logs_dir = logs_dir

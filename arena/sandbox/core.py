@@ -313,6 +313,7 @@ def confine(
         if referee.socket:
             shown.bind(referee.socket, mounts.SOCKET)
         if workdir is not None:
+            workdir = workdir.resolve()
             shown.bind(str(workdir), str(workdir))
         chdir = str(workdir) if workdir is not None else mounts.HOME
         full = _isolated_argv(argv, limits, lease.uid if lease else None, shown, chdir)
