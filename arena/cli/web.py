@@ -92,9 +92,11 @@ def web(
         typer.echo(f"following the referee at {server} on the Live page", err=True)
     typer.echo("stop with Ctrl-C", err=True)
     config = uvicorn.Config(
-        app, loop="asyncio", http="h11", lifespan="off", log_level="warning", access_log=False
+        app, loop="asyncio", http="h11", lifespan="on", log_level="warning", access_log=False
     )
     try:
         uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn stops cleanly, then passes Ctrl-C on
+        typer.echo("stopped", err=True)
     finally:
         sock.close()

@@ -18,8 +18,11 @@ Content-Security-Policy says so to the browser too.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +44,7 @@ from arena.web.live import LiveError, Referee, parse_last_id
 from arena.web.replay import ReplayError, frames
 
 HERE = Path(__file__).parent
+log = logging.getLogger(__name__)
 RECENT_GAMES = 20
 
 # Everything from this server only; scripts only from files (no inline script runs); the JSON a page
@@ -171,20 +175,19 @@ def create_app(
     # ------------------------------------------------------------ events and boards
 
     def index(request: Request) -> Response:
+        found = q.events(reader)
         with reader.read() as conn:
-            found = q.events(conn)
             pooled = q.boards(conn, "pooled")
         return page(request, "index.html", events=found, pooled=pooled)
 
     def api_events(request: Request) -> Response:
-        with reader.read() as conn:
-            return JSONResponse({"events": q.events(conn)})
+        return JSONResponse({"events": q.events(reader)})
 
     def _event_data(event_id: int) -> dict[str, Any]:
+        ev = q.event(reader, event_id)
         with reader.read() as conn:
-            ev = q.event(conn, event_id)
             b = q.event_board(conn, event_id)
-            rows = q.leaderboard(conn, b, reader.tally) if b else []
+        rows = q.leaderboard(reader, b) if b else []
         return {"event": ev, "board": b, "leaderboard": rows}
 
     def event_page(request: Request) -> Response:
@@ -196,7 +199,7 @@ def create_app(
     def _board_data(board_id: int) -> dict[str, Any]:
         with reader.read() as conn:
             b = q.board(conn, board_id)
-            rows = q.leaderboard(conn, b, reader.tally)
+        rows = q.leaderboard(reader, b)
         return {"event": None, "board": b, "leaderboard": rows}
 
     def board_page(request: Request) -> Response:
@@ -259,9 +262,9 @@ def create_app(
 
     def games_page(request: Request) -> Response:
         f = _filter(request)
+        evs = q.events(reader)
         with reader.read() as conn:
             found, more = q.games(conn, f)
-            evs = q.events(conn)
             everyone = q.entrants(conn)
             who = q.entrant(conn, f.entrant) if f.entrant is not None else None
         return page(
@@ -428,9 +431,25 @@ def create_app(
         Route("/api/live/matches/{match_id:str}", api_live_match),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
+
+    def warm() -> None:
+        try:
+            q.warm(reader)
+        except q.LedgerUnavailable as exc:  # the pages will say so when asked
+            log.warning("counting the ledger's games ahead of the first page failed: %s", exc)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        threading.Thread(target=warm, name="arena-web-warm", daemon=True).start()
+        yield
+
     return Starlette(
         routes=routes,
-        middleware=[Middleware(SecurityHeaders), Middleware(GZipMiddleware, minimum_size=1000)],
+        lifespan=lifespan,
+        middleware=[
+            Middleware(SecurityHeaders),
+            Middleware(GZipMiddleware, minimum_size=1000, compresslevel=6),
+        ],
         exception_handlers={
             HTTPException: http_error,
             BadRequest: _handler(400),

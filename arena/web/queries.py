@@ -9,8 +9,9 @@ Text that bots or tournament files provide (entrant names, versions, languages, 
 is data: it is capped here (:data:`MAX_TEXT`) and escaped by the templates.
 
 Win rates need every game of a board: on a large ledger that is the costly part of a leaderboard, so
-:class:`WinTally` keeps them per board and brings them up to date incrementally from the games added
-since (game ids only grow; voiding, the only deletion, starts the board's count again).
+:class:`Tally` keeps them per board (and the games of each event) and brings them up to date
+incrementally from the games added since (game ids only grow; voiding, the only deletion, starts the
+count again).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ class Reader:
     def __init__(self, path: str | Path, timeout: float = BUSY_TIMEOUT) -> None:
         self.path = Path(path)
         self.timeout = timeout
-        self.tally = WinTally()
+        self.tally = Tally()
         self._local = threading.local()
         if not self.path.is_file():
             raise LedgerUnavailable(
@@ -179,10 +180,6 @@ def _settings(spec_text: str) -> dict[str, Any]:
 
 _EVENT_SQL = """
 SELECT t.id, t.name, t.kind, t.variant, t.created_at, t.finished_at, t.spec,
-    (SELECT count(*) FROM planned_games p WHERE p.tournament_id = t.id) AS planned,
-    (SELECT count(*) FROM games g WHERE g.tournament_id = t.id) AS played,
-    (SELECT count(*) FROM games g WHERE g.tournament_id = t.id AND g.outcome != 'normal')
-        AS failures,
     (SELECT count(*) FROM voided_games v WHERE v.tournament_id = t.id) AS voided,
     (SELECT b.id FROM boards b WHERE b.tournament_id = t.id AND b.kind = t.kind) AS board_id,
     (SELECT l.renewed_at FROM leases l WHERE l.tournament_id = t.id) AS renewed_at
@@ -190,34 +187,40 @@ FROM tournaments t
 """
 
 
-def _event(row: sqlite3.Row) -> dict[str, Any]:
+def _event(row: sqlite3.Row, counts: _EventCount) -> dict[str, Any]:
+    tid = row["id"]
     return {
-        "id": row["id"],
+        "id": tid,
         "name": cap(row["name"]),
         "kind": row["kind"],
         "variant": row["variant"],
         "created_at": row["created_at"],
         "finished_at": row["finished_at"],
         "status": _status(row["finished_at"], row["renewed_at"]),
-        "planned": row["planned"],
-        "played": row["played"],
-        "failures": row["failures"],
+        "planned": counts.planned.get(tid, 0),
+        "played": counts.played.get(tid, 0),
+        "failures": counts.failures.get(tid, 0),
         "voided": row["voided"],
         "board_id": row["board_id"],
         "settings": _settings(row["spec"]),
     }
 
 
-def events(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+def events(reader: Reader) -> list[dict[str, Any]]:
     """Tournaments and competitions, newest first."""
-    return [_event(r) for r in conn.execute(_EVENT_SQL + " ORDER BY t.id DESC")]
+    counts = reader.tally.events(reader)
+    with reader.read() as conn:
+        rows = conn.execute(_EVENT_SQL + " ORDER BY t.id DESC").fetchall()
+    return [_event(r, counts) for r in rows]
 
 
-def event(conn: sqlite3.Connection, event_id: int) -> dict[str, Any]:
-    row = conn.execute(_EVENT_SQL + " WHERE t.id = ?", (event_id,)).fetchone()
+def event(reader: Reader, event_id: int) -> dict[str, Any]:
+    counts = reader.tally.events(reader)
+    with reader.read() as conn:
+        row = conn.execute(_EVENT_SQL + " WHERE t.id = ?", (event_id,)).fetchone()
     if row is None:
         raise NotFound(f"no tournament or competition {event_id}")
-    return _event(row)
+    return _event(row, counts)
 
 
 def boards(conn: sqlite3.Connection, kind: str | None = None) -> list[dict[str, Any]]:
@@ -266,55 +269,177 @@ def _scope(b: dict[str, Any]) -> tuple[str, list[Any]]:
     return "g.tournament_id = ?", [b["event_id"]]
 
 
-# ---------------------------------------------------------------- win rates
+# ---------------------------------------------------------------- counts kept up to date
+
+
+@dataclass(frozen=True, slots=True)
+class Marks:
+    """Where the ledger stands: its last game, voided game and planned game (row ids only grow)."""
+
+    game: int
+    voided: int
+    planned: int
+
+
+def marks(conn: sqlite3.Connection) -> Marks:
+    row = conn.execute(
+        "SELECT (SELECT coalesce(max(id), 0) FROM games), "
+        "(SELECT coalesce(max(id), 0) FROM voided_games), "
+        "(SELECT coalesce(max(rowid), 0) FROM planned_games)"
+    ).fetchone()
+    return Marks(*row)
 
 
 @dataclass(slots=True)
 class _Count:
+    """Per-entrant games and first places of one board, counted up to game ``last_game``."""
+
     last_game: int = 0
     last_voided: int = 0
     games: dict[int, int] = field(default_factory=dict)
     firsts: dict[int, float] = field(default_factory=dict)
 
+    def copy(self) -> _Count:
+        return _Count(self.last_game, self.last_voided, dict(self.games), dict(self.firsts))
 
-class WinTally:
-    """Each entrant's games and first places on each board, kept up to date incrementally.
 
-    A first place shared by k sides counts 1/k (a draw between two is half a win). Games are only ever
-    added, with growing ids, except by voiding (which also adds a row to ``voided_games``): so a
-    board's count is brought up to date from the games whose id is above the last one counted, and
-    counted again from scratch when a game was voided since."""
+@dataclass(slots=True)
+class _EventCount:
+    """Per-event games played, games ended by a failure, and games planned."""
+
+    last_game: int = 0
+    last_voided: int = 0
+    last_planned: int = 0
+    played: dict[int, int] = field(default_factory=dict)
+    failures: dict[int, int] = field(default_factory=dict)
+    planned: dict[int, int] = field(default_factory=dict)
+
+    def copy(self) -> _EventCount:
+        return _EventCount(
+            self.last_game,
+            self.last_voided,
+            self.last_planned,
+            dict(self.played),
+            dict(self.failures),
+            dict(self.planned),
+        )
+
+
+class Tally:
+    """Counts that need every game of the ledger (win rates per board, games per event), kept up to
+    date incrementally instead of counted on every page.
+
+    Games are only ever added, with growing ids, except by voiding, which also adds a row to
+    ``voided_games``; planned games are only ever added. So a count is brought up to date from the
+    rows whose id is above the last one counted, and counted again from scratch when a game was
+    voided since. The catching up reads in chunks of :data:`CHUNK` games, each in a transaction of
+    its own: even the first count of a large ledger never holds the ledger's lock for long. (Call
+    these outside any read transaction of your own.) One count is brought up to date by one thread at
+    a time; the others wait for it rather than count the same games again."""
+
+    CHUNK = 20_000
 
     def __init__(self) -> None:
         self._boards: dict[int, _Count] = {}
+        self._events = _EventCount()
         self._lock = threading.Lock()
+        self._catching: dict[object, threading.Lock] = {}
 
-    def counts(
-        self, conn: sqlite3.Connection, b: dict[str, Any]
-    ) -> tuple[dict[int, int], dict[int, float]]:
-        """(games, first places) per entrant on board ``b``, read in the caller's transaction."""
-        last_game, last_voided = conn.execute(
-            "SELECT (SELECT coalesce(max(id), 0) FROM games), "
-            "(SELECT coalesce(max(id), 0) FROM voided_games)"
-        ).fetchone()
+    def _catch_up(self, key: object) -> threading.Lock:
         with self._lock:
-            count = self._boards.get(b["id"])
-            if count is None or count.last_voided != last_voided or count.last_game > last_game:
-                count = _Count(last_voided=last_voided)
-            if count.last_game < last_game:
-                where, args = _scope(b)
+            return self._catching.setdefault(key, threading.Lock())
+
+    def board(self, reader: Reader, b: dict[str, Any]) -> tuple[dict[int, int], dict[int, float]]:
+        """(games, first places) per entrant on board ``b``. A first place shared by k sides counts
+        1/k (a draw between two is half a win)."""
+        with self._catch_up(("board", b["id"])):
+            return self._board(reader, b)
+
+    def _board(self, reader: Reader, b: dict[str, Any]) -> tuple[dict[int, int], dict[int, float]]:
+        with self._lock:
+            count = self._boards.get(b["id"]) or _Count()
+        where, args = _scope(b)
+        fresh = False
+        while True:
+            with reader.read() as conn:
+                m = marks(conn)
+                if count.last_voided != m.voided or count.last_game > m.game:
+                    count, fresh = _Count(last_voided=m.voided), True
+                if count.last_game >= m.game:
+                    break
+                upto = min(m.game, count.last_game + self.CHUNK)
                 rows = conn.execute(
-                    "SELECT s.game_id, s.entrant_id, s.side, s.place FROM games g "
-                    f"JOIN game_seats s ON s.game_id = g.id WHERE g.id > ? AND g.id <= ? AND {where}",
-                    [count.last_game, last_game, *args],
-                )
-                _add(count, rows)
-                count.last_game = last_game
-            self._boards[b["id"]] = count
-            return dict(count.games), dict(count.firsts)
+                    "SELECT s.game_id, s.entrant_id, s.side, s.place FROM games g JOIN game_seats s "
+                    f"ON s.game_id = g.id WHERE g.id > ? AND g.id <= ? AND {where}",
+                    [count.last_game, upto, *args],
+                ).fetchall()
+            if not fresh:
+                count, fresh = count.copy(), True  # the cached count is shared: add to a copy
+            _add(count, rows)
+            count.last_game = upto
+        with self._lock:
+            stored = self._boards.get(b["id"])
+            if stored is None or (stored.last_voided, stored.last_game) != (
+                count.last_voided,
+                count.last_game,
+            ):
+                self._boards[b["id"]] = count
+        return count.games, count.firsts
+
+    def events(self, reader: Reader) -> _EventCount:
+        """Games played, failed and planned per event."""
+        with self._catch_up("events"):
+            return self._events_now(reader)
+
+    def _events_now(self, reader: Reader) -> _EventCount:
+        with self._lock:
+            count = self._events
+        fresh = False
+        while True:
+            with reader.read() as conn:
+                m = marks(conn)
+                if count.last_voided != m.voided or count.last_game > m.game:
+                    count = _EventCount(last_voided=m.voided, last_planned=count.last_planned,
+                                        planned=dict(count.planned))  # fmt: skip
+                    fresh = True
+                if count.last_game >= m.game and count.last_planned >= m.planned:
+                    break
+                upto = min(m.game, count.last_game + self.CHUNK)
+                games = conn.execute(
+                    "SELECT tournament_id, count(*), sum(outcome != 'normal') FROM games "
+                    "WHERE id > ? AND id <= ? GROUP BY tournament_id",
+                    (count.last_game, upto),
+                ).fetchall()
+                planned_upto = min(m.planned, count.last_planned + self.CHUNK)
+                planned = conn.execute(
+                    "SELECT tournament_id, count(*) FROM planned_games "
+                    "WHERE rowid > ? AND rowid <= ? GROUP BY tournament_id",
+                    (count.last_planned, planned_upto),
+                ).fetchall()
+            if not fresh:
+                count, fresh = count.copy(), True
+            for tid, n, failed in games:
+                count.played[tid] = count.played.get(tid, 0) + n
+                count.failures[tid] = count.failures.get(tid, 0) + (failed or 0)
+            for tid, n in planned:
+                count.planned[tid] = count.planned.get(tid, 0) + n
+            count.last_game, count.last_planned = upto, planned_upto
+        with self._lock:
+            self._events = count
+        return count
 
 
-def _add(count: _Count, rows: Iterator[sqlite3.Row] | Sequence[sqlite3.Row]) -> None:
+def warm(reader: Reader) -> None:
+    """Count what the pages need (every board's win rates, every event's games) ahead of the first
+    request; on a ledger of many games the first count takes a moment."""
+    reader.tally.events(reader)
+    with reader.read() as conn:
+        found = boards(conn)
+    for b in found:
+        reader.tally.board(reader, b)
+
+
+def _add(count: _Count, rows: Sequence[sqlite3.Row] | Sequence[tuple[int, int, int, int]]) -> None:
     by_game: dict[int, list[tuple[int, int, int]]] = {}
     for game_id, entrant, side, place in rows:
         by_game.setdefault(game_id, []).append((entrant, side, place))
@@ -342,12 +467,17 @@ def _win_rate(firsts: float, games: int) -> dict[str, Any]:
 # ---------------------------------------------------------------- leaderboards
 
 
-def leaderboard(
-    conn: sqlite3.Connection, b: dict[str, Any], tally: WinTally
-) -> list[dict[str, Any]]:
+def leaderboard(reader: Reader, b: dict[str, Any]) -> list[dict[str, Any]]:
     """A board by mu - 3 sigma, with each entrant's win rate (first places over games recorded on
     the board) and its 95% Wilson interval."""
-    games, firsts = tally.counts(conn, b)
+    games, firsts = reader.tally.board(reader, b)
+    with reader.read() as conn:
+        return _board_rows(conn, b, games, firsts)
+
+
+def _board_rows(
+    conn: sqlite3.Connection, b: dict[str, Any], games: dict[int, int], firsts: dict[int, float]
+) -> list[dict[str, Any]]:
     rows = conn.execute(
         f"SELECT e.id, e.name, e.version, e.language, {_author_sql(conn, 'e')} AS author, "
         "r.mu, r.sigma, r.exposed, r.games FROM ratings r JOIN entrants e ON e.id = r.entrant_id "

@@ -56,7 +56,7 @@ class WebServer:
             create_app(ledger, server=server),
             loop="asyncio",
             http="h11",
-            lifespan="off",
+            lifespan="on",
             log_level="warning",
         )
         self.server = uvicorn.Server(config)

@@ -1,5 +1,6 @@
 // Client-side sorting of tables marked "sortable": click a column's title to sort by it, again to
-// reverse. Cells give their sort key in data-value; headers say data-type number or text.
+// reverse. Headers say data-type number (a cell's leading number; an empty cell sorts lowest) or
+// text; a cell may give its sort key in data-value.
 "use strict";
 
 (() => {
@@ -17,12 +18,14 @@
         const key = (row) => {
           const cell = row.cells[column];
           const raw = cell.dataset.value !== undefined ? cell.dataset.value : cell.textContent;
-          return numeric ? parseFloat(raw) : raw.toLowerCase();
+          if (!numeric) return raw.trim().toLowerCase();
+          const value = parseFloat(raw);
+          return Number.isNaN(value) ? -Infinity : value;
         };
         rows.sort((a, b) => {
           const x = key(a);
           const y = key(b);
-          const order = numeric ? x - y : x < y ? -1 : x > y ? 1 : 0;
+          const order = x < y ? -1 : x > y ? 1 : 0;
           return ascending ? order : -order;
         });
         headers.forEach((h) => h.removeAttribute("aria-sort"));
