@@ -46,6 +46,7 @@ from arena.web.replay import ReplayError, frames
 HERE = Path(__file__).parent
 log = logging.getLogger(__name__)
 RECENT_GAMES = 20
+CHART_POINTS = 2000  # most points a rating chart is sent (the JSON API gives every game)
 
 # Everything from this server only; scripts only from files (no inline script runs); the JSON a page
 # carries sits in <script type="application/json">, which is data.
@@ -222,11 +223,12 @@ def create_app(
         chosen = _int(request, "board")
         with reader.read() as conn:
             who = q.entrant(conn, entrant_id)
-            on = q.entrant_boards(conn, entrant_id)
-            ids = [b["board"]["id"] for b in on]
-            if chosen is not None and chosen not in ids:
-                raise q.NotFound(f"entrant {entrant_id} is not rated on board {chosen}")
-            board_id = chosen if chosen is not None else (ids[0] if ids else None)
+        on = q.entrant_boards(reader, entrant_id)
+        ids = [b["board"]["id"] for b in on]
+        if chosen is not None and chosen not in ids:
+            raise q.NotFound(f"entrant {entrant_id} is not rated on board {chosen}")
+        board_id = chosen if chosen is not None else (ids[0] if ids else None)
+        with reader.read() as conn:
             hist = q.history(conn, entrant_id, board_id) if board_id is not None else []
             recent, _ = q.games(conn, q.GameFilter(entrant=entrant_id, limit=RECENT_GAMES))
         return {
@@ -238,7 +240,9 @@ def create_app(
         }
 
     def entrant_page(request: Request) -> Response:
-        return page(request, "entrant.html", **_entrant_data(request))
+        data = _entrant_data(request)
+        data["chart"] = q.thinned(data["history"], CHART_POINTS)
+        return page(request, "entrant.html", **data)
 
     def api_entrant(request: Request) -> Response:
         data = _entrant_data(request)
@@ -250,7 +254,7 @@ def create_app(
         board_id = _int(request, "board")
         with reader.read() as conn:
             q.entrant(conn, entrant_id)
-            on = [b["board"]["id"] for b in q.entrant_boards(conn, entrant_id)]
+            on = q.entrant_board_ids(conn, entrant_id)
             if board_id is None:
                 board_id = on[0] if on else None
             elif board_id not in on:

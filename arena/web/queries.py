@@ -547,20 +547,34 @@ def entrant(conn: sqlite3.Connection, entrant_id: int) -> dict[str, Any]:
     }
 
 
-def entrant_boards(conn: sqlite3.Connection, entrant_id: int) -> list[dict[str, Any]]:
+def entrant_board_ids(conn: sqlite3.Connection, entrant_id: int) -> list[int]:
+    """The boards an entrant is rated on: events' boards first, newest first, then pooled ones."""
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT b.id FROM ratings r JOIN boards b ON b.id = r.board_id WHERE r.entrant_id = ? "
+            "ORDER BY b.kind = 'pooled', b.id DESC",
+            (entrant_id,),
+        )
+    ]
+
+
+def entrant_boards(reader: Reader, entrant_id: int) -> list[dict[str, Any]]:
     """The boards an entrant is rated on, with its rating, rank and win rate on each."""
-    rows = conn.execute(
-        "SELECT b.id, b.kind, b.name, b.variant, b.tournament_id, r.mu, r.sigma, r.exposed, r.games, "
-        "(SELECT count(*) FROM ratings o WHERE o.board_id = r.board_id) AS entrants, "
-        "1 + (SELECT count(*) FROM ratings o WHERE o.board_id = r.board_id AND o.exposed > r.exposed) "
-        "AS rank FROM ratings r JOIN boards b ON b.id = r.board_id WHERE r.entrant_id = ? "
-        "ORDER BY b.kind = 'pooled', b.id DESC",
-        (entrant_id,),
-    ).fetchall()
+    with reader.read() as conn:
+        rows = conn.execute(
+            "SELECT b.id, b.kind, b.name, b.variant, b.tournament_id, r.mu, r.sigma, r.exposed, "
+            "r.games, (SELECT count(*) FROM ratings o WHERE o.board_id = r.board_id) AS entrants, "
+            "1 + (SELECT count(*) FROM ratings o WHERE o.board_id = r.board_id "
+            "AND o.exposed > r.exposed) AS rank "
+            "FROM ratings r JOIN boards b ON b.id = r.board_id WHERE r.entrant_id = ? "
+            "ORDER BY b.kind = 'pooled', b.id DESC",
+            (entrant_id,),
+        ).fetchall()
     out = []
     for r in rows:
         b = _board(r)
-        games, firsts = _entrant_counts(conn, b, entrant_id)
+        games, firsts = reader.tally.board(reader, b)
         out.append(
             {
                 "board": b,
@@ -569,26 +583,10 @@ def entrant_boards(conn: sqlite3.Connection, entrant_id: int) -> list[dict[str, 
                 "sigma": r["sigma"],
                 "exposed": r["exposed"],
                 "games": r["games"],
-                **_win_rate(firsts, games),
+                **_win_rate(firsts.get(entrant_id, 0.0), games.get(entrant_id, 0)),
             }
         )
     return out
-
-
-def _entrant_counts(
-    conn: sqlite3.Connection, b: dict[str, Any], entrant_id: int
-) -> tuple[int, float]:
-    """One entrant's games and first places on a board, from its own games only."""
-    where, args = _scope(b)
-    rows = conn.execute(
-        "SELECT s.game_id, s.entrant_id, s.side, s.place FROM game_seats s "
-        "WHERE s.game_id IN (SELECT m.game_id FROM game_seats m JOIN games g ON g.id = m.game_id "
-        f"WHERE m.entrant_id = ? AND {where})",
-        [entrant_id, *args],
-    ).fetchall()
-    count = _Count()
-    _add(count, rows)
-    return count.games.get(entrant_id, 0), count.firsts.get(entrant_id, 0.0)
 
 
 def history(conn: sqlite3.Connection, entrant_id: int, board_id: int) -> list[dict[str, Any]]:
@@ -601,6 +599,7 @@ def history(conn: sqlite3.Connection, entrant_id: int, board_id: int) -> list[di
     )
     return [
         {
+            "n": n,
             "game_id": r["game_id"],
             "mu_before": r["mu_before"],
             "sigma_before": r["sigma_before"],
@@ -608,8 +607,18 @@ def history(conn: sqlite3.Connection, entrant_id: int, board_id: int) -> list[di
             "sigma": r["sigma_after"],
             "finished_at": r["finished_at"],
         }
-        for r in rows
+        for n, r in enumerate(rows, start=1)
     ]
+
+
+def thinned(points: list[dict[str, Any]], most: int) -> list[dict[str, Any]]:
+    """At most about ``most`` points, evenly spread, the first and the last kept (a chart of tens of
+    thousands of games draws the same line from a few thousand)."""
+    if len(points) <= most:
+        return points
+    step = -(-len(points) // most)
+    kept = points[::step]
+    return kept if kept[-1] is points[-1] else [*kept, points[-1]]
 
 
 # ---------------------------------------------------------------- games

@@ -4,6 +4,7 @@ text is escaped and capped."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sqlite3
@@ -145,6 +146,16 @@ def test_an_entrants_history_follows_its_ratings_game_by_game(
         r[0]
         for r in query(built_ledger, "SELECT game_id FROM game_seats WHERE entrant_id = ?", eid)
     }
+
+
+def test_a_long_history_is_charted_from_evenly_spread_points() -> None:
+    points = [{"n": n} for n in range(1, 10_002)]
+    kept = queries.thinned(points, 2000)
+    assert len(kept) <= 2001
+    assert kept[0]["n"] == 1 and kept[-1]["n"] == 10_001
+    steps = {b["n"] - a["n"] for a, b in itertools.pairwise(kept[:-1])}
+    assert steps == {6}
+    assert queries.thinned(points[:50], 2000) == points[:50]
 
 
 def test_an_entrant_not_on_a_board_has_no_history_there(client: TestClient) -> None:

@@ -15,13 +15,13 @@
   const mu = [history[0].mu_before];
   const low = [history[0].mu_before - 3 * history[0].sigma_before];
   const high = [history[0].mu_before + 3 * history[0].sigma_before];
-  history.forEach((h, i) => {
-    x.push(i + 1);
+  history.forEach((h) => {
+    x.push(h.n);
     mu.push(h.mu);
     low.push(h.mu - 3 * h.sigma);
     high.push(h.mu + 3 * h.sigma);
   });
-  const gameIds = [null, ...history.map((h) => h.game_id)];
+  const gameIds = new Map(history.map((h) => [h.n, h.game_id]));
   const fixed = (v) => (v === null || v === undefined ? "" : v.toFixed(2));
   const size = () => ({ width: Math.max(320, holder.clientWidth), height: 320 });
   const options = {
@@ -29,7 +29,7 @@
     scales: { x: { time: false } },
     axes: [{ label: "rated games", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000] }, { label: "rating" }],
     series: [
-      { label: "game", value: (u, v) => (v === null ? "" : `${v}${gameIds[v] ? ` (game ${gameIds[v]})` : " (start)"}`) },
+      { label: "game", value: (u, v) => (v === null ? "" : `${v}${gameIds.has(v) ? ` (game ${gameIds.get(v)})` : " (start)"}`) },
       { label: "mu", stroke: "#1f5fa8", width: 2, value: (u, v) => fixed(v) },
       { label: "mu − 3σ", stroke: "#8fb3dd", width: 1, value: (u, v) => fixed(v) },
       { label: "mu + 3σ", stroke: "#8fb3dd", width: 1, value: (u, v) => fixed(v) },
@@ -39,6 +39,6 @@
   };
   const plot = new uPlot(options, [x, mu, low, high], holder);
   holder.dataset.rendered = "true";
-  holder.title = `mu ${fixed(mu[mu.length - 1])} after ${history.length} rated games`;
+  holder.title = `mu ${fixed(mu[mu.length - 1])} after ${x[x.length - 1]} rated games`;
   window.addEventListener("resize", () => plot.setSize(size()));
 })();

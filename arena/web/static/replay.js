@@ -111,6 +111,9 @@
     const seatNames = data.players.map((_, s) => names(s));
     Cards.trick($("trick"), frame.trick, seatNames);
     Cards.trick($("last-trick"), frame.last_trick, seatNames);
+    // Rubicon: tricks lie face up until a brisque is played.
+    $("heap-pile").hidden = !frame.heap.length;
+    Cards.fill($("heap"), frame.heap);
     const seats = $("seats");
     seats.replaceChildren(...frame.seats.map((s) => renderSeat(s, frame, final)));
     const stepLines = $("step-lines");
