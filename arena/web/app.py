@@ -24,7 +24,7 @@ import math
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jinja2
 from starlette.applications import Starlette
@@ -96,6 +96,44 @@ def _number(value: float | None, places: int = 2) -> str:
 
 def _percent(value: float | None) -> str:
     return "" if value is None else f"{100 * value:.1f}%"
+
+
+class BoardLine(NamedTuple):
+    """A leaderboard row as the page shows it, formatted once (the page may have thousands)."""
+
+    rank: int
+    entrant_id: int
+    entrant: str  # cut to the column's width
+    full_name: str  # the whole name when it was cut (the link's title), else ""
+    version: str
+    author: str
+    exposed: str
+    mu: str
+    sigma: str
+    games: int
+    win: tuple[str, str, str] | None  # rate, low, high; None before any game
+
+
+def board_lines(rows: list[dict[str, Any]]) -> list[BoardLine]:
+    cap = q.cap
+    return [
+        BoardLine(
+            r["rank"],
+            r["entrant_id"],
+            cap(r["entrant"], 40),
+            r["entrant"] if len(r["entrant"]) > 40 else "",
+            cap(r["version"], 24),
+            cap(r["author"], 24),
+            _number(r["exposed"]),
+            _number(r["mu"]),
+            _number(r["sigma"]),
+            r["games"],
+            (_percent(r["win_rate"]), _percent(r["win_low"]), _percent(r["win_high"]))
+            if r["played"]
+            else None,
+        )
+        for r in rows
+    ]
 
 
 def environment() -> jinja2.Environment:
@@ -192,7 +230,8 @@ def create_app(
         return {"event": ev, "board": b, "leaderboard": rows}
 
     def event_page(request: Request) -> Response:
-        return page(request, "board.html", **_event_data(_path_int(request)))
+        data = _event_data(_path_int(request))
+        return page(request, "board.html", lines=board_lines(data.pop("leaderboard")), **data)
 
     def api_event(request: Request) -> Response:
         return JSONResponse(_event_data(_path_int(request)))
@@ -207,7 +246,7 @@ def create_app(
         data = _board_data(_path_int(request))
         if data["board"]["event_id"] is not None:
             return RedirectResponse(f"/events/{data['board']['event_id']}", status_code=307)
-        return page(request, "board.html", **data)
+        return page(request, "board.html", lines=board_lines(data.pop("leaderboard")), **data)
 
     def api_boards(request: Request) -> Response:
         with reader.read() as conn:
@@ -452,7 +491,7 @@ def create_app(
         lifespan=lifespan,
         middleware=[
             Middleware(SecurityHeaders),
-            Middleware(GZipMiddleware, minimum_size=1000, compresslevel=6),
+            Middleware(GZipMiddleware, minimum_size=1000, compresslevel=3),
         ],
         exception_handlers={
             HTTPException: http_error,

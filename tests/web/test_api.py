@@ -102,6 +102,29 @@ def test_win_rates_count_first_places_with_wilson_intervals(
     assert sum(r["firsts"] for r in rows) == pytest.approx(6), "one first place per game"
 
 
+def test_an_event_with_no_game_yet_has_an_empty_board(ledger: Path) -> None:
+    execute(
+        ledger,
+        (
+            "INSERT INTO tournaments (name, spec_hash, spec, variant, created_at, kind) "
+            "VALUES ('Later', 'h2', '{}', 'polish', '2026-01-01', 'competition')",
+            (),
+        ),
+    )
+    with TestClient(create_app(ledger)) as client:
+        [later, _] = client.get("/api/events").json()["events"]
+        assert (later["name"], later["kind"], later["played"], later["board_id"]) == (
+            "Later",
+            "competition",
+            0,
+            None,
+        )
+        assert client.get(f"/api/events/{later['id']}").json()["leaderboard"] == []
+        page = client.get(f"/events/{later['id']}")
+        assert page.status_code == 200 and "No rated game yet" in page.text
+        assert "competition" in client.get("/").text
+
+
 def test_the_pooled_board_has_the_same_games(client: TestClient) -> None:
     boards = client.get("/api/boards").json()["boards"]
     assert sorted(b["kind"] for b in boards) == ["pooled", "tournament"]
