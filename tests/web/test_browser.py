@@ -5,25 +5,21 @@ and buttons and its scores change; a live match is followed to its end."""
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 import sys
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Request, sync_playwright
-from web_helpers import WebServer, query
+from web_helpers import Referee, WebServer, query
 
 from arena.ledger import Ledger
 from arena.referee.record import MatchRecord
-from arena.service.manager import MatchManager
-from arena.service.server import create_server
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2
 from arena_bot import run
 from arena_bot.greedy_bot import GreedyBot
@@ -226,30 +222,6 @@ def test_the_replay_steps_and_its_scores_change(
     assert p.locator("#seat-0 .hand .card:not(.back)").count() == 8
     p.keyboard.press("End")
     assert [int(s) for s in scores()] == record.games[0].result["scores"]
-
-
-class Referee:
-    """The referee's server on a loop of its own, in a thread."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        started: Future[tuple[grpc.aio.Server, int, MatchManager]] = (
-            asyncio.run_coroutine_threadsafe(create_server("127.0.0.1:0"), self.loop)
-        )
-        self.server, port, self.manager = started.result(30)
-        self.address = f"127.0.0.1:{port}"
-
-    def close(self) -> None:
-        async def stop() -> None:
-            await self.manager.close()
-            await self.server.stop(None)
-
-        asyncio.run_coroutine_threadsafe(stop(), self.loop).result(60)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(30)
-        self.loop.close()
 
 
 class SlowGreedy(GreedyBot):

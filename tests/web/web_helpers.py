@@ -3,15 +3,20 @@ loopback port."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 import time
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
+import grpc
 import uvicorn
 
 from arena.cli.web import bind, url_of
+from arena.service.manager import MatchManager
+from arena.service.server import create_server
 from arena.web.app import create_app
 
 
@@ -77,3 +82,29 @@ class WebServer:
         self.server.should_exit = True
         self.thread.join(30)
         self.sock.close()
+
+
+class Referee:
+    """The referee's server on a loop of its own, in a thread."""
+
+    def __init__(self, admin_token: str | None = None) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        started: Future[tuple[grpc.aio.Server, int, MatchManager]] = (
+            asyncio.run_coroutine_threadsafe(
+                create_server("127.0.0.1:0", admin_token=admin_token), self.loop
+            )
+        )
+        self.server, port, self.manager = started.result(30)
+        self.address = f"127.0.0.1:{port}"
+
+    def close(self) -> None:
+        async def stop() -> None:
+            await self.manager.close()
+            await self.server.stop(None)
+
+        asyncio.run_coroutine_threadsafe(stop(), self.loop).result(60)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(30)
+        self.loop.close()
