@@ -19,10 +19,13 @@ Content-Security-Policy says so to the browser too.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import math
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+import zlib
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -46,6 +49,7 @@ from arena.web.replay import ReplayError, frames
 HERE = Path(__file__).parent
 log = logging.getLogger(__name__)
 RECENT_GAMES = 20
+REPLAYS_KEPT = 64  # replays kept built (each is some hundreds of kilobytes of JSON)
 CHART_POINTS = 2000  # most points a rating chart is sent (the JSON API gives every game)
 
 # Everything from this server only; scripts only from files (no inline script runs); the JSON a page
@@ -166,6 +170,8 @@ def _int(request: Request, name: str, minimum: int = 0) -> int | None:
 
 def _path_int(request: Request, name: str = "id") -> int:
     value: int = request.path_params[name]
+    if value >= 2**63:  # no row has such an id (SQLite's integers are 64-bit)
+        raise q.NotFound(f"nothing at {q.cap(request.url.path, 100)}")
     return value
 
 
@@ -332,18 +338,7 @@ def create_app(
             g = q.game(conn, _path_int(request))
         return page(request, "game.html", game=g)
 
-    def _open_record(game_id: int) -> tuple[dict[str, Any], MatchRecord]:
-        with reader.read() as conn:
-            g = q.game(conn, game_id)
-            if g["sealed"]:
-                raise HTTPException(403, _sealed_message(game_id))
-            data = q.record(conn, game_id)
-        try:
-            return data, MatchRecord.from_dict(data)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ReplayError(
-                f"game {game_id}: the stored record is not a match record: {exc}"
-            ) from exc
+    replays = FrameCache(REPLAYS_KEPT)
 
     def api_game(request: Request) -> Response:
         game_id = _path_int(request)
@@ -355,12 +350,24 @@ def create_app(
     def api_replay(request: Request) -> Response:
         game_id = _path_int(request)
         view = _view(request)
-        _, record = _open_record(game_id)
-        if not record.games:
-            raise ReplayError(f"game {game_id}: the record holds no game")
-        if view is not None and view >= len(record.players):
-            raise BadRequest(f"seat must be 0..{len(record.players) - 1} for game {game_id}")
-        return JSONResponse(frames(record, record.games[0], view))
+        with reader.read() as conn:
+            if q.game(conn, game_id)["sealed"]:
+                raise HTTPException(403, _sealed_message(game_id))
+            encoding, blob = q.stored_record(conn, game_id)
+        # A game's record never changes; the checksum tells a game played again after voiding (which
+        # may get a voided game's id) from the game replayed before.
+        key = (
+            game_id,
+            encoding,
+            zlib.crc32(blob if isinstance(blob, bytes) else blob.encode()),
+            view,
+        )
+        found = replays.get(key)
+        if found is None:
+            found = replays.put(
+                key, _replay(game_id, q.decode_record(game_id, encoding, blob), view)
+            )
+        return Response(found, media_type="application/json")
 
     # ------------------------------------------------------------ live
 
@@ -386,20 +393,20 @@ def create_app(
         try:
             info = await _referee().match(match_id)
         except LiveError as exc:
-            raise HTTPException(404, str(exc)) from exc
+            raise HTTPException(exc.status, str(exc)) from exc
         return page(request, "live_match.html", match=info)
 
     async def api_live_matches(request: Request) -> Response:
         try:
             return JSONResponse({"matches": await _referee().matches()})
         except LiveError as exc:
-            raise HTTPException(502, str(exc)) from exc
+            raise HTTPException(exc.status, str(exc)) from exc
 
     async def api_live_match(request: Request) -> Response:
         try:
             return JSONResponse(await _referee().match(request.path_params["match_id"]))
         except LiveError as exc:
-            raise HTTPException(404, str(exc)) from exc
+            raise HTTPException(exc.status, str(exc)) from exc
 
     async def live_events(request: Request) -> Response:
         after = parse_last_id(request.headers.get("last-event-id"))
@@ -501,6 +508,46 @@ def create_app(
             q.LedgerUnavailable: _handler(503),
         },
     )
+
+
+def _replay(game_id: int, data: dict[str, Any], view: int | None) -> bytes:
+    """A game's replay frames in one view, as JSON."""
+    try:
+        record = MatchRecord.from_dict(data)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ReplayError(
+            f"game {game_id}: the stored record is not a match record: {exc}"
+        ) from exc
+    if not record.games:
+        raise ReplayError(f"game {game_id}: the record holds no game")
+    if view is not None and view >= len(record.players):
+        raise BadRequest(f"seat must be 0..{len(record.players) - 1} for game {game_id}")
+    body = frames(record, record.games[0], view)
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+class FrameCache:
+    """The last replays served (building one steps through the whole game), least recently used out."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[Hashable, bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> bytes | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: Hashable, value: bytes) -> bytes:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
 
 
 def _sealed_message(game_id: int) -> str:

@@ -31,7 +31,12 @@ OUTCOME_NAMES = {
 
 
 class LiveError(Exception):
-    """The referee could not be asked; the message says what it answered."""
+    """The referee could not be asked; the message says what it answered. ``status``: the HTTP status
+    that says so (404 for a match it does not have, 502 for a referee that cannot be used)."""
+
+    def __init__(self, message: str, status: int = 502) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +57,7 @@ class Referee:
                 f"the referee at {self.address} wants its admin token (arena web --admin-token)"
             )
         if code is grpc.StatusCode.NOT_FOUND:
-            return LiveError(cap(exc.details() or "no such match", MAX_TEXT))
+            return LiveError(cap(exc.details() or "no such match", MAX_TEXT), 404)
         return LiveError(
             f"the referee at {self.address} answered {code.name}: {cap(exc.details() or '')}"
         )

@@ -732,14 +732,23 @@ def sealed(conn: sqlite3.Connection, event_id: int, round_: int, pairing: int, d
     return row is not None
 
 
-def record(conn: sqlite3.Connection, game_id: int) -> dict[str, Any]:
-    """A game's full match record (decoded)."""
+def stored_record(conn: sqlite3.Connection, game_id: int) -> tuple[str, bytes | str]:
+    """A game's record as stored: (encoding, data)."""
     row = conn.execute(
         "SELECT encoding, record FROM game_records WHERE game_id = ?", (game_id,)
     ).fetchone()
     if row is None:
         raise NotFound(f"no record of game {game_id}")
+    return row["encoding"], row["record"]
+
+
+def decode_record(game_id: int, encoding: str, data: bytes | str) -> dict[str, Any]:
     try:
-        return records.decode(row["encoding"], row["record"])
+        return records.decode(encoding, data)
     except records.RecordError as exc:
         raise LedgerUnavailable(f"game {game_id}: {exc}") from exc
+
+
+def record(conn: sqlite3.Connection, game_id: int) -> dict[str, Any]:
+    """A game's full match record (decoded)."""
+    return decode_record(game_id, *stored_record(conn, game_id))

@@ -421,6 +421,7 @@ def test_the_static_assets_ship_with_the_package(client: TestClient) -> None:
         ("/api/events/999", 404, "no tournament or competition 999"),
         ("/api/boards/999", 404, "no leaderboard 999"),
         ("/api/entrants/999", 404, "no entrant 999"),
+        ("/api/games/99999999999999999999999", 404, "nothing at /api/games/9999"),
         ("/api/live/matches", 404, "start arena web with --server"),
     ],
 )

@@ -281,7 +281,7 @@ def test_a_live_match_is_followed_to_its_end(browser: Browser, built_ledger: Pat
                 row = p.inner_text("#results-table tbody tr")
                 assert "normal" in row
                 assert f"greedy {game.scores[0]}" in row and f"random {game.scores[1]}" in row
-                entry = referee.manager.matches[match_id]
+                entry = referee.finished(match_id)
                 assert entry.record is not None
                 events = entry.record.games[0].events
                 lines = p.locator("#all-lines li").all_inner_texts()

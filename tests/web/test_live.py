@@ -51,8 +51,8 @@ def played() -> Iterator[tuple[Referee, str]]:
             t.start()
         for t in bots:
             t.join(120)
-        entry = referee.manager.matches[started.match_id]
-        assert entry.record is not None
+        entry = referee.finished(started.match_id)
+        assert entry.record is not None, entry.error
         yield referee, started.match_id
     finally:
         referee.close()

@@ -99,6 +99,12 @@ class Referee:
         self.server, port, self.manager = started.result(30)
         self.address = f"127.0.0.1:{port}"
 
+    def finished(self, match_id: str, timeout: float = 120.0) -> Any:
+        """The match's entry once the referee is done with it (its record written)."""
+        entry = self.manager.matches[match_id]
+        asyncio.run_coroutine_threadsafe(entry.done.wait(), self.loop).result(timeout)
+        return entry
+
     def close(self) -> None:
         async def stop() -> None:
             await self.manager.close()
