@@ -22,6 +22,7 @@
   ];
   let state = null;
   let game = -1;
+  let final = null; // the referee's scores of the last game, once the match is over
 
   function fresh() {
     return { deal: 0, trump: null, turnUp: null, trick: [], lastTrick: [], seats: [] };
@@ -96,9 +97,9 @@
         const box = Cards.el("div", "seat");
         box.id = `seat-${n}`;
         box.append(Cards.el("div", "seat-head", `seat ${n}: ${names[n] || ""}`));
-        const score = Cards.el("span", "score-total", String(s.total));
+        const score = Cards.el("span", "score-total", String(final ? final[n] : s.total));
         score.id = `score-${n}`;
-        score.title = "points announced in the public log this game";
+        score.title = final ? "the referee's final score" : "points announced in the public log this game";
         const facts = Cards.el("div", "seat-facts");
         facts.append(score, Cards.el("span", "", ` points announced · this deal ${s.deal} · tricks ${s.tricks}`));
         box.append(facts);
@@ -113,10 +114,21 @@
     $("live-game").textContent = game >= 0 ? `game ${game + 1} of ${match.games} · deal ${state.deal}` : "";
   }
 
+  // Events can come faster than frames: the table is drawn (and the log scrolled) once per frame.
+  let drawing = false;
+  function draw() {
+    if (drawing) return;
+    drawing = true;
+    requestAnimationFrame(() => {
+      drawing = false;
+      render();
+      const last = $("all-lines").lastElementChild;
+      if (last) last.scrollIntoView({ block: "nearest" });
+    });
+  }
+
   function log(text, className) {
-    const li = Cards.el("li", className || "", text);
-    $("all-lines").append(li);
-    li.scrollIntoView({ block: "nearest" });
+    $("all-lines").append(Cards.el("li", className || "", text));
   }
 
   function status(text, kind) {
@@ -140,16 +152,8 @@
     }
     $("results").hidden = false;
     const last = info.results[info.results.length - 1];
-    if (last) {
-      last.scores.forEach((p, n) => {
-        const node = $(`score-${n}`);
-        if (node) {
-          node.textContent = String(p);
-          node.title = "the referee's final score";
-          node.dataset.final = String(p);
-        }
-      });
-    }
+    if (last) final = last.scores;
+    render();
   }
 
   state = fresh();
@@ -165,7 +169,7 @@
     }
     apply(event.text);
     log(event.text);
-    render();
+    draw();
   });
   source.addEventListener("end", (e) => {
     source.close();
