@@ -382,6 +382,17 @@ async def check_bot(
                 if entry.status == "waiting" and _hopeless(entry, gateway):
                     await _abandon(entry)  # rather than wait out the connect timeout
                     break
+            if entry.error and entry.record is None:
+                # The arena could not start a process (the manager starts seats in order, so
+                # the bot's own ports have no process when its command was the one that failed).
+                # A bot whose match was called off is refused if it dials in late: not its fault.
+                if all(p.process is not None for p in entry.players[0]):
+                    report.mistakes.append(Mistake(REFEREE, "", entry.error))
+                else:
+                    report.mistakes.append(
+                        Mistake(CRASH, "", f"{entry.error}; the rest of the session is skipped")
+                    )
+                break
             _note_hellos(report, entry, gateway)
             if not all(p.attached.is_set() for p in entry.players[0]):
                 exited = [f"; {why}" for why in map(_closed_detail, entry.players[0]) if why]
