@@ -6,11 +6,12 @@ it reaches a table through :func:`plain`, which shows it as it is, never as rich
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -30,8 +31,33 @@ LedgerOption = Annotated[
     ),
 ]
 
-console = Console()
-errors = Console(stderr=True)
+# Wide enough for every table's columns when the output goes to a file or a pipe (rich would cut
+# cells at 80 columns there).
+PIPE_WIDTH = 160
+
+
+class _Console(Console):
+    """A console that takes its width when it prints, not when it is made: ``COLUMNS`` as it is then,
+    else the terminal's, else :data:`PIPE_WIDTH` when the output is not a terminal."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        height = super().size.height
+        columns = os.environ.get("COLUMNS", "")
+        if columns.isdigit() and int(columns) > 0:
+            return ConsoleDimensions(int(columns), height)
+        if not self.is_terminal:
+            return ConsoleDimensions(PIPE_WIDTH, height)
+        self._width = None  # the terminal's own width (not COLUMNS as it was at import)
+        return super().size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+
+console = _Console()
+errors = _Console(stderr=True)
 
 
 def plain(value: object, limit: int = MAX_CELL) -> Text:

@@ -171,10 +171,17 @@ def test_a_bot_that_never_connects_is_a_crash(tmp_path: Path) -> None:
     check(done, "crash", "never connected")
 
 
-def test_a_command_that_cannot_start_is_a_crash(tmp_path: Path) -> None:
+def test_a_command_that_cannot_start_is_not_played(tmp_path: Path) -> None:
+    """The arena could not start the process: an infrastructure failure, never a bot's loss. The match
+    is not played (no record, nothing to rate) and its error names the command; the match beside it
+    plays on."""
     missing = tmp_path / "no-such-bot"
     done = scenario(tmp_path, shlex.quote(str(missing)), connect_timeout=2.0)
-    check(done, "crash", "cannot start")
+    assert done.bad.record is None
+    assert "cannot start" in done.bad.error and "no-such-bot" in done.bad.error
+    assert done.beside.record is not None, done.beside.error
+    assert done.beside.record.games[0].outcome == "normal"
+    assert_no_process_left(done.pids)
 
 
 def test_a_bot_that_crashes_on_the_welcome_is_a_crash(tmp_path: Path) -> None:

@@ -178,7 +178,7 @@ def test_a_reader_holding_locks_costs_no_bot_a_game(tmp_path: Path) -> None:
 
 
 def test_a_ledger_locked_for_too_long_ends_the_run_cleanly(tmp_path: Path) -> None:
-    toml = tournament(tmp_path, deals=12)
+    toml = tournament(tmp_path, deals=4)
     ledger = tmp_path / "ledger.sqlite"
     proc = arena(toml, ledger)
     wait_for_games(ledger, 1, proc)
@@ -201,7 +201,7 @@ def test_a_ledger_locked_for_too_long_ends_the_run_cleanly(tmp_path: Path) -> No
     again = arena(toml, ledger)
     again.communicate(timeout=RUN_TIMEOUT)
     assert again.returncode == 0
-    assert count(ledger) == 24
+    assert count(ledger) == 8
 
 
 def test_ctrl_c_while_the_ledger_is_locked(tmp_path: Path) -> None:
@@ -294,7 +294,7 @@ def test_a_full_disk_ends_the_run_cleanly(tmp_path: Path) -> None:
 
 
 def test_a_second_run_of_a_running_tournament_is_refused(tmp_path: Path) -> None:
-    toml = tournament(tmp_path, deals=10)
+    toml = tournament(tmp_path, deals=4)
     ledger = tmp_path / "ledger.sqlite"
     first = arena(toml, ledger)
     wait_for_games(ledger, 1, first)
@@ -304,11 +304,11 @@ def test_a_second_run_of_a_running_tournament_is_refused(tmp_path: Path) -> None
     assert f"is being run by process {first.pid}" in err
     first.communicate(timeout=RUN_TIMEOUT)
     assert first.returncode == 0
-    assert count(ledger, "SELECT count(DISTINCT key) FROM games") == count(ledger) == 20
+    assert count(ledger, "SELECT count(DISTINCT key) FROM games") == count(ledger) == 8
     # The lease went with the first run: a third run resumes (and plays nothing).
     third = arena(toml, ledger)
     out, _ = third.communicate(timeout=RUN_TIMEOUT)
-    assert third.returncode == 0 and "resumed: 20 game(s)" in out
+    assert third.returncode == 0 and "resumed: 8 game(s)" in out
 
 
 # ---------------------------------------------------------------- the arena's own stalls
