@@ -60,6 +60,7 @@ class EndgameSolver:
         self._dup: list[int] = []
         self._order: list[list[int]] = []
         self._bris: list[list[int]] = []
+        self._between: list[list[list[int]]] = []
         # _wins[led][card]: the card played second takes the trick from the card led.
         self._wins = [
             [(c & 7 > led & 7) if c >> 3 == led >> 3 else c >> 3 == trump for c in range(32)]
@@ -192,6 +193,26 @@ class EndgameSolver:
             self._dup.append(dup)
             self._order.append(order)
             self._bris.append([self.brisque if k & 7 >= TEN else 0 for k in cards])
+        # _between[p][x][y]: the other player's cards of the suit of p's cards x and y ranking
+        # between them or equal to either (between identical cards the first played wins). Two cards
+        # of one suit and point value with none of these left in the other hand are equivalent: one
+        # of them need be tried.
+        self._between = []
+        for p, cards in enumerate((a, b)):
+            others = (a, b)[1 - p]
+            table = []
+            for x in cards:
+                row = []
+                for y in cards:
+                    m = 0
+                    if x >> 3 == y >> 3:
+                        low, high = sorted((x & 7, y & 7))
+                        for j, z in enumerate(others):
+                            if z >> 3 == x >> 3 and low <= z & 7 <= high:
+                                m |= 1 << j
+                    row.append(m)
+                table.append(row)
+            self._between.append(table)
 
     def _index(self, player: int, mask: int, kind: int) -> int:
         """The canonical copy of ``kind`` in the player's mask: the highest index of that kind."""
@@ -280,8 +301,15 @@ class EndgameSolver:
         a0 = alpha
         best = -_INF
         best_i = -1
+        lbetween = self._between[lead]
+        fbetween = self._between[follower]
+        tried = [-1, -1, -1, -1]  # per suit, the last card led
         for i in order:
             led = lcards[i]
+            prev = tried[led >> 3]
+            if prev >= 0 and lbris[prev] == lbris[i] and not lbetween[prev][i] & mf:
+                continue  # equivalent to a card already tried
+            tried[led >> 3] = i
             legal = canon_f & fsuits[led >> 3]
             if legal:
                 over = legal & fover[led]
@@ -295,11 +323,20 @@ class EndgameSolver:
             beaten = wins[led]
             worst = _INF
             b = beta
+            prev_j = -1
             while legal:
                 low_bit = legal & -legal
                 legal ^= low_bit
                 j = low_bit.bit_length() - 1
                 card = fcards[j]
+                if (
+                    prev_j >= 0
+                    and fcards[prev_j] >> 3 == card >> 3
+                    and fbris[prev_j] == fbris[j]
+                    and not fbetween[prev_j][j] & ml
+                ):
+                    continue  # equivalent to the card just tried
+                prev_j = j
                 nf = mf & ~low_bit
                 points = lbris[i] + fbris[j]
                 if not nl:
