@@ -123,22 +123,3 @@ def test_the_other_hand_is_known_once_the_stock_is_empty() -> None:
             checked += 1
             state.apply(rng.choice(state.legal_actions()))
     assert checked > 40
-
-
-def test_undraw_puts_the_last_card_drawn_back() -> None:
-    """A search values positions before the draw: the last card drawn goes back among the unseen,
-    each hand has a card less and the stock two more."""
-    state = GameState.new(variant("two-handed"), seed=5)
-    rng = random.Random(5)
-    for _ in range(12):
-        state.apply(rng.choice(state.legal_actions()))
-    while state.trick or state.phase != 1:
-        state.apply(rng.choice(state.legal_actions()))
-    seat = state.to_act
-    kn = Knowledge.from_state(state, seat)
-    drawn = state.last_drawn[seat]
-    before = (list(kn.unseen), kn.stock_size, len(kn.hand))
-    kn.undraw(drawn)
-    assert kn.unseen[drawn] == before[0][drawn] + 1
-    assert kn.stock_size == before[1] + 2
-    assert len(kn.hand) == before[2] - 1 == len(kn.hand_marks)

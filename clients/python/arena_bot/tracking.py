@@ -380,23 +380,6 @@ class Knowledge:
         self.unseen_total = sum(self.unseen)
         self.known[self.seat] = self.counts
 
-    def undraw(self, kind: int) -> None:
-        """As if the seats had not yet drawn after the last trick: the seat's last card drawn
-        (``kind``, a hidden card) goes back among the unseen, and every seat has one card less and
-        one draw more to come. (A search values positions this way so that which stock card each
-        seat happened to draw does not decide between two candidate plays.)"""
-        ref = ANY_COPY + kind
-        if ref not in self.hand or not self.in_stock:
-            return
-        i = self.hand.index(ref)
-        self.hand = self.hand[:i] + self.hand[i + 1 :]
-        self.hand_marks = self.hand_marks[:i] + self.hand_marks[i + 1 :]
-        self.counts[kind] -= 1
-        self.unseen[kind] += 1
-        self.unseen_total += 1
-        self.stock_size += self.seats
-        self.hand_sizes = [n - 1 for n in self.hand_sizes]
-
     # ------------------------------------------------------------------ questions
 
     def unknown_cards(self, seat: int) -> int:
