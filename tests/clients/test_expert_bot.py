@@ -30,7 +30,7 @@ from arena.referee import MatchConfig, TimeControl
 from arena.service.manager import MatchManager, PlayerSpec
 from arena.service.server import create_server
 from arena_bot.endgame import EndgameSolver
-from arena_bot.expert_bot import Expert, ExpertBot, game_seed
+from arena_bot.expert_bot import Expert, ExpertBot
 from arena_bot.greedy_bot import GreedyBot
 from arena_bot.random_bot import RandomBot
 from arena_bot.sdk import Bot, Clock
@@ -249,27 +249,6 @@ def test_plays_the_optimal_card_in_the_last_eight() -> None:
             checked[step] += 1
             state.apply(action)
     assert checked == {"lead": 5, "follow": 5}
-
-
-def test_the_seed_comes_from_the_game() -> None:
-    """The same match, game, seat and view give the same seed; another of any gives another."""
-    state = GameState.new(variant("two-handed"), seed=3)
-    view = observe(state, state.to_act)
-    base = game_seed("m1", 0, 0, view)
-    assert base == game_seed("m1", 0, 0, view)
-    assert (
-        len(
-            {
-                base,
-                game_seed("m2", 0, 0, view),
-                game_seed("m1", 1, 0, view),
-                game_seed("m1", 0, 1, view),
-            }
-        )
-        == 4
-    )
-    state.apply(state.legal_actions()[0])
-    assert game_seed("m1", 0, 0, observe(state, 0)) != base
 
 
 def test_the_expert_bot_has_a_command_line() -> None:

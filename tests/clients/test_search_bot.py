@@ -16,7 +16,7 @@ from arena_bot import endgame, search_bot
 from arena_bot.expert_bot import Expert, choose_in_state
 from arena_bot.random_bot import RandomBot
 from arena_bot.sdk import Bot, Clock
-from arena_bot.search_bot import SearchBot, enumerate_worlds, reshuffled
+from arena_bot.search_bot import SearchBot, decision_seed, enumerate_worlds, reshuffled
 from arena_bot.tracking import Knowledge
 
 CLOCK = Clock(budget_ms=2_000, bank_ms=20_000)
@@ -100,6 +100,18 @@ def test_the_last_stock_trick_enumerates_every_world() -> None:
         assert rest == unseen
         assert world.legal_actions() == state.legal_actions()
     assert enumerate_worlds(tracker.sample(random.Random(2)), 0, 3) is None  # too many
+
+
+def test_the_decision_seed_comes_from_the_game() -> None:
+    """The same game seed and view give the same seed; another game seed or another position of
+    the game gives another."""
+    state = GameState.new(variant("two-handed"), seed=3)
+    view = observe(state, state.to_act)
+    base = decision_seed(7, view)
+    assert base == decision_seed(7, view)
+    assert decision_seed(8, view) != base
+    state.apply(state.legal_actions()[0])
+    assert decision_seed(7, observe(state, 0)) != base
 
 
 def test_searches_on_the_views_the_sdk_builds() -> None:

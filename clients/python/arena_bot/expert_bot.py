@@ -32,7 +32,6 @@ tournament of it against itself or other deterministic bots is reproducible). Wh
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -74,22 +73,6 @@ _BEZIQUE_LEVELS: Final = (
     Combo.TRIPLE_BEZIQUE,
     Combo.QUADRUPLE_BEZIQUE,
 )
-
-
-def game_seed(match_id: str, game: int, seat: int, view: Observation | None = None) -> int:
-    """A seed for a bot's random choices, from what it is told about the game it plays: the match,
-    the game number, its seat and (when given) the observation's own content (deal, hand, what has
-    been played). A tournament of bots seeded this way gives the same ledger every time. This is the
-    one place to switch to a per-game seed once the protocol carries one."""
-    h = hashlib.blake2b(digest_size=8)
-    h.update(f"{match_id}\x00{game}\x00{seat}".encode())
-    if view is not None:
-        h.update(
-            f"\x00{view.deal}\x00{view.phase}\x00{view.stock_size}\x00{len(view.log)}".encode()
-        )
-        h.update(bytes(r & 0xFF for r in view.hand))
-        h.update(bytes(c & 0xFF for _, c in view.trick))
-    return int.from_bytes(h.digest(), "big")
 
 
 # ---------------------------------------------------------------------- the weights
@@ -752,6 +735,7 @@ class ExpertBot(Bot):
     version = "1"
 
     def __init__(self, weights: Weights = DEFAULT_WEIGHTS) -> None:
+        super().__init__()
         self.expert = Expert(weights)
 
     def decide(self, view: Observation, legal: list[Action], clock: Clock) -> Action:

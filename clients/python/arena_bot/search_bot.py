@@ -28,7 +28,7 @@ Time: ``--ms`` per decision (default 200). Decisions that take less (the expert'
 exact endgame) save the rest, and the late search may spend what was saved, up to LATE_BONUS times
 ``--ms`` more on one decision, so that over a game it stays within ``--ms`` a decision on average;
 never more than the referee's budget less a margin. Its random choices are seeded from the game
-(:func:`arena_bot.expert_bot.game_seed`), but how many worlds it examines depends on the machine's
+(the SDK's per-game seed, :func:`decision_seed`), but how many worlds it examines depends on the machine's
 speed, so its play is not reproducible move for move (``max_worlds`` makes it so, for tests).
 
     python -m arena_bot.search_bot --ms 200
@@ -36,9 +36,8 @@ speed, so its play is not reproducible move for move (``max_worlds`` makes it so
 
 from __future__ import annotations
 
-import argparse
+import hashlib
 import random
-import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -48,10 +47,9 @@ from arena.game.cards import ANY_COPY
 from arena.game.events import OVER, PLAY
 from arena.game.sampling import SampleError, Tracker
 from arena.game.variants import Family
-from arena.wire.v1 import bot_pb2
 from arena_bot.endgame import OutOfTime
-from arena_bot.expert_bot import DEFAULT_WEIGHTS, Evaluator, Expert, Weights, game_seed
-from arena_bot.sdk import Bot, Clock, GameEnd, run
+from arena_bot.expert_bot import DEFAULT_WEIGHTS, Evaluator, Expert, Weights
+from arena_bot.sdk import Bot, Clock, GameEnd, parser, run
 from arena_bot.tracking import Knowledge
 
 DEFAULT_MS = 200
@@ -78,6 +76,7 @@ class SearchBot(Bot):
         max_worlds: int = 0,
         weights: Weights = DEFAULT_WEIGHTS,
     ) -> None:
+        super().__init__()
         self.ms = ms
         self.confidence = confidence  # standard errors by which search must beat the expert
         self.candidates = candidates
@@ -87,8 +86,6 @@ class SearchBot(Bot):
         self.expert = Expert(weights)
         self.rollout_expert = Expert(weights)
         self.seed = seed  # mixed into the game's seed (tests); None: the game's seed alone
-        self.match_id = ""
-        self.game = 0
         self._tracker: Tracker | None = None
         self._tracker_key: tuple[object, ...] = ()
         self._saved_ms = 0.0
@@ -101,12 +98,7 @@ class SearchBot(Bot):
 
     # ------------------------------------------------------------------ the match
 
-    def on_welcome(self, welcome: bot_pb2.Welcome) -> None:
-        self.match_id = welcome.match_id
-        self.game = 0
-
     def on_game_over(self, end: GameEnd) -> None:
-        self.game = end.game + 1
         self._saved_ms = 0.0
 
     # ------------------------------------------------------------------ the decision
@@ -170,8 +162,7 @@ class SearchBot(Bot):
         candidates = [a for _, a in ranked[: self.candidates]]
         if len(candidates) < 2:
             return "expert", prior
-        match = self.match_id if self.seed is None else f"{self.seed}:{self.match_id}"
-        rng = random.Random(game_seed(match, self.game, tracker.seat, view))
+        rng = random.Random(decision_seed(self.game_seed ^ (self.seed or 0), view))
         try:
             choice = self._search(candidates, prior, tracker, rng, deadline)
         except SampleError:
@@ -286,6 +277,18 @@ class SearchBot(Bot):
         return value + (v if leader == seat else -v)
 
 
+def decision_seed(game_seed: int, view: Observation) -> int:
+    """A seed for one decision's random choices: the game's seed (the SDK's, set by
+    :meth:`Bot.on_game_start`, so the same deal gives the same seeds in every run) mixed with the
+    observation's content (deal, hand, what has been played), so each decision draws other worlds."""
+    h = hashlib.blake2b(digest_size=8)
+    h.update(f"{game_seed}\x00{view.seat}\x00{view.deal}\x00{view.phase}".encode())
+    h.update(f"\x00{view.stock_size}\x00{len(view.log)}\x00".encode())
+    h.update(bytes(r & 0xFF for r in view.hand))
+    h.update(bytes(c & 0xFF for _, c in view.trick))
+    return int.from_bytes(h.digest(), "big")
+
+
 def reshuffled(template: GameState, seat: int, rng: random.Random) -> GameState:
     """Another world like ``template`` for ``seat``: the cards it cannot see (the other hands'
     hidden cards and the face-down stock) dealt anew. Hidden cards have no identity in the engine
@@ -358,15 +361,14 @@ def enumerate_worlds(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Bezique Arena searching bot")
-    parser.add_argument("--address", help="referee address (default: $ARENA_ADDRESS)")
-    parser.add_argument("--token", help="seat token (default: $ARENA_TOKEN)")
-    parser.add_argument("--ms", type=int, default=DEFAULT_MS, help="time per decision (ms)")
-    args = parser.parse_args()
-    try:
-        run(SearchBot(ms=args.ms), args.address, args.token)
-    except KeyboardInterrupt:
-        sys.exit(130)
+    bot = SearchBot()
+    options = parser(bot)
+    options.add_argument("--ms", type=int, default=DEFAULT_MS, help="time per decision (ms)")
+    args = options.parse_args()
+    if args.ms < 1:
+        options.error(f"--ms must be a positive number of milliseconds, got {args.ms}")
+    bot.ms = args.ms
+    run(bot, args.address or "", args.token or "")  # "": not given, so from the environment
 
 
 if __name__ == "__main__":
