@@ -28,7 +28,7 @@ from arena_bot.expert_bot import ExpertBot
 from arena_bot.first_bot import FirstBot
 from arena_bot.greedy_bot import GreedyBot
 from arena_bot.random_bot import RandomBot
-from arena_bot.sdk import Bot, Clock
+from arena_bot.sdk import Bot, Clock, GameStart, view_seed
 from arena_bot.search_bot import SearchBot
 
 CLOCK = Clock(budget_ms=1000, bank_ms=10000)  # the ladder tournament's time control
@@ -57,9 +57,14 @@ def play(args: tuple[str, str, str, int, int]) -> tuple[int, int, float, int]:
     bots = [make(a, seed), make(b, seed + 1)]
     if a_seat == 1:
         bots.reverse()
+    started = [False, False]
     while not state.is_terminal():
         seat = state.to_act
-        action = bots[seat].decide(observe(state, seat), list(state.legal_actions()), CLOCK)
+        view = observe(state, seat)
+        if not started[seat]:  # as the SDK does before a bot's first decision of the game
+            started[seat] = True
+            bots[seat].on_game_start(GameStart("ladder", 0, seat, view_seed(view, 0), view))
+        action = bots[seat].decide(view, list(state.legal_actions()), CLOCK)
         state.apply(action if not isinstance(action, str) else Action.parse(action))
     result = state.result()
     mine, theirs = result.scores[a_seat], result.scores[1 - a_seat]
