@@ -7,7 +7,8 @@ Each pairing plays ``--deals`` deal seeds, each twice with the seats swapped (a 
 ``--jobs`` processes. Bot names: random, first, greedy, expert, searchN (the searching bot at N ms per
 decision). Prints, per pairing, the first bot's games won, drawn and lost, its duplicate pairs won,
 lost and tied (a pair is won on the sum of its two games' margins), its score share with a 95%
-Wilson interval, and the mean point margin per game; ``--table`` adds the rows as a Markdown table.
+Wilson interval, the same for the pairs (a tied pair counts half), and the mean point margin per
+game; ``--table`` adds the rows as a Markdown table.
 
 ``--playouts`` measures the searching bot instead: how many worlds (and rollouts: one per candidate
 action in each world) it examines per decision at ``--ms``, playing ``--deals`` deals against the
@@ -98,12 +99,15 @@ def ladder(args: argparse.Namespace) -> None:
             pl = sum(1 for m in by_deal.values() if m < 0)
             pt = len(by_deal) - pw - pl
             share = score / len(results)
-            rows.append(
-                (a, b, len(results), wins, draws, losses, pw, pl, pt, share, low, high, margin)
-            )
+            # The duplicate pairs as the unit: cards' luck cancels within a pair.
+            pshare = (pw + pt / 2) / len(by_deal)
+            plow, phigh = wilson(pw + pt / 2, len(by_deal))
+            row = (a, b, len(results), wins, draws, losses, pw, pl, pt, share, low, high, margin)
+            rows.append((*row, pshare, plow, phigh))
             print(
                 f"{a} vs {b}: {wins}-{draws}-{losses} of {len(results)}, pairs {pw}-{pl}-{pt}, "
-                f"score {share:.3f} [{low:.3f}, {high:.3f}], margin {margin:+.0f}, "
+                f"score {share:.3f} [{low:.3f}, {high:.3f}], pair score {pshare:.3f} "
+                f"[{plow:.3f}, {phigh:.3f}], margin {margin:+.0f}, "
                 f"{time.perf_counter() - start:.0f} s (slowest game "
                 f"{max(r[2] for r in results):.0f} s)",
                 flush=True,
@@ -111,16 +115,25 @@ def ladder(args: argparse.Namespace) -> None:
     if args.table:
         print()
         print(
-            "| entrant | opponent | games | W-D-L | duplicate pairs W-L-T | margin | score (95% CI) |"
+            "| entrant | opponent | games | W-D-L | game score (95% CI) | duplicate pairs W-L-T "
+            "| pair score (95% CI) | margin a game |"
         )
-        print("|---|---|---|---|---|---|---|")
-        for a, b, n, w, d, l_, pw, pl, pt, share, low, high, margin in rows:
+        print("|---|---|---|---|---|---|---|---|")
+        for a, b, n, w, d, l_, pw, pl, pt, share, low, high, margin, ps, plo, phi in rows:
             print(
-                f"| {a} | {b} | {n} | {w}-{d}-{l_} | {pw}-{pl}-{pt} | {margin:+.0f} | "
-                f"{share:.0%} ({low:.0%}-{high:.0%}) |"
+                f"| {a} | {b} | {n} | {w}-{d}-{l_} | {share:.0%} ({low:.0%}-{high:.0%}) | "
+                f"{pw}-{pl}-{pt} | {ps:.0%} ({plo:.0%}-{phi:.0%}) | {margin:+.0f} |"
             )
-    separated = all(r[10] > 0.5 for r in rows)
-    print("pairings", len(rows), "all_above_half", int(separated))
+    games_above = all(r[10] > 0.5 for r in rows)
+    pairs_above = all(r[14] > 0.5 for r in rows)
+    print(
+        "pairings",
+        len(rows),
+        "games_above_half",
+        int(games_above),
+        "pairs_above_half",
+        int(pairs_above),
+    )
 
 
 def playouts(args: argparse.Namespace) -> None:
