@@ -27,8 +27,8 @@ and every decision of the variants with more than two seats or with consultation
 Time: ``--ms`` per decision (default 200). Decisions that take less (the expert's, forced plays, the
 exact endgame) save the rest, and the late search may spend what was saved, up to LATE_BONUS times
 ``--ms`` more on one decision, so that over a game it stays within ``--ms`` a decision on average;
-never more than the referee's budget less a margin. Its random choices are seeded from the game
-(the SDK's per-game seed, :func:`decision_seed`), but how many worlds it examines depends on the machine's
+never more than the referee's budget less a margin. Its random choices are seeded from the SDK's
+per-game seed (:func:`decision_seed`), but how many worlds it examines depends on the machine's
 speed, so its play is not reproducible move for move (``max_worlds`` makes it so, for tests).
 
     python -m arena_bot.search_bot --ms 200
