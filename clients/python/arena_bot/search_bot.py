@@ -1,64 +1,105 @@
-"""A searching bot: perfect-information Monte Carlo over sampled worlds, and an exact endgame.
+"""A searching bot: the expert player, with Monte Carlo search at the end of the stock and an exact
+endgame.
 
-At each decision with a choice, it samples worlds consistent with everything its seat has seen
-(:class:`arena.game.sampling.Tracker`: its own dealt hand and draws, every card the opponent revealed,
-the public log), and in each world tries every legal action on a copy of the state and plays the deal
-out with a fast rollout policy for both seats (the best declaration when one is offered; the card the
-seat least wants to keep, or a cheap winner, and a random card one time in five), every action's
-rollout in a world drawing the same random numbers. It picks the action with the best mean of (its
-deal points - the opponent's), unless the greedy bot's choice is within one standard error of it (then
-the greedy choice: the search's noise never makes it weaker than greedy play). Once the stock is empty
-in two-handed Bezique and Rubicon every card is known to a player who remembers, so it solves the last
-tricks exactly (memoized minimax on brisques and the last trick) instead.
+The expert player (:mod:`arena_bot.expert_bot`) is its prior and its rollout policy. While the stock
+is long the bot plays the expert's choice at once: measured in duplicate games, searching there with
+a few tricks of lookahead and the expert's own judgement as the value did not beat the expert, and
+the time saved is worth more later. In the last tricks of the stock (LATE_TRICKS, two seats) the
+hand each seat takes into the last eight and who leads them are decided, and search pays:
 
-It stays within ``min(--ms, budget_ms - margin)`` per decision. Where sampling does not apply (three
-or four seats, partners, consultation, a Rubicon deal in which the opponent showed carte blanche) it
-plays as the greedy bot.
+1. it samples worlds consistent with everything its seat has seen (:class:`arena.game.sampling.Tracker`
+   replays the deal's public log once per decision; further worlds deal the unseen cards afresh,
+   :func:`reshuffled`); on the last stock trick, with one face-down card left, it takes every world,
+   weighted by the copies that allow it (:func:`enumerate_worlds`);
+2. in each world it tries the expert's best few plays (CANDIDATES) on a copy of the state and plays
+   the copy on with the expert at both seats, each deciding from its own seat's knowledge only, to
+   the empty stock, where the last tricks are solved exactly (:class:`arena_bot.endgame.EndgameSolver`,
+   with a table of positions shared by all the worlds); in Polish, whose last tricks still score
+   declarations, to the end of the deal;
+3. it plays the candidate with the best mean margin (its deal points minus the other seat's), but
+   keeps the expert's choice unless another beats it by more than one standard error of the paired
+   differences (all candidates meet the same worlds), or every world was examined.
+
+Once the stock is empty in two-handed Bezique and Rubicon every card is known to a player who
+remembers, and it plays the last tricks exactly, in a few milliseconds. Declarations, carte blanche
+and every decision of the variants with more than two seats or with consultation are the expert's.
+
+Time: ``--ms`` per decision (default 200). Decisions that take less (the expert's, forced plays, the
+exact endgame) save the rest, and the late search may spend what was saved, up to LATE_BONUS times
+``--ms`` more on one decision, so that over a game it stays within ``--ms`` a decision on average;
+never more than the referee's budget less a margin. Its random choices are seeded from the SDK's
+per-game seed (:func:`decision_seed`), but how many worlds it examines depends on the machine's
+speed, so its play is not reproducible move for move (``max_worlds`` makes it so, for tests).
 
     python -m arena_bot.search_bot --ms 200
 """
 
 from __future__ import annotations
 
-import argparse
-import os
+import hashlib
 import random
-import sys
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-from arena.game import Action, Combo, GameState, Observation, Verb, variant
-from arena.game.cards import JACK, KING, QUEEN, SEVEN, TEN
-from arena.game.events import CARTE_BLANCHE, DECLARE, PLAY
+from arena.game import Action, GameState, Observation, Verb
+from arena.game.cards import ANY_COPY
+from arena.game.events import OVER, PLAY
 from arena.game.sampling import SampleError, Tracker
-from arena.game.variants import Family, Variant
-from arena_bot.greedy_bot import GreedyBot
-from arena_bot.sdk import Bot, Clock, run
+from arena.game.variants import Family
+from arena_bot.endgame import OutOfTime
+from arena_bot.expert_bot import DEFAULT_WEIGHTS, Evaluator, Expert, Weights
+from arena_bot.sdk import Bot, Clock, GameEnd, parser, run
+from arena_bot.tracking import Knowledge
 
 DEFAULT_MS = 200
 MARGIN_MS = 60  # kept back from the referee's budget for transport and the interpreter
-EPSILON = 0.2  # rollouts play a random card this often
+CANDIDATES = 4  # the expert's best few plays that the search compares
+LATE_TRICKS = 3  # stock tricks left (or fewer) from which the bot searches
+LATE_BONUS = 3  # a late decision may spend up to this many times --ms of saved time on top
+SAVED_CAP = 10  # time saved is kept up to this many times --ms
+ENUMERATE = 40  # on the last stock trick, every world is tried when there are at most this many
 
 
 class SearchBot(Bot):
     name = "search"
-    version = "1"
+    version = "2"
 
     def __init__(
-        self, ms: int = DEFAULT_MS, seed: int | None = None, confidence: float = 1.0
+        self,
+        ms: int = DEFAULT_MS,
+        seed: int | None = None,
+        confidence: float = 1.0,
+        candidates: int = CANDIDATES,
+        late_tricks: int = LATE_TRICKS,
+        late_bonus: float = LATE_BONUS,
+        max_worlds: int = 0,
+        weights: Weights = DEFAULT_WEIGHTS,
     ) -> None:
+        super().__init__()
         self.ms = ms
-        self.confidence = confidence  # standard errors by which search must beat the greedy choice
-        self.rng = random.Random(seed if seed is not None else int(os.environ.get("BOT_SEED", "0")))
-        self.greedy = GreedyBot()
+        self.confidence = confidence  # standard errors by which search must beat the expert
+        self.candidates = candidates
+        self.late_tricks = late_tricks
+        self.late_bonus = late_bonus
+        self.max_worlds = max_worlds  # stop after this many worlds (0: only the clock stops it)
+        self.expert = Expert(weights)
+        self.rollout_expert = Expert(weights)
+        self.seed = seed  # mixed into the game's seed (tests); None: the game's seed alone
         self._tracker: Tracker | None = None
         self._tracker_key: tuple[object, ...] = ()
-        self._endgame = EndgameSolver(0, 10)
-        # Statistics of the last decision (for tests and benchmarks).
+        self._saved_ms = 0.0
+        # Statistics (for tests and benchmarks).
         self.last_worlds = 0
         self.last_mode = ""
         self.modes: Counter[str] = Counter()  # decisions by how they were taken
+        self.worlds: Counter[str] = Counter()  # worlds examined, by mode
+        self.rollouts = 0
+
+    # ------------------------------------------------------------------ the match
+
+    def on_game_over(self, end: GameEnd) -> None:
+        self._saved_ms = 0.0
 
     # ------------------------------------------------------------------ the decision
 
@@ -66,53 +107,76 @@ class SearchBot(Bot):
         start = time.perf_counter()
         if not legal:
             raise ValueError("no legal action to choose from")
-        budget_ms = min(self.ms, clock.budget_ms - MARGIN_MS)
-        deadline = start + max(1, budget_ms) / 1000
-        tracker = self._track(view)
+        tracker = self._track(view)  # fed at every decision, forced ones too
         self.last_worlds = 0
-        mode, choice = self._choose(view, legal, tracker, deadline)
-        if choice is None:
-            choice = self.greedy.decide(view, legal, clock)
+        if len(legal) == 1:
+            mode, choice = "forced", legal[0]
+        else:
+            kn = Knowledge.from_view(view)
+            deadline = start + max(1.0, self.budget_ms(kn, clock)) / 1000
+            mode, choice = self._choose(view, kn, legal, tracker, deadline)
+        used_ms = (time.perf_counter() - start) * 1000
+        self._saved_ms = min(SAVED_CAP * self.ms, max(0.0, self._saved_ms + self.ms - used_ms))
         self.last_mode = mode
         self.modes[mode] += 1
-        return choice
+        self.worlds[mode] += self.last_worlds
+        return choice if choice in legal else legal[0]
+
+    def late(self, kn: Knowledge) -> bool:
+        """Whether the decision is one the bot searches: two seats, the last stock tricks (or, in
+        Polish, the last tricks too)."""
+        if kn.seats != 2 or kn.phase != "play":
+            return False
+        if kn.in_stock:
+            return kn.stock_size <= self.late_tricks * kn.seats
+        return kn.family is Family.POLISH
+
+    def budget_ms(self, kn: Knowledge, clock: Clock) -> float:
+        """The time for this decision: --ms, and for a searched decision the time saved on quick
+        decisions, up to ``late_bonus`` times --ms more; never beyond the referee's budget less a
+        margin."""
+        budget = float(self.ms)
+        if self.late(kn):
+            budget += min(self._saved_ms, self.late_bonus * self.ms)
+        return min(budget, clock.budget_ms - MARGIN_MS)
 
     def _choose(
-        self, view: Observation, legal: list[Action], tracker: Tracker | None, deadline: float
-    ) -> tuple[str, Action | None]:
-        """How the decision is taken ("forced", "endgame", "search"; "out-of-time" or "greedy" when
-        the greedy bot decides) and the action (None: the greedy bot's)."""
-        if len(legal) == 1:
-            return "forced", legal[0]
-        if tracker is None or not tracker.supported:
-            return "greedy", None
-        v = tracker.variant
+        self,
+        view: Observation,
+        kn: Knowledge,
+        legal: list[Action],
+        tracker: Tracker | None,
+        deadline: float,
+    ) -> tuple[str, Action]:
+        """How the decision is taken ("endgame", "search", "expert") and the action."""
+        expert = self.expert
+        if kn.phase == "play" and not kn.in_stock and kn.family is not Family.POLISH:
+            exact = kn.other_hand() is not None
+            return ("endgame" if exact else "expert"), expert.choose(kn, legal)
+        if not self.late(kn) or tracker is None or not tracker.supported:
+            return "expert", expert.choose(kn, legal)
+        plays = [a for a in legal if a.verb is Verb.PLAY]
+        ev = Evaluator(kn, expert.w)
+        ranked = sorted(expert.score_plays(kn, ev, plays), key=lambda x: -x[0])
+        prior = ranked[0][1]
+        candidates = [a for _, a in ranked[: self.candidates]]
+        if len(candidates) < 2:
+            return "expert", prior
+        rng = random.Random(decision_seed(self.game_seed ^ (self.seed or 0), view))
         try:
-            if (
-                view.stock_size == 0
-                and view.phase == "play"
-                and v.family is not Family.POLISH
-                and len(view.trick) <= 1
-            ):
-                return "endgame", self._solve_endgame(view, legal, v, tracker, deadline)
-            choice = self._search(view, legal, tracker, deadline)
-        except OutOfTime:
-            return "out-of-time", None
+            choice = self._search(candidates, prior, tracker, rng, deadline)
         except SampleError:
-            return "greedy", None
-        return ("search", choice) if choice is not None else ("out-of-time", None)
-
-    def _variant(self, view: Observation) -> Variant:
-        return variant(view.variant, **dict(view.options))  # built once per variant
+            return "expert", prior
+        return "search", choice
 
     def _track(self, view: Observation) -> Tracker | None:
-        """The tracker of this seat and game (a new one when the match, variant or seat changes)."""
+        """The tracker of this seat and game (a new one when the variant or seat changes)."""
         seat = view.seat if view.seat is not None else view.to_act
         key = (view.variant, view.options, seat)
         if self._tracker is None or key != self._tracker_key:
             self._tracker_key = key
             try:
-                self._tracker = Tracker(self._variant(view), seat)
+                self._tracker = Tracker(Knowledge.variant_of(view), seat)
             except SampleError:
                 self._tracker = None
         if self._tracker is not None:
@@ -122,304 +186,189 @@ class SearchBot(Bot):
     # ------------------------------------------------------------------ Monte Carlo
 
     def _search(
-        self, view: Observation, legal: list[Action], tracker: Tracker, deadline: float
-    ) -> Action | None:
+        self,
+        candidates: Sequence[Action],
+        prior: Action,
+        tracker: Tracker,
+        rng: random.Random,
+        deadline: float,
+    ) -> Action:
         seat = tracker.seat
-        scores = tracker.variant.scores
-        rng = self.rng
-        n = len(legal)
+        n = len(candidates)
         totals = [0.0] * n
-        rows: list[list[float]] = []
+        rows: list[tuple[float, list[float]]] = []  # (weight, each candidate's value)
         clock = time.perf_counter
-        while clock() < deadline:
-            world = tracker.sample(rng)
-            # Common random numbers: every action's rollout in a world draws the same random stream.
-            stream = rng.getrandbits(64)
-            values = []
-            for action in legal:
-                if clock() >= deadline:
+        template = tracker.sample(rng)  # one replay of the deal's log per decision
+        every = enumerate_worlds(template, seat, ENUMERATE)
+        count = 0
+        while clock() < deadline and not (self.max_worlds and count >= self.max_worlds):
+            if every is not None:
+                if count >= len(every):
                     break
+                weight, world = every[count]
+            else:
+                weight, world = 1.0, reshuffled(template, seat, rng)
+            count += 1
+            values = []
+            for action in candidates:
                 s = world.clone()
                 s.apply(action)
-                values.append(rollout(s, seat, scores, random.Random(stream)))
+                try:
+                    values.append(self._rollout(s, seat, deadline))
+                except OutOfTime:
+                    break
+                self.rollouts += 1
             if len(values) < n:
                 break
             for i, value in enumerate(values):
-                totals[i] += value
-            rows.append(values)
+                totals[i] += weight * value
+            rows.append((weight, values))
         worlds = len(rows)
         self.last_worlds = worlds
-        if worlds == 0:
-            return None
+        if worlds < 2:
+            return prior
         best = max(range(n), key=lambda i: totals[i])
-        prior = self.greedy.decide(view, legal, Clock(10**6, 10**6))
-        if prior not in legal or worlds < 2:
-            return legal[best]
-        g = legal.index(prior)
+        g = candidates.index(prior)
         if g == best:
-            return legal[best]
-        # Leave the greedy choice only when the search is confident that another action is better.
-        diffs = [row[best] - row[g] for row in rows]
-        mean = sum(diffs) / worlds
-        var = sum((d - mean) ** 2 for d in diffs) / (worlds - 1)
+            return prior
+        if every is not None and worlds == len(every):
+            return candidates[best]  # every world examined: no sampling error
+        # Leave the expert's choice only when the search is confident that another is better.
+        mass = sum(w for w, _ in rows)
+        diffs = [(w, row[best] - row[g]) for w, row in rows]
+        mean = sum(w * d for w, d in diffs) / mass
+        var = sum(w * (d - mean) ** 2 for w, d in diffs) / mass * worlds / (worlds - 1)
         if mean > self.confidence * (var / worlds) ** 0.5:
-            return legal[best]
+            return candidates[best]
         return prior
 
-    # ------------------------------------------------------------------ the last tricks
-
-    def _solve_endgame(
-        self, view: Observation, legal: list[Action], v: Variant, tracker: Tracker, deadline: float
-    ) -> Action:
-        world = tracker.sample(self.rng)
-        seat = tracker.seat
-        trump = world.trump
-        if self._endgame.trump != trump or self._endgame.last_trick != v.last_trick:
-            self._endgame = EndgameSolver(trump, v.last_trick)
-        solver = self._endgame
-        if len(solver.memo) > 1_000_000:
-            solver.memo.clear()
-        solver.deadline = deadline
-        mine = tuple(sorted(c & 31 for c in world.hands[seat]))
-        theirs = tuple(sorted(c & 31 for c in world.hands[1 - seat]))
-        plays = [a for a in legal if a.verb is Verb.PLAY]
-        if view.trick:
-            led = view.trick[0][1] & 31
-            leader = tuple(sorted((*theirs, led)))
-            best = min(plays, key=lambda a: solver.after_follow(leader, mine, led, a.refs[0] & 31))
-        else:
-            best = max(plays, key=lambda a: solver.after_lead(mine, theirs, a.refs[0] & 31))
-        return best
-
-
-# ---------------------------------------------------------------------- rollouts
-
-
-def best_declaration(legal: Sequence[Action], scores: Mapping[Combo, int]) -> Action:
-    """The rollout's declaring policy: the best-scoring declaration, the exchange of the seven before
-    declaring it, else done."""
-    best: Action | None = None
-    best_score = -1
-    for a in legal:
-        if a.verb is Verb.DECLARE:
-            sc = scores.get(Combo(a.combo), 0)
-            if sc > best_score:
-                best, best_score = a, sc
-        elif a.verb is Verb.EXCHANGE:
-            sc = 10
-            if sc >= best_score:
-                best, best_score = a, sc
-    return best if best is not None else legal[-1]  # "done" sorts last
-
-
-def rollout(
-    state: GameState,
-    seat: int,
-    scores: Mapping[Combo, int],
-    rng: random.Random,
-    epsilon: float = EPSILON,
-) -> float:
-    """Play to the end of the current deal; the seat's deal points minus the opponent's. Both seats
-    play :func:`heuristic_play` (a random card with probability ``epsilon``) and declare the best."""
-    deals = len(state.deals)
-    rand = rng.random
-    choice = rng.choice
-    while len(state.deals) == deals and state.phase != 4:
-        legal = state.legal_actions()
-        phase = state.phase
-        if phase == PLAY:
+    def _rollout(self, state: GameState, seat: int, deadline: float) -> float:
+        """Play the copy on with the expert at both seats to the empty stock (then solve the last
+        tricks exactly) or, in Polish, to the end of the deal; ``seat``'s points minus the other's."""
+        deals = len(state.deals)
+        expert = self.rollout_expert
+        exact = state.variant.family is not Family.POLISH
+        steps = 0
+        while state.phase != OVER and len(state.deals) == deals:
+            if exact and state.phase == PLAY and not state.trick and not state.in_stock_phase:
+                break  # the last tricks: solved exactly below
+            steps += 1
+            if steps & 1 == 0 and time.perf_counter() > deadline:
+                raise OutOfTime
+            legal = state.legal_actions()
             if len(legal) == 1:
                 state.apply(legal[0])
-            elif rand() < epsilon:
-                state.apply(choice(legal))
-            else:
-                state.apply(heuristic_play(state, legal))
-        elif phase == DECLARE:
-            state.apply(best_declaration(legal, scores))
-        elif phase == CARTE_BLANCHE:
-            state.apply(legal[0])
-        else:
-            break
-    points = state.deals[-1].points if len(state.deals) > deals else state.deal_points
-    return float(points[seat] - sum(points) + points[seat])
+                continue
+            state.apply(expert.choose(Knowledge.from_state(state, state.to_act), legal))
+        other = 1 - seat
+        if len(state.deals) > deals or state.phase == OVER:
+            points = state.deals[-1].points if state.deals else state.deal_points
+            return float(points[seat] - points[other])
+        value = float(state.deal_points[seat] - state.deal_points[other])
+        if state.variant.family is Family.ORDINARY:
+            brisques = state.brisques()  # counted at the end of the deal (002)
+            value += brisques[seat] - brisques[other]
+        leader = state.to_act
+        solver = expert.solver(state.trump, state.variant.last_trick, state.variant.family)
+        solver.deadline = deadline
+        v = solver.value(
+            [c & 31 for c in state.hands[leader]], [c & 31 for c in state.hands[1 - leader]]
+        )
+        return value + (v if leader == seat else -v)
 
 
-def heuristic_play(state: GameState, legal: list[Action]) -> Action:
-    """A fast card choice from the state (both seats, in rollouts): in the stock, lead or throw the card
-    the seat least wants to keep (low, not a trump, no brisque, no part of a combination) and take a
-    trick holding a brisque cheaply; in the last tricks, win as cheaply as possible, else throw low."""
-    seat = state.to_act
-    hand = state.hands[seat]
-    trump = state.trump
-    present = 0
-    for c in hand:
-        present |= 1 << (c & 31)
-    q, j = state.bezique_kinds
-    trick = state.trick
-    in_stock = state.in_stock_phase
-
-    def keep(a: Action) -> int:
-        k = a.refs[0] & 31
-        rank = k & 7
-        suit = k >> 3
-        value = rank
-        if rank >= TEN:
-            value += 10
-        if suit == trump:
-            value += 6
-        if in_stock:
-            if rank in (KING, QUEEN):
-                mate = k + 1 if rank == QUEEN else k - 1
-                value += 4 if present >> mate & 1 else 2
-            if k in (q, j):
-                value += 6 if present >> (q + j - k) & 1 else 3
-            if suit == trump and rank >= JACK:
-                value += 3
-            if rank == SEVEN and suit == trump and state.turn_up >= 0:
-                value += 8
-        return value
-
-    if trick:
-        led = trick[0]
-        lsuit = led >> 3 & 3
-        lrank = led & 7
-
-        def beats(a: Action) -> bool:
-            k = a.refs[0] & 31
-            if k >> 3 == lsuit:
-                return (k & 7) > lrank
-            return k >> 3 == trump
-
-        if not in_stock or lrank >= TEN:
-            winners = [a for a in legal if beats(a)]
-            if in_stock:
-                winners = [a for a in winners if a.refs[0] & 7 < TEN]
-            if winners:
-                return min(winners, key=keep)
-        return min(legal, key=keep)
-    if not in_stock:
-        return max(legal, key=lambda a: (a.refs[0] >> 3 & 3 == trump, a.refs[0] & 7))
-    return min(legal, key=keep)
+def decision_seed(game_seed: int, view: Observation) -> int:
+    """A seed for one decision's random choices: the game's seed (the SDK's, set by
+    :meth:`Bot.on_game_start`, so the same deal gives the same seeds in every run) mixed with the
+    observation's content (deal, hand, what has been played), so each decision draws other worlds."""
+    h = hashlib.blake2b(digest_size=8)
+    h.update(f"{game_seed}\x00{view.seat}\x00{view.deal}\x00{view.phase}".encode())
+    h.update(f"\x00{view.stock_size}\x00{len(view.log)}\x00".encode())
+    h.update(bytes(r & 0xFF for r in view.hand))
+    h.update(bytes(c & 0xFF for _, c in view.trick))
+    return int.from_bytes(h.digest(), "big")
 
 
-# ---------------------------------------------------------------------- the exact endgame
-
-Hand = tuple[int, ...]
-
-
-class OutOfTime(Exception):
-    """The endgame search ran out of its time (its memo keeps what it solved)."""
-
-
-def _remove(hand: Hand, kind: int) -> Hand:
-    i = hand.index(kind)
-    return hand[:i] + hand[i + 1 :]
-
-
-class EndgameSolver:
-    """Exact play of the last tricks of a two-seat deal, every card known: each seat must follow suit
-    and win if able, else trump if able (RULES.md, the last eight tricks). Values are from the point
-    of view of the leader: his brisques and last trick minus the follower's."""
-
-    def __init__(self, trump: int, last_trick: int) -> None:
-        self.trump = trump
-        self.last_trick = last_trick
-        self.memo: dict[tuple[Hand, Hand], int] = {}
-        self.deadline = float("inf")  # perf_counter time at which a search gives up (OutOfTime)
-        self._ticks = 0
-
-    def follows(self, hand: Hand, led: int) -> list[int]:
-        """The kinds the follower may play to the card led (distinct)."""
-        suit = led >> 3
-        same = [k for k in hand if k >> 3 == suit]
-        if same:
-            over = [k for k in same if k & 7 > led & 7]
-            return sorted(set(over or same))
-        trump = self.trump
-        if trump >= 0:
-            trumps = [k for k in hand if k >> 3 == trump]
-            if trumps:
-                return sorted(set(trumps))
-        return sorted(set(hand))
-
-    def follower_wins(self, led: int, card: int) -> bool:
-        if card >> 3 == led >> 3:
-            return card & 7 > led & 7
-        return card >> 3 == self.trump
-
-    def value(self, leader: Hand, follower: Hand) -> int:
-        """The leader's points minus the follower's over the remaining tricks, both playing best."""
-        if not leader:
-            return 0
-        key = (leader, follower)
-        got = self.memo.get(key)
-        if got is not None:
-            return got
-        self._ticks += 1
-        if self._ticks & 255 == 0 and time.perf_counter() > self.deadline:
-            raise OutOfTime
-        best = -(10**9)
-        for lead in sorted(set(leader)):
-            v = self.after_lead(leader, follower, lead)
-            if v > best:
-                best = v
-        self.memo[key] = best
-        return best
-
-    def after_lead(self, leader: Hand, follower: Hand, lead: int) -> int:
-        """The leader's value after leading ``lead``, the follower answering best."""
-        worst = 10**9
-        for card in self.follows(follower, lead):
-            v = self.after_follow(leader, follower, lead, card)
-            if v < worst:
-                worst = v
-        return worst
-
-    def after_follow(self, leader: Hand, follower: Hand, lead: int, card: int) -> int:
-        """The leader's value once the trick is ``lead`` and ``card``."""
-        rest_l = _remove(leader, lead)
-        rest_f = _remove(follower, card)
-        points = (10 if lead & 7 >= TEN else 0) + (10 if card & 7 >= TEN else 0)
-        if not rest_l:
-            points += self.last_trick
-        if self.follower_wins(lead, card):
-            return -points - self.value(rest_f, rest_l)
-        return points + self.value(rest_l, rest_f)
+def reshuffled(template: GameState, seat: int, rng: random.Random) -> GameState:
+    """Another world like ``template`` for ``seat``: the cards it cannot see (the other hands'
+    hidden cards and the face-down stock) dealt anew. Hidden cards have no identity in the engine
+    (kind codes in hands, kinds in the stock), so this is a uniform draw of the same worlds that
+    :meth:`Tracker.sample` draws, without replaying the deal's log."""
+    world = template.clone()
+    hidden: list[int] = []
+    slots: list[tuple[int, int]] = []
+    for s, hand in enumerate(world.hands):
+        if s == seat:
+            continue
+        for i, c in enumerate(hand):
+            if c >= ANY_COPY:
+                hidden.append(c - ANY_COPY)
+                slots.append((s, i))
+    stock = world.stock
+    pos = world.stock_pos
+    hidden.extend(stock[pos:])
+    rng.shuffle(hidden)
+    for (s, i), kind in zip(slots, hidden, strict=False):
+        world.hands[s][i] = ANY_COPY + kind
+    if pos < len(stock):
+        world.stock = stock[:pos] + hidden[len(slots) :]
+    world._legal = None
+    return world
 
 
-def brute_force(trump: int, last_trick: int, leader: Hand, follower: Hand) -> int:
-    """Plain minimax without memo (for tests): the leader's points minus the follower's."""
-    solver = EndgameSolver(trump, last_trick)
-    if not leader:
-        return 0
-    best = -(10**9)
-    for lead in leader:
-        worst = 10**9
-        for card in solver.follows(follower, lead):
-            rest_l = _remove(leader, lead)
-            rest_f = _remove(follower, card)
-            points = (10 if lead & 7 >= TEN else 0) + (10 if card & 7 >= TEN else 0)
-            if not rest_l:
-                points += last_trick
-            if solver.follower_wins(lead, card):
-                v = -points - brute_force(trump, last_trick, rest_f, rest_l)
-            else:
-                v = points + brute_force(trump, last_trick, rest_l, rest_f)
-            worst = min(worst, v)
-        best = max(best, worst)
-    return best
+def enumerate_worlds(
+    template: GameState, seat: int, limit: int
+) -> list[tuple[float, GameState]] | None:
+    """Every world for ``seat`` when at most one or two face-down stock cards are left: each
+    distinct way of filling them (the other hand holds the rest of the unseen cards), weighted by
+    how many copies allow it; None when there are more than ``limit`` or more face-down cards."""
+    stock = template.stock
+    pos = template.stock_pos
+    hidden_stock = len(stock) - pos
+    if not 1 <= hidden_stock <= 2 or template.variant.seats != 2:
+        return None
+    other = 1 - seat
+    pool: dict[int, int] = {}
+    for c in template.hands[other]:
+        if c >= ANY_COPY:
+            pool[c - ANY_COPY] = pool.get(c - ANY_COPY, 0) + 1
+    for k in stock[pos:]:
+        pool[k] = pool.get(k, 0) + 1
+    fills: list[tuple[float, tuple[int, ...]]] = []
+    for a, na in pool.items():
+        if hidden_stock == 1:
+            fills.append((float(na), (a,)))
+            continue
+        for b, nb in pool.items():
+            n = nb - (1 if b == a else 0)
+            if n > 0:
+                fills.append((float(na * n), (a, b)))
+    if len(fills) > limit:
+        return None
+    worlds = []
+    for weight, top in fills:
+        rest = dict(pool)
+        for k in top:
+            rest[k] -= 1
+        world = template.clone()
+        hand = [c for c in world.hands[other] if c < ANY_COPY]
+        hand.extend(ANY_COPY + k for k, n in rest.items() for _ in range(n))
+        world.hands[other] = hand
+        world.stock = stock[:pos] + list(top)
+        world._legal = None
+        worlds.append((weight, world))
+    return worlds
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Bezique Arena searching bot")
-    parser.add_argument("--address", help="referee address (default: $ARENA_ADDRESS)")
-    parser.add_argument("--token", help="seat token (default: $ARENA_TOKEN)")
-    parser.add_argument("--ms", type=int, default=DEFAULT_MS, help="time per decision (ms)")
-    args = parser.parse_args()
-    try:
-        run(SearchBot(ms=args.ms), args.address, args.token)
-    except KeyboardInterrupt:
-        sys.exit(130)
+    bot = SearchBot()
+    options = parser(bot)
+    options.add_argument("--ms", type=int, default=DEFAULT_MS, help="time per decision (ms)")
+    args = options.parse_args()
+    if args.ms < 1:
+        options.error(f"--ms must be a positive number of milliseconds, got {args.ms}")
+    bot.ms = args.ms
+    run(bot, args.address or "", args.token or "")  # "": not given, so from the environment
 
 
 if __name__ == "__main__":
