@@ -21,15 +21,20 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from arena.ledger import Ledger
 from arena.ledger.leases import RENEW_SECONDS
 from arena.service.server import create_server
-from arena.tournament.games import GamePlayer, Rules
+from arena.tournament.games import GamePlayer, Played, Rules
 from arena.tournament.schedule import ScheduledGame, full_schedule, games_for_round, swiss_pairings
 from arena.tournament.spec import TournamentSpec
 from arena.tournament.stalls import StallWatch
 from arena.tournament.worker import LedgerWorker
+
+if TYPE_CHECKING:
+    from arena.cluster.connect import Cluster
+    from arena.cluster.player import ClusterPlayer
 
 SWISS_ROUND_STRIDE = 1_000_000  # ord of round r starts at r * stride: rounds rate in order
 TICK = 1.0  # seconds between progress reports while games run
@@ -48,6 +53,13 @@ class Progress:
 
 
 ProgressSink = Callable[[Progress], None]
+
+
+class Player(Protocol):
+    """Plays one scheduled game: on this machine (:class:`GamePlayer`) or on a Ray cluster
+    (:class:`arena.cluster.player.ClusterPlayer`)."""
+
+    async def play(self, game: ScheduledGame, commands: dict[str, str]) -> Played: ...
 
 
 def command_for(template: str, base: Path | None = None) -> str:
@@ -77,6 +89,7 @@ class TournamentRunner:
         on_progress: ProgressSink | None = None,
         logs_dir: Path | None = None,
         deal_key: bytes | None = None,
+        cluster: Cluster | None = None,
     ) -> None:
         self.spec = spec
         self.ledger = ledger
@@ -87,6 +100,9 @@ class TournamentRunner:
         self.commands = {e.name: command_for(e.command, spec.base_dir) for e in spec.entrants}
         self.deal_key: bytes | None = None
         self.tid = 0
+        # Games go to this Ray cluster (connected by the caller), or to the one the file names.
+        self.cluster = cluster
+        self.cluster_player: ClusterPlayer | None = None
 
     async def run(self) -> int:
         """Play every game not yet recorded; returns the tournament's id in the ledger."""
@@ -111,11 +127,6 @@ class TournamentRunner:
     async def _run_leased(self) -> None:
         spec = self.spec
         self.ids = await self.db.call(self.ledger.entrant_ids, spec.entrants)
-        server, _, manager = await create_server(logs_dir=self.logs_dir)
-        # Enough waiting bot processes of each entrant for every game that may run at once.
-        manager.idle_per_kind = spec.concurrency + 1
-        watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
-        watch.start()
         rules = Rules(
             spec.variant,
             spec.options,
@@ -125,7 +136,41 @@ class TournamentRunner:
             spec.matches_per_process,
             self.deal_key,
         )
+        if self.cluster is not None or spec.cluster:
+            await self._run_on_cluster(rules)
+            return
+        server, _, manager = await create_server(logs_dir=self.logs_dir)
+        # Enough waiting bot processes of each entrant for every game that may run at once.
+        manager.idle_per_kind = spec.concurrency + 1
+        watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
+        watch.start()
         player = self.player = GamePlayer(manager, rules, watch)
+        try:
+            await self._run_with(player)
+        finally:
+            await watch.stop()
+            await manager.close()
+            await server.stop(0)
+
+    async def _run_on_cluster(self, rules: Rules) -> None:
+        """Each game a Ray task (:mod:`arena.cluster`); the records come back to be written here."""
+        from arena.cluster import connect, player
+
+        own = self.cluster is None
+        if self.cluster is None:
+            self.cluster = await asyncio.to_thread(connect.connect, self.spec.cluster)
+        exclude = [Path(self.ledger.path), *([self.logs_dir] if self.logs_dir else [])]
+        try:
+            self.cluster_player = await asyncio.to_thread(
+                player.for_tournament, self.cluster, self.spec, rules, exclude
+            )
+            await self._run_with(self.cluster_player)
+        finally:
+            if own:
+                self.cluster.close()
+
+    async def _run_with(self, player: Player) -> None:
+        spec = self.spec
         background = [
             asyncio.create_task(self._renew_lease()),
             asyncio.create_task(self._tick()),
@@ -145,9 +190,6 @@ class TournamentRunner:
             for task in background:
                 task.cancel()
             await asyncio.gather(*background, return_exceptions=True)
-            await watch.stop()
-            await manager.close()
-            await server.stop(0)
 
     async def _renew_lease(self) -> None:
         while True:
@@ -198,7 +240,7 @@ class TournamentRunner:
         await self.db.call(self.ledger.plan, self.tid, games)
         return games
 
-    async def _play(self, player: GamePlayer, games: list[ScheduledGame]) -> None:
+    async def _play(self, player: Player, games: list[ScheduledGame]) -> None:
         spec = self.spec
         if spec.format != "swiss":
             self.progress.planned = len(games)
@@ -210,17 +252,20 @@ class TournamentRunner:
         self.progress.done += already
         self.on_progress(self.progress)
         pending = iter(todo)
+        at_once = spec.concurrency
+        if self.cluster_player is not None and todo:
+            # As many games as the cluster's nodes have room for, and one waiting per node.
+            at_once = await asyncio.to_thread(self.cluster_player.in_flight)
         workers = [
-            asyncio.create_task(self._work(player, pending))
-            for _ in range(min(spec.concurrency, len(todo)))
+            asyncio.create_task(self._work(player, pending)) for _ in range(min(at_once, len(todo)))
         ]
         await _all_or_none(workers)
 
-    async def _work(self, player: GamePlayer, pending: Iterator[ScheduledGame]) -> None:
+    async def _work(self, player: Player, pending: Iterator[ScheduledGame]) -> None:
         for game in pending:
             await self._one(player, game)
 
-    async def _one(self, player: GamePlayer, game: ScheduledGame) -> None:
+    async def _one(self, player: Player, game: ScheduledGame) -> None:
         self.progress.running += 1
         self.on_progress(self.progress)
         try:

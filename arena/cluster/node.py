@@ -1,0 +1,168 @@
+"""The node's side: a referee in each Ray worker process, playing the games sent to it.
+
+:func:`play` is the Ray task (made remote by the coordinator, :mod:`.player`). The worker process that
+runs it keeps one referee server (:func:`arena.service.server.create_server`) on an event loop of its
+own thread, so that a bot process may play several games over its connection
+(``matches_per_process``) exactly as locally; it is replaced after :data:`RECYCLE_GAMES` games, and
+closed (its waiting bot processes stopped) after :data:`IDLE_SECONDS` without a game. The game itself is
+played by :class:`arena.tournament.games.GamePlayer`, the same code as a local run: the same
+configuration, deal secret, limits, sandbox and stall replays.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from arena.cluster.connect import fingerprint
+from arena.cluster.shipping import resolve, unpack
+from arena.scratch import scratch_dir
+from arena.service.manager import MatchManager
+from arena.service.server import create_server
+from arena.tournament.games import GamePlayer, Played, Rules
+from arena.tournament.schedule import ScheduledGame
+from arena.tournament.stalls import StallWatch
+
+RECYCLE_GAMES = 200  # games a referee plays before it is replaced (its finished matches are let go)
+IDLE_SECONDS = 30.0  # without a game, the referee closes (and stops its waiting bot processes)
+
+
+class NodeError(Exception):
+    """This node cannot play the game (another arena version, a parcel that cannot be unpacked)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What goes back to the coordinator."""
+
+    played: Played
+    node: dict[str, str]  # id, address, host
+
+
+def play(
+    rules: Rules,
+    game: ScheduledGame,
+    commands: Mapping[str, tuple[str, ...]],
+    parcels: Mapping[str, Any],
+    arena: str,
+) -> Result:
+    """Play ``game`` here. ``commands``: each player's command as portable words; ``parcels``: the
+    object refs of the shipped folders by digest; ``arena``: the coordinator's code fingerprint."""
+    import ray
+
+    node = {
+        "id": ray.get_runtime_context().get_node_id(),
+        "address": ray.util.get_node_ip_address(),  # type: ignore[no-untyped-call]
+        "host": socket.gethostname(),
+    }
+    mine = fingerprint()
+    if arena != mine:
+        raise NodeError(
+            f"node {node['host']} ({node['address']}) runs another version of the arena "
+            f"(code {mine}, the coordinator's {arena}): install the same version on every node"
+        )
+    referee = _referee()
+    folders = referee.unpacked(parcels, ray.get)
+    resolved = {name: resolve(words, folders) if words else "" for name, words in commands.items()}
+    return Result(referee.play(rules, game, resolved), node)
+
+
+_lock = threading.Lock()
+_instance: NodeReferee | None = None
+
+
+def _referee() -> NodeReferee:
+    global _instance
+    with _lock:
+        if _instance is None:
+            _instance = NodeReferee()
+        return _instance
+
+
+class NodeReferee:
+    """One worker process's referee, on an event loop in a thread of its own (the task's thread only
+    waits for it)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._serve, name="arena-referee", daemon=True)
+        self.thread.start()
+        self.server: grpc.aio.Server | None = None
+        self.manager: MatchManager | None = None
+        self.watches: dict[float, StallWatch] = {}
+        self.games = 0
+        self.busy = 0
+        self.last = time.monotonic()
+        self.parcels: dict[str, Path] = {}
+        self.parcel_dir: Path | None = None
+        asyncio.run_coroutine_threadsafe(self._closer(), self.loop)
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def unpacked(self, refs: Mapping[str, Any], get: Any) -> dict[str, Path]:
+        """Where each parcel is unpacked in this process (fetched and unpacked on first use)."""
+        for digest, ref in refs.items():
+            if digest in self.parcels:
+                continue
+            if self.parcel_dir is None:
+                self.parcel_dir = scratch_dir("parcels-")
+            into = self.parcel_dir / digest
+            try:
+                unpack(get(ref), into)
+            except Exception as exc:
+                raise NodeError(f"cannot unpack the bots' files here: {exc}") from exc
+            self.parcels[digest] = into
+        return {d: self.parcels[d] for d in refs}
+
+    def play(self, rules: Rules, game: ScheduledGame, commands: dict[str, str]) -> Played:
+        return asyncio.run_coroutine_threadsafe(
+            self._play(rules, game, commands), self.loop
+        ).result()
+
+    async def _play(self, rules: Rules, game: ScheduledGame, commands: dict[str, str]) -> Played:
+        self.busy += 1
+        try:
+            if self.manager is None:
+                self.server, _, self.manager = await create_server()
+                # This process plays one game at a time: a waiting process of each kind is enough.
+                self.manager.idle_per_kind = 2
+            threshold = max(rules.time_control.grace_ms / 1000, 0.05)
+            watch = self.watches.get(threshold)
+            if watch is None:
+                watch = self.watches[threshold] = StallWatch(threshold=threshold)
+                watch.start()
+            return await GamePlayer(self.manager, rules, watch).play(game, commands)
+        finally:
+            self.busy -= 1
+            self.games += 1
+            self.last = time.monotonic()
+            if self.games >= RECYCLE_GAMES and not self.busy:
+                await self._close()
+
+    async def _close(self) -> None:
+        manager, server = self.manager, self.server
+        self.manager = self.server = None
+        self.games = 0
+        if manager is not None:
+            await manager.close()
+        if server is not None:
+            await server.stop(0)
+
+    async def _closer(self) -> None:
+        while True:
+            await asyncio.sleep(IDLE_SECONDS / 3)
+            idle = time.monotonic() - self.last > IDLE_SECONDS
+            if self.manager is not None and not self.busy and idle:
+                with contextlib.suppress(Exception):
+                    await self._close()

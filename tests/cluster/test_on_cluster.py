@@ -1,0 +1,311 @@
+"""Tournaments on a real Ray cluster: several Ray nodes on this machine (``ray.cluster_utils``).
+
+A tournament played on the cluster gives the same games, results and ratings as on this machine; the
+nodes play the bots' files they were sent, not the coordinator's; a node that dies mid-run loses only
+its games, which are played again and recorded once; a coordinator killed with SIGKILL resumes from
+the ledger as it does locally."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("ray", reason="the cluster extra (pip install 'bezique-arena[cluster]')")
+
+from ray.cluster_utils import Cluster as RayCluster
+
+from arena.cluster import connect as cluster_connect
+from arena.cluster import player as cluster_player
+from arena.ledger import Ledger, records
+from arena.tournament.games import Rules
+from arena.tournament.runner import TournamentRunner, command_for
+from arena.tournament.schedule import full_schedule
+from arena.tournament.spec import TournamentSpec, load
+
+pytestmark = pytest.mark.slow
+
+RUN_TIMEOUT = 600.0  # seconds for a tournament on a loaded machine (workers start slowly)
+KEY = bytes(range(32))  # the deal secret of every tournament here: the same deals everywhere
+CPUS = 2  # per node: one two-player game at a time
+
+# A bot in the tournament's own folder: it answers the first legal action after a pause, and notes
+# each start in a file (where the test sees how many games have begun).
+SLOW_BOT = """\
+import sys, time
+from arena_bot.sdk import Bot, run
+
+pause, notes = float(sys.argv[1]), sys.argv[2]
+with open(notes, "a") as f:
+    f.write("start\\n")
+
+class Slow(Bot):
+    def decide(self, view, legal, clock):
+        time.sleep(pause)
+        return legal[0]
+
+run(Slow())
+"""
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[tuple[RayCluster, cluster_connect.Cluster]]:
+    """Three nodes of two CPUs each; a node's death is noticed within seconds."""
+    fast_health = {
+        "health_check_initial_delay_ms": 0,
+        "health_check_period_ms": 500,
+        "health_check_failure_threshold": 4,
+    }
+    nodes = RayCluster(
+        initialize_head=True,
+        head_node_args={
+            "num_cpus": CPUS,
+            "include_dashboard": False,
+            "_system_config": fast_health,
+        },
+    )
+    handle = None
+    try:
+        for _ in range(2):
+            nodes.add_node(num_cpus=CPUS)
+        nodes.wait_for_nodes()
+        handle = cluster_connect.connect(nodes.address)
+        yield nodes, handle
+    finally:
+        if handle is not None:
+            handle.close()
+        nodes.shutdown()
+
+
+def write_tournament(directory: Path, entrants: dict[str, str], **top: object) -> Path:
+    lines = ['name = "on-cluster"', 'variant = "rubicon"', "deals_per_pairing = 1", "seed = 11"]
+    lines += [f"{k} = {v!r}".replace("'", '"') for k, v in top.items()]
+    lines += ["[time_control]", "budget_ms = 10000", "bank_ms = 120000", "grace_ms = 2000"]
+    for name, command in entrants.items():
+        lines += ["[[entrants]]", f'name = "{name}"', f"command = {command!r}".replace("'", '"')]
+    path = directory / "tournament.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def run(
+    spec: TournamentSpec, ledger: Path, cluster: cluster_connect.Cluster | None = None
+) -> TournamentRunner:
+    led = Ledger(ledger)
+    runner = TournamentRunner(spec, led, deal_key=KEY, cluster=cluster)
+    try:
+        asyncio.run(asyncio.wait_for(runner.run(), RUN_TIMEOUT))
+    finally:
+        led.close()
+    return runner
+
+
+def query(path: Path, sql: str) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(path, timeout=30.0)
+    try:
+        return [tuple(r) for r in conn.execute(sql).fetchall()]
+    finally:
+        conn.close()
+
+
+def recorded_games(path: Path) -> int:
+    """Games in a ledger that another process may still be making."""
+    try:
+        return int(query(path, "SELECT count(*) FROM games")[0][0]) if path.exists() else 0
+    except sqlite3.OperationalError:  # its tables are not made yet
+        return 0
+
+
+def results(path: Path) -> list[tuple[Any, ...]]:
+    """Every game's seats: (key, seat, entrant, place, score), and its outcome."""
+    return query(
+        path,
+        "SELECT g.key, g.seed, g.outcome, s.seat, e.name, s.place, s.score FROM games g "
+        "JOIN game_seats s ON s.game_id = g.id JOIN entrants e ON e.id = s.entrant_id "
+        "ORDER BY g.key, s.seat",
+    )
+
+
+def ratings(path: Path) -> list[tuple[Any, ...]]:
+    """Every rating update, in the order applied (the history), and the boards' final ratings."""
+    history = query(
+        path,
+        "SELECT g.key, e.name, h.board_id, h.mu_before, h.sigma_before, h.mu_after, h.sigma_after "
+        "FROM rating_history h JOIN games g ON g.id = h.game_id JOIN entrants e "
+        "ON e.id = h.entrant_id ORDER BY g.rating_seq, h.board_id, e.name",
+    )
+    final = query(
+        path,
+        "SELECT b.kind, e.name, r.mu, r.sigma, r.games FROM ratings r JOIN boards b ON "
+        "b.id = r.board_id JOIN entrants e ON e.id = r.entrant_id ORDER BY b.kind, e.name",
+    )
+    return history + final
+
+
+def nodes_of(path: Path) -> list[str]:
+    """The node each recorded game was played on, from its record."""
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute("SELECT encoding, record FROM game_records").fetchall()
+    finally:
+        conn.close()
+    return [records.decode(enc, data)["node"]["id"] for enc, data in rows]
+
+
+def check_complete(path: Path, spec: TournamentSpec) -> None:
+    """Exactly the planned games, each once, all rated in the schedule's order."""
+    planned = [g.key for g in full_schedule(spec)]
+    assert [k for (k,) in query(path, "SELECT key FROM games ORDER BY ord")] == planned
+    assert [k for (k,) in query(path, "SELECT key FROM games ORDER BY rating_seq")] == planned
+    assert query(path, "SELECT count(*) FROM game_records") == [(len(planned),)]
+
+
+def test_the_same_games_and_ratings_as_on_this_machine(
+    tmp_path: Path, ray_cluster: tuple[RayCluster, cluster_connect.Cluster]
+) -> None:
+    _, handle = ray_cluster
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "plain.py").write_text(
+        "from arena_bot.first_bot import FirstBot\nfrom arena_bot.sdk import main_for\n"
+        "main_for(FirstBot())\n"
+    )
+    spec = load(
+        write_tournament(
+            tmp_path,
+            {
+                "first": "{python} -m arena_bot.first_bot",
+                "greedy": "{python} -m arena_bot.greedy_bot",
+                "shipped": "{python} bots/plain.py",
+            },
+            concurrency=2,
+        )
+    )
+    here, there = tmp_path / "here.sqlite", tmp_path / "there.sqlite"
+    run(spec, here)
+    runner = run(spec, there, handle)
+    check_complete(here, spec)
+    check_complete(there, spec)
+    assert results(there) == results(here), "the same games, seat by seat"
+    assert ratings(there) == ratings(here), "identical ratings, update by update"
+    assert query(there, "SELECT count(*) FROM games WHERE outcome != 'normal'") == [(0,)]
+    played_on = nodes_of(there)
+    alive = {n.id for n in handle.nodes()}
+    assert set(played_on) <= alive and len(set(played_on)) >= 2, "spread over the nodes"
+    assert runner.cluster_player is not None
+    assert sum(runner.cluster_player.nodes.values()) == len(full_schedule(spec))
+
+
+def test_a_node_plays_the_files_it_was_sent(
+    tmp_path: Path, ray_cluster: tuple[RayCluster, cluster_connect.Cluster]
+) -> None:
+    _, handle = ray_cluster
+    folder = tmp_path / "bots"
+    folder.mkdir()
+    (folder / "mine.py").write_text(
+        "from arena_bot.greedy_bot import main\nmain()\n"  # greedy_bot's entry point
+    )
+    spec = load(
+        write_tournament(
+            tmp_path,
+            {"mine": "{python} bots/mine.py", "first": "{python} -m arena_bot.first_bot"},
+        )
+    )
+    rules = Rules(spec.variant, spec.options, spec.time_control, spec.policies, spec.limits)
+    player = cluster_player.for_tournament(handle, spec, rules)
+    commands = {e.name: command_for(e.command, spec.base_dir) for e in spec.entrants}
+    folder.rename(tmp_path / "gone")  # the coordinator's copy is gone: the node has its own
+    played = asyncio.run(player.play(full_schedule(spec)[0], commands))
+    assert played.record is not None, played.error
+    assert played.outcome == "normal"
+    assert played.record["node"]["id"] in {n.id for n in handle.nodes()}
+
+
+def test_a_node_that_dies_mid_run_loses_only_its_games(
+    tmp_path: Path, ray_cluster: tuple[RayCluster, cluster_connect.Cluster]
+) -> None:
+    nodes, handle = ray_cluster
+    victim = nodes.add_node(num_cpus=CPUS)
+    nodes.wait_for_nodes()
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "slow.py").write_text(SLOW_BOT)
+    notes = tmp_path / "starts.txt"
+    notes.touch()
+    command = f"{{python}} bots/slow.py 0.08 {notes}"
+    spec = load(write_tournament(tmp_path, {n: command for n in ("a", "b", "c", "d")}))
+    planned = len(full_schedule(spec))  # six pairings on two seatings: twelve games
+    ledger = tmp_path / "ledger.sqlite"
+    outcome: dict[str, Any] = {}
+
+    def coordinator() -> None:
+        try:
+            outcome["runner"] = run(spec, ledger, handle)
+        except BaseException as exc:  # handed to the test
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=coordinator)
+    thread.start()
+    # Four nodes with room for one game each, more games than that in flight: once eight bots have
+    # started, every node (the victim too) has a game of its own under way.
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while len(notes.read_text().splitlines()) < 8 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    nodes.remove_node(victim, allow_graceful=False)
+    thread.join(RUN_TIMEOUT)
+    assert not thread.is_alive()
+    assert "error" not in outcome, outcome.get("error")
+    runner: TournamentRunner = outcome["runner"]
+    assert runner.progress.errors == 0, runner.progress.last
+    check_complete(ledger, spec)
+    assert runner.cluster_player is not None
+    assert runner.cluster_player.resent >= 1, "the victim's game was sent again"
+    assert planned == 12
+
+
+def test_a_coordinator_killed_with_sigkill_resumes_from_the_ledger(
+    tmp_path: Path, ray_cluster: tuple[RayCluster, cluster_connect.Cluster]
+) -> None:
+    nodes, _ = ray_cluster
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "slow.py").write_text(SLOW_BOT)
+    command = f"{{python}} bots/slow.py 0.02 {tmp_path / 'starts.txt'}"
+    path = write_tournament(tmp_path, {n: command for n in ("a", "b", "c")})
+    spec = load(path)
+    ledger = tmp_path / "ledger.sqlite"
+    argv = [
+        sys.executable, "-m", "arena.cli.main", "run", str(path), "--ledger", str(ledger),
+        "--cluster", nodes.address, "--deal-secret", KEY.hex(),
+    ]  # fmt: skip
+    with (tmp_path / "first-run.log").open("w") as log:
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.monotonic() + RUN_TIMEOUT
+            while time.monotonic() < deadline and proc.poll() is None:
+                if recorded_games(ledger) >= 2:
+                    break
+                time.sleep(0.1)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL, (tmp_path / "first-run.log").read_text()
+    recorded = query(ledger, "SELECT count(*) FROM games")[0][0]
+    assert 2 <= recorded < len(full_schedule(spec)), "killed part-way"
+
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"resumed: {recorded} game(s)" in again.stdout
+    check_complete(ledger, spec)
+    here = tmp_path / "here.sqlite"
+    run(spec, here)
+    assert results(ledger) == results(here)
+    assert ratings(ledger) == ratings(here), "the ratings of an uninterrupted run"
