@@ -29,7 +29,7 @@ from typing import Any
 from arena.cluster.address import FORMS, address_problem
 from arena.cluster.errors import INSTALL_HINT, ClusterError
 
-PROBE_SECONDS = 10.0  # for the address to answer a gRPC handshake
+PROBE_SECONDS = 5.0  # for the address to answer a gRPC handshake
 NAMESPACE = "bezique-arena"
 
 

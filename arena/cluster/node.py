@@ -46,6 +46,7 @@ class Result:
 
     played: Played
     node: dict[str, str]  # id, address, host
+    logs: dict[str, bytes]  # the bots' logs finished since the last game (when asked for), by name
 
 
 def play(
@@ -54,9 +55,11 @@ def play(
     commands: Mapping[str, tuple[str, ...]],
     parcels: Mapping[str, Any],
     arena: str,
+    logs: bool = False,
 ) -> Result:
     """Play ``game`` here. ``commands``: each player's command as portable words; ``parcels``: the
-    object refs of the shipped folders by digest; ``arena``: the coordinator's code fingerprint."""
+    object refs of the shipped folders by digest; ``arena``: the coordinator's code fingerprint;
+    ``logs``: keep the bots' output and send it back."""
     import ray
 
     node = {
@@ -73,7 +76,8 @@ def play(
     referee = _referee()
     folders = referee.unpacked(parcels, ray.get)
     resolved = {name: resolve(words, folders) if words else "" for name, words in commands.items()}
-    return Result(referee.play(rules, game, resolved), node)
+    played = referee.play(rules, game, resolved, logs)
+    return Result(played, node, referee.finished_logs() if logs else {})
 
 
 _lock = threading.Lock()
@@ -104,6 +108,7 @@ class NodeReferee:
         self.last = time.monotonic()
         self.parcels: dict[str, Path] = {}
         self.parcel_dir: Path | None = None
+        self.logs_dir: Path | None = None
         asyncio.run_coroutine_threadsafe(self._closer(), self.loop)
 
     def _serve(self) -> None:
@@ -125,18 +130,45 @@ class NodeReferee:
             self.parcels[digest] = into
         return {d: self.parcels[d] for d in refs}
 
-    def play(self, rules: Rules, game: ScheduledGame, commands: dict[str, str]) -> Played:
-        return asyncio.run_coroutine_threadsafe(
-            self._play(rules, game, commands), self.loop
-        ).result()
+    def play(
+        self, rules: Rules, game: ScheduledGame, commands: dict[str, str], logs: bool
+    ) -> Played:
+        work = self._play(rules, game, commands, logs)
+        return asyncio.run_coroutine_threadsafe(work, self.loop).result()
 
-    async def _play(self, rules: Rules, game: ScheduledGame, commands: dict[str, str]) -> Played:
+    def finished_logs(self) -> dict[str, bytes]:
+        """The logs of the bot processes that have ended, taken off this node."""
+        return asyncio.run_coroutine_threadsafe(self._finished_logs(), self.loop).result()
+
+    async def _finished_logs(self) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
+        if self.logs_dir is None:
+            return found
+        running = set()
+        if self.manager is not None:
+            for entry in self.manager.matches.values():
+                for proc in entry.processes:
+                    if proc.returncode is None and proc.log_path is not None:
+                        running.add(proc.log_path.name)
+        for path in sorted(self.logs_dir.glob("*.log")):
+            if path.name not in running:
+                with contextlib.suppress(OSError):
+                    found[path.name] = path.read_bytes()
+                    path.unlink()
+        return found
+
+    async def _play(
+        self, rules: Rules, game: ScheduledGame, commands: dict[str, str], logs: bool
+    ) -> Played:
         self.busy += 1
         try:
             if self.manager is None:
                 self.server, _, self.manager = await create_server()
                 # This process plays one game at a time: a waiting process of each kind is enough.
                 self.manager.idle_per_kind = 2
+            if logs and self.logs_dir is None:
+                self.logs_dir = scratch_dir("logs-")
+            self.manager.logs_dir = self.logs_dir if logs else None
             threshold = max(rules.time_control.grace_ms / 1000, 0.05)
             watch = self.watches.get(threshold)
             if watch is None:

@@ -35,9 +35,15 @@ ATTEMPTS = 5  # times a game is sent when nodes or worker processes die under it
 
 class ClusterPlayer:
     def __init__(
-        self, cluster: Cluster, rules: Rules, shipment: Shipment, players_per_game: int
+        self,
+        cluster: Cluster,
+        rules: Rules,
+        shipment: Shipment,
+        players_per_game: int,
+        logs_dir: Path | None = None,
     ) -> None:
         self.cluster = cluster
+        self.logs_dir = logs_dir  # the bots' logs, brought back from the nodes
         self.rules = rules
         self.shipment = shipment
         self.players = players_per_game
@@ -89,9 +95,12 @@ class ClusterPlayer:
             if attempt:
                 self.resent += 1
                 log.warning("%s: sent again (%s)", game.key, failure)
-            ref = self._task.remote(self.rules, game, portable, parcels, self._arena)
+            ref = self._task.remote(
+                self.rules, game, portable, parcels, self._arena, self.logs_dir is not None
+            )
             try:
-                result: node_side.Result = await ref
+                # (through a concurrent future: Ray Client's references have one too)
+                result: node_side.Result = await asyncio.wrap_future(ref.future())
             except asyncio.CancelledError:
                 # The run is stopping: the game stops too (its worker process, with the referee and
                 # the bots it launched) rather than play on for nobody.
@@ -106,11 +115,21 @@ class ClusterPlayer:
                 return Played(None, _first_line(cause if cause is not None else exc))
             played = result.played
             self.nodes[result.node["id"]] = self.nodes.get(result.node["id"], 0) + 1
+            if self.logs_dir is not None and result.logs:
+                await asyncio.to_thread(self._keep_logs, result.logs)
             if played.record is None:
                 return played
             record: dict[str, Any] = {**played.record, "node": result.node}
             return Played(record, played.error, played.replays)
         return Played(None, f"lost {ATTEMPTS} times with its node or worker: {failure}")
+
+    def _keep_logs(self, logs: Mapping[str, bytes]) -> None:
+        assert self.logs_dir is not None
+        self.logs_dir.mkdir(parents=True, exist_ok=True)
+        for name, data in logs.items():
+            if "/" in name or name.startswith("."):  # names the node's referee made; still, checked
+                continue
+            (self.logs_dir / name).write_bytes(data)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -119,9 +138,14 @@ def _first_line(exc: BaseException) -> str:
 
 
 def for_tournament(
-    cluster: Cluster, spec: TournamentSpec, rules: Rules, exclude: Iterable[Path] = ()
+    cluster: Cluster,
+    spec: TournamentSpec,
+    rules: Rules,
+    exclude: Iterable[Path] = (),
+    logs_dir: Path | None = None,
 ) -> ClusterPlayer:
     """The player of a tournament's games: its bots' folders packed (never the files in
-    ``exclude``: the ledger, the logs) and put in the object store."""
+    ``exclude``: the ledger, the logs) and put in the object store; with ``logs_dir``, the bots'
+    logs come back there."""
     shipment = Shipment.for_commands((e.command for e in spec.entrants), spec.base_dir, exclude)
-    return ClusterPlayer(cluster, rules, shipment, sum(players_per_game(spec)))
+    return ClusterPlayer(cluster, rules, shipment, sum(players_per_game(spec)), logs_dir)

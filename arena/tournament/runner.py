@@ -162,7 +162,7 @@ class TournamentRunner:
         exclude = [Path(self.ledger.path), *([self.logs_dir] if self.logs_dir else [])]
         try:
             self.cluster_player = await asyncio.to_thread(
-                player.for_tournament, self.cluster, self.spec, rules, exclude
+                player.for_tournament, self.cluster, self.spec, rules, exclude, self.logs_dir
             )
             await self._run_with(self.cluster_player)
         finally:
