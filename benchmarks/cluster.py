@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -33,7 +34,7 @@ from ray.cluster_utils import Cluster as RayCluster
 
 from arena.cluster.connect import Cluster, connect
 from arena.ledger import Ledger
-from arena.tournament.runner import TournamentRunner
+from arena.tournament.runner import Progress, TournamentRunner
 from arena.tournament.spec import load
 
 T = TypeVar("T")
@@ -90,6 +91,8 @@ def tournament(folder: Path, name: str, games: int, pause: float, starts: Path) 
         "budget_ms = 10000",
         "bank_ms = 600000",
         "grace_ms = 2000",
+        "[limits]",
+        'sandbox = "none"',  # the bots note their starts outside their folder
     ]
     for bot in ("north", "south"):
         command = f"{{python}} sleepy.py {pause} {starts}"
@@ -103,13 +106,19 @@ def play(path: Path, ledger: Path, cluster: Cluster) -> tuple[int, float, float]
     """(games, wall seconds, coordinator CPU seconds) of one tournament."""
     spec = load(path)
     led = Ledger(ledger)
-    runner = TournamentRunner(spec, led, cluster=cluster)
-    wall, cpu = time.perf_counter(), time.process_time()
+    first: list[float] = []  # when the first game was sent (after the entrants' check)
+
+    def sent(progress: Progress) -> None:
+        if progress.running and not first:
+            first.append(time.perf_counter())
+
+    runner = TournamentRunner(spec, led, on_progress=sent, cluster=cluster)
+    cpu = time.process_time()
     try:
         asyncio.run(runner.run())
     finally:
         led.close()
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    wall, cpu = time.perf_counter() - first[0], time.process_time() - cpu
     if runner.progress.errors or runner.progress.failures:
         raise SystemExit(f"{path.name}: {runner.progress}")
     return runner.progress.done, wall, cpu
@@ -125,6 +134,9 @@ def main() -> None:
     parser.add_argument("--nodes", default="1,2,4", help="cluster sizes, in increasing order")
     args = parser.parse_args()
     logging.getLogger("ray").setLevel(logging.ERROR)
+    # A node's raylet gives its agents 30 s to start, too little on a loaded machine (each node's
+    # raylet inherits this process's environment).
+    os.environ.setdefault("RAY_agent_register_timeout_ms", "240000")
     sizes = [int(n) for n in args.nodes.split(",")]
     cpus = 2 * args.slots
     rates: dict[int, float] = {}

@@ -12,6 +12,7 @@ from arena.cli.play import play
 from arena.cli.remote import matches, start, watch
 from arena.cli.serve import serve
 from arena.cli.tournament import run, tournaments
+from arena.cli.web import web
 
 app = typer.Typer(
     name="arena",
@@ -31,6 +32,7 @@ app.command("tournaments")(tournaments)
 app.command("leaderboard")(leaderboard)
 app.command("replay")(replay)
 app.command("export")(export)
+app.command("web")(web)
 app.add_typer(games_app, name="games")
 app.add_typer(ratings_app, name="ratings")
 app.add_typer(compete_app, name="compete")

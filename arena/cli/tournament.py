@@ -26,6 +26,7 @@ from arena.cli.common import (
 )
 from arena.cluster.errors import ClusterError
 from arena.ledger import Ledger, LedgerError
+from arena.sandbox import SandboxUnavailable, require
 from arena.tournament import runner as tournament_runner
 from arena.tournament.spec import TournamentFileError, TournamentSpec, load
 from arena.tournament.summary import entrant_lines, pairing_lines
@@ -110,6 +111,15 @@ def run(
     if address == "none":
         address = ""
     spec = dataclasses.replace(spec, cluster=address)
+    if not address:
+        try:
+            isolation = require(spec.limits.sandbox)
+        except SandboxUnavailable as exc:
+            raise fail(f"{file}: {exc}; nothing was played") from exc
+        # Before the first game, which mode the bots run in (a warning when they are not isolated).
+        (console if isolation.isolated else errors).print(
+            escape(isolation.describe()), soft_wrap=True
+        )
     on = _connect(address) if address else None  # before the ledger: a bad address changes nothing
     led = open_ledger(ledger, must_exist=False)
     runner = tournament_runner.TournamentRunner(spec, led, logs_dir=logs, deal_key=key, cluster=on)
@@ -120,11 +130,18 @@ def run(
             tid = _run_with_lines(runner, progress_every)
     except LedgerError as exc:
         raise fail(str(exc)) from exc
+    except tournament_runner.EntrantCannotStart as exc:
+        raise fail(
+            f"{file}: the run stops before its first game, nothing recorded: "
+            + "; ".join(exc.failures)
+        ) from exc
     except KeyboardInterrupt:
         errors.print("interrupted: every finished game is in the ledger; run again to resume")
         raise typer.Exit(130) from None
     except ClusterError as exc:
         raise fail(str(exc)) from exc
+    except SandboxUnavailable as exc:  # on a cluster: the node's (checked before the first game)
+        raise fail(f"{file}: {exc}; nothing was played") from exc
     finally:
         if on is not None:
             on.close()
@@ -134,6 +151,9 @@ def run(
         console.print(
             f"played on a Ray cluster: {len(played.nodes)} node(s) played this run's games"
         )
+        if runner.isolation:
+            isolated = runner.isolation.startswith("sandbox: bubblewrap")
+            (console if isolated else errors).print(escape(runner.isolation), soft_wrap=True)
         if played.resent:
             console.print(
                 f"{played.resent} game(s) were sent again: a node or worker process died under them"

@@ -20,10 +20,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from arena.bots.limits import Limits
 from arena.cluster import node as node_side
 from arena.cluster.connect import Cluster, fingerprint
 from arena.cluster.errors import ClusterError
 from arena.cluster.shipping import Shipment
+from arena.sandbox import SandboxUnavailable
 from arena.tournament.games import Played, Rules
 from arena.tournament.schedule import ScheduledGame, players_per_game
 from arena.tournament.spec import TournamentSpec
@@ -37,14 +39,16 @@ class ClusterPlayer:
     def __init__(
         self,
         cluster: Cluster,
-        rules: Rules,
         shipment: Shipment,
         players_per_game: int,
         logs_dir: Path | None = None,
+        rules: Rules | None = None,
     ) -> None:
         self.cluster = cluster
         self.logs_dir = logs_dir  # the bots' logs, brought back from the nodes
+        # What every game shares; set once the tournament is registered (its deal secret known).
         self.rules = rules
+        self.hidden: tuple[str, ...] = ()  # paths a node never shows a bot (the ledger)
         self.shipment = shipment
         self.players = players_per_game
         ray = cluster.ray
@@ -68,6 +72,9 @@ class ClusterPlayer:
             num_cpus=players_per_game,
             name="arena-game",
         )
+        self._check = ray.remote(node_side.preflight).options(
+            max_retries=3, num_cpus=1, name="arena-check"
+        )
         self._refs = {p.digest: ray.put(p.data) for p in shipment.parcels.values()}
         self._arena = fingerprint()
         self.resent = 0  # games sent again after a node or worker process died
@@ -85,18 +92,77 @@ class ClusterPlayer:
             )
         return room + len(nodes)
 
-    async def play(self, game: ScheduledGame, commands: Mapping[str, str]) -> Played:
-        """Play ``game`` on the cluster; ``commands`` as they would run on this machine."""
+    async def ship(self, folder: Path, exclude: Iterable[Path] = ()) -> None:
+        """Send ``folder`` to the object store (once): the commands that name paths in it are then
+        played from the nodes' copies (a competition's submissions, as they are built)."""
+        folder = folder.resolve()
+        if folder in self.shipment.parcels:
+            return
+        parcel = await asyncio.to_thread(Shipment.parcel, folder, exclude)
+        ref = await asyncio.to_thread(self.cluster.ray.put, parcel.data)
+        # Both added on the event loop, where the games read them.
+        self._refs[parcel.digest] = ref
+        self.shipment.parcels[folder] = parcel
+
+    def _portable(
+        self, commands: Mapping[str, str]
+    ) -> tuple[dict[str, tuple[str, ...]], dict[str, Any]]:
+        """The commands as words for a node, and the parcels they need."""
         portable = {name: self.shipment.portable(c) if c else () for name, c in commands.items()}
         wanted = set().union(*(self.shipment.digests(w) for w in portable.values()))
-        parcels = {d: ref for d, ref in self._refs.items() if d in wanted}
+        return portable, {d: ref for d, ref in self._refs.items() if d in wanted}
+
+    async def preflight(
+        self,
+        commands: Mapping[str, str],
+        variant: str,
+        options: tuple[tuple[str, str], ...],
+        limits: Limits,
+        at_once: int,
+    ) -> tuple[str, list[str]]:
+        """Start each entrant once on a node, as a local run does on this machine: the sandbox the
+        node gives the bots (one line) and the entrants that failed (one line each). Raises
+        :class:`arena.sandbox.SandboxUnavailable` when the node cannot give the isolation that the
+        limits require."""
+        portable, parcels = self._portable(commands)
+        ref = self._check.remote(
+            variant, options, limits, portable, parcels, self._arena, self.hidden, at_once
+        )
+        try:
+            checked: node_side.Checked = await asyncio.wrap_future(ref.future())
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                self.cluster.ray.cancel(ref, force=True)
+            raise
+        except Exception as exc:
+            cause = getattr(exc, "cause", None)
+            raise ClusterError(
+                f"the entrants could not be checked on the cluster: "
+                f"{_first_line(cause if cause is not None else exc)}"
+            ) from None
+        if checked.unavailable:
+            raise SandboxUnavailable(checked.isolation)
+        where = f"on node {checked.node['host']} ({checked.node['address']})"
+        return f"{checked.isolation} ({where})", checked.failures
+
+    async def play(self, game: ScheduledGame, commands: Mapping[str, str]) -> Played:
+        """Play ``game`` on the cluster; ``commands`` as they would run on this machine."""
+        if self.rules is None:
+            raise ClusterError("the games' rules are not set")
+        portable, parcels = self._portable(commands)
         failure = ""
         for attempt in range(ATTEMPTS):
             if attempt:
                 self.resent += 1
                 log.warning("%s: sent again (%s)", game.key, failure)
             ref = self._task.remote(
-                self.rules, game, portable, parcels, self._arena, self.logs_dir is not None
+                self.rules,
+                game,
+                portable,
+                parcels,
+                self._arena,
+                self.logs_dir is not None,
+                self.hidden,
             )
             try:
                 # (through a concurrent future: Ray Client's references have one too)
@@ -140,12 +206,12 @@ def _first_line(exc: BaseException) -> str:
 def for_tournament(
     cluster: Cluster,
     spec: TournamentSpec,
-    rules: Rules,
     exclude: Iterable[Path] = (),
     logs_dir: Path | None = None,
 ) -> ClusterPlayer:
     """The player of a tournament's games: its bots' folders packed (never the files in
-    ``exclude``: the ledger, the logs) and put in the object store; with ``logs_dir``, the bots'
-    logs come back there."""
+    ``exclude``: the ledger, the tournament file, the logs) and put in the object store; with
+    ``logs_dir``, the bots' logs come back there. Its rules are set once the tournament is
+    registered."""
     shipment = Shipment.for_commands((e.command for e in spec.entrants), spec.base_dir, exclude)
-    return ClusterPlayer(cluster, rules, shipment, sum(players_per_game(spec)), logs_dir)
+    return ClusterPlayer(cluster, shipment, sum(players_per_game(spec)), logs_dir)

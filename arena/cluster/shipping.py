@@ -71,16 +71,19 @@ class Shipment:
         kept = sorted(
             f for f in folders if not any(o != f and f.is_relative_to(o) for o in folders)
         )
-        skip: set[Path] = set()
-        for path in exclude:
-            resolved = Path(path).resolve()
-            ends = ("", "-wal", "-shm", "-journal")
-            skip.update(resolved.with_name(resolved.name + end) for end in ends)
+        skip = _skipped(exclude)
         shipment = cls()
         for folder in kept:
             data = pack(folder, skip)
             shipment.parcels[folder] = Parcel(folder, hashlib.sha256(data).hexdigest()[:24], data)
         return shipment
+
+    @staticmethod
+    def parcel(folder: Path, exclude: Iterable[Path] = ()) -> Parcel:
+        """One folder packed (a competition's build of a submission), without ``exclude``."""
+        folder = folder.resolve()
+        data = pack(folder, _skipped(exclude))
+        return Parcel(folder, hashlib.sha256(data).hexdigest()[:24], data)
 
     def portable(self, command: str) -> tuple[str, ...]:
         """A command as resolved for this machine, as words for the node: this interpreter becomes
@@ -107,6 +110,16 @@ class Shipment:
     def digests(self, words: Iterable[str]) -> set[str]:
         """The parcels that these words refer to."""
         return {w[len(PREFIX) :].split("}", 1)[0] for w in words if w.startswith(PREFIX)}
+
+
+def _skipped(exclude: Iterable[Path]) -> set[Path]:
+    """The files never to pack: each of ``exclude`` and its SQLite companions."""
+    skip: set[Path] = set()
+    for path in exclude:
+        resolved = Path(path).resolve()
+        ends = ("", "-wal", "-shm", "-journal")
+        skip.update(resolved.with_name(resolved.name + end) for end in ends)
+    return skip
 
 
 def pack(folder: Path, skip: set[Path]) -> bytes:

@@ -12,16 +12,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shlex
 import shutil
-import signal
 from dataclasses import dataclass
 from pathlib import Path
 
 from arena.bots.conformance import check_bot
+from arena.bots.launcher import LaunchError, bot_environment, resolve_paths, split_command
 from arena.bots.limits import Limits
 from arena.competition.bundles import Manifest
-from arena.tournament.runner import command_for
+from arena.sandbox import SandboxError, confine, procs
 
 LOG_LIMIT = 64 * 1024  # bytes of a build's output kept
 
@@ -36,7 +35,7 @@ class Outcome:
 def runtime_command(manifest: Manifest, folder: Path) -> str:
     """The command that starts the bot: its ``run`` line with the runtime's placeholders filled and
     its relative paths made absolute within ``folder``."""
-    return command_for(manifest.run.replace("{node}", "node"), folder)
+    return resolve_paths(manifest.run, folder)
 
 
 async def build(
@@ -50,7 +49,7 @@ async def build(
             path.chmod(path.stat().st_mode | 0o200)
     log = ""
     if manifest.build:
-        ok, log = await _run(command_for(manifest.build, into), into, limits, seconds)
+        ok, log = await _run(resolve_paths(manifest.build, into), into, limits, seconds)
         if not ok:
             _read_only(into)
             return Outcome(False, log.splitlines()[-1] if log else "the build failed", log)
@@ -58,12 +57,13 @@ async def build(
     return Outcome(True, "", log)
 
 
-async def check(command: str, variant: str, seconds: int) -> Outcome:
-    """The conformance check of the built bot; passes when it makes no mistake."""
+async def check(command: str, variant: str, limits: Limits, seconds: int) -> Outcome:
+    """The conformance check of the built bot, confined with the competition's limits; passes when
+    it makes no mistake."""
     lines: list[str] = []
     try:
         report = await asyncio.wait_for(
-            check_bot(command, variant, on_progress=lines.append), timeout=seconds
+            check_bot(command, variant, on_progress=lines.append, limits=limits), timeout=seconds
         )
     except TimeoutError:
         return Outcome(
@@ -78,60 +78,61 @@ async def check(command: str, variant: str, seconds: int) -> Outcome:
 
 
 async def _run(command: str, cwd: Path, limits: Limits, seconds: int) -> tuple[bool, str]:
-    """Run a build command under the bot's limits (set before its first instruction) with a time
-    limit; its whole process group is killed at the end. (ok, output)."""
+    """Run a build command in ``cwd``, confined like a bot (no network, the limits from its first
+    instruction, a uid of its own where the machine allows), with a time limit; every process it
+    started is killed at the end. (ok, output)."""
     try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        return False, f"the build command cannot be split: {exc}"
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "PYTHONPATH", "NODE_PATH")}
-    env.update(HOME=str(cwd), TMPDIR=str(cwd))
-    prlimit = shutil.which("prlimit")
-    if prlimit is not None:
-        mib = 1024 * 1024
-        argv = [
-            prlimit,
-            f"--as={limits.memory_mb * mib if limits.memory_mb else 'unlimited'}",
-            f"--fsize={limits.file_size_mb * mib if limits.file_size_mb else 'unlimited'}",
-            f"--nofile={limits.open_files or 'unlimited'}",
-            "--",
-            *argv,
-        ]
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            cwd=cwd,
-            env=env,
-            process_group=0,
+        argv = split_command(command, "the build")
+        conf = confine(
+            argv, bot_environment(), mode=limits.sandbox, rlimits=limits.rlimits(), workdir=cwd
         )
-    except OSError as exc:
-        return False, f"the build command cannot start: {exc.strerror or exc}"
-    assert proc.stdout is not None
+    except (LaunchError, SandboxError) as exc:
+        return False, str(exc)
+    if conf.uid is not None:
+        _own(cwd, conf.uid)
     out = bytearray()
-
-    async def drain() -> None:
-        assert proc.stdout is not None
-        while chunk := await proc.stdout.read(65536):
-            if len(out) < LOG_LIMIT:
-                out.extend(chunk[: LOG_LIMIT - len(out)])
-
     try:
-        await asyncio.wait_for(asyncio.gather(drain(), proc.wait()), timeout=seconds)
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        await proc.wait()
-        return False, out.decode("utf-8", "replace") + f"\nthe build took longer than {seconds} s"
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *conf.argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                **conf.spawn_options(),
+            )
+        except OSError as exc:
+            return False, f"the build command cannot start: {exc.strerror or exc}"
+
+        async def drain() -> None:
+            assert proc.stdout is not None
+            while chunk := await proc.stdout.read(65536):
+                if len(out) < LOG_LIMIT:
+                    out.extend(chunk[: LOG_LIMIT - len(out)])
+
+        try:
+            await asyncio.wait_for(asyncio.gather(drain(), proc.wait()), timeout=seconds)
+        except TimeoutError:
+            text = out.decode("utf-8", "replace")
+            return False, text + f"\nthe build took longer than {seconds} s"
+        finally:
+            procs.kill_all(conf.members(proc.pid))
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        conf.release()
+        if conf.uid is not None:
+            _own(cwd, os.getuid())
     text = out.decode("utf-8", "replace")
     if proc.returncode != 0:
         return False, text + f"\nthe build command exited with code {proc.returncode}"
     return True, text
+
+
+def _own(folder: Path, uid: int) -> None:
+    for path in [folder, *folder.rglob("*")]:
+        with contextlib.suppress(OSError):
+            os.lchown(path, uid, uid)
 
 
 def _read_only(folder: Path) -> None:

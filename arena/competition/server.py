@@ -14,6 +14,11 @@ active submissions and the competition's board. Then:
   reason shown to its author;
 - the organiser's commands (pause, suspend, withdraw...) write the ledger; the server reads them every
   few seconds.
+
+With a Ray cluster (``[server] cluster``, ``arena compete serve --cluster``) the games between submitted
+bundles are played on its nodes (:mod:`arena.cluster`): each submission's build is sent to the object
+store once, when it enters play, and the records come back here to be written as above. A game with a
+remote entrant is played here, where that bot dials in. Ray is imported only then.
 """
 
 from __future__ import annotations
@@ -22,11 +27,10 @@ import asyncio
 import contextlib
 import logging
 import random
-import secrets
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.competition import bundles, intake
 from arena.competition.matchmaker import Candidate, Pool
@@ -39,6 +43,10 @@ from arena.tournament.games import GamePlayer, Rules
 from arena.tournament.schedule import ScheduledGame, arrangements, deal_seed
 from arena.tournament.stalls import StallWatch
 from arena.tournament.worker import LedgerWorker
+
+if TYPE_CHECKING:
+    from arena.cluster.connect import Cluster
+    from arena.cluster.player import ClusterPlayer
 
 log = logging.getLogger("arena.competition")
 
@@ -67,16 +75,20 @@ class CompetitionServer:
         data_dir: Path,
         logs_dir: Path | None = None,
         on_event: Callable[[str], None] | None = None,
+        cluster: Cluster | None = None,
     ) -> None:
         self.spec = spec
         self.ledger = ledger
         self.store = store.Competitions(ledger)
+        data_dir = data_dir.resolve()  # bound into sandboxes by its full path
         self.bundles = bundles.Store(data_dir / "bundles")
         self.builds = data_dir / "builds"
         self.logs_dir = logs_dir
         self.say = on_event or (lambda text: None)
         self.pool = Pool()
         self.entries: dict[int, Entry] = {}  # by entrant id
+        self.candidates: dict[int, Candidate] = {}  # the matchmaker's view of each entrant
+        self.remote_tokens: dict[str, str] = {}  # a remote entrant's token hash: its bot name
         self.played: dict[int, int] = {}  # games planned for each entrant
         self.paused = False
         self.running = 0
@@ -89,6 +101,9 @@ class CompetitionServer:
         self._stopping = asyncio.Event()
         self._intakes = asyncio.Semaphore(INTAKES_AT_ONCE)
         self.fatal: Exception | None = None
+        self.cluster = cluster  # games between bundles go there (connected by the caller)
+        self.cluster_player: ClusterPlayer | None = None
+        self.shipped: set[int] = set()  # entrants whose build the cluster's nodes have
 
     # ------------------------------------------------------------------ life
 
@@ -103,10 +118,13 @@ class CompetitionServer:
             self.say(f"forgot {forgotten} game(s) planned but never played before the last stop")
         self.order = await self.db.call(self.store.next_ord, self.cid)
         self.rng = random.Random(f"{(self.deal_key or b'').hex()}:{self.order}")
+        # The bots' listener serves the bot gateway alone: no admin, no spectating.
         self.referee, _, self.manager = await create_server(
-            spec.server.bots, logs_dir=self.logs_dir, admin_token=secrets.token_urlsafe(24)
+            spec.server.bots, logs_dir=self.logs_dir, limits=spec.limits
         )
         self.manager.idle_per_kind = 0
+        self.manager.lobby = self._lobby
+        self.manager.on_lobby = self._lobby_changed
         self.bots_address = self.manager.address
         self.watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
         self.watch.start()
@@ -115,6 +133,14 @@ class CompetitionServer:
             self.deal_key,
         )  # fmt: skip
         self.player = GamePlayer(self.manager, rules, self.watch)
+        if self.cluster is not None:
+            from arena.cluster.player import ClusterPlayer
+            from arena.cluster.shipping import Shipment
+
+            self.cluster_player = ClusterPlayer(
+                self.cluster, Shipment(), spec.players, self.logs_dir, rules
+            )
+            self.cluster_player.hidden = (str(Path(self.ledger.path).resolve()),)
         from arena.competition.service import serve_submissions
 
         self.submissions, self.submissions_address = await serve_submissions(self)
@@ -248,7 +274,9 @@ class CompetitionServer:
             return
         await self.db.call(self.store.set_status, sub.id, store.CHECKING, "", result.log)
         command = intake.runtime_command(manifest, built)
-        checked = await intake.check(command, self.spec.variant, caps.check_seconds)
+        checked = await intake.check(
+            command, self.spec.variant, self.spec.limits, caps.check_seconds
+        )
         log_text = "\n".join(t for t in (result.log, checked.log) if t)
         if not checked.ok:
             await self.db.call(
@@ -273,29 +301,71 @@ class CompetitionServer:
         self.paused = await self.db.call(self.store.paused, self.cid)
         active = await self.db.call(self.store.submissions, self.cid, None, (store.ACTIVE,))
         standings = await self.db.call(self.store.standings, self.cid)
+        tokens = await self.db.call(self.store.remote_tokens, self.cid)
+        self.remote_tokens = {digest: name for digest, name in tokens}
         keep: set[int] = set()
         for sub in active:
-            if sub.entrant_id is None or sub.kind != "bundle":
-                continue  # remote entrants are paired while they are connected (not yet served)
+            if sub.entrant_id is None:
+                continue
             entrant = sub.entrant_id
             keep.add(entrant)
             if entrant not in self.entries:
-                manifest = bundles.Manifest(sub.bot, sub.version, sub.language, sub.run, sub.build)
-                built = self.builds / str(sub.id)
-                self.entries[entrant] = Entry(sub, intake.runtime_command(manifest, built))
+                command = ""  # a remote entrant plays from its own machine
+                if sub.kind == "bundle":
+                    manifest = bundles.Manifest(
+                        sub.bot, sub.version, sub.language, sub.run, sub.build
+                    )
+                    build = self.builds / str(sub.id)
+                    command = intake.runtime_command(manifest, build)
+                    if self.cluster_player is not None:
+                        await self._ship(entrant, build)
+                self.entries[entrant] = Entry(sub, command)
             mu, sigma, games, last = standings.get(entrant, (25.0, 25.0 / 3, 0, -1))
             self.played[entrant] = max(self.played.get(entrant, 0), games)
-            old = self.pool.get(entrant)
-            self.pool.put(
-                Candidate(
-                    entrant, sub.author_id, mu, sigma, self.played[entrant],
-                    max(last, old.last if old else -1), sub.bot,
-                )
+            old = self.candidates.get(entrant)
+            self.candidates[entrant] = Candidate(
+                entrant, sub.author_id, mu, sigma, self.played[entrant],
+                max(last, old.last if old else -1), sub.bot,
             )  # fmt: skip
+            self._sync(entrant)
         for entrant in list(self.entries):
             if entrant not in keep:
                 self.pool.remove(entrant)
                 del self.entries[entrant]
+                self.candidates.pop(entrant, None)
+        self._wake.set()
+
+    async def _ship(self, entrant: int, build: Path) -> None:
+        """Send an entrant's build to the cluster; one that cannot be sent plays here."""
+        assert self.cluster_player is not None
+        try:
+            await self.cluster_player.ship(build, [Path(self.ledger.path)])
+        except Exception as exc:
+            self.say(f"entrant {entrant}: its games are played here, not on the cluster: {exc}")
+            return
+        self.shipped.add(entrant)
+
+    def _sync(self, entrant: int) -> None:
+        """Pool membership: a bundle entrant while it is active; a remote one while it also waits,
+        connected, in the lobby."""
+        entry = self.entries.get(entrant)
+        candidate = self.candidates.get(entrant)
+        if entry is None or candidate is None:
+            return
+        if entry.command or self.manager.waiting(entry.submission.bot):
+            self.pool.put(candidate)
+        else:
+            self.pool.remove(entrant)
+
+    def _lobby(self, token: str) -> str | None:
+        """The remote entrant whose token this is (the bot gateway asks when a token opens no
+        seat)."""
+        return self.remote_tokens.get(store.hash_token(token))
+
+    def _lobby_changed(self, name: str) -> None:
+        for entrant, entry in self.entries.items():
+            if entry.submission.bot == name and not entry.command:
+                self._sync(entrant)
         self._wake.set()
 
     # ------------------------------------------------------------------ play
@@ -317,7 +387,10 @@ class CompetitionServer:
             pairing = self.order
             seed = deal_seed(self.spec.seed, 0, pairing, 0)
             seatings = arrangements(self.spec, names)
-            if not mm.duplicate:
+            remote = [c for c in game if not self.entries[c.entrant].command]
+            # A remote bot keeps its memory from one game to the next: it would know the cards when
+            # the deal came round again with the seats rotated. Its games are single deals.
+            if not mm.duplicate or remote:
                 seatings = [seatings[pairing % len(seatings)]]
             games = []
             for rot, seats in enumerate(seatings):
@@ -327,10 +400,12 @@ class CompetitionServer:
             await self.db.call(self.ledger.plan, self.cid, games)
             for c in game:
                 self.played[c.entrant] = self.played.get(c.entrant, 0) + len(games)
-                self.pool.put(
-                    Candidate(c.entrant, c.author, c.mu, c.sigma, self.played[c.entrant],
-                              self.order, c.name)
-                )  # fmt: skip
+                self.candidates[c.entrant] = Candidate(
+                    c.entrant, c.author, c.mu, c.sigma, self.played[c.entrant], self.order, c.name
+                )
+                self.pool.put(self.candidates[c.entrant])
+            for c in remote:
+                self.pool.remove(c.entrant)  # back when it waits in the lobby again
             commands = {c.name: self.entries[c.entrant].command for c in game}
             ids = {c.name: c.entrant for c in game}
             self.running += 1
@@ -344,9 +419,12 @@ class CompetitionServer:
     async def _play(
         self, games: list[ScheduledGame], commands: dict[str, str], ids: dict[str, int]
     ) -> None:
+        player: GamePlayer | ClusterPlayer = self.player
+        if self.cluster_player is not None and all(e in self.shipped for e in ids.values()):
+            player = self.cluster_player  # bundles only, on the nodes: played anywhere
         try:
             for game in games:
-                played = await self.player.play(game, commands)
+                played = await player.play(game, commands)
                 if played.record is None:
                     self.say(f"{game.key}: the arena could not play it: {played.error}")
                     await self.db.call(self.store.unplan_unplayed, self.cid, (game.key,))

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.ledger.boards import COMPETITION
-from arena.ledger.db import Ledger, LedgerError, _guarded, _now
+from arena.ledger.db import Ledger, _now
+from arena.ledger.errors import LedgerError
+from arena.ledger.errors import guarded as _guarded
 from arena.rating import initial as rating_initial
 from arena.tournament.spec import Entrant
 
@@ -158,14 +160,25 @@ class Competitions:
             ).fetchone()
             if owner is not None and owner[1] != author_id:
                 raise LedgerError(f"the bot name {bot!r} belongs to another author ({owner[0]})")
-            if self.conn.execute(
-                "SELECT 1 FROM submissions WHERE competition_id = ? AND bot = ? AND version = ?",
+            earlier = self.conn.execute(
+                "SELECT id, status FROM submissions WHERE competition_id = ? AND bot = ? "
+                "AND version = ?",
                 (competition_id, bot, version),
-            ).fetchone():
+            ).fetchone()
+            now = _now()
+            if earlier is not None and earlier[1] == FAILED and bundle:
+                # A version that failed its build or check never played: submitted again (fixed),
+                # it is built and checked afresh under the same number.
+                self.conn.execute(
+                    "UPDATE submissions SET language = ?, bundle = ?, run = ?, build = ?, status = ?, "
+                    "reason = '', log = '', submitted_at = ?, updated_at = ? WHERE id = ?",
+                    (language, bundle, run, build, BUILDING, now, now, earlier[0]),
+                )
+                return int(earlier[0]), ""
+            if earlier is not None:
                 raise LedgerError(
                     f"{bot} version {version} was submitted already: give a new version"
                 )
-            now = _now()
             cur = self.conn.execute(
                 "INSERT INTO submissions (competition_id, author_id, bot, version, language, kind, "
                 "bundle, run, build, token_hash, status, submitted_at, updated_at) "
@@ -293,6 +306,18 @@ class Competitions:
         ]
         lines.sort(key=lambda t: (-t[3], t[0], t[1]))
         return [BoardLine(i, *line) for i, line in enumerate(lines, start=1)]
+
+    @_guarded
+    def remote_tokens(self, competition_id: int) -> list[tuple[str, str]]:
+        """(token hash, bot name) of every active remote entrant."""
+        return [
+            (str(r[0]), str(r[1]))
+            for r in self.conn.execute(
+                "SELECT token_hash, bot FROM submissions WHERE competition_id = ? AND kind = 'remote' "
+                "AND status = ? AND token_hash IS NOT NULL",
+                (competition_id, ACTIVE),
+            )
+        ]
 
     # ------------------------------------------------------------------ matchmaking
 

@@ -18,20 +18,22 @@ no lock wait or fsync ever runs on the event loop that times the bots.
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 import json
 import secrets
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ParamSpec, Protocol, TypeVar
+from typing import Any
 
 import sqlite_utils
 
 from arena.ledger import boards, leases, records
+from arena.ledger.errors import LeaseHeld, LedgerError, TournamentChanged, explain
+from arena.ledger.errors import guarded as _guarded
+from arena.ledger.identity import Registrable, canonical_spec, changed_fields, digest, harmless
+from arena.ledger.queries import Queries
 from arena.ledger.schema import APPLICATION_ID, MIGRATIONS, REBUILD_AFTER
 from arena.tournament.schedule import ScheduledGame
 from arena.tournament.spec import Entrant
@@ -39,43 +41,8 @@ from arena.tournament.spec import Entrant
 BUSY_TIMEOUT = 10.0  # seconds a write waits for another program's lock before failing
 
 
-class LedgerError(Exception):
-    """The ledger file cannot be used (not a database, locked, read-only, full, newer schema); the
-    message names the file and the problem. Nothing stored is changed."""
-
-
-class TournamentChanged(LedgerError):
-    """A tournament file changed since the tournament started, in fields that can change its games."""
-
-    def __init__(self, message: str, fields: Sequence[str]) -> None:
-        super().__init__(message)
-        self.fields = tuple(fields)
-
-
-class LeaseHeld(LedgerError):
-    """Another process is running this tournament."""
-
-
-@dataclass(frozen=True, slots=True)
-class BoardRow:
-    entrant: str
-    version: str
-    variant: str
-    mu: float
-    sigma: float
-    exposed: float
-    games: int
-    entrant_id: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class BoardInfo:
-    id: int
-    kind: str  # "tournament", "pooled" or "competition"
-    name: str
-    variant: str
-    entrants: int
-    games: int
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,112 +58,7 @@ class TournamentEntry:
     changes: tuple[str, ...] = ()  # fields changed in ways that cannot change any game
 
 
-@dataclass(frozen=True, slots=True)
-class TournamentInfo:
-    id: int
-    name: str
-    variant: str
-    source: str
-    created_at: str
-    finished_at: str | None
-    planned: int
-    played: int
-    failures: int
-    voided: int
-    kind: str = "tournament"
-
-
-# Fields of a tournament's spec that cannot change any game: changing them resumes the tournament.
-HARMLESS = ("concurrency", "limits.log_bytes")
-HARMLESS_ENTRANT_FIELDS = ("language",)
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def explain(exc: sqlite3.Error) -> str:
-    """SQLite's error in words a user can act on."""
-    text = str(exc)
-    lowered = text.lower()
-    if "locked" in lowered or "busy" in lowered:
-        return f"the database is locked by another program ({text})"
-    if "disk is full" in lowered or "database or disk is full" in lowered:
-        return f"disk full ({text})"
-    if "readonly" in lowered or "read-only" in lowered:
-        return f"the ledger is read-only ({text})"
-    return text
-
-
-def _guarded(method: Callable[_P, _R]) -> Callable[_P, _R]:
-    """SQLite's errors (locked, read-only, full, corrupt) become LedgerError naming the file."""
-
-    @functools.wraps(method)
-    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        try:
-            return method(*args, **kwargs)
-        except sqlite3.Error as exc:
-            ledger = args[0]
-            path = getattr(ledger, "path", "ledger")
-            raise LedgerError(f"{path}: {explain(exc)}") from exc
-
-    return wrapper
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-class Registrable(Protocol):
-    """What the ledger keeps of a tournament's or a competition's file."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def variant(self) -> str: ...
-    @property
-    def source(self) -> str: ...
-    def to_dict(self) -> dict[str, Any]: ...
-
-
-def canonical_spec(spec: Registrable) -> str:
-    return json.dumps(spec.to_dict(), sort_keys=True)
-
-
-def _upgraded(spec: dict[str, Any]) -> dict[str, Any]:
-    """A stored spec in today's field names (specs stored by earlier versions of the arena)."""
-    out = dict(spec)
-    if "games_per_pairing" in out and "deals_per_pairing" not in out:
-        out["deals_per_pairing"] = out.pop("games_per_pairing")
-    return out
-
-
-def changed_fields(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """Dotted names of the fields that differ between two specs (entrants by position)."""
-    out: list[str] = []
-
-    def walk(a: Any, b: Any, where: str) -> None:
-        if isinstance(a, dict) and isinstance(b, dict):
-            for key in sorted(set(a) | set(b)):
-                walk(a.get(key), b.get(key), f"{where}.{key}" if where else key)
-        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-            for i, (x, y) in enumerate(zip(a, b, strict=True)):
-                walk(x, y, f"{where}[{i}]")
-        elif a != b:
-            out.append(where)
-
-    walk(_upgraded(old), _upgraded(new), "")
-    return out
-
-
-def _harmless(field: str) -> bool:
-    if field in HARMLESS:
-        return True
-    if field.startswith("entrants["):
-        return field.rsplit(".", 1)[-1] in HARMLESS_ENTRANT_FIELDS and "." in field
-    return False
-
-
-class Ledger:
+class Ledger(Queries):
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         try:
@@ -320,14 +182,14 @@ class Ledger:
             if found is not None:
                 self.conn.execute(
                     "UPDATE tournaments SET spec = ?, spec_hash = ? WHERE id = ?",
-                    (canonical, _digest(canonical), found.id),
+                    (canonical, digest(canonical), found.id),
                 )
                 return found
             key = deal_key if deal_key is not None else secrets.token_bytes(32)
             cur = self.conn.execute(
                 "INSERT INTO tournaments (name, spec_hash, spec, variant, source, created_at, "
                 "deal_key, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (spec.name, _digest(canonical), canonical, spec.variant, spec.source, _now(),
+                (spec.name, digest(canonical), canonical, spec.variant, spec.source, _now(),
                  key.hex(), kind),
             )  # fmt: skip
         return TournamentEntry(int(cur.lastrowid or 0), spec.name, False, key)
@@ -345,7 +207,7 @@ class Ledger:
                 "choose another name"
             )
         changes = changed_fields(stored, json.loads(canonical))
-        harmful = [f for f in changes if not _harmless(f)]
+        harmful = [f for f in changes if not harmless(f)]
         if harmful:
             raise TournamentChanged(
                 f"{self.path}: {kind} {name!r} was started from a different file: "
@@ -382,27 +244,6 @@ class Ledger:
             "SELECT name FROM tournaments WHERE id = ?", (tournament_id,)
         ).fetchone()
         return str(row[0]) if row else f"#{tournament_id}"
-
-    @_guarded
-    def find_tournament(self, name_or_id: str) -> TournamentInfo:
-        """A tournament by its name (or its id), or a LedgerError listing the names there are."""
-        for t in self.tournaments():
-            if t.name == name_or_id or str(t.id) == name_or_id:
-                return t
-        names = ", ".join(repr(t.name) for t in self.tournaments()) or "none yet"
-        raise LedgerError(f"{self.path}: no tournament {name_or_id!r} (tournaments: {names})")
-
-    @_guarded
-    def tournaments(self) -> list[TournamentInfo]:
-        rows = self.conn.execute(
-            "SELECT t.id, t.name, t.variant, t.source, t.created_at, t.finished_at, "
-            "(SELECT count(*) FROM planned_games p WHERE p.tournament_id = t.id), "
-            "(SELECT count(*) FROM games g WHERE g.tournament_id = t.id), "
-            "(SELECT count(*) FROM games g WHERE g.tournament_id = t.id AND g.outcome != 'normal'), "
-            "(SELECT count(*) FROM voided_games v WHERE v.tournament_id = t.id), t.kind "
-            "FROM tournaments t ORDER BY t.id"
-        ).fetchall()
-        return [TournamentInfo(*r) for r in rows]
 
     @_guarded
     def entrant_ids(self, entrants: Sequence[Entrant]) -> dict[str, int]:
@@ -608,109 +449,8 @@ class Ledger:
     # ------------------------------------------------------------------ queries
 
     @_guarded
-    def board(self, kind: str, name: str) -> BoardInfo | None:
-        for b in self.boards():
-            if b.kind == kind and b.name == name:
-                return b
-        return None
-
-    @_guarded
-    def boards(self) -> list[BoardInfo]:
-        rows = self.conn.execute(
-            "SELECT b.id, b.kind, b.name, b.variant, count(r.entrant_id), "
-            "coalesce(sum(r.games), 0) FROM boards b LEFT JOIN ratings r ON r.board_id = b.id "
-            "GROUP BY b.id ORDER BY b.kind, b.id"
-        ).fetchall()
-        return [BoardInfo(*r) for r in rows]
-
-    @_guarded
-    def leaderboard(
-        self, variant: str | None = None, *, tournament: str | None = None
-    ) -> list[BoardRow]:
-        """A board by mu - 3 sigma: a tournament's own, or (given a variant) the pooled board of every
-        tournament of that variant."""
-        if (variant is None) == (tournament is None):
-            raise ValueError("give a variant (the pooled board) or a tournament's name")
-        kind, name = (
-            (boards.TOURNAMENT, tournament) if tournament is not None else (boards.POOLED, variant)
-        )
-        rows = self.conn.execute(
-            "SELECT e.name, e.version, b.variant, r.mu, r.sigma, r.exposed, r.games, e.id "
-            "FROM ratings r JOIN boards b ON b.id = r.board_id JOIN entrants e ON e.id = r.entrant_id "
-            "WHERE b.kind = ? AND b.name = ? ORDER BY r.exposed DESC, e.name, e.version",
-            (kind, name),
-        ).fetchall()
-        return [BoardRow(*r) for r in rows]
-
-    @_guarded
-    def variants(self) -> list[str]:
-        """Variants with a pooled board."""
-        return [
-            r[0]
-            for r in self.conn.execute(
-                "SELECT DISTINCT b.name FROM boards b JOIN ratings r ON r.board_id = b.id "
-                "WHERE b.kind = ? ORDER BY b.name",
-                (boards.POOLED,),
-            )
-        ]
-
-    @_guarded
-    def games(
-        self, tournament_id: int | None = None, limit: int = 50, outcome: str | None = None
-    ) -> list[dict[str, Any]]:
-        where: list[str] = []
-        args: list[Any] = []
-        if tournament_id is not None:
-            where.append("g.tournament_id = ?")
-            args.append(tournament_id)
-        if outcome is not None:
-            where.append("g.outcome = ?")
-            args.append(outcome)
-        clause = f"WHERE {' AND '.join(where)}" if where else ""
-        rows = self.db.query(
-            "SELECT g.id, t.name AS tournament, g.key, g.variant, g.outcome, g.detail, g.finished_at, "
-            "(SELECT group_concat(e.name || ':' || s.score, ' ') FROM game_seats s "
-            " JOIN entrants e ON e.id = s.entrant_id WHERE s.game_id = g.id) AS players "
-            f"FROM games g JOIN tournaments t ON t.id = g.tournament_id {clause} "
-            "ORDER BY g.id DESC LIMIT ?",
-            [*args, limit],
-        )
-        return list(rows)
-
-    @_guarded
-    def game_record(self, game_id: int) -> dict[str, Any]:
-        row = self.conn.execute(
-            "SELECT encoding, record FROM game_records WHERE game_id = ?", (game_id,)
-        ).fetchone()
-        if row is None:
-            raise LedgerError(f"{self.path}: no game {game_id}")
-        try:
-            return records.decode(row[0], row[1])
-        except records.RecordError as exc:
-            raise LedgerError(f"{self.path}: game {game_id}: {exc}") from exc
-
-    @_guarded
-    def seat_rows(self, tournament_id: int) -> list[dict[str, Any]]:
-        """Every seat of every game of a tournament, with the game's key parts, for summaries."""
-        return list(
-            self.db.query(
-                "SELECT g.id AS game_id, g.key, g.pairing, g.deal, g.rotation, g.outcome, g.culprit, "
-                "s.seat, s.side, s.place, s.score, e.name AS entrant FROM games g "
-                "JOIN game_seats s ON s.game_id = g.id JOIN entrants e ON e.id = s.entrant_id "
-                "WHERE g.tournament_id = ? ORDER BY g.ord, s.seat, s.member",
-                [tournament_id],
-            )
-        )
-
-    # ------------------------------------------------------------------ rebuild
-
-    @_guarded
     def rebuild_ratings(self) -> float:
         """Recompute every board from the games, in rating order; rewrite them and return the largest
         difference from the numbers stored before (0.0 when the ledger was consistent)."""
         with self.transaction():
             return boards.rebuild(self.conn)
-
-
-def _digest(canonical: str) -> str:
-    return hashlib.sha256(canonical.encode()).hexdigest()

@@ -239,6 +239,12 @@ MIGRATIONS: tuple[str, ...] = (
         changed_at TEXT NOT NULL
     );
     """,
+    # 6: the web's questions: an entrant's author, a deal's duplicate games, games by outcome.
+    """
+    CREATE INDEX submissions_by_entrant ON submissions (entrant_id);
+    CREATE INDEX planned_by_deal ON planned_games (tournament_id, round, pairing, deal);
+    CREATE INDEX games_by_outcome ON games (outcome);
+    """,
 )
 
 # Migrations after which the ratings are rebuilt from the games (they changed shape).

@@ -66,6 +66,7 @@ class GamePlayer:
                 time_control=rules.time_control,
                 policies=rules.policies,
                 game_seeds=(game.seed,),
+                deal_key=rules.deal_key or b"",
             )
             players = [[PlayerSpec(n, commands[n]) for n in seat] for seat in game.seats]
             entry = self.manager.create(

@@ -9,24 +9,29 @@ its own (:mod:`arena.tournament.worker`), never on the event loop that times the
 on time while that loop was stalled is played again, not charged to the bot (:mod:`.stalls`). A fatal
 error (the ledger locked for longer than its busy timeout, a full disk) ends the run at once: every game
 is cancelled and every bot stopped before the error is raised.
+
+With a Ray cluster (``cluster`` in the file, ``arena run --cluster``) the games are played on its nodes
+instead (:mod:`arena.cluster`): the entrants are checked there, and each game's record comes back here
+to be written exactly as a local game's is. Ray is imported only then.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import shlex
-import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from arena.bots.launcher import resolve_paths
 from arena.ledger import Ledger
 from arena.ledger.leases import RENEW_SECONDS
+from arena.referee import MatchConfig
+from arena.sandbox import require
+from arena.service.manager import MatchManager, PlayerSpec
 from arena.service.server import create_server
-from arena.tournament.games import GamePlayer, Played, Rules
+from arena.tournament.games import CONNECT_TIMEOUT, GamePlayer, Played, Rules
 from arena.tournament.schedule import ScheduledGame, full_schedule, games_for_round, swiss_pairings
 from arena.tournament.spec import TournamentSpec
 from arena.tournament.stalls import StallWatch
@@ -62,23 +67,12 @@ class Player(Protocol):
     async def play(self, game: ScheduledGame, commands: dict[str, str]) -> Played: ...
 
 
-def command_for(template: str, base: Path | None = None) -> str:
-    """A bot's command as it is run: ``{python}`` becomes the interpreter running the arena (so that
-    the example bots run in its environment), and a relative path that exists in ``base`` (a tournament
-    file's folder) becomes absolute, so that a tournament runs the same from any folder."""
-    command = template.replace("{python}", shlex.quote(sys.executable))
-    if base is None:
-        return command
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return command  # the launcher reports the bad quoting
-    out = []
-    for word in words:
-        if not word.startswith("-") and not os.path.isabs(word) and (base / word).exists():
-            word = str((base / word).resolve())
-        out.append(word)
-    return shlex.join(out)
+class EntrantCannotStart(Exception):
+    """Entrants that did not start, dial in and say Hello (one line each, with why)."""
+
+    def __init__(self, failures: list[str]) -> None:
+        super().__init__("\n".join(failures))
+        self.failures = failures
 
 
 class TournamentRunner:
@@ -97,24 +91,112 @@ class TournamentRunner:
         self.logs_dir = logs_dir
         self.new_deal_key = deal_key  # for a new tournament only (to reproduce one elsewhere)
         self.progress = Progress()
-        self.commands = {e.name: command_for(e.command, spec.base_dir) for e in spec.entrants}
+        self.commands = {e.name: resolve_paths(e.command, spec.base_dir) for e in spec.entrants}
         self.deal_key: bytes | None = None
         self.tid = 0
         # Games go to this Ray cluster (connected by the caller), or to the one the file names.
         self.cluster = cluster
         self.cluster_player: ClusterPlayer | None = None
+        self.isolation = ""  # on a cluster: the sandbox a node gave the entrants' check
 
     async def run(self) -> int:
-        """Play every game not yet recorded; returns the tournament's id in the ledger."""
+        """Play every game not yet recorded; returns the tournament's id in the ledger.
+
+        Before anything is written: raises :class:`arena.sandbox.SandboxUnavailable` when the
+        tournament requires isolation that this machine (on a cluster: a node) cannot give, and
+        :class:`EntrantCannotStart` when an entrant does not start, dial in and say Hello (each is
+        tried once, unless the tournament is already finished)."""
+        if self.cluster is not None or self.spec.cluster:
+            return await self._run_on_cluster()
         spec = self.spec
-        db = LedgerWorker()
-        self.db = db
+        self.sandbox = require(spec.limits.sandbox)
+        server, _, manager = await create_server(logs_dir=self.logs_dir)
+        # Never shown to a sandboxed bot, even inside a folder it may see.
+        manager.hide(*self._hidden())
+        # Enough waiting bot processes of each entrant for every game that may run at once.
+        manager.idle_per_kind = spec.concurrency + 1
+        watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
         try:
+
+            async def play(rules: Rules) -> None:
+                watch.start()
+                try:
+                    self.player = GamePlayer(manager, rules, watch)
+                    await self._run_with(self.player)
+                finally:
+                    await watch.stop()
+
+            await self._run_ledger(lambda: self._preflight(manager), play)
+        finally:
+            await manager.close()
+            await server.stop(0)
+        return self.tid
+
+    async def _run_on_cluster(self) -> int:
+        """Each game a Ray task (:mod:`arena.cluster`); the records come back to be written here."""
+        from arena.cluster import connect, player
+
+        own = self.cluster is None
+        if self.cluster is None:
+            self.cluster = await asyncio.to_thread(connect.connect, self.spec.cluster)
+        try:
+            exclude = [*self._hidden(), *([self.logs_dir] if self.logs_dir else [])]
+            on = self.cluster_player = await asyncio.to_thread(
+                player.for_tournament, self.cluster, self.spec, exclude, self.logs_dir
+            )
+            on.hidden = tuple(str(p) for p in self._hidden())
+
+            async def preflight() -> None:
+                spec = self.spec
+                self.isolation, failures = await on.preflight(
+                    self.commands, spec.variant, spec.options, spec.limits, spec.concurrency
+                )
+                if failures:
+                    raise EntrantCannotStart(failures)
+
+            async def play(rules: Rules) -> None:
+                on.rules = rules
+                await self._run_with(on)
+
+            await self._run_ledger(preflight, play)
+        finally:
+            if own:
+                self.cluster.close()
+        return self.tid
+
+    def _hidden(self) -> list[Path]:
+        """Never shown to a bot, nor sent to a node: the ledger, the tournament file."""
+        spec = self.spec
+        return [Path(self.ledger.path), *([Path(spec.source)] if spec.source else [])]
+
+    async def _run_ledger(
+        self,
+        preflight: Callable[[], Awaitable[None]],
+        play: Callable[[Rules], Awaitable[None]],
+    ) -> None:
+        """The entrants checked (unless the tournament is finished), the tournament registered and
+        leased, then its games played by ``play``."""
+        spec = self.spec
+        db = self.db = LedgerWorker()
+        try:
+            if not await db.call(self.ledger.finished, spec.name):
+                await preflight()
             entry = await db.call(self.ledger.register, spec, self.new_deal_key)
             self.tid, self.deal_key = entry.id, entry.deal_key
             await db.call(self.ledger.take_lease, self.tid)
             try:
-                await self._run_leased()
+                self.ids = await db.call(self.ledger.entrant_ids, spec.entrants)
+                await play(
+                    Rules(
+                        spec.variant,
+                        spec.options,
+                        spec.time_control,
+                        spec.policies,
+                        spec.limits,
+                        spec.matches_per_process,
+                        self.deal_key,
+                    )
+                )
             finally:
                 # A lock held by another program must not keep an interrupted run waiting: the lease of
                 # a process that is gone is taken over anyway.
@@ -122,52 +204,23 @@ class TournamentRunner:
                     await asyncio.wait_for(db.call(self.ledger.release_lease, self.tid), 2.0)
         finally:
             db.close()
-        return self.tid
 
-    async def _run_leased(self) -> None:
+    async def _preflight(self, manager: MatchManager) -> None:
+        """Start each entrant once: it must dial in and say Hello, or the run stops here."""
         spec = self.spec
-        self.ids = await self.db.call(self.ledger.entrant_ids, spec.entrants)
-        rules = Rules(
-            spec.variant,
-            spec.options,
-            spec.time_control,
-            spec.policies,
-            spec.limits,
-            spec.matches_per_process,
-            self.deal_key,
-        )
-        if self.cluster is not None or spec.cluster:
-            await self._run_on_cluster(rules)
-            return
-        server, _, manager = await create_server(logs_dir=self.logs_dir)
-        # Enough waiting bot processes of each entrant for every game that may run at once.
-        manager.idle_per_kind = spec.concurrency + 1
-        watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
-        watch.start()
-        player = self.player = GamePlayer(manager, rules, watch)
-        try:
-            await self._run_with(player)
-        finally:
-            await watch.stop()
-            await manager.close()
-            await server.stop(0)
+        config = MatchConfig(variant=spec.variant, options=spec.options)
+        gate = asyncio.Semaphore(spec.concurrency)
 
-    async def _run_on_cluster(self, rules: Rules) -> None:
-        """Each game a Ray task (:mod:`arena.cluster`); the records come back to be written here."""
-        from arena.cluster import connect, player
+        async def check(name: str) -> str:
+            async with gate:
+                why = await manager.preflight(
+                    PlayerSpec(name, self.commands[name]), config, spec.limits, CONNECT_TIMEOUT
+                )
+            return f"entrant {name!r} ({self.commands[name]}): {why}" if why else ""
 
-        own = self.cluster is None
-        if self.cluster is None:
-            self.cluster = await asyncio.to_thread(connect.connect, self.spec.cluster)
-        exclude = [Path(self.ledger.path), *([self.logs_dir] if self.logs_dir else [])]
-        try:
-            self.cluster_player = await asyncio.to_thread(
-                player.for_tournament, self.cluster, self.spec, rules, exclude, self.logs_dir
-            )
-            await self._run_with(self.cluster_player)
-        finally:
-            if own:
-                self.cluster.close()
+        failures = [f for f in await asyncio.gather(*(check(e.name) for e in spec.entrants)) if f]
+        if failures:
+            raise EntrantCannotStart(failures)
 
     async def _run_with(self, player: Player) -> None:
         spec = self.spec

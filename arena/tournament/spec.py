@@ -59,6 +59,7 @@ from typing import Annotated, Any, Literal
 import pydantic
 from pydantic import BaseModel, Field, StringConstraints
 
+from arena.bots.launcher import LaunchError, check_command
 from arena.bots.limits import Limits
 from arena.cluster.address import address_problem
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant
@@ -254,6 +255,10 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
         if e.name in seen:
             problems.append((f"entrants[{i}].name", f"two entrants are named {e.name!r}"))
         seen.add(e.name)
+        try:
+            check_command(e.command, e.name)
+        except LaunchError as exc:
+            problems.append((f"entrants[{i}].command", str(exc)))
     per_game = sum(v.team_size(s) for s in range(v.seats)) if v is not None else 2
     if v is not None and len(m.entrants) < per_game:
         problems.append(

@@ -8,7 +8,9 @@ the ledger as it does locally."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -19,19 +21,27 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+import grpc
 import pytest
 from ray._private import services as ray_services
 from ray.cluster_utils import Cluster as RayCluster
 
+from arena.bots.launcher import resolve_paths
 from arena.cluster import connect as cluster_connect
 from arena.cluster import player as cluster_player
+from arena.competition import bundles
+from arena.competition import spec as competition_spec
+from arena.competition.server import CompetitionServer
 from arena.ledger import Ledger, records
+from arena.ledger import competitions as store
 from arena.tournament.games import Rules
-from arena.tournament.runner import TournamentRunner, command_for
+from arena.tournament.runner import EntrantCannotStart, TournamentRunner
 from arena.tournament.schedule import full_schedule
 from arena.tournament.spec import TournamentSpec, load
+from arena.wire.v1 import competition_pb2, competition_pb2_grpc
 
 pytestmark = pytest.mark.slow
+EXAMPLE = Path(__file__).resolve().parents[2] / "competitions" / "examples" / "python-bot"
 T = TypeVar("T")
 
 RUN_TIMEOUT = 600.0  # seconds for a tournament on a loaded machine (workers start slowly)
@@ -81,7 +91,9 @@ def started(start: Callable[[], T]) -> T:
 
 
 @pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[tuple[RayCluster, cluster_connect.Cluster]]:
+def ray_cluster(
+    request: pytest.FixtureRequest,
+) -> Iterator[tuple[RayCluster, cluster_connect.Cluster]]:
     """Three nodes of two CPUs each; a node's death is noticed within seconds. (The last test
     takes one away.)"""
     fast_health = {
@@ -90,6 +102,12 @@ def ray_cluster() -> Iterator[tuple[RayCluster, cluster_connect.Cluster]]:
         "health_check_failure_threshold": 4,
     }
     head = {"num_cpus": CPUS, "include_dashboard": False, "_system_config": fast_health}
+    # A node's raylet waits for its agents to say which ports they took, 30 s by default, then
+    # fails: a machine whose two cores are shared may need longer. (Read by each node's raylet from
+    # its environment, which it inherits from this process.)
+    patience = pytest.MonkeyPatch()
+    patience.setenv("RAY_agent_register_timeout_ms", str(int(NODE_START * 1000)))
+    request.addfinalizer(patience.undo)
     nodes = started(lambda: RayCluster(initialize_head=True, head_node_args=head))
     handle = None
     try:
@@ -104,10 +122,13 @@ def ray_cluster() -> Iterator[tuple[RayCluster, cluster_connect.Cluster]]:
         nodes.shutdown()
 
 
-def write_tournament(directory: Path, entrants: dict[str, str], **top: object) -> Path:
+def write_tournament(
+    directory: Path, entrants: dict[str, str], sandbox: str = "auto", **top: object
+) -> Path:
     lines = ['name = "on-cluster"', 'variant = "rubicon"', "deals_per_pairing = 1", "seed = 11"]
     lines += [f"{k} = {v!r}".replace("'", '"') for k, v in top.items()]
     lines += ["[time_control]", "budget_ms = 10000", "bank_ms = 120000", "grace_ms = 2000"]
+    lines += ["[limits]", f'sandbox = "{sandbox}"']
     for name, command in entrants.items():
         lines += ["[[entrants]]", f'name = "{name}"', f"command = {command!r}".replace("'", '"')]
     path = directory / "tournament.toml"
@@ -237,10 +258,12 @@ def test_a_node_plays_the_files_it_was_sent(
             {"mine": "{python} bots/mine.py", "first": "{python} -m arena_bot.first_bot"},
         )
     )
-    rules = Rules(spec.variant, spec.options, spec.time_control, spec.policies, spec.limits)
     logs = tmp_path / "logs"
-    player = cluster_player.for_tournament(handle, spec, rules, logs_dir=logs)
-    commands = {e.name: command_for(e.command, spec.base_dir) for e in spec.entrants}
+    player = cluster_player.for_tournament(handle, spec, logs_dir=logs)
+    player.rules = Rules(
+        spec.variant, spec.options, spec.time_control, spec.policies, spec.limits, deal_key=KEY
+    )
+    commands = {e.name: resolve_paths(e.command, spec.base_dir) for e in spec.entrants}
     folder.rename(tmp_path / "gone")  # the coordinator's copy is gone: the node has its own
     played = asyncio.run(player.play(full_schedule(spec)[0], commands))
     assert played.record is not None, played.error
@@ -254,6 +277,84 @@ def test_a_node_plays_the_files_it_was_sent(
     ]
 
 
+def test_an_entrant_that_cannot_start_on_a_node_stops_the_run_before_its_first_game(
+    tmp_path: Path, ray_cluster: tuple[RayCluster, cluster_connect.Cluster]
+) -> None:
+    _, handle = ray_cluster
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "broken.py").write_text("import sys\nsys.exit('no luck here')\n")
+    spec = load(
+        write_tournament(
+            tmp_path,
+            {"broken": "{python} bots/broken.py", "first": "{python} -m arena_bot.first_bot"},
+        )
+    )
+    ledger = tmp_path / "ledger.sqlite"
+    with pytest.raises(EntrantCannotStart) as caught:
+        run(spec, ledger, handle)
+    (failure,) = caught.value.failures
+    assert failure.startswith("entrant 'broken'") and "no luck here" in failure, failure
+    assert query(ledger, "SELECT count(*) FROM tournaments") == [(0,)], "nothing recorded"
+
+
+def test_a_competition_plays_its_bundles_games_on_the_cluster(
+    tmp_path: Path, ray_cluster: tuple[RayCluster, cluster_connect.Cluster]
+) -> None:
+    _, handle = ray_cluster
+    asyncio.run(asyncio.wait_for(competition_on(handle, tmp_path), RUN_TIMEOUT))
+
+
+async def competition_on(handle: cluster_connect.Cluster, tmp_path: Path) -> None:
+    """Two authors submit the example Python bundle under two names: once built and checked here,
+    their games are played on the nodes, from the builds sent there, and recorded here."""
+    spec = competition_spec.parse(
+        {
+            "name": "Cluster Ladder",
+            "seed": 5,
+            "variant": "rubicon",
+            "time_control": {"budget_ms": 10000, "bank_ms": 120000, "grace_ms": 2000},
+            "matchmaking": {"games_at_once": 2, "pause_seconds": 0.2},
+            "submissions": {"build_seconds": 120, "check_seconds": 300},
+            "server": {"submissions": "127.0.0.1:0", "bots": "127.0.0.1:0"},
+        }
+    )
+    led = Ledger(tmp_path / "ledger.sqlite")
+    server = CompetitionServer(spec, led, tmp_path / "data", cluster=handle)
+    await server.start()
+    try:
+        comp = store.Competitions(led)
+        for author in ("ada", "bob"):
+            folder = tmp_path / f"{author}-bot"
+            shutil.copytree(EXAMPLE, folder)
+            manifest = folder / bundles.MANIFEST
+            manifest.write_text(manifest.read_text().replace('"py-trickster"', f'"{author}-bot"'))
+            token = comp.add_author(server.cid, author)
+            await submit(server.submissions_address, token, bundles.pack(folder, 2**20))
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while count_games(led) < 2:
+            assert time.monotonic() < deadline and server.fatal is None, server.fatal
+            await asyncio.sleep(0.3)
+    finally:
+        await server.stop()
+    assert server.cluster_player is not None
+    assert sum(server.cluster_player.nodes.values()) >= 2, "the games went to the cluster"
+    alive = {n.id for n in handle.nodes()}
+    rows = led.conn.execute("SELECT encoding, record FROM game_records").fetchall()
+    led.close()
+    assert rows and all(records.decode(enc, data)["node"]["id"] in alive for enc, data in rows)
+
+
+def count_games(led: Ledger) -> int:
+    return int(led.conn.execute("SELECT count(*) FROM games").fetchone()[0])
+
+
+async def submit(address: str, token: str, bundle: bytes) -> None:
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = competition_pb2_grpc.CompetitionStub(channel)
+        md = (("authorization", f"Bearer {token}"),)
+        await stub.Submit(competition_pb2.SubmitRequest(bundle=bundle), metadata=md)
+
+
 def test_a_coordinator_killed_with_sigkill_resumes_from_the_ledger(
     tmp_path: Path, ray_cluster: tuple[RayCluster, cluster_connect.Cluster]
 ) -> None:
@@ -261,15 +362,21 @@ def test_a_coordinator_killed_with_sigkill_resumes_from_the_ledger(
     (tmp_path / "bots").mkdir()
     (tmp_path / "bots" / "slow.py").write_text(SLOW_BOT)
     command = f"{{python}} bots/slow.py 0.02 {tmp_path / 'starts.txt'}"
-    path = write_tournament(tmp_path, {n: command for n in ("a", "b", "c")})
+    # The first run finds the cluster in the file; the second is told it on the command line.
+    # (SLOW_BOT notes its starts outside its folder: not in a sandbox.)
+    path = write_tournament(
+        tmp_path, {n: command for n in ("a", "b", "c")}, "none", cluster=nodes.address
+    )
     spec = load(path)
+    assert spec.cluster == nodes.address
     ledger = tmp_path / "ledger.sqlite"
-    argv = [
+    first = [
         sys.executable, "-m", "arena.cli.main", "run", str(path), "--ledger", str(ledger),
-        "--cluster", nodes.address, "--deal-secret", KEY.hex(),
+        "--deal-secret", KEY.hex(),
     ]  # fmt: skip
+    argv = [*first, "--cluster", nodes.address]
     with (tmp_path / "first-run.log").open("w") as log:
-        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(first, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             deadline = time.monotonic() + RUN_TIMEOUT
             while time.monotonic() < deadline and proc.poll() is None:
@@ -287,9 +394,10 @@ def test_a_coordinator_killed_with_sigkill_resumes_from_the_ledger(
     again = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_TIMEOUT)
     assert again.returncode == 0, again.stdout + again.stderr
     assert f"resumed: {recorded} game(s)" in again.stdout
+    assert "played on a Ray cluster" in again.stdout
     check_complete(ledger, spec)
     here = tmp_path / "here.sqlite"
-    run(spec, here)
+    run(dataclasses.replace(spec, cluster=""), here)
     assert results(ledger) == results(here)
     assert ratings(ledger) == ratings(here), "the ratings of an uninterrupted run"
 
@@ -304,7 +412,8 @@ def test_a_worker_or_a_node_that_dies_mid_run_loses_only_its_games(
     notes = tmp_path / "starts.txt"
     notes.touch()
     command = f"{{python}} bots/slow.py 0.05 {notes}"
-    spec = load(write_tournament(tmp_path, {n: command for n in ("a", "b", "c", "d")}))
+    # (SLOW_BOT notes its starts, and the Ray worker above it, outside its folder: not in a sandbox.)
+    spec = load(write_tournament(tmp_path, {n: command for n in ("a", "b", "c", "d")}, "none"))
     planned = len(full_schedule(spec))  # six pairings on two seatings: twelve games
     ledger = tmp_path / "ledger.sqlite"
     led = Ledger(ledger)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.bots.launcher import resolve_paths
 from arena.cluster import shipping
 from arena.cluster.address import address_problem
 from arena.cluster.errors import ClusterError
@@ -79,6 +80,23 @@ def test_an_address_where_nothing_listens_fails_at_once(tmp_path: Path) -> None:
     assert out.returncode == 2, out.stdout + out.stderr
     assert f"cannot reach the Ray cluster at 127.0.0.1:{port}" in out.stderr
     assert not ledger.exists()
+
+
+def test_a_competition_server_without_a_cluster_to_reach_fails_at_once(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ledger = tmp_path / "l.sqlite"
+    competition = tmp_path / "c.toml"
+    competition.write_text(f'name = "c"\n[server]\ncluster = "127.0.0.1:{port}"\n')
+    out = arena("compete", "serve", str(competition), "--ledger", str(ledger))
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert f"cannot reach the Ray cluster at 127.0.0.1:{port}" in out.stderr
+    assert not ledger.exists(), "nothing was written"
+    # A malformed address in the file is refused by name, before anything is written.
+    competition.write_text('name = "c"\n[server]\ncluster = "my cluster"\n')
+    out = arena("compete", "serve", str(competition), "--ledger", str(ledger))
+    assert out.returncode == 2 and "cluster" in out.stderr and "my cluster" in out.stderr
 
 
 def test_an_address_that_is_not_ray_fails_at_once(tmp_path: Path) -> None:
@@ -168,10 +186,8 @@ def test_a_command_is_carried_in_portable_words_and_resolved_on_the_node(tmp_pat
     bot = folder_with_a_bot(tmp_path)
     shipment = shipping.Shipment.for_commands(["{python} bots/mine/main.py"], tmp_path)
     digest = shipment.parcels[bot.resolve()].digest
-    # as the runner resolves it for this machine (command_for)
-    here = (
-        f"{shlex.quote(sys.executable)} {shlex.quote(str(bot.resolve() / 'main.py'))} --x {{token}}"
-    )
+    # as the runner resolves it for this machine (resolve_paths: {python} is left for the node)
+    here = resolve_paths("{python} bots/mine/main.py --x {token}", tmp_path)
     words = shipment.portable(here)
     assert words == ("{python}", f"{{shipped:{digest}}}/main.py", "--x", "{token}")
     assert shipment.digests(words) == {digest}

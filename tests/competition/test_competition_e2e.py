@@ -310,3 +310,91 @@ def wait_listening(port: int, proc: subprocess.Popen[str]) -> None:
                 return
         assert time.monotonic() < deadline, "the competition never listened"
         time.sleep(0.2)
+
+
+def test_a_remote_entrant_plays_while_connected(tmp_path: Path) -> None:
+    asyncio.run(asyncio.wait_for(remote_entrant(tmp_path), 2 * TIMEOUT))
+
+
+async def remote_entrant(tmp_path: Path) -> None:
+    """A bot on the author's own machine dials in with its entrant token and waits in the lobby; it is
+    given games while connected (single deals: it keeps its memory between games), and skipped, not
+    forfeited, once it has gone."""
+    async with running(tmp_path) as (server, led):
+        comp = store.Competitions(led)
+        ada = Author(server.submissions_address, comp.add_author(server.cid, "ada"))
+        bob = Author(server.submissions_address, comp.add_author(server.cid, "bob"))
+        bundle = await bob.submit(bundles.pack(bot_folder(tmp_path, "bob-bot"), 2**20))
+        assert (await bob.wait(bundle.submission_id)).status == "active"
+        reg = await ada.stub.RegisterRemote(
+            pb.RegisterRemoteRequest(bot="far-away", version="1", language="python"),
+            metadata=ada.md,
+        )
+        assert reg.token and reg.address == server.bots_address
+        assert count(led_path(led), "SELECT count(*) FROM games") == 0, "nobody to play yet"
+        env = {**os.environ, "ARENA_ADDRESS": reg.address, "ARENA_TOKEN": reg.token}
+        bot = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "arena_bot.first_bot", env=env,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            await until(lambda: remote_games(led) >= 2)
+        finally:
+            bot.kill()
+            await bot.wait()
+        await asyncio.sleep(3)  # the lobby hears the stream close
+        before = remote_games(led)
+        await asyncio.sleep(5)
+        assert remote_games(led) <= before + 1, "gone, it is no longer paired"
+        outcomes = {
+            r[0]
+            for r in led.conn.execute(
+                "SELECT g.outcome FROM games g JOIN game_seats s ON s.game_id = g.id "
+                "JOIN entrants e ON e.id = s.entrant_id WHERE e.name = 'far-away'"
+            )
+        }
+        assert "normal" in outcomes
+        keys = [r[0] for r in led.conn.execute("SELECT key FROM games")]
+        assert all(k.endswith("-s0") for k in keys), "single deals, no rotation replayed"
+        await ada.channel.close()
+        await bob.channel.close()
+
+
+def led_path(led: Ledger) -> Path:
+    return Path(led.path)
+
+
+def remote_games(led: Ledger) -> int:
+    return int(
+        led.conn.execute(
+            "SELECT count(*) FROM game_seats s JOIN entrants e ON e.id = s.entrant_id "
+            "WHERE e.name = 'far-away'"
+        ).fetchone()[0]
+    )
+
+
+def test_the_example_submissions_play_each_other(tmp_path: Path) -> None:
+    asyncio.run(asyncio.wait_for(examples_play(tmp_path), 4 * TIMEOUT))
+
+
+async def examples_play(tmp_path: Path) -> None:
+    """The README's walk-through: the Python and the JavaScript example bundles, as shipped, from two
+    authors, built, checked and paired against each other."""
+    async with running(tmp_path) as (server, led):
+        comp = store.Competitions(led)
+        ada = Author(server.submissions_address, comp.add_author(server.cid, "ada"))
+        bob = Author(server.submissions_address, comp.add_author(server.cid, "bob"))
+        examples = ROOT / "competitions" / "examples"
+        py = await ada.submit(bundles.pack(examples / "python-bot", 2**20))
+        js = await bob.submit(bundles.pack(examples / "js-bot", 2**20))
+        assert (await ada.wait(py.submission_id)).status == "active"
+        assert (await bob.wait(js.submission_id)).status == "active"
+        await until(lambda: len(comp.board(server.cid)) == 2 and all(
+            r.games >= 2 for r in comp.board(server.cid)
+        ))  # fmt: skip
+        board = {r.bot: r for r in comp.board(server.cid)}
+        assert set(board) == {"py-trickster", "js-lowball"}
+        outcomes = {r[0] for r in led.conn.execute("SELECT outcome FROM games")}
+        assert outcomes == {"normal"}
+        await ada.channel.close()
+        await bob.channel.close()

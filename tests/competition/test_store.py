@@ -159,3 +159,21 @@ def test_a_competition_and_a_tournament_cannot_share_a_name(
     )
     with pytest.raises(LedgerError, match="name of a competition"):
         led.register(spec)
+
+
+def test_a_failed_version_may_be_submitted_again(comp: tuple[Ledger, Competitions, int]) -> None:
+    """A version that failed its build or check never played: fixed, it comes back under the same
+    number; a version that played never does."""
+    _, store, cid = comp
+    ada = store.author_of(cid, store.add_author(cid, "ada"))
+    assert ada
+    sid, _ = store.submit(cid, ada.id, "b", "1", "python", bundle="a" * 64, run="r")
+    store.set_status(sid, FAILED, "the build failed", log="boom")
+    again, _ = store.submit(cid, ada.id, "b", "1", "python", bundle="c" * 64, run="r2")
+    assert again == sid
+    sub = store.submission(sid)
+    assert (sub.status, sub.bundle, sub.run, sub.reason) == (BUILDING, "c" * 64, "r2", "")
+    assert store.log(sid) == ""
+    store.activate(sid, "bundle:c")
+    with pytest.raises(LedgerError, match="submitted already"):
+        store.submit(cid, ada.id, "b", "1", "python", bundle="d" * 64, run="r")

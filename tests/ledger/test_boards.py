@@ -225,7 +225,7 @@ def test_duplicate_names_from_an_earlier_ledger_are_kept_apart(tmp_path: Path) -
 
 
 def test_locked_and_full_are_named(tmp_path: Path) -> None:
-    from arena.ledger.db import explain
+    from arena.ledger.errors import explain
 
     assert "locked by another program" in explain(sqlite3.OperationalError("database is locked"))
     assert explain(sqlite3.OperationalError("database or disk is full")).startswith("disk full")

@@ -74,10 +74,12 @@ class Sink:
         self.max_running = max(self.max_running, p.running)
 
 
-def run(spec: TournamentSpec, path: Path) -> tuple[int, Progress, Sink]:
+def run(
+    spec: TournamentSpec, path: Path, deal_key: bytes | None = None
+) -> tuple[int, Progress, Sink]:
     led = Ledger(path)
     sink = Sink()
-    runner = TournamentRunner(spec, led, sink)
+    runner = TournamentRunner(spec, led, sink, deal_key=deal_key)
     try:
         tid = asyncio.run(asyncio.wait_for(runner.run(), RUN_TIMEOUT))
     finally:
@@ -213,6 +215,10 @@ def arena_command(toml: Path, ledger: Path) -> list[str]:
     return [sys.executable, "-m", "arena.cli.main", "run", str(toml), "--ledger", str(ledger)]
 
 
+def deal_key_of(path: Path) -> bytes:
+    return bytes.fromhex(query(path, "SELECT deal_key FROM tournaments")[0][0])
+
+
 def count_games(path: Path) -> int:
     if not path.exists():
         return 0
@@ -261,7 +267,7 @@ def test_a_killed_run_resumes_with_nothing_lost_or_doubled(tmp_path: Path) -> No
     check_complete(ledger, spec)
 
     fresh = tmp_path / "fresh.sqlite"
-    run(spec, fresh)
+    run(spec, fresh, deal_key_of(ledger))  # the same secret: the same deals
     check_complete(fresh, spec)
     assert results(ledger) == results(fresh), "the same games, seat by seat"
     assert ratings(ledger) == ratings(fresh), "exactly the ratings of an uninterrupted run"
@@ -311,7 +317,7 @@ def test_killed_again_and_again_at_random_moments(tmp_path: Path) -> None:
     check_complete(ledger, spec)
     assert query(ledger, "SELECT count(*), count(DISTINCT key) FROM games") == [(planned, planned)]
     fresh = tmp_path / "fresh.sqlite"
-    run(spec, fresh)
+    run(spec, fresh, deal_key_of(ledger))  # the same secret: the same deals
     assert results(ledger) == results(fresh), "the same games, seat by seat"
     assert ratings(ledger) == ratings(fresh), "exactly the ratings of an uninterrupted run"
 
@@ -405,7 +411,9 @@ def test_bot_processes_play_several_games_when_the_tournament_allows(tmp_path: P
             "SELECT g.key, g.outcome, s.seat, s.score FROM games g "
             "JOIN game_seats s ON s.game_id = g.id ORDER BY g.ord, s.seat",
         )
-        launched[reuse] = len(list(logs.glob("*.log")))  # one log per launched process
+        # One log per launched process; the first of each entrant's is its check before the run.
+        assert len(list(logs.glob("check*.log"))) == 3
+        launched[reuse] = len([p for p in logs.glob("*.log") if not p.name.startswith("check")])
     games = len(full_schedule(spec))
     assert launched[1] == 2 * games
     assert launched[4] < launched[1]
