@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ray._private import services as ray_services
+from ray._private import utils as ray_utils
 from ray.cluster_utils import Cluster as RayCluster
 
 from arena.cluster.connect import Cluster, connect
@@ -72,11 +72,16 @@ def started(start: Callable[[], T]) -> T:
                     raise
                 time.sleep(0.5)
 
+    # A starting raylet gives its dashboard agent about 15 s to report its ports, then aborts; the
+    # full agent imports too slowly for that on a loaded machine: these nodes run the minimal one.
+    dependencies = ray_utils.get_dashboard_dependency_error
     ray_services.get_node = patiently
+    ray_utils.get_dashboard_dependency_error = lambda: "minimal for the benchmark"
     try:
         return start()
     finally:
         ray_services.get_node = ask
+        ray_utils.get_dashboard_dependency_error = dependencies
 
 
 def tournament(folder: Path, name: str, games: int, pause: float, starts: Path) -> Path:
@@ -134,9 +139,6 @@ def main() -> None:
     parser.add_argument("--nodes", default="1,2,4", help="cluster sizes, in increasing order")
     args = parser.parse_args()
     logging.getLogger("ray").setLevel(logging.ERROR)
-    # A node's raylet gives its agents 30 s to start, too little on a loaded machine (each node's
-    # raylet inherits this process's environment).
-    os.environ.setdefault("RAY_agent_register_timeout_ms", "240000")
     sizes = [int(n) for n in args.nodes.split(",")]
     cpus = 2 * args.slots
     rates: dict[int, float] = {}

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 import grpc
 import pytest
 from ray._private import services as ray_services
+from ray._private import utils as ray_utils
 from ray.cluster_utils import Cluster as RayCluster
 
 from arena.bots.launcher import resolve_paths
@@ -87,13 +88,16 @@ def started(start: Callable[[], T]) -> T:
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(ray_services, "get_node", patiently)
+        # A starting raylet gives its dashboard agent about 15 s to report its ports, then aborts;
+        # the full agent (ray[default]'s metrics and HTTP server) imports too slowly for that on a
+        # loaded machine. The nodes of these tests run the minimal agent, as a minimal Ray install
+        # would: the games need no dashboard.
+        mp.setattr(ray_utils, "get_dashboard_dependency_error", lambda: "minimal for the tests")
         return start()
 
 
 @pytest.fixture(scope="module")
-def ray_cluster(
-    request: pytest.FixtureRequest,
-) -> Iterator[tuple[RayCluster, cluster_connect.Cluster]]:
+def ray_cluster() -> Iterator[tuple[RayCluster, cluster_connect.Cluster]]:
     """Three nodes of two CPUs each; a node's death is noticed within seconds. (The last test
     takes one away.)"""
     fast_health = {
@@ -102,12 +106,6 @@ def ray_cluster(
         "health_check_failure_threshold": 4,
     }
     head = {"num_cpus": CPUS, "include_dashboard": False, "_system_config": fast_health}
-    # A node's raylet waits for its agents to say which ports they took, 30 s by default, then
-    # fails: a machine whose two cores are shared may need longer. (Read by each node's raylet from
-    # its environment, which it inherits from this process.)
-    patience = pytest.MonkeyPatch()
-    patience.setenv("RAY_agent_register_timeout_ms", str(int(NODE_START * 1000)))
-    request.addfinalizer(patience.undo)
     nodes = started(lambda: RayCluster(initialize_head=True, head_node_args=head))
     handle = None
     try:
