@@ -21,6 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from arena.cli.common import DEFAULT_LEDGER, LedgerOption, console, fail, open_ledger, plain
+from arena.cluster.errors import ClusterError
 from arena.competition import bundles
 from arena.competition.spec import CompetitionFileError, load
 from arena.ledger import Ledger, LedgerError
@@ -83,6 +84,16 @@ def serve(
     logs: Annotated[
         Path | None, typer.Option(help="Write each bot process's output into this folder.")
     ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            help="Play the games between submitted bundles on a Ray cluster: auto, HOST:PORT, "
+            "ray://HOST:PORT or local; none: on this machine. Default: the file's [server] "
+            "cluster, else this machine. Needs the cluster extra.",
+            metavar="ADDRESS",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run a competition until stopped: the submission service, the matchmaker and the referee.
 
@@ -94,6 +105,18 @@ def serve(
         spec = load(file)
     except CompetitionFileError as exc:
         raise fail(str(exc)) from exc
+    address = spec.server.cluster if cluster is None else cluster.strip()
+    if address == "none":
+        address = ""
+    on = None
+    if address:
+        from arena.cluster.connect import connect  # Ray is imported only for a cluster
+
+        try:
+            on = connect(address)  # before the ledger: a bad address changes nothing
+        except ClusterError as exc:
+            raise fail(str(exc)) from exc
+        console.print(f"games between bundles are played on the Ray cluster at {address}")
     led = open_ledger(ledger, must_exist=False)
     folder = data or ledger.with_name(ledger.name + ".d")
 
@@ -102,7 +125,7 @@ def serve(
         console.print(f"[{stamp}] {escape(text)}", highlight=False, soft_wrap=True)
 
     async def run() -> None:
-        server = CompetitionServer(spec, led, folder, logs, say)
+        server = CompetitionServer(spec, led, folder, logs, say, on)
         await server.start()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -129,6 +152,9 @@ def serve(
         raise fail(str(exc)) from exc
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
+    finally:
+        if on is not None:
+            on.close()
 
 
 def _competition(led: Ledger, name: str | None) -> int:

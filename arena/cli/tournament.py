@@ -7,7 +7,7 @@ import asyncio
 import dataclasses
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -24,11 +24,15 @@ from arena.cli.common import (
     plain,
     print_board,
 )
+from arena.cluster.errors import ClusterError
 from arena.ledger import Ledger, LedgerError
 from arena.sandbox import SandboxUnavailable, require
 from arena.tournament import runner as tournament_runner
 from arena.tournament.spec import TournamentFileError, TournamentSpec, load
 from arena.tournament.summary import entrant_lines, pairing_lines
+
+if TYPE_CHECKING:
+    from arena.cluster.connect import Cluster
 
 
 def run(
@@ -66,6 +70,18 @@ def run(
             help="Without a terminal (output to a file or pipe): seconds between progress lines.",
         ),
     ] = 10.0,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            help="Play the games on a Ray cluster: auto (the cluster started on this machine), "
+            "HOST:PORT (a head node), ray://HOST:PORT (its client server) or local (a Ray instance "
+            "of this machine); none: on this machine without Ray. Default: the file's cluster "
+            "field, else this machine. Needs the cluster extra (pip install "
+            "'bezique-arena[cluster]').",
+            metavar="ADDRESS",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run a tournament into the ledger (resuming it if interrupted), then print its tables.
 
@@ -91,14 +107,22 @@ def run(
             raise fail("--deal-secret must be at least 16 bytes (32 hex digits)")
     for warning in spec.warnings:
         errors.print(f"[yellow]warning:[/] {escape(str(file))}: {escape(warning)}")
-    try:
-        isolation = require(spec.limits.sandbox)
-    except SandboxUnavailable as exc:
-        raise fail(f"{file}: {exc}; nothing was played") from exc
-    # Before the first game, which mode the bots run in (a warning when they are not isolated).
-    (console if isolation.isolated else errors).print(escape(isolation.describe()), soft_wrap=True)
+    address = spec.cluster if cluster is None else cluster.strip()
+    if address == "none":
+        address = ""
+    spec = dataclasses.replace(spec, cluster=address)
+    if not address:
+        try:
+            isolation = require(spec.limits.sandbox)
+        except SandboxUnavailable as exc:
+            raise fail(f"{file}: {exc}; nothing was played") from exc
+        # Before the first game, which mode the bots run in (a warning when they are not isolated).
+        (console if isolation.isolated else errors).print(
+            escape(isolation.describe()), soft_wrap=True
+        )
+    on = _connect(address) if address else None  # before the ledger: a bad address changes nothing
     led = open_ledger(ledger, must_exist=False)
-    runner = tournament_runner.TournamentRunner(spec, led, logs_dir=logs, deal_key=key)
+    runner = tournament_runner.TournamentRunner(spec, led, logs_dir=logs, deal_key=key, cluster=on)
     try:
         if console.is_terminal:
             tid = _run_with_bar(runner)
@@ -114,7 +138,26 @@ def run(
     except KeyboardInterrupt:
         errors.print("interrupted: every finished game is in the ledger; run again to resume")
         raise typer.Exit(130) from None
+    except ClusterError as exc:
+        raise fail(str(exc)) from exc
+    except SandboxUnavailable as exc:  # on a cluster: the node's (checked before the first game)
+        raise fail(f"{file}: {exc}; nothing was played") from exc
+    finally:
+        if on is not None:
+            on.close()
     p = runner.progress
+    if runner.cluster_player is not None:
+        played = runner.cluster_player
+        console.print(
+            f"played on a Ray cluster: {len(played.nodes)} node(s) played this run's games"
+        )
+        if runner.isolation:
+            isolated = runner.isolation.startswith("sandbox: bubblewrap")
+            (console if isolated else errors).print(escape(runner.isolation), soft_wrap=True)
+        if played.resent:
+            console.print(
+                f"{played.resent} game(s) were sent again: a node or worker process died under them"
+            )
     if p.resumed:
         console.print(f"resumed: {p.resumed} game(s) were already in the ledger")
     if p.replayed:
@@ -127,6 +170,15 @@ def run(
             f"[red]{p.errors} game(s) could not be played[/] (last: {escape(p.last)}); run again to retry"
         )
         raise typer.Exit(1)
+
+
+def _connect(address: str) -> Cluster:
+    from arena.cluster.connect import connect  # Ray is imported only for a run on a cluster
+
+    try:
+        return connect(address)
+    except ClusterError as exc:
+        raise fail(str(exc)) from exc
 
 
 def _run_with_bar(runner: tournament_runner.TournamentRunner) -> int:

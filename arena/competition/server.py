@@ -14,6 +14,11 @@ active submissions and the competition's board. Then:
   reason shown to its author;
 - the organiser's commands (pause, suspend, withdraw...) write the ledger; the server reads them every
   few seconds.
+
+With a Ray cluster (``[server] cluster``, ``arena compete serve --cluster``) the games between submitted
+bundles are played on its nodes (:mod:`arena.cluster`): each submission's build is sent to the object
+store once, when it enters play, and the records come back here to be written as above. A game with a
+remote entrant is played here, where that bot dials in. Ray is imported only then.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import random
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.competition import bundles, intake
 from arena.competition.matchmaker import Candidate, Pool
@@ -38,6 +43,10 @@ from arena.tournament.games import GamePlayer, Rules
 from arena.tournament.schedule import ScheduledGame, arrangements, deal_seed
 from arena.tournament.stalls import StallWatch
 from arena.tournament.worker import LedgerWorker
+
+if TYPE_CHECKING:
+    from arena.cluster.connect import Cluster
+    from arena.cluster.player import ClusterPlayer
 
 log = logging.getLogger("arena.competition")
 
@@ -66,6 +75,7 @@ class CompetitionServer:
         data_dir: Path,
         logs_dir: Path | None = None,
         on_event: Callable[[str], None] | None = None,
+        cluster: Cluster | None = None,
     ) -> None:
         self.spec = spec
         self.ledger = ledger
@@ -91,6 +101,9 @@ class CompetitionServer:
         self._stopping = asyncio.Event()
         self._intakes = asyncio.Semaphore(INTAKES_AT_ONCE)
         self.fatal: Exception | None = None
+        self.cluster = cluster  # games between bundles go there (connected by the caller)
+        self.cluster_player: ClusterPlayer | None = None
+        self.shipped: set[int] = set()  # entrants whose build the cluster's nodes have
 
     # ------------------------------------------------------------------ life
 
@@ -120,6 +133,14 @@ class CompetitionServer:
             self.deal_key,
         )  # fmt: skip
         self.player = GamePlayer(self.manager, rules, self.watch)
+        if self.cluster is not None:
+            from arena.cluster.player import ClusterPlayer
+            from arena.cluster.shipping import Shipment
+
+            self.cluster_player = ClusterPlayer(
+                self.cluster, Shipment(), spec.players, self.logs_dir, rules
+            )
+            self.cluster_player.hidden = (str(Path(self.ledger.path).resolve()),)
         from arena.competition.service import serve_submissions
 
         self.submissions, self.submissions_address = await serve_submissions(self)
@@ -294,7 +315,10 @@ class CompetitionServer:
                     manifest = bundles.Manifest(
                         sub.bot, sub.version, sub.language, sub.run, sub.build
                     )
-                    command = intake.runtime_command(manifest, self.builds / str(sub.id))
+                    build = self.builds / str(sub.id)
+                    command = intake.runtime_command(manifest, build)
+                    if self.cluster_player is not None:
+                        await self._ship(entrant, build)
                 self.entries[entrant] = Entry(sub, command)
             mu, sigma, games, last = standings.get(entrant, (25.0, 25.0 / 3, 0, -1))
             self.played[entrant] = max(self.played.get(entrant, 0), games)
@@ -310,6 +334,16 @@ class CompetitionServer:
                 del self.entries[entrant]
                 self.candidates.pop(entrant, None)
         self._wake.set()
+
+    async def _ship(self, entrant: int, build: Path) -> None:
+        """Send an entrant's build to the cluster; one that cannot be sent plays here."""
+        assert self.cluster_player is not None
+        try:
+            await self.cluster_player.ship(build, [Path(self.ledger.path)])
+        except Exception as exc:
+            self.say(f"entrant {entrant}: its games are played here, not on the cluster: {exc}")
+            return
+        self.shipped.add(entrant)
 
     def _sync(self, entrant: int) -> None:
         """Pool membership: a bundle entrant while it is active; a remote one while it also waits,
@@ -385,9 +419,12 @@ class CompetitionServer:
     async def _play(
         self, games: list[ScheduledGame], commands: dict[str, str], ids: dict[str, int]
     ) -> None:
+        player: GamePlayer | ClusterPlayer = self.player
+        if self.cluster_player is not None and all(e in self.shipped for e in ids.values()):
+            player = self.cluster_player  # bundles only, on the nodes: played anywhere
         try:
             for game in games:
-                played = await self.player.play(game, commands)
+                played = await player.play(game, commands)
                 if played.record is None:
                     self.say(f"{game.key}: the arena could not play it: {played.error}")
                     await self.db.call(self.store.unplan_unplayed, self.cid, (game.key,))

@@ -28,6 +28,8 @@ submission settings, validated like tournament files (every problem at once, nam
     [server]
     submissions = "127.0.0.1:50061"   # the submission service (authors, organisers)
     bots = "127.0.0.1:50062"          # where remote entrants dial in
+    cluster = "auto"                  # optional: games between bundles on a Ray cluster (auto,
+                                      # HOST:PORT, ray://HOST:PORT or local); serve --cluster too
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ import pydantic
 from pydantic import BaseModel, Field
 
 from arena.bots.limits import Limits
+from arena.cluster.address import address_problem
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant
 from arena.referee import Policies, TimeControl
 from arena.tournament.files import (
@@ -84,6 +87,7 @@ class Submissions:
 class ServerSettings:
     submissions: str = "127.0.0.1:50061"
     bots: str = "127.0.0.1:50062"
+    cluster: str = ""  # a Ray cluster for the games between submitted bundles ("": this machine)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +161,19 @@ class ServerModel(BaseModel):
     model_config = STRICT
     submissions: Text = _SRV.submissions
     bots: Text = _SRV.bots
+    cluster: str = Field(
+        default="",
+        description="Play the games between submitted bundles on a Ray cluster: auto, "
+        "HOST:PORT, ray://HOST:PORT or local",
+    )
+
+    @pydantic.field_validator("cluster")
+    @classmethod
+    def _address(cls, value: str) -> str:
+        value = value.strip()
+        if value and (problem := address_problem(value)):
+            raise ValueError(problem)
+        return value
 
 
 class CompetitionModel(BaseModel):

@@ -9,15 +9,20 @@ its own (:mod:`arena.tournament.worker`), never on the event loop that times the
 on time while that loop was stalled is played again, not charged to the bot (:mod:`.stalls`). A fatal
 error (the ledger locked for longer than its busy timeout, a full disk) ends the run at once: every game
 is cancelled and every bot stopped before the error is raised.
+
+With a Ray cluster (``cluster`` in the file, ``arena run --cluster``) the games are played on its nodes
+instead (:mod:`arena.cluster`): the entrants are checked there, and each game's record comes back here
+to be written exactly as a local game's is. Ray is imported only then.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from arena.bots.launcher import resolve_paths
 from arena.ledger import Ledger
@@ -26,11 +31,15 @@ from arena.referee import MatchConfig
 from arena.sandbox import require
 from arena.service.manager import MatchManager, PlayerSpec
 from arena.service.server import create_server
-from arena.tournament.games import CONNECT_TIMEOUT, GamePlayer, Rules
+from arena.tournament.games import CONNECT_TIMEOUT, GamePlayer, Played, Rules
 from arena.tournament.schedule import ScheduledGame, full_schedule, games_for_round, swiss_pairings
 from arena.tournament.spec import TournamentSpec
 from arena.tournament.stalls import StallWatch
 from arena.tournament.worker import LedgerWorker
+
+if TYPE_CHECKING:
+    from arena.cluster.connect import Cluster
+    from arena.cluster.player import ClusterPlayer
 
 SWISS_ROUND_STRIDE = 1_000_000  # ord of round r starts at r * stride: rounds rate in order
 TICK = 1.0  # seconds between progress reports while games run
@@ -51,6 +60,13 @@ class Progress:
 ProgressSink = Callable[[Progress], None]
 
 
+class Player(Protocol):
+    """Plays one scheduled game: on this machine (:class:`GamePlayer`) or on a Ray cluster
+    (:class:`arena.cluster.player.ClusterPlayer`)."""
+
+    async def play(self, game: ScheduledGame, commands: dict[str, str]) -> Played: ...
+
+
 class EntrantCannotStart(Exception):
     """Entrants that did not start, dial in and say Hello (one line each, with why)."""
 
@@ -67,6 +83,7 @@ class TournamentRunner:
         on_progress: ProgressSink | None = None,
         logs_dir: Path | None = None,
         deal_key: bytes | None = None,
+        cluster: Cluster | None = None,
     ) -> None:
         self.spec = spec
         self.ledger = ledger
@@ -77,40 +94,116 @@ class TournamentRunner:
         self.commands = {e.name: resolve_paths(e.command, spec.base_dir) for e in spec.entrants}
         self.deal_key: bytes | None = None
         self.tid = 0
+        # Games go to this Ray cluster (connected by the caller), or to the one the file names.
+        self.cluster = cluster
+        self.cluster_player: ClusterPlayer | None = None
+        self.isolation = ""  # on a cluster: the sandbox a node gave the entrants' check
 
     async def run(self) -> int:
         """Play every game not yet recorded; returns the tournament's id in the ledger.
 
         Before anything is written: raises :class:`arena.sandbox.SandboxUnavailable` when the
-        tournament requires isolation that this machine cannot give, and :class:`EntrantCannotStart`
-        when an entrant does not start, dial in and say Hello (each is tried once, unless the
-        tournament is already finished)."""
+        tournament requires isolation that this machine (on a cluster: a node) cannot give, and
+        :class:`EntrantCannotStart` when an entrant does not start, dial in and say Hello (each is
+        tried once, unless the tournament is already finished)."""
+        if self.cluster is not None or self.spec.cluster:
+            return await self._run_on_cluster()
         spec = self.spec
         self.sandbox = require(spec.limits.sandbox)
-        db = self.db = LedgerWorker()
         server, _, manager = await create_server(logs_dir=self.logs_dir)
         # Never shown to a sandboxed bot, even inside a folder it may see.
-        manager.hide(Path(self.ledger.path), *([Path(spec.source)] if spec.source else []))
+        manager.hide(*self._hidden())
         # Enough waiting bot processes of each entrant for every game that may run at once.
         manager.idle_per_kind = spec.concurrency + 1
+        watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
+        try:
+
+            async def play(rules: Rules) -> None:
+                watch.start()
+                try:
+                    self.player = GamePlayer(manager, rules, watch)
+                    await self._run_with(self.player)
+                finally:
+                    await watch.stop()
+
+            await self._run_ledger(lambda: self._preflight(manager), play)
+        finally:
+            await manager.close()
+            await server.stop(0)
+        return self.tid
+
+    async def _run_on_cluster(self) -> int:
+        """Each game a Ray task (:mod:`arena.cluster`); the records come back to be written here."""
+        from arena.cluster import connect, player
+
+        own = self.cluster is None
+        if self.cluster is None:
+            self.cluster = await asyncio.to_thread(connect.connect, self.spec.cluster)
+        try:
+            exclude = [*self._hidden(), *([self.logs_dir] if self.logs_dir else [])]
+            on = self.cluster_player = await asyncio.to_thread(
+                player.for_tournament, self.cluster, self.spec, exclude, self.logs_dir
+            )
+            on.hidden = tuple(str(p) for p in self._hidden())
+
+            async def preflight() -> None:
+                spec = self.spec
+                self.isolation, failures = await on.preflight(
+                    self.commands, spec.variant, spec.options, spec.limits, spec.concurrency
+                )
+                if failures:
+                    raise EntrantCannotStart(failures)
+
+            async def play(rules: Rules) -> None:
+                on.rules = rules
+                await self._run_with(on)
+
+            await self._run_ledger(preflight, play)
+        finally:
+            if own:
+                self.cluster.close()
+        return self.tid
+
+    def _hidden(self) -> list[Path]:
+        """Never shown to a bot, nor sent to a node: the ledger, the tournament file."""
+        spec = self.spec
+        return [Path(self.ledger.path), *([Path(spec.source)] if spec.source else [])]
+
+    async def _run_ledger(
+        self,
+        preflight: Callable[[], Awaitable[None]],
+        play: Callable[[Rules], Awaitable[None]],
+    ) -> None:
+        """The entrants checked (unless the tournament is finished), the tournament registered and
+        leased, then its games played by ``play``."""
+        spec = self.spec
+        db = self.db = LedgerWorker()
         try:
             if not await db.call(self.ledger.finished, spec.name):
-                await self._preflight(manager)
+                await preflight()
             entry = await db.call(self.ledger.register, spec, self.new_deal_key)
             self.tid, self.deal_key = entry.id, entry.deal_key
             await db.call(self.ledger.take_lease, self.tid)
             try:
-                await self._run_leased(manager)
+                self.ids = await db.call(self.ledger.entrant_ids, spec.entrants)
+                await play(
+                    Rules(
+                        spec.variant,
+                        spec.options,
+                        spec.time_control,
+                        spec.policies,
+                        spec.limits,
+                        spec.matches_per_process,
+                        self.deal_key,
+                    )
+                )
             finally:
                 # A lock held by another program must not keep an interrupted run waiting: the lease of
                 # a process that is gone is taken over anyway.
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(db.call(self.ledger.release_lease, self.tid), 2.0)
         finally:
-            await manager.close()
-            await server.stop(0)
             db.close()
-        return self.tid
 
     async def _preflight(self, manager: MatchManager) -> None:
         """Start each entrant once: it must dial in and say Hello, or the run stops here."""
@@ -129,21 +222,8 @@ class TournamentRunner:
         if failures:
             raise EntrantCannotStart(failures)
 
-    async def _run_leased(self, manager: MatchManager) -> None:
+    async def _run_with(self, player: Player) -> None:
         spec = self.spec
-        self.ids = await self.db.call(self.ledger.entrant_ids, spec.entrants)
-        watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
-        watch.start()
-        rules = Rules(
-            spec.variant,
-            spec.options,
-            spec.time_control,
-            spec.policies,
-            spec.limits,
-            spec.matches_per_process,
-            self.deal_key,
-        )
-        player = self.player = GamePlayer(manager, rules, watch)
         background = [
             asyncio.create_task(self._renew_lease()),
             asyncio.create_task(self._tick()),
@@ -163,7 +243,6 @@ class TournamentRunner:
             for task in background:
                 task.cancel()
             await asyncio.gather(*background, return_exceptions=True)
-            await watch.stop()
 
     async def _renew_lease(self) -> None:
         while True:
@@ -214,7 +293,7 @@ class TournamentRunner:
         await self.db.call(self.ledger.plan, self.tid, games)
         return games
 
-    async def _play(self, player: GamePlayer, games: list[ScheduledGame]) -> None:
+    async def _play(self, player: Player, games: list[ScheduledGame]) -> None:
         spec = self.spec
         if spec.format != "swiss":
             self.progress.planned = len(games)
@@ -226,17 +305,20 @@ class TournamentRunner:
         self.progress.done += already
         self.on_progress(self.progress)
         pending = iter(todo)
+        at_once = spec.concurrency
+        if self.cluster_player is not None and todo:
+            # As many games as the cluster's nodes have room for, and one waiting per node.
+            at_once = await asyncio.to_thread(self.cluster_player.in_flight)
         workers = [
-            asyncio.create_task(self._work(player, pending))
-            for _ in range(min(spec.concurrency, len(todo)))
+            asyncio.create_task(self._work(player, pending)) for _ in range(min(at_once, len(todo)))
         ]
         await _all_or_none(workers)
 
-    async def _work(self, player: GamePlayer, pending: Iterator[ScheduledGame]) -> None:
+    async def _work(self, player: Player, pending: Iterator[ScheduledGame]) -> None:
         for game in pending:
             await self._one(player, game)
 
-    async def _one(self, player: GamePlayer, game: ScheduledGame) -> None:
+    async def _one(self, player: Player, game: ScheduledGame) -> None:
         self.progress.running += 1
         self.on_progress(self.progress)
         try:

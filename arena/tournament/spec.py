@@ -10,6 +10,8 @@ field and what was expected, every error of a file at once.
     concurrency = 2                 # games played at once
     matches_per_process = 1         # games a launched bot process may play before it is replaced
     seed = 1                        # the public seed; deals also depend on the ledger's secret
+    cluster = "auto"                # optional: play the games on a Ray cluster (auto, HOST:PORT,
+                                    # ray://HOST:PORT or local); arena run --cluster overrides it
     rounds = 3                      # swiss only
     challenger = "greedy"           # gauntlet only: the entrant who meets the whole field
 
@@ -59,6 +61,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from arena.bots.launcher import LaunchError, check_command
 from arena.bots.limits import Limits
+from arena.cluster.address import address_problem
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant
 from arena.referee import Policies, TimeControl
 from arena.tournament.files import (
@@ -118,6 +121,7 @@ class TournamentSpec:
     policies: Policies = field(default_factory=Policies)
     limits: Limits = field(default_factory=Limits)
     matches_per_process: int = 1
+    cluster: str = ""  # a Ray cluster's address ("": this machine); not part of its identity
     source: str = ""  # the file it came from
     warnings: tuple[str, ...] = ()  # what the file should say otherwise (not part of its identity)
 
@@ -203,6 +207,10 @@ class TournamentModel(BaseModel):
     policies: PoliciesModel = PoliciesModel()
     limits: LimitsModel = LimitsModel()
     matches_per_process: Annotated[int, Field(ge=1, le=MAX_MATCHES_PER_PROCESS)] = 1
+    cluster: str = Field(
+        default="",
+        description="Play the games on a Ray cluster: auto, HOST:PORT, ray://HOST:PORT or local",
+    )
 
 
 def json_schema() -> dict[str, Any]:
@@ -299,6 +307,9 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
         problems.append(
             (f"limits.{name}" if name in type(m.limits).model_fields else "limits", str(exc))
         )
+    cluster = m.cluster.strip()
+    if cluster and (problem := address_problem(cluster)):
+        problems.append(("cluster", problem))
     if problems or v is None:
         return problems, None
     spec = TournamentSpec(
@@ -317,6 +328,7 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
         policies=to_policies(m.policies),
         limits=limits,
         matches_per_process=m.matches_per_process,
+        cluster=cluster,
         source=source,
         warnings=tuple(warnings),
     )

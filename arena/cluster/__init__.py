@@ -1,0 +1,16 @@
+"""Running a tournament's games on a Ray cluster; the coordinator stays the ledger's only writer.
+
+The ``arena`` process the user started (the coordinator) keeps everything that must be exact: the
+schedule, the ledger, the ratings. Each game goes to the cluster as a Ray task that asks for one CPU per
+bot process; the node that runs it plays it on a referee of its own (one per Ray worker process), with
+the bots launched, limited and sandboxed there exactly as they are locally, and sends the match record
+back. The bots' files travel through Ray's object store. See :mod:`.connect` (the cluster),
+:mod:`.shipping` (the bots' files), :mod:`.player` (the coordinator's side) and :mod:`.node` (the
+node's side).
+
+Importing this package does not import Ray: only connecting to a cluster does.
+"""
+
+from arena.cluster.errors import ClusterError
+
+__all__ = ["ClusterError"]

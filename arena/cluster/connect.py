@@ -1,0 +1,189 @@
+"""Connecting the coordinator to a Ray cluster, with a clear error at once when it cannot be done.
+
+An address is one of:
+
+- ``auto``: the cluster started on this machine with ``ray start --head`` (or ``$RAY_ADDRESS``);
+- ``HOST:PORT``: a head node's address (``ray start --head`` prints it; port 6379 by default);
+- ``ray://HOST:PORT``: a head node's Ray Client server (port 10001 by default), for a coordinator
+  outside the cluster's network;
+- ``local``: a Ray instance of this machine's own, started for the run and stopped after it.
+
+Ray waits a minute or more before it gives up on an address that does not answer; the coordinator
+first checks that a gRPC server (Ray's control service or its client server) answers there, so that a
+typing slip fails in seconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import logging
+import os
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from arena.cluster.address import FORMS, address_problem
+from arena.cluster.errors import INSTALL_HINT, ClusterError
+
+PROBE_SECONDS = 5.0  # for the address to answer a gRPC handshake
+NAMESPACE = "bezique-arena"
+
+
+def import_ray() -> ModuleType:
+    """Ray, or a :class:`ClusterError` saying how to install it."""
+    try:
+        return importlib.import_module("ray")
+    except ImportError as exc:
+        raise ClusterError(
+            f"running on a cluster needs Ray, which cannot be imported here ({exc}): {INSTALL_HINT}"
+        ) from None
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    id: str
+    address: str
+    host: str
+    cpus: float
+
+
+class Cluster:
+    """A connection to a Ray cluster (``ray.init``); :meth:`close` disconnects (and stops a ``local``
+    instance)."""
+
+    def __init__(self, address: str, ray: ModuleType) -> None:
+        self.address = address
+        self.ray = ray
+
+    def nodes(self) -> list[Node]:
+        """The nodes alive now that can run games (those with CPUs)."""
+        found = []
+        for n in self.ray.nodes():
+            cpus = float(n.get("Resources", {}).get("CPU", 0.0))
+            if n.get("Alive") and cpus > 0:
+                found.append(
+                    Node(n["NodeID"], n["NodeManagerAddress"], n["NodeManagerHostname"], cpus)
+                )
+        return found
+
+    def close(self) -> None:
+        self.ray.shutdown()
+
+
+def connect(address: str) -> Cluster:
+    """Connect to the cluster at ``address`` (see the module's text)."""
+    address = address.strip()
+    problem = address_problem(address)
+    if problem:
+        raise ClusterError(f"bad cluster address: {problem}")
+    ray = import_ray()
+    if address != "local":
+        _probe(address)
+    try:
+        ray.init(
+            address=address,
+            namespace=NAMESPACE,
+            logging_level=logging.WARNING,
+            log_to_driver=False,  # a node's messages stay in its logs, not in the arena's output
+            include_dashboard=False if address == "local" else None,
+            ignore_reinit_error=False,
+        )
+    except ClusterError:
+        raise
+    except Exception as exc:
+        raise ClusterError(f"cannot connect to the Ray cluster at {address}: {exc}") from None
+    cluster = Cluster(address, ray)
+    if not cluster.nodes():
+        cluster.close()
+        raise ClusterError(f"the Ray cluster at {address} has no node with CPUs to play games on")
+    return cluster
+
+
+def _probe(address: str) -> None:
+    """Fail at once unless a gRPC server answers at the address Ray would dial."""
+    target = _target(address)
+    host, _, port = target.rpartition(":")
+    where = f"{address}" + (f" ({target})" if target != address else "")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_SECONDS):
+            pass
+    except OSError as exc:
+        raise ClusterError(
+            f"cannot reach the Ray cluster at {where}: {exc.strerror or exc} (is the head node "
+            "started, with ray start --head, and is the address right?)"
+        ) from None
+    import grpc
+
+    channel = grpc.insecure_channel(target)
+    try:
+        grpc.channel_ready_future(channel).result(timeout=PROBE_SECONDS)
+    except grpc.FutureTimeoutError:
+        raise ClusterError(
+            f"no Ray cluster answers at {where}: something listens there but does not speak gRPC "
+            f"within {PROBE_SECONDS:.0f} s (is it the head node's address?)"
+        ) from None
+    finally:
+        channel.close()
+
+
+def _target(address: str) -> str:
+    """HOST:PORT of the server behind ``address``."""
+    if address.startswith("ray://"):
+        target = address.removeprefix("ray://").split("/", 1)[0]
+    elif address == "auto":
+        target = _auto_address()
+    else:
+        target = address
+    problem = address_problem(target)
+    if problem or target in ("auto", "local"):
+        raise ClusterError(f"bad cluster address {address!r}: expected {FORMS}")
+    return target
+
+
+def _auto_address() -> str:
+    """The address ``auto`` stands for: $RAY_ADDRESS, or the cluster last started on this machine."""
+    env = os.environ.get("RAY_ADDRESS", "").strip()
+    if env and env != "auto":
+        return env.removeprefix("ray://") if env.startswith("ray://") else env
+    try:
+        from ray._private.services import canonicalize_bootstrap_address  # type: ignore[import-not-found,unused-ignore]
+
+        found = canonicalize_bootstrap_address("auto")
+    except Exception as exc:
+        raise ClusterError(
+            f"no Ray cluster is running on this machine (start one with ray start --head): {exc}"
+        ) from None
+    if not found:
+        raise ClusterError(
+            "no Ray cluster is running on this machine (start one with ray start --head)"
+        )
+    return str(found)
+
+
+def fingerprint() -> str:
+    """A digest of the arena's own code: a node must run the very same arena as the coordinator, or
+    the same game could be refereed differently."""
+    return _fingerprint(Path(__file__).resolve().parent.parent)
+
+
+_cache: dict[Path, str] = {}
+
+
+def _fingerprint(root: Path) -> str:
+    if root not in _cache:
+        digest = hashlib.sha256(f"python {sys.version_info[:2]}".encode())
+        for path in sorted(root.rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode() + b"\0")
+            digest.update(path.read_bytes())
+        _cache[root] = digest.hexdigest()[:16]
+    return _cache[root]
+
+
+def resources_per_game(players: int) -> dict[str, Any]:
+    """What a game asks of a node: one CPU per bot process, so that a node never runs more games at
+    once than its CPUs allow (the bots' clocks stay fair)."""
+    return {"num_cpus": players}

@@ -1,0 +1,318 @@
+"""The node's side: a referee in each Ray worker process, playing the games sent to it.
+
+:func:`play` is the Ray task (made remote by the coordinator, :mod:`.player`). The worker process that
+runs it keeps one referee server (:func:`arena.service.server.create_server`) on an event loop of its
+own thread, so that a bot process may play several games over its connection
+(``matches_per_process``) exactly as locally; it is replaced after :data:`RECYCLE_GAMES` games, and
+closed (its waiting bot processes stopped) after :data:`IDLE_SECONDS` without a game. The game itself is
+played by :class:`arena.tournament.games.GamePlayer`, the same code as a local run: the same
+configuration, deal secret, limits, sandbox and stall replays.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import fcntl
+import os
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena import scratch
+from arena.bots.limits import Limits
+from arena.cluster.connect import fingerprint
+from arena.cluster.shipping import resolve, unpack
+from arena.referee import MatchConfig
+from arena.sandbox import SandboxUnavailable, require
+from arena.scratch import scratch_dir
+from arena.service.manager import MatchManager, PlayerSpec
+from arena.service.server import ArenaServer, create_server
+from arena.tournament.games import CONNECT_TIMEOUT, GamePlayer, Played, Rules
+from arena.tournament.schedule import ScheduledGame
+from arena.tournament.stalls import StallWatch
+
+RECYCLE_GAMES = 200  # games a referee plays before it is replaced (its finished matches are let go)
+IDLE_SECONDS = 30.0  # without a game, the referee closes (and stops its waiting bot processes)
+
+
+class NodeError(Exception):
+    """This node cannot play the game (another arena version, a parcel that cannot be unpacked)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What goes back to the coordinator."""
+
+    played: Played
+    node: dict[str, str]  # id, address, host
+    logs: dict[str, bytes]  # the bots' logs finished since the last game (when asked for), by name
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """The entrants' check on a node (:func:`preflight`)."""
+
+    node: dict[str, str]
+    isolation: str  # the sandbox the bots get there (one line), or why the required one is missing
+    unavailable: bool  # the tournament requires isolation that the node cannot give
+    failures: list[str]  # an entrant that did not start, dial in and say Hello: one line each
+
+
+def play(
+    rules: Rules,
+    game: ScheduledGame,
+    commands: Mapping[str, tuple[str, ...]],
+    parcels: Mapping[str, Any],
+    arena: str,
+    logs: bool = False,
+    hidden: tuple[str, ...] = (),
+) -> Result:
+    """Play ``game`` here. ``commands``: each player's command as portable words; ``parcels``: the
+    object refs of the shipped folders by digest; ``arena``: the coordinator's code fingerprint;
+    ``logs``: keep the bots' output and send it back; ``hidden``: paths never shown to a bot (the
+    coordinator's ledger, should this node share its filesystem)."""
+    import ray
+
+    node = _node(arena)
+    referee = _referee()
+    referee.hide(hidden)
+    folders = referee.unpacked(parcels, ray.get)
+    resolved = {name: resolve(words, folders) if words else "" for name, words in commands.items()}
+    played = referee.play(rules, game, resolved, logs)
+    return Result(played, node, referee.finished_logs() if logs else {})
+
+
+def preflight(
+    variant: str,
+    options: tuple[tuple[str, str], ...],
+    limits: Limits,
+    commands: Mapping[str, tuple[str, ...]],
+    parcels: Mapping[str, Any],
+    arena: str,
+    hidden: tuple[str, ...] = (),
+    at_once: int = 1,
+) -> Checked:
+    """Check the sandbox ``limits`` ask for, then start each entrant once here (``at_once`` at a
+    time), as a local run does before its first game."""
+    import ray
+
+    node = _node(arena)
+    try:
+        isolation = require(limits.sandbox).describe()
+    except SandboxUnavailable as exc:
+        return Checked(node, f"on node {node['host']} ({node['address']}): {exc}", True, [])
+    referee = _referee()
+    referee.hide(hidden)
+    folders = referee.unpacked(parcels, ray.get)
+    resolved = {name: resolve(words, folders) for name, words in commands.items()}
+    config = MatchConfig(variant=variant, options=options)
+    failures = referee.preflight(resolved, config, limits, at_once)
+    return Checked(node, isolation, False, failures)
+
+
+def _node(arena: str) -> dict[str, str]:
+    """This node (id, address, host), after checking that it runs the coordinator's arena."""
+    import ray
+
+    node = {
+        "id": ray.get_runtime_context().get_node_id(),
+        "address": ray.util.get_node_ip_address(),  # type: ignore[no-untyped-call]
+        "host": socket.gethostname(),
+    }
+    mine = fingerprint()
+    if arena != mine:
+        raise NodeError(
+            f"node {node['host']} ({node['address']}) runs another version of the arena "
+            f"(code {mine}, the coordinator's {arena}): install the same version on every node"
+        )
+    return node
+
+
+def parcel_root() -> Path:
+    """A folder for this process's unpacked parcels, removed when the process exits (and swept, like
+    the arena's scratch folders, by the next arena process once this one is gone, even killed). Not
+    inside the process's scratch folder: a sandboxed bot never sees that one, and a bot must see its
+    own files."""
+    path = Path(tempfile.mkdtemp(prefix=f"{scratch.PREFIX}parcels-"))
+    # Locked under another name and then renamed, as arena.scratch does: a sweeper never sees it
+    # unlocked while this process lives.
+    fd = os.open(path / f"{scratch.LOCK}.new", os.O_CREAT | os.O_RDWR, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.rename(path / f"{scratch.LOCK}.new", path / scratch.LOCK)
+    pid = os.getpid()
+
+    def remove() -> None:
+        if os.getpid() == pid:
+            shutil.rmtree(path, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    atexit.register(remove)
+    return path
+
+
+_lock = threading.Lock()
+_instance: NodeReferee | None = None
+
+
+def _referee() -> NodeReferee:
+    global _instance
+    with _lock:
+        if _instance is None:
+            _instance = NodeReferee()
+        return _instance
+
+
+class NodeReferee:
+    """One worker process's referee, on an event loop in a thread of its own (the task's thread only
+    waits for it)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._serve, name="arena-referee", daemon=True)
+        self.thread.start()
+        self.server: ArenaServer | None = None
+        self.manager: MatchManager | None = None
+        self.watches: dict[float, StallWatch] = {}
+        self.games = 0
+        self.busy = 0
+        self.last = time.monotonic()
+        self.parcels: dict[str, Path] = {}
+        self.parcel_dir: Path | None = None
+        self.logs_dir: Path | None = None
+        self.hidden: set[Path] = set()
+        asyncio.run_coroutine_threadsafe(self._closer(), self.loop)
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def unpacked(self, refs: Mapping[str, Any], get: Any) -> dict[str, Path]:
+        """Where each parcel is unpacked in this process (fetched and unpacked on first use)."""
+        for digest, ref in refs.items():
+            if digest in self.parcels:
+                continue
+            if self.parcel_dir is None:
+                self.parcel_dir = parcel_root()
+            into = self.parcel_dir / digest
+            try:
+                unpack(get(ref), into)
+            except Exception as exc:
+                raise NodeError(f"cannot unpack the bots' files here: {exc}") from exc
+            self.parcels[digest] = into
+        return {d: self.parcels[d] for d in refs}
+
+    def hide(self, paths: tuple[str, ...]) -> None:
+        """Never show these paths to a bot started here (from now on)."""
+        self.hidden.update(Path(p) for p in paths)
+        if self.manager is not None:
+            self.manager.hide(*(p for p in self.hidden if p.resolve() not in self.manager.hidden))
+
+    def preflight(
+        self, commands: Mapping[str, str], config: MatchConfig, limits: Limits, at_once: int
+    ) -> list[str]:
+        work = self._preflight(commands, config, limits, at_once)
+        return asyncio.run_coroutine_threadsafe(work, self.loop).result()
+
+    async def _preflight(
+        self, commands: Mapping[str, str], config: MatchConfig, limits: Limits, at_once: int
+    ) -> list[str]:
+        manager = await self._manager()
+        gate = asyncio.Semaphore(max(1, at_once))
+
+        async def check(name: str, command: str) -> str:
+            async with gate:
+                why = await manager.preflight(
+                    PlayerSpec(name, command), config, limits, CONNECT_TIMEOUT
+                )
+            return f"entrant {name!r} ({command}): {why}" if why else ""
+
+        self.busy += 1
+        try:
+            found = await asyncio.gather(*(check(n, c) for n, c in commands.items()))
+        finally:
+            self.busy -= 1
+            self.last = time.monotonic()
+        return [f for f in found if f]
+
+    async def _manager(self) -> MatchManager:
+        if self.manager is None:
+            self.server, _, self.manager = await create_server()
+            # This process plays one game at a time: a waiting process of each kind is enough.
+            self.manager.idle_per_kind = 2
+            self.manager.hide(*self.hidden)
+        return self.manager
+
+    def play(
+        self, rules: Rules, game: ScheduledGame, commands: dict[str, str], logs: bool
+    ) -> Played:
+        work = self._play(rules, game, commands, logs)
+        return asyncio.run_coroutine_threadsafe(work, self.loop).result()
+
+    def finished_logs(self) -> dict[str, bytes]:
+        """The logs of the bot processes that have ended, taken off this node."""
+        return asyncio.run_coroutine_threadsafe(self._finished_logs(), self.loop).result()
+
+    async def _finished_logs(self) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
+        if self.logs_dir is None:
+            return found
+        running = set()
+        if self.manager is not None:
+            for entry in self.manager.matches.values():
+                for proc in entry.processes:
+                    if proc.returncode is None and proc.log_path is not None:
+                        running.add(proc.log_path.name)
+        for path in sorted(self.logs_dir.glob("*.log")):
+            if path.name not in running:
+                with contextlib.suppress(OSError):
+                    found[path.name] = path.read_bytes()
+                    path.unlink()
+        return found
+
+    async def _play(
+        self, rules: Rules, game: ScheduledGame, commands: dict[str, str], logs: bool
+    ) -> Played:
+        self.busy += 1
+        try:
+            manager = await self._manager()
+            if logs and self.logs_dir is None:
+                self.logs_dir = scratch_dir("logs-")
+            manager.logs_dir = self.logs_dir if logs else None
+            threshold = max(rules.time_control.grace_ms / 1000, 0.05)
+            watch = self.watches.get(threshold)
+            if watch is None:
+                watch = self.watches[threshold] = StallWatch(threshold=threshold)
+                watch.start()
+            return await GamePlayer(manager, rules, watch).play(game, commands)
+        finally:
+            self.busy -= 1
+            self.games += 1
+            self.last = time.monotonic()
+            if self.games >= RECYCLE_GAMES and not self.busy:
+                await self._close()
+
+    async def _close(self) -> None:
+        manager, server = self.manager, self.server
+        self.manager = self.server = None
+        self.games = 0
+        if manager is not None:
+            await manager.close()
+        if server is not None:
+            await server.stop(0)
+
+    async def _closer(self) -> None:
+        while True:
+            await asyncio.sleep(IDLE_SECONDS / 3)
+            idle = time.monotonic() - self.last > IDLE_SECONDS
+            if self.manager is not None and not self.busy and idle:
+                with contextlib.suppress(Exception):
+                    await self._close()

@@ -1,0 +1,217 @@
+"""The coordinator's side: :class:`ClusterPlayer` plays each game as a Ray task on the cluster.
+
+It has :class:`arena.tournament.games.GamePlayer`'s interface (``play(game, commands) -> Played``), so
+that a tournament runner uses one or the other and records what comes back in the same way: one ledger
+transaction per game, rated in schedule order, by the coordinator alone.
+
+Each game asks for one CPU per bot process, so that Ray never places more games on a node than its CPUs
+allow. More games are in flight than the cluster has room for (one more per node), so that a node that
+frees a slot finds a game waiting and a slow node holds nothing back. A game whose worker process or
+node died (or whose result was lost with its node) is sent again, up to :data:`ATTEMPTS` times: a game is
+recorded only when its record reaches the coordinator, so it is never recorded twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from arena.bots.limits import Limits
+from arena.cluster import node as node_side
+from arena.cluster.connect import Cluster, fingerprint
+from arena.cluster.errors import ClusterError
+from arena.cluster.shipping import Shipment
+from arena.sandbox import SandboxUnavailable
+from arena.tournament.games import Played, Rules
+from arena.tournament.schedule import ScheduledGame, players_per_game
+from arena.tournament.spec import TournamentSpec
+
+log = logging.getLogger("arena.cluster")
+
+ATTEMPTS = 5  # times a game is sent when nodes or worker processes die under it
+
+
+class ClusterPlayer:
+    def __init__(
+        self,
+        cluster: Cluster,
+        shipment: Shipment,
+        players_per_game: int,
+        logs_dir: Path | None = None,
+        rules: Rules | None = None,
+    ) -> None:
+        self.cluster = cluster
+        self.logs_dir = logs_dir  # the bots' logs, brought back from the nodes
+        # What every game shares; set once the tournament is registered (its deal secret known).
+        self.rules = rules
+        self.hidden: tuple[str, ...] = ()  # paths a node never shows a bot (the ledger)
+        self.shipment = shipment
+        self.players = players_per_game
+        ray = cluster.ray
+        self._system_errors: tuple[type[BaseException], ...] = tuple(
+            getattr(ray.exceptions, name)
+            for name in (
+                "WorkerCrashedError",
+                "NodeDiedError",
+                "ObjectLostError",
+                "OwnerDiedError",
+                "LocalRayletDiedError",
+                "RaySystemError",
+                "ActorDiedError",
+                "ObjectFetchTimedOutError",
+                "ReferenceCountingAssertionError",
+            )
+            if hasattr(ray.exceptions, name)
+        )
+        self._task = ray.remote(node_side.play).options(
+            max_retries=0,  # resent here, where it is counted and bounded
+            num_cpus=players_per_game,
+            name="arena-game",
+        )
+        self._check = ray.remote(node_side.preflight).options(
+            max_retries=3, num_cpus=1, name="arena-check"
+        )
+        self._refs = {p.digest: ray.put(p.data) for p in shipment.parcels.values()}
+        self._arena = fingerprint()
+        self.resent = 0  # games sent again after a node or worker process died
+        self.nodes: dict[str, int] = {}  # games played, by node id
+
+    def in_flight(self) -> int:
+        """Games to keep in flight: every node's room (its CPUs over the game's bot processes), and
+        one more per node waiting its turn."""
+        nodes = self.cluster.nodes()
+        room = sum(int(n.cpus // self.players) for n in nodes)
+        if room == 0:
+            raise ClusterError(
+                f"no node of the cluster has the {self.players} CPUs a game needs (one per bot "
+                "process): start the nodes with more CPUs (ray start --num-cpus N)"
+            )
+        return room + len(nodes)
+
+    async def ship(self, folder: Path, exclude: Iterable[Path] = ()) -> None:
+        """Send ``folder`` to the object store (once): the commands that name paths in it are then
+        played from the nodes' copies (a competition's submissions, as they are built)."""
+        folder = folder.resolve()
+        if folder in self.shipment.parcels:
+            return
+        parcel = await asyncio.to_thread(Shipment.parcel, folder, exclude)
+        ref = await asyncio.to_thread(self.cluster.ray.put, parcel.data)
+        # Both added on the event loop, where the games read them.
+        self._refs[parcel.digest] = ref
+        self.shipment.parcels[folder] = parcel
+
+    def _portable(
+        self, commands: Mapping[str, str]
+    ) -> tuple[dict[str, tuple[str, ...]], dict[str, Any]]:
+        """The commands as words for a node, and the parcels they need."""
+        portable = {name: self.shipment.portable(c) if c else () for name, c in commands.items()}
+        wanted = set().union(*(self.shipment.digests(w) for w in portable.values()))
+        return portable, {d: ref for d, ref in self._refs.items() if d in wanted}
+
+    async def preflight(
+        self,
+        commands: Mapping[str, str],
+        variant: str,
+        options: tuple[tuple[str, str], ...],
+        limits: Limits,
+        at_once: int,
+    ) -> tuple[str, list[str]]:
+        """Start each entrant once on a node, as a local run does on this machine: the sandbox the
+        node gives the bots (one line) and the entrants that failed (one line each). Raises
+        :class:`arena.sandbox.SandboxUnavailable` when the node cannot give the isolation that the
+        limits require."""
+        portable, parcels = self._portable(commands)
+        ref = self._check.remote(
+            variant, options, limits, portable, parcels, self._arena, self.hidden, at_once
+        )
+        try:
+            checked: node_side.Checked = await asyncio.wrap_future(ref.future())
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                self.cluster.ray.cancel(ref, force=True)
+            raise
+        except Exception as exc:
+            cause = getattr(exc, "cause", None)
+            raise ClusterError(
+                f"the entrants could not be checked on the cluster: "
+                f"{_first_line(cause if cause is not None else exc)}"
+            ) from None
+        if checked.unavailable:
+            raise SandboxUnavailable(checked.isolation)
+        where = f"on node {checked.node['host']} ({checked.node['address']})"
+        return f"{checked.isolation} ({where})", checked.failures
+
+    async def play(self, game: ScheduledGame, commands: Mapping[str, str]) -> Played:
+        """Play ``game`` on the cluster; ``commands`` as they would run on this machine."""
+        if self.rules is None:
+            raise ClusterError("the games' rules are not set")
+        portable, parcels = self._portable(commands)
+        failure = ""
+        for attempt in range(ATTEMPTS):
+            if attempt:
+                self.resent += 1
+                log.warning("%s: sent again (%s)", game.key, failure)
+            ref = self._task.remote(
+                self.rules,
+                game,
+                portable,
+                parcels,
+                self._arena,
+                self.logs_dir is not None,
+                self.hidden,
+            )
+            try:
+                # (through a concurrent future: Ray Client's references have one too)
+                result: node_side.Result = await asyncio.wrap_future(ref.future())
+            except asyncio.CancelledError:
+                # The run is stopping: the game stops too (its worker process, with the referee and
+                # the bots it launched) rather than play on for nobody.
+                with contextlib.suppress(Exception):
+                    self.cluster.ray.cancel(ref, force=True)
+                raise
+            except self._system_errors as exc:
+                failure = _first_line(exc)
+                continue
+            except Exception as exc:  # the game's own error on the node, or Ray's
+                cause = getattr(exc, "cause", None)
+                return Played(None, _first_line(cause if cause is not None else exc))
+            played = result.played
+            self.nodes[result.node["id"]] = self.nodes.get(result.node["id"], 0) + 1
+            if self.logs_dir is not None and result.logs:
+                await asyncio.to_thread(self._keep_logs, result.logs)
+            if played.record is None:
+                return played
+            record: dict[str, Any] = {**played.record, "node": result.node}
+            return Played(record, played.error, played.replays)
+        return Played(None, f"lost {ATTEMPTS} times with its node or worker: {failure}")
+
+    def _keep_logs(self, logs: Mapping[str, bytes]) -> None:
+        assert self.logs_dir is not None
+        self.logs_dir.mkdir(parents=True, exist_ok=True)
+        for name, data in logs.items():
+            if "/" in name or name.startswith("."):  # names the node's referee made; still, checked
+                continue
+            (self.logs_dir / name).write_bytes(data)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"
+
+
+def for_tournament(
+    cluster: Cluster,
+    spec: TournamentSpec,
+    exclude: Iterable[Path] = (),
+    logs_dir: Path | None = None,
+) -> ClusterPlayer:
+    """The player of a tournament's games: its bots' folders packed (never the files in
+    ``exclude``: the ledger, the tournament file, the logs) and put in the object store; with
+    ``logs_dir``, the bots' logs come back there. Its rules are set once the tournament is
+    registered."""
+    shipment = Shipment.for_commands((e.command for e in spec.entrants), spec.base_dir, exclude)
+    return ClusterPlayer(cluster, shipment, sum(players_per_game(spec)), logs_dir)

@@ -1,0 +1,168 @@
+"""The bots' files, carried to the nodes through Ray's object store.
+
+A tournament's commands name their files relative to the tournament file's folder (``{python}
+bots/mine/main.py``); locally they are made absolute (:func:`arena.tournament.runner.command_for`). On a
+cluster, the folder each such path lies in (the path itself when it is a folder: the bot's folder, so
+that the modules and data beside a script go with it) is packed once by the coordinator, put in the
+object store, and unpacked once by each Ray worker process that plays a game of that bot (in its scratch
+folder, removed with it). A command travels as its words, with ``{python}`` for the interpreter (the
+node's own) and each shipped path as a placeholder the node replaces with where it unpacked the folder.
+
+Nothing else is shipped: words that are not paths under the tournament's folder (``-m arena_bot.x``,
+``/usr/bin/node``) reach the node as they are, and the node must have what they name. The ledger, the
+bots' logs and version-control folders are never packed, even when they lie in a bot's folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import shlex
+import sys
+import tarfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena.cluster.errors import ClusterError
+
+MAX_BYTES = 256 * 1024 * 1024  # packed into one folder's archive at most
+SKIP_NAMES = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache"})
+PYTHON = "{python}"
+PREFIX = "{shipped:"  # {shipped:DIGEST}/relative/path
+
+
+@dataclass(frozen=True, slots=True)
+class Parcel:
+    """One packed folder."""
+
+    folder: Path  # on the coordinator
+    digest: str
+    data: bytes
+
+
+@dataclass(slots=True)
+class Shipment:
+    """The folders the commands need, packed, and how each command refers to them."""
+
+    parcels: dict[Path, Parcel] = field(default_factory=dict)  # by folder
+
+    @classmethod
+    def for_commands(
+        cls, templates: Iterable[str], base: Path, exclude: Iterable[Path] = ()
+    ) -> Shipment:
+        """Pack the folders that the commands (as written in a tournament file, relative to
+        ``base``) name; ``exclude``: files never to pack (the ledger)."""
+        folders: set[Path] = set()
+        for template in templates:
+            try:
+                words = shlex.split(template)
+            except ValueError:
+                continue  # the launcher reports the bad quoting, on the node as it would here
+            for word in words:
+                if word.startswith("-") or "{" in word or os.path.isabs(word):
+                    continue
+                path = base / word
+                if path.exists():
+                    path = path.resolve()
+                    folders.add(path if path.is_dir() else path.parent)
+        # A folder inside another that is shipped anyway goes with it.
+        kept = sorted(
+            f for f in folders if not any(o != f and f.is_relative_to(o) for o in folders)
+        )
+        skip = _skipped(exclude)
+        shipment = cls()
+        for folder in kept:
+            data = pack(folder, skip)
+            shipment.parcels[folder] = Parcel(folder, hashlib.sha256(data).hexdigest()[:24], data)
+        return shipment
+
+    @staticmethod
+    def parcel(folder: Path, exclude: Iterable[Path] = ()) -> Parcel:
+        """One folder packed (a competition's build of a submission), without ``exclude``."""
+        folder = folder.resolve()
+        data = pack(folder, _skipped(exclude))
+        return Parcel(folder, hashlib.sha256(data).hexdigest()[:24], data)
+
+    def portable(self, command: str) -> tuple[str, ...]:
+        """A command as resolved for this machine, as words for the node: this interpreter becomes
+        ``{python}``, a path in a shipped folder a placeholder."""
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            return (command,)  # as one word: the node's launcher reports it, as locally
+        out = []
+        for word in words:
+            if word == sys.executable:
+                out.append(PYTHON)
+                continue
+            if os.path.isabs(word):
+                path = Path(word)
+                for folder, parcel in self.parcels.items():
+                    if path == folder or path.is_relative_to(folder):
+                        rel = path.relative_to(folder).as_posix()
+                        word = f"{PREFIX}{parcel.digest}}}" + ("" if rel == "." else f"/{rel}")
+                        break
+            out.append(word)
+        return tuple(out)
+
+    def digests(self, words: Iterable[str]) -> set[str]:
+        """The parcels that these words refer to."""
+        return {w[len(PREFIX) :].split("}", 1)[0] for w in words if w.startswith(PREFIX)}
+
+
+def _skipped(exclude: Iterable[Path]) -> set[Path]:
+    """The files never to pack: each of ``exclude`` and its SQLite companions."""
+    skip: set[Path] = set()
+    for path in exclude:
+        resolved = Path(path).resolve()
+        ends = ("", "-wal", "-shm", "-journal")
+        skip.update(resolved.with_name(resolved.name + end) for end in ends)
+    return skip
+
+
+def pack(folder: Path, skip: set[Path]) -> bytes:
+    """A gzipped tar of ``folder`` (its contents at the archive's top), without ``skip`` and the
+    version-control and cache folders; at most :data:`MAX_BYTES`."""
+    buffer = io.BytesIO()
+    total = 0
+    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=6) as tar:
+        for root, dirs, files in os.walk(folder):
+            here = Path(root)
+            dirs[:] = sorted(
+                d for d in dirs if d not in SKIP_NAMES and (here / d).resolve() not in skip
+            )
+            for name in [*dirs, *sorted(files)]:
+                path = here / name
+                if path.resolve() in skip:
+                    continue
+                arcname = path.relative_to(folder).as_posix()
+                if path.is_file() and not path.is_symlink():
+                    total += path.stat().st_size
+                    if total > MAX_BYTES:
+                        raise ClusterError(
+                            f"the bot folder {folder} holds more than {MAX_BYTES // 2**20} MiB: too "
+                            "much to send to every node; give the bot a folder of its own"
+                        )
+                tar.add(path, arcname, recursive=False)
+    return buffer.getvalue()
+
+
+def unpack(data: bytes, into: Path) -> None:
+    """Unpack a parcel (made by the coordinator; still, nothing may land outside ``into``)."""
+    into.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        tar.extractall(into, filter="data")
+
+
+def resolve(words: Iterable[str], folders: Mapping[str, Path]) -> str:
+    """A portable command made runnable on this node: ``folders`` gives where each parcel (by
+    digest) was unpacked. ``{python}`` is left for the launcher, which puts this interpreter there."""
+    out = []
+    for word in words:
+        if word.startswith(PREFIX):
+            digest, _, rest = word[len(PREFIX) :].partition("}")
+            word = str(folders[digest]) + rest
+        out.append(word)
+    return " ".join(w if w == PYTHON else shlex.quote(w) for w in out)

@@ -1,0 +1,221 @@
+"""Before any game reaches a cluster: Ray stays out of a local run, a run without Ray or with an address
+that does not answer fails at once with a clear error (exit 2) and leaves the ledger alone, a
+tournament file's cluster field is checked, and the bots' folders are packed and found again on the
+node as they should be."""
+
+from __future__ import annotations
+
+import io
+import shlex
+import socket
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from arena.bots.launcher import resolve_paths
+from arena.cluster import shipping
+from arena.cluster.address import address_problem
+from arena.cluster.errors import ClusterError
+from arena.tournament.spec import TournamentFileError, load
+
+TIMEOUT = 120  # seconds for one arena command on a loaded machine (Ray alone would wait minutes)
+
+
+def tournament(directory: Path, extra: str = "") -> Path:
+    path = directory / "t.toml"
+    path.write_text(
+        'name = "t"\nvariant = "rubicon"\n' + extra + "\n"
+        '[[entrants]]\nname = "a"\ncommand = "{python} -m arena_bot.first_bot"\n'
+        '[[entrants]]\nname = "b"\ncommand = "{python} -m arena_bot.greedy_bot"\n'
+    )
+    return path
+
+
+def arena(*args: str, prelude: str = "") -> subprocess.CompletedProcess[str]:
+    code = f"{prelude}\nimport sys\nfrom arena.cli.main import app\nsys.argv = ['arena', *{list(args)!r}]\napp()"
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT
+    )
+
+
+def test_the_arena_command_does_not_import_ray() -> None:
+    code = "import sys, arena.cli.main, arena.cluster, arena.tournament.runner; print('ray' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert out.stdout.strip() == "False", out.stderr
+
+
+def test_without_ray_a_cluster_run_fails_at_once(tmp_path: Path) -> None:
+    ledger = tmp_path / "l.sqlite"
+    # As on a machine without the extra: importing ray fails.
+    out = arena(
+        "run", str(tournament(tmp_path)), "--cluster", "auto", "--ledger", str(ledger),
+        prelude="import sys; sys.modules['ray'] = None",
+    )  # fmt: skip
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "needs Ray" in out.stderr and "bezique-arena[cluster]" in out.stderr
+    assert not ledger.exists(), "nothing was written"
+
+
+def test_a_file_that_asks_for_a_cluster_without_ray_fails_the_same(tmp_path: Path) -> None:
+    out = arena(
+        "run", str(tournament(tmp_path, 'cluster = "auto"')), "--ledger", str(tmp_path / "l"),
+        prelude="import sys; sys.modules['ray'] = None",
+    )  # fmt: skip
+    assert out.returncode == 2 and "needs Ray" in out.stderr, out.stdout + out.stderr
+
+
+def test_an_address_where_nothing_listens_fails_at_once(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port of this machine that nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ledger = tmp_path / "l.sqlite"
+    out = arena(
+        "run", str(tournament(tmp_path)), "--cluster", f"127.0.0.1:{port}", "--ledger", str(ledger)
+    )
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert f"cannot reach the Ray cluster at 127.0.0.1:{port}" in out.stderr
+    assert not ledger.exists()
+
+
+def test_a_competition_server_without_a_cluster_to_reach_fails_at_once(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ledger = tmp_path / "l.sqlite"
+    competition = tmp_path / "c.toml"
+    competition.write_text(f'name = "c"\n[server]\ncluster = "127.0.0.1:{port}"\n')
+    out = arena("compete", "serve", str(competition), "--ledger", str(ledger))
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert f"cannot reach the Ray cluster at 127.0.0.1:{port}" in out.stderr
+    assert not ledger.exists(), "nothing was written"
+    # A malformed address in the file is refused by name, before anything is written.
+    competition.write_text('name = "c"\n[server]\ncluster = "my cluster"\n')
+    out = arena("compete", "serve", str(competition), "--ledger", str(ledger))
+    assert out.returncode == 2 and "cluster" in out.stderr and "my cluster" in out.stderr
+
+
+def test_an_address_that_is_not_ray_fails_at_once(tmp_path: Path) -> None:
+    with socket.socket() as listener:  # it accepts connections but never speaks gRPC
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        out = arena(
+            "run", str(tournament(tmp_path)), "--cluster", f"127.0.0.1:{port}",
+            "--ledger", str(tmp_path / "l.sqlite"),
+        )  # fmt: skip
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "no Ray cluster answers" in out.stderr
+
+
+def test_a_malformed_address_is_named(tmp_path: Path) -> None:
+    out = arena("run", str(tournament(tmp_path)), "--cluster", "my cluster", "--ledger", "x")
+    assert out.returncode == 2
+    assert "bad cluster address" in out.stderr and "'my cluster'" in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("address", "ok"),
+    [
+        ("auto", True),
+        ("local", True),
+        ("10.0.0.5:6379", True),
+        ("head.example:6379", True),
+        ("ray://head.example:10001", True),
+        ("[::1]:6379", True),
+        ("head.example", False),
+        ("ray://head.example", False),
+        ("head:0", False),
+        ("head:70000", False),
+        ("http://head:6379", False),
+        ("", False),
+    ],
+)
+def test_addresses(address: str, ok: bool) -> None:
+    assert (address_problem(address) == "") is ok
+
+
+def test_the_file_field_is_checked_and_is_not_part_of_the_identity(tmp_path: Path) -> None:
+    spec = load(tournament(tmp_path, 'cluster = "ray://head:10001"'))
+    assert spec.cluster == "ray://head:10001"
+    assert "cluster" not in spec.to_dict(), "the same tournament may move between machines"
+    assert load(tournament(tmp_path)).to_dict() == spec.to_dict()
+    with pytest.raises(TournamentFileError, match=r"t\.toml: cluster: expected auto"):
+        load(tournament(tmp_path, 'cluster = "head"'))
+
+
+# ---------------------------------------------------------------- the bots' files
+
+
+def folder_with_a_bot(base: Path) -> Path:
+    bot = base / "bots" / "mine"
+    (bot / "lib").mkdir(parents=True)
+    (bot / "main.py").write_text("import lib.helper\n")
+    (bot / "lib" / "helper.py").write_text("X = 1\n")
+    (bot / ".git").mkdir()
+    (bot / ".git" / "config").write_text("secret\n")
+    (bot / "ledger.sqlite").write_text("the ledger\n")
+    (bot / "ledger.sqlite-wal").write_text("its journal\n")
+    return bot
+
+
+def names(data: bytes) -> set[str]:
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        return set(tar.getnames())
+
+
+def test_a_bots_folder_goes_whole_without_the_ledger(tmp_path: Path) -> None:
+    bot = folder_with_a_bot(tmp_path)
+    templates = [
+        "{python} bots/mine/main.py --depth 3",
+        "{python} bots/mine/lib/helper.py",  # inside a folder shipped anyway
+        "{python} -m arena_bot.first_bot",  # nothing to ship
+        "/usr/bin/env node missing.js",  # a path that does not exist here: the node's business
+    ]
+    shipment = shipping.Shipment.for_commands(templates, tmp_path, [bot / "ledger.sqlite"])
+    assert list(shipment.parcels) == [bot.resolve()]
+    parcel = shipment.parcels[bot.resolve()]
+    assert names(parcel.data) == {"main.py", "lib", "lib/helper.py"}
+
+
+def test_a_command_is_carried_in_portable_words_and_resolved_on_the_node(tmp_path: Path) -> None:
+    bot = folder_with_a_bot(tmp_path)
+    shipment = shipping.Shipment.for_commands(["{python} bots/mine/main.py"], tmp_path)
+    digest = shipment.parcels[bot.resolve()].digest
+    # as the runner resolves it for this machine (resolve_paths: {python} is left for the node)
+    here = resolve_paths("{python} bots/mine/main.py --x {token}", tmp_path)
+    words = shipment.portable(here)
+    assert words == ("{python}", f"{{shipped:{digest}}}/main.py", "--x", "{token}")
+    assert shipment.digests(words) == {digest}
+    node = tmp_path / "node" / digest
+    shipping.unpack(shipment.parcels[bot.resolve()].data, node)
+    command = shipping.resolve(words, {digest: node})
+    assert shlex.split(command) == ["{python}", str(node / "main.py"), "--x", "{token}"]
+    assert (node / "lib" / "helper.py").read_text() == "X = 1\n"
+    assert not (node / ".git").exists()
+    # words that name nothing shipped pass as they are
+    assert shipment.portable("/usr/bin/node bot.js") == ("/usr/bin/node", "bot.js")
+
+
+def test_a_parcel_cannot_write_outside_its_folder(tmp_path: Path) -> None:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        info = tarfile.TarInfo("../escaped")
+        info.size = 1
+        tar.addfile(info, io.BytesIO(b"x"))
+    with pytest.raises(tarfile.TarError):
+        shipping.unpack(buffer.getvalue(), tmp_path / "in")
+    assert not (tmp_path / "escaped").exists()
+
+
+def test_a_huge_folder_is_refused_with_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder_with_a_bot(tmp_path)
+    monkeypatch.setattr(shipping, "MAX_BYTES", 10)
+    with pytest.raises(ClusterError, match=r"the bot folder .*mine holds more than"):
+        shipping.Shipment.for_commands(["{python} bots/mine/main.py"], tmp_path)
