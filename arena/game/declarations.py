@@ -5,8 +5,8 @@ carries *marks*: the highest level it reached in class A and in class B, and whe
 four. Under the ordinary rules a card may join a new declaration only at a strictly higher level of a
 class (a queen marries once; a royal marriage grows into a sequence; a single bezique into a double), and
 every declaration needs at least one card never declared before. Rubicon (004) lets a card be used again
-at the *same* level with other cards ("the same combination over again"), never lower, so there the
-test is that the set of cards has not scored that combination before.
+at the *same* level with other cards ("the same combination over again"), never lower, but only to
+re-form a scored combination broken by play, or in 004's crosswise marriages (:attr:`Rules.allows`).
 
 Copies that cannot be told apart are merged (see :mod:`arena.game.cards`): a class of equivalent copies
 is a list of references, of which a selection takes the first few.
@@ -14,7 +14,7 @@ is a list of references, of which a selection takes the first few.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
 from arena.game.actions import Action, Combo, declare
@@ -155,10 +155,13 @@ def _selections(
 class Rules(NamedTuple):
     """How the re-use rules apply in this enumeration."""
 
-    rubicon: bool  # same level allowed; sets must be new
+    rubicon: bool  # same level allowed, subject to ``allows``
     need_undeclared: bool  # at least one card never declared (002)
     need_new: bool  # at least one card of the trick just won (Polish)
-    scored_sets: frozenset[tuple[int, frozenset[int]]]  # Rubicon: (combo key, cards) already scored
+    # Rubicon (000, 004): whether a combination (combo key, card references) may score given the
+    # combinations of that kind the seat has scored (a fresh one, a broken one re-formed, or 004's
+    # crosswise marriages); None: no such test.
+    allows: Callable[[int, list[int]], bool] | None = None
     # EB9-643 (three packs or more): a second double bezique may be declared to a bezique on the table
     # that has already served in a double.
     second_double: bool = False
@@ -243,7 +246,7 @@ def enumerate_declarations(
                 continue
             if rules.need_new and not new:
                 continue
-            if rules.rubicon and not undeclared and (key, frozenset(refs)) in rules.scored_sets:
+            if rules.allows is not None and not rules.allows(key, refs):
                 continue
             out.append(declare(combo, refs))
 

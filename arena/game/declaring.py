@@ -7,6 +7,7 @@ draw. This mixin holds the turn's logic; :class:`arena.game.state.GameState` hol
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from arena.game.actions import DONE, Action, Combo, Verb, declare, exchange
@@ -32,6 +33,7 @@ from arena.game.results import DealResult, ScoreItem
 from arena.game.variants import Family, Variant
 
 _KING_BITS: Final = sum(1 << make_kind(KING, s) for s in range(4))
+MARRIAGE_KEY: Final = combo_key(Combo.MARRIAGE)  # marriages, royal or not: one kind for re-use
 
 
 class StateFields:
@@ -66,6 +68,7 @@ class StateFields:
         "next_pack",
         "open",
         "phase",
+        "reformed",
         "reserves",
         "scored_sets",
         "seed",
@@ -142,8 +145,10 @@ class StateFields:
     turn_options: tuple[Action, ...] | None  # Polish: the turn's combinations, enumerated once
     turn_excluded: int
     turn_sevens: list[int]
-    reserves: list[list[Action]]
-    scored_sets: list[set[tuple[int, frozenset[int]]]]
+    reserves: list[list[Action]]  # each seat's combinations held "to score" (004)
+    # Rubicon: each seat's scored combinations by combo key, and the broken ones already re-formed.
+    scored_sets: list[dict[int, list[frozenset[int]]]]
+    reformed: list[set[tuple[int, frozenset[int]]]]
     cb_active: list[bool]
     cb_queue: list[int]
     last_drawn: list[int]
@@ -211,10 +216,54 @@ class DeclaringTurn(StateFields):
     def _rules(self, seat: int) -> Rules:
         v = self.variant
         if v.family is Family.RUBICON:
-            return Rules(True, False, False, frozenset(self.scored_sets[seat]))
+            scored = self.scored_sets[seat]
+            if not scored:
+                return Rules(True, False, False)
+            return Rules(
+                True, False, False, lambda key, refs: self._rubicon_allows(seat, key, refs)
+            )
         if v.family is Family.POLISH:
-            return Rules(False, True, True, frozenset())
-        return Rules(False, True, False, frozenset(), second_double=v.packs >= 3)
+            return Rules(False, True, True)
+        return Rules(False, True, False, second_double=v.packs >= 3)
+
+    def _rubicon_allows(self, seat: int, key: int, refs: Sequence[int]) -> bool:
+        """Rubicon (000, 004; RULES.md 6): whether a combination of kind ``key`` made of ``refs`` may
+        score. A card may serve again in the same kind of combination only
+
+        - to re-form a scored combination broken by play: one of its cards has been played to a trick
+          (000: "If a card of a declared combination be played to a trick, another card of the same
+          rank may be used to form a second similar combination"), and the new combination holds every
+          card of it still on the table with substitutes from the table or the hand (004: "If a
+          combination, duly scored, is broken up, one or more cards must be substituted"); each broken
+          combination is re-formed once;
+        - or in 004's crosswise marriages: a king and a queen from two different scored marriages of
+          the suit, all four cards still on the table, not yet married to each other.
+
+        Regrouping cards of which none has been played never scores again (five declared queens, none
+        played, do not make a second four queens)."""
+        records = self.scored_sets[seat].get(key)
+        if not records:
+            return True
+        cards = [c for c in refs if c < ANY_COPY]
+        if not any(c in r for r in records for c in cards):
+            return True  # none of these cards has served in this kind of combination
+        this = frozenset(refs)
+        if this in records:
+            return False
+        hand = set(self.hands[seat])
+        reformed = self.reformed[seat]
+        for r in records:
+            if (key, r) in reformed:
+                continue
+            left = [c for c in r if c in hand]
+            if left and len(left) < len(r) and all(c in this for c in left):
+                return True  # a broken combination re-formed
+        if key == MARRIAGE_KEY and len(cards) == 2:
+            king = [r for r in records if cards[0] in r and r <= hand]
+            queen = [r for r in records if cards[1] in r and r <= hand]
+            if any(a != b for a in king for b in queen):
+                return True  # 004: crosswise re-marriage
+        return False
 
     def _pool(self, seat: int, focus: int) -> Pool:
         if self.variant.family is Family.POLISH:
@@ -270,7 +319,7 @@ class DeclaringTurn(StateFields):
                 done = self.turn_done
                 out = [a for a in out if not any((combo_key(a.combo), c) in done for c in a.refs)]
             if one and self.reserves[seat]:
-                out.extend(a for a in self.reserves[seat] if self._reserve_valid(seat, a))
+                out.extend(a for a in self.reserves[seat] if self._reserve_valid(seat, a, True))
         if family is Family.ORDINARY:
             out.extend(self._seven_actions(seat))
         elif family is Family.POLISH and self.turn_sevens and self._may_exchange():
@@ -323,18 +372,84 @@ class DeclaringTurn(StateFields):
             acts.append(exchange(ref))
         return acts
 
-    def _reserve_open(self, action: Action) -> bool:
-        klass, level = combo_class_level(action.combo)
-        marks = self.marks
-        return all(level_of(marks[c], klass) < level for c in action.refs)
-
-    def _reserve_valid(self, seat: int, action: Action) -> bool:
+    def _reserve_valid(self, seat: int, action: Action, this_turn: bool = False) -> bool:
+        """Whether a combination held "to score" may still be scored (004): its cards are still the
+        seat's (a card of it played ends the claim; copies not yet declared are interchangeable, so a
+        kind reference needs enough of them in hand), none has served in a higher declaration of its
+        class, and in Rubicon the re-use rules still allow it. ``this_turn``: scored in the current
+        declaring turn, which excludes the turn-up just taken in exchange for the seven (002)."""
         hand = self.hands[seat]
+        marks = self.marks
         klass, level = combo_class_level(action.combo)
-        for c in action.refs:
-            if c not in hand or c in self.turn_used or level_of(self.marks[c], klass) >= level:
+        rubicon = self.variant.family is Family.RUBICON
+        excluded = self.turn_excluded if this_turn else -1
+        for ref in set(action.refs):
+            if ref >= ANY_COPY:
+                kind = ref - ANY_COPY
+                free = sum(
+                    1
+                    for c in hand
+                    if c == ref
+                    or (c < ANY_COPY and c & 31 == kind and not marks[c] and c != excluded)
+                )
+                if free < action.refs.count(ref):
+                    return False
+                continue
+            if ref not in hand or ref == excluded:
                 return False
+            reached = level_of(marks[ref], klass)
+            if reached > level or (reached == level and not rubicon):
+                return False
+        if rubicon:
+            return self._rubicon_allows(seat, combo_key(action.combo), list(action.refs))
         return True
+
+    def _refresh_reserves(self, seat: int) -> None:
+        """004: drop the claims "to score" that have lapsed."""
+        res = self.reserves[seat]
+        if res:
+            self.reserves[seat] = [a for a in res if self._reserve_valid(seat, a)]
+
+    def _announce(self, seat: int, declared: tuple[Action, Action], newly: frozenset[int]) -> None:
+        """One declaration per trick (Portland Club option; Rubicon, 004): after scoring one, every
+        other combination the seat could declare at that moment is held "to score" (000: "forty, and
+        twenty to score"), together with those that the newly laid cards form with the cards on the
+        table (004: four kings, then bezique: the marriage of the king and queen of spades)."""
+        v = self.variant
+        marks = self.marks
+        hand = self.hands[seat]
+        pool = pool_from_codes(hand, marks, frozenset((self.turn_excluded,)))
+        found = enumerate_declarations(
+            pool,
+            self.trump,
+            self.bezique_kinds,
+            v.packs,
+            self._rules(seat),
+            plain_sequences=v.family is Family.RUBICON,
+            partner_bezique=self._partner_bezique(seat) if v.partnerships else (),
+            marks=marks,
+        )
+        if v.family is Family.ORDINARY and newly:
+            # 004: combinations of cards on the table only, one of them newly laid (not otherwise
+            # declarable under 002, which wants a card never declared).
+            table = [c for c in hand if c < ANY_COPY and marks[c] & COMBO_MARKS]
+            found += enumerate_declarations(
+                pool_from_cards(table, marks, newly),
+                self.trump,
+                self.bezique_kinds,
+                v.packs,
+                Rules(False, False, True),
+                plain_sequences=False,
+            )
+        held = [
+            a for a in self.reserves[seat] if a not in declared and self._reserve_valid(seat, a)
+        ]
+        known = set(held)
+        for a in found:
+            if a not in declared and a not in known:
+                held.append(a)
+                known.add(a)
+        self.reserves[seat] = held
 
     def _resolve(self, seat: int, refs: tuple[int, ...]) -> list[int]:
         """Physical cards for a declaration's references; hidden copies are revealed."""
@@ -390,10 +505,9 @@ class DeclaringTurn(StateFields):
     def _declare_combo(self, seat: int, action: Action) -> None:
         v = self.variant
         combo = Combo(action.combo)
-        was_reserve = action in self.reserves[seat]
         cards = self._resolve(seat, action.refs)
         marks = self.marks
-        newly = [c for c in cards if not marks[c] & COMBO_MARKS]
+        newly = frozenset(c for c in cards if not marks[c] & COMBO_MARKS)
         klass, level = combo_class_level(combo)
         for c in cards:
             marks[c] = with_level(marks[c], klass, level)
@@ -402,44 +516,48 @@ class DeclaringTurn(StateFields):
         if v.family is Family.POLISH:
             key = combo_key(combo)
             self.turn_done.update((key, c) for c in cards)
+        declared = declare(combo, cards)
         if v.family is Family.RUBICON:
-            self.scored_sets[seat].add((combo_key(combo), frozenset(cards)))
+            self._record_scored(seat, combo_key(combo), frozenset(cards))
             if self.trump < 0 and klass == 0:
                 # 000: trumps are fixed by the first marriage or sequence declared.
-                self.trump = (cards[0] >> 3) & 3
-                self.log.append((EV_TRUMPS, seat, self.trump))
-        if was_reserve:
-            self.reserves[seat].remove(action)
-        if self.reserves[seat]:
-            # 004: a claim "to score" lapses once its cards serve in a higher declaration of its class.
-            self.reserves[seat] = [a for a in self.reserves[seat] if self._reserve_open(a)]
+                self._fix_trumps(seat, (cards[0] >> 3) & 3)
         points = v.scores[combo]
         self.log.append((EV_DECLARE, seat, int(combo), tuple(cards), points))
-        if v.declarations_per_trick == "one" and v.family is Family.ORDINARY and newly:
-            self._add_reserves(seat, combo, cards, newly)
+        if v.declarations_per_trick == "one":
+            self._announce(seat, (action, declared), newly)
         self._credit(seat, points, combo.text, tuple(cards))
 
-    def _add_reserves(self, seat: int, combo: Combo, cards: list[int], newly: list[int]) -> None:
-        """Portland Club (004): other combinations that the newly laid cards form with the cards on the
-        table are held "to score" on a later trick."""
-        marks = self.marks
-        table = [c for c in self.hands[seat] if c < ANY_COPY and marks[c] & COMBO_MARKS]
-        pool = pool_from_cards(table, marks, frozenset(newly))
-        # Under the ordinary rules marks alone decide; "new" here means newly laid.
-        found = enumerate_declarations(
-            pool,
-            self.trump,
-            self.bezique_kinds,
-            self.variant.packs,
-            Rules(False, False, True, frozenset()),
-            plain_sequences=False,
-        )
-        this = declare(combo, cards)
-        known = set(self.reserves[seat])
-        for a in found:
-            if a != this and a not in known:
-                self.reserves[seat].append(a)
-                known.add(a)
+    def _record_scored(self, seat: int, key: int, cards: frozenset[int]) -> None:
+        """Rubicon: remember a scored combination; the broken ones it re-forms are used up (each broken
+        combination is re-formed once, see :meth:`_rubicon_allows`)."""
+        scored = self.scored_sets[seat]
+        records = scored.get(key)
+        if records is None:
+            scored[key] = [cards]
+            return
+        hand = self.hands[seat]
+        for r in records:
+            left = [c for c in r if c in hand]
+            if left and len(left) < len(r) and all(c in cards for c in left):
+                self.reformed[seat].add((key, r))
+        scored[key] = [*records, cards]
+
+    def _fix_trumps(self, seat: int, suit: int) -> None:
+        """Rubicon: the first marriage or sequence fixes trumps (000); claims "to score" held before
+        are renamed: marriages and sequences in the other suits are plain ones."""
+        self.trump = suit
+        self.log.append((EV_TRUMPS, seat, suit))
+        for s, res in enumerate(self.reserves):
+            renamed = []
+            for a in res:
+                if (a.refs[0] >> 3) & 3 != suit:
+                    if a.combo == Combo.ROYAL_MARRIAGE:
+                        a = declare(Combo.MARRIAGE, a.refs)
+                    elif a.combo == Combo.SEQUENCE:
+                        a = declare(Combo.PLAIN_SEQUENCE, a.refs)
+                renamed.append(a)
+            self.reserves[s] = renamed
 
     def _exchange(self, seat: int, ref: int) -> None:
         v = self.variant

@@ -138,7 +138,8 @@ class GameState(DeclaringTurn, Scoring):
         self.open = [[] for _ in range(n)]
         self.heap = []
         self.reserves = [[] for _ in range(n)]
-        self.scored_sets = [set() for _ in range(n)]
+        self.scored_sets = [{} for _ in range(n)]
+        self.reformed = [set() for _ in range(n)]
         self.cb_active = [False] * n
         self.cb_queue = []
         self.last_drawn = [-1] * n
@@ -316,19 +317,18 @@ class GameState(DeclaringTurn, Scoring):
         trick = self.trick
         trick.append(card)
         self.log.append((EV_PLAY, seat, card))
-        if self.reserves[seat]:
-            self._drop_reserves(seat, card)
+        reserves = self.reserves
+        if reserves[seat]:
+            self._refresh_reserves(seat)
+        if self.variant.partnerships:
+            for p in self.variant.partners(seat):
+                if reserves[p]:
+                    self._refresh_reserves(p)  # a partner's bezique cards may be part of a claim
         order = self.trick_order
         if len(trick) < len(order):
             self.to_act = order[len(trick)]
             return
         self._finish_trick()
-
-    def _drop_reserves(self, seat: int, card: int) -> None:
-        # 004: the claim "to score" lapses if one of its cards is played.
-        res = self.reserves[seat]
-        if res:
-            self.reserves[seat] = [a for a in res if card not in a.refs]
 
     def _finish_trick(self) -> None:
         v = self.variant
@@ -534,7 +534,8 @@ class GameState(DeclaringTurn, Scoring):
         s.tricks_won = self.tricks_won[:]
         s.turn_sevens = self.turn_sevens[:]
         s.reserves = [r[:] for r in self.reserves]
-        s.scored_sets = [set(x) for x in self.scored_sets]
+        s.scored_sets = [{k: r[:] for k, r in x.items()} for x in self.scored_sets]
+        s.reformed = [set(x) for x in self.reformed]
         s.cb_active = self.cb_active[:]
         s.cb_queue = self.cb_queue[:]
         s.last_drawn = self.last_drawn[:]

@@ -453,3 +453,21 @@ def test_default_option_holds_nothing_to_score() -> None:
     s = deal(["JS", "JH", "JD", "JC", "KC", "QC", "QS", "8S"])
     act(s, "play 8S", "play 7C", "declare four-knaves JS JH JD JC")
     assert to_score(s, 0) == ()
+
+
+def test_one_option_every_other_combination_available_is_held_to_score_000() -> None:
+    """000: "If a player has a chance of a double declaration he can declare both, but can only score one
+    at the time ... he announces, say, 'forty, and twenty to score.'" Four aces and the royal marriage
+    are both available: he scores the aces and holds the marriage "to score"; the list is his to see
+    (its cards are still hidden in his hand), and he scores it on the next trick won."""
+    s = deal(["AS", "AH", "AD", "AC", "KH", "QH", "8S", "9S"], v=ONE)
+    act(s, "play 8S", "play 7C")
+    assert "declare royal-marriage KH QH" in texts(s)
+    act(s, "declare four-aces AS AH AD AC")
+    assert s.deal_points == [100, 0]
+    assert to_score(s, 0, viewer=0) == ("declare royal-marriage KH QH",)
+    assert to_score(s, 0, viewer=1) == ()
+    finish_turn(s)
+    act(s, "play 9S", "play 8C", "declare royal-marriage KH QH")
+    assert s.deal_points == [140, 0]
+    assert to_score(s, 0, viewer=0) == ()
