@@ -1,4 +1,4 @@
-"""The rules engine: pure, exact and fast. See RULES.md for the rules it enforces.
+"""The rules engine: pure, exact and fast. docs/rules.md states the rules it enforces.
 
 >>> from arena.game import GameState, variant
 >>> state = GameState.new(variant("two-handed"), seed=1)

@@ -1,6 +1,6 @@
 """Which declarations a seat may make: enumeration of combinations with the re-use rules.
 
-RULES.md section 1: classes A (marriage, sequence), B (bezique and its multiples), C (fours). A card
+docs/rules.md §1.4: classes A (marriage, sequence), B (bezique and its multiples), C (fours). A card
 carries *marks*: the highest level it reached in class A and in class B, and whether it took part in a
 four. Under the ordinary rules a card may join a new declaration only at a strictly higher level of a
 class (a queen marries once; a royal marriage grows into a sequence; a single bezique into a double), and

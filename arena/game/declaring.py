@@ -1,4 +1,5 @@
-"""The declaring turn: after winning a trick and before drawing (RULES.md sections 1, 2, 5, 6).
+"""The declaring turn: after winning a trick and before drawing (docs/rules.md §1.3 to §1.5, §2.3,
+§5.3, §6.4).
 
 The trick's winner may declare combinations, exchange or declare the seven of trumps, or be done. The
 turn is a phase of its own only when there is something to decide; otherwise play moves straight on to the
@@ -227,7 +228,7 @@ class DeclaringTurn(StateFields):
         return Rules(False, True, False, second_double=v.packs >= 3)
 
     def _rubicon_allows(self, seat: int, key: int, refs: Sequence[int]) -> bool:
-        """Rubicon (000, 004; RULES.md 6): whether a combination of kind ``key`` made of ``refs`` may
+        """Rubicon (000, 004; docs/rules.md §6.4): whether a combination of kind ``key`` made of ``refs`` may
         score. A card may serve again in the same kind of combination only
 
         - to re-form a scored combination broken by play: one of its cards has been played to a trick

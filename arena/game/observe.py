@@ -1,6 +1,6 @@
 """A seat's view of the game: the only way anything about a state reaches a bot or a spectator.
 
-RULES.md section 7: a seat sees its own hand, every card on the table (declared or open cards, the
+docs/rules.md §7: a seat sees its own hand, every card on the table (declared or open cards, the
 turn-up, the current trick), the last trick, all scores, the stock size and the public log; never another
 seat's hand or the order of the stock. ``observe(state, None)`` is the spectator's view: no hand at all.
 """
@@ -91,7 +91,7 @@ class Observation(NamedTuple):
 
 
 def _to_score(reserves: list[Action], own: bool) -> tuple[str, ...]:
-    """RULES.md 6 and 2 (000, 004): a seat sees its own list of combinations held "to score"; the
+    """docs/rules.md §2.3 and §6.4 (000, 004): a seat sees its own list of combinations held "to score"; the
     others see the claims made of cards on the table only, never a card still hidden in the hand."""
     if own:
         return tuple([a.text for a in reserves])

@@ -1,4 +1,4 @@
-"""Score items, deal results, game results, and the Rubicon settlement (RULES.md section 6).
+"""Score items, deal results, game results, and the Rubicon settlement (docs/rules.md §6).
 
 A deal's result lists every score item so that a transcript can explain every point.
 """
@@ -67,7 +67,7 @@ class GameResult:
 
 @dataclass(frozen=True, slots=True)
 class Settlement:
-    """Rubicon settlement of the single deal (RULES.md section 6, from 000 and 004)."""
+    """Rubicon settlement of the single deal (docs/rules.md §6.6, from 000 and 004)."""
 
     winner: int | None  # None: a drawn game (equal totals, even with brisques added)
     rounded: tuple[int, ...]

@@ -1,7 +1,7 @@
 """Variants as data: packs, seats, hand size, deal pattern, turn-up, scores, target and options.
 
 Every option has a stable name and is recorded, with :data:`RULES_VERSION`, in every match record
-(RULES.md preamble). :func:`variant` builds a :class:`Variant` from a name and option strings and rejects
+(docs/rules.md §8). :func:`variant` builds a :class:`Variant` from a name and option strings and rejects
 anything it does not know with a :class:`VariantError` that names the option and the accepted values.
 """
 
@@ -21,7 +21,7 @@ RULES_VERSION = "2"
 class Family(Enum):
     """How declaring and scoring work; the variants of one family differ only in data."""
 
-    ORDINARY = "ordinary"  # RULES.md section 2: declare from the hand, brisques counted at the end
+    ORDINARY = "ordinary"  # docs/rules.md §2: declare from the hand, brisques counted at the end
     POLISH = "polish"  # section 5: open cards, compound declarations, immediate brisques
     RUBICON = "rubicon"  # section 6: four packs, one deal, settlement with rubicon
 
@@ -133,13 +133,13 @@ _BASES: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
         ),
         ("game_end",),
     ),
-    # RULES.md section 3 (000, EB9-643).
+    # docs/rules.md §3 (000, EB9-643).
     "three-handed": (dict(_ORDINARY, packs=3, seats=3, target=2000), _ORDINARY_OPTIONS),
     "three-handed-consultation": (
         dict(_ORDINARY, packs=2, seats=2, target=1000, team_sizes=(1, 2)),
         _ORDINARY_OPTIONS,
     ),
-    # RULES.md section 4 (000, 003).
+    # docs/rules.md §4 (000, 003).
     "four-handed": (
         dict(_ORDINARY, packs=4, seats=4, target=2000, last_duels=True),
         _ORDINARY_OPTIONS,
@@ -159,7 +159,7 @@ _BASES: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
         dict(_ORDINARY, packs=2, seats=2, target=1000, team_sizes=(2, 2)),
         _ORDINARY_OPTIONS,
     ),
-    # RULES.md section 6 (000, 004).
+    # docs/rules.md §6 (000, 004).
     "rubicon": (
         dict(
             family=Family.RUBICON,

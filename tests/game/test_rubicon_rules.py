@@ -1,4 +1,4 @@
-"""Rubicon Bezique, RULES.md section 6, from seeds 000 and 004.
+"""Rubicon Bezique, docs/rules.md §6, from seeds 000 and 004.
 
 Scripted tests lay out a deck with ``arrange_deck``: seat 1 deals, so seat 0 leads the first trick. The
 stock holds 110 cards, so scripts look only at the first tricks; the last nine tricks are checked by random
@@ -60,7 +60,7 @@ FOLLOWER = ["7S", "7S", "7D", "7D", "7C", "7C", "8C", "8D", "JC"]
 
 
 def test_000_four_packs_nine_cards_each_dealt_in_threes_no_turn_up() -> None:
-    """000: "Four packs are used. Nine cards are dealt by three to each player"; RULES.md 6: no turn-up
+    """000: "Four packs are used. Nine cards are dealt by three to each player"; docs/rules.md §6: no turn-up
     and no trumps at the start; 128 - 18 = 110 cards in the stock. With a known deck order the
     non-dealer gets cards 1-3, 7-9 and 13-15, the dealer 4-6, 10-12 and 16-18."""
     assert RUBICON.packs == 4 and RUBICON.deck_size == 128 and RUBICON.seats == 2
@@ -75,7 +75,7 @@ def test_000_four_packs_nine_cards_each_dealt_in_threes_no_turn_up() -> None:
 
 
 def test_000_no_turn_up_is_accepted_by_arrange_deck() -> None:
-    """RULES.md 6: Rubicon has no turn-up; the engine's deck tool refuses one."""
+    """docs/rules.md §6: Rubicon has no turn-up; the engine's deck tool refuses one."""
     try:
         arrange_deck(RUBICON, 1, hands=[[], []], turn_up="7H")
     except ValueError:
@@ -132,7 +132,7 @@ def test_004_a_marriage_may_be_declared_without_the_ten_of_its_suit() -> None:
 
 
 def test_000_first_sequence_fixes_trumps_and_scores_250() -> None:
-    """000: trumps are decided by "the first sequence or marriage declared"; RULES.md 6: a sequence
+    """000: trumps are decided by "the first sequence or marriage declared"; docs/rules.md §6: a sequence
     declared before trumps are fixed counts as the trump sequence, 250."""
     s = deal([["AH", "TH", "KH", "QH", "JH", "9D", "8D", "9C", "8C"], FOLLOWER])
     run(s, "play 9D", "play 7D")
@@ -255,7 +255,8 @@ def test_004_never_down_a_class_king_and_queen_of_a_sequence_never_marry() -> No
 
 
 def test_004_no_seven_of_trumps_score() -> None:
-    """004's table has no score for the seven of trumps (RULES.md 6: "No seven-of-trumps score"):
+    """004's table has no score for the seven of trumps (docs/rules.md §6.1: "There is no score for the seven of
+    trumps"):
     holding it, or winning a trick with it, offers nothing and scores nothing."""
     assert Combo.SEVEN_OF_TRUMPS not in RUBICON.scores
     s = deal([["KH", "QH", "TH", "7H", "7H", "9D", "8D", "9C", "8C"], FOLLOWER])
@@ -310,8 +311,8 @@ def test_000_either_player_may_hold_carte_blanche() -> None:
 
 
 def test_000_carte_blanche_scores_again_for_each_draw_without_a_court_card() -> None:
-    """000: "If he does not draw a picture-card, he can again score for carte blanche"; RULES.md 6: "each
-    later draw that brings no court card may be shown for 50 again until one is drawn". Seat 0 draws
+    """000: "If he does not draw a picture-card, he can again score for carte blanche"; docs/rules.md §6.2:
+    "Each later draw that brings no court card may be shown for 50 again". Seat 0 draws
     9S (50 again), then KH (no more), then a nine (the chain has ended)."""
     hand = ["AS", "TS", "9H", "8H", "7D", "9D", "8C", "7C", "TC"]
     s = deal([hand, FOLLOWER], stock=["9S", "7S", "KH", "7S", "9C", "7D"])
@@ -466,7 +467,7 @@ def test_004_five_declared_queens_none_played_never_score_four_queens_again() ->
 
 def test_004_an_undeclared_fifth_queen_does_not_re_form_unplayed_four_queens() -> None:
     """004: a fresh score needs a combination "broken up" (a card of it played to a trick) and a card
-    substituted; RULES.md 6: "a fifth queen added to four declared and unplayed queens scores
+    substituted; docs/rules.md §6.4: "a fifth queen added to four declared and unplayed queens scores
     nothing"."""
     s = deal([["QS", "QH", "QD", "QC", "QS", "9D", "9C", "9S", "8S"], FOLLOWER])
     run(s, "play 9D", "play 7D", "declare four-queens QS QH QD QC")
@@ -516,7 +517,7 @@ def test_004_a_substitute_may_come_from_the_table() -> None:
 def test_004_other_combinations_are_held_to_score_and_the_seat_sees_its_list() -> None:
     """004 (the Rubicon text): "if, on the cards exposed, the player has more than one combination to
     score, he may score whichever he prefers, at the same time calling attention to his further claim
-    by saying, 'And ---- to score'"; RULES.md 6: the others available are held "to score", and a seat
+    by saying, 'And ---- to score'"; docs/rules.md §6: the others available are held "to score", and a seat
     sees its own list. Seat 0 scores the bezique; the royal marriage is held to score and scored on the
     next trick won. The other seat is not shown cards still hidden in seat 0's hand."""
     s = deal([["KH", "QH", "TH", "QS", "JD", "9D", "8D", "9C", "8C"], FOLLOWER])

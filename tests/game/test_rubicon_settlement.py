@@ -1,4 +1,4 @@
-"""The Rubicon settlement, RULES.md section 6, from seeds 000 and 004.
+"""The Rubicon settlement, docs/rules.md §6, from seeds 000 and 004.
 
 000: "In reckoning the score all fractions of 100 are neglected; the winner scores 500 for game in
 addition to the difference between his own points and his opponent's. The loser is 'rubiconed' if he
@@ -6,7 +6,7 @@ does not score 1000 points, in which case the winner adds the loser's points to 
 brisques and 1000 for game, but the loser may claim his brisques to save a rubicon, though they are not
 reckoned among his points. If a rubiconed player has scored less than 100 the opponent counts the score
 as 100." Brisques "are only counted when the scores are very close; then they are used to decide the
-game." RULES.md 6 takes 320 for all brisques (32 brisques of 10) and drops the fractions of 100 from
+game." docs/rules.md §6 takes 320 for all brisques (32 brisques of 10) and drops the fractions of 100 from
 the final score too, which gives 000's 300 (1,450 v 820 settles at 3500).
 
 Each worked example gives ``rubicon_settlement(points, brisques)`` with the arithmetic in its docstring.
@@ -86,7 +86,7 @@ def test_000_brisques_do_not_count_when_the_rounded_totals_differ() -> None:
 
 def test_000_rubiconed_loser_winner_adds_both_totals_320_and_1000() -> None:
     """000: a loser under 1000 is rubiconed: "the winner adds the loser's points to his own, takes 300
-    for brisques and 1000 for game" (RULES.md: 320, then the fractions of 100 dropped).
+    for brisques and 1000 for game" (docs/rules.md §6.6: 320, then the fractions of 100 dropped).
 
     points 2350 / 760 -> 2300 / 700; 760 + 120 brisques = 880 < 1000, no save;
     seat 0 scores 2300 + 700 + 320 + 1000 = 4320 -> 4300."""
@@ -95,7 +95,7 @@ def test_000_rubiconed_loser_winner_adds_both_totals_320_and_1000() -> None:
 
 def test_000_rubicon_final_score_drops_fractions_of_100() -> None:
     """000: "In reckoning the score all fractions of 100 are neglected" and the winner "takes 300 for
-    brisques"; RULES.md 6: the final score drops fractions of 100 too, "so 1,450 v 820 settles at 3500".
+    brisques"; docs/rules.md §6: the final score drops fractions of 100 too, "so 1,450 v 820 settles at 3500".
 
     points 1450 / 820 -> 1400 / 800; 820 + 140 = 960 < 1000, rubiconed;
     1400 + 800 + 320 + 1000 = 3520 -> 3500, the 20 shown as an item of its own."""
@@ -158,7 +158,7 @@ def test_000_brisques_too_few_to_save_the_rubicon() -> None:
 
 def test_000_equal_rounded_totals_brisques_decide_the_game() -> None:
     """000: brisques "are only counted when the scores are very close; then they are used to decide the
-    game"; RULES.md 6: when the rounded totals are equal, the brisques are added.
+    game"; docs/rules.md §6: when the rounded totals are equal, the brisques are added.
 
     points 1250 / 1230 -> 1200 / 1200, equal; with brisques 1250 + 190 = 1440 -> 1400 and
     1230 + 130 = 1360 -> 1300: seat 0 wins, 500 + (1400 - 1300) = 600."""
