@@ -21,7 +21,6 @@ import time
 TEN, ACE = 6, 7
 KINGS = tuple(5 + 8 * s for s in range(4))
 QS, JD = 4, 8 + 8 + 3  # queen of spades, knave of diamonds (kinds)
-RANK_MASKS = {r: sum(1 << (r + 8 * s) for s in range(4)) for r in (3, 4, 5, 7)}
 FOUR_SCORES = {3: 40, 4: 60, 5: 80, 7: 100}
 DECK = list(range(64))
 
@@ -50,18 +49,19 @@ def follows(hand: list[int], led: int, trump: int) -> list[int]:
 def melds(hand: list[int], trump: int) -> list[int]:
     """Scores of the melds a hand holds (crude: from the kinds present, nothing remembered)."""
     present = 0
+    ranks = [0] * 8
     for c in hand:
         present |= 1 << (c & 31)
+        ranks[c & 7] += 1
     found = []
     for k in KINGS:
         if present >> k & 1 and present >> (k - 1) & 1:
             found.append(40 if k >> 3 == trump else 20)
     if present >> QS & 1 and present >> JD & 1:
         found.append(40)
-    if len(hand) >= 4:
-        for rank, mask in RANK_MASKS.items():
-            if sum(1 for c in hand if c & 7 == rank) >= 4 and present & mask:
-                found.append(FOUR_SCORES[rank])
+    for rank, score in FOUR_SCORES.items():
+        if ranks[rank] >= 4:
+            found.append(score)
     return found
 
 

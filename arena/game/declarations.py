@@ -177,6 +177,15 @@ def combo_key(combo: int) -> int:
 
 
 ALL_KINDS = (1 << 32) - 1
+
+# Families of combinations, as bits of a mask (which ones a hand may hold, see
+# DeclaringTurn._combos): marriages (bit per suit), sequences (bit per suit), bezique and its
+# multiples, and the four fours.
+MARRIAGE_FAMILY = 1  # << suit
+SEQUENCE_FAMILY = 1 << 4  # << suit
+BEZIQUE_FAMILY = 1 << 8
+FOUR_FAMILIES = {JACK: 1 << 9, QUEEN: 1 << 10, KING: 1 << 11, ACE: 1 << 12}
+ALL_FAMILIES = (1 << 13) - 1
 _SUIT_MASK = tuple(0xFF << (8 * suit) for suit in range(4))
 _MARRIAGE_MASK = tuple((1 << make_kind(KING, s)) | (1 << make_kind(QUEEN, s)) for s in range(4))
 _SEQUENCE_MASK = tuple(sum(1 << make_kind(r, s) for r in SEQUENCE_RANKS) for s in range(4))
@@ -212,9 +221,11 @@ def enumerate_declarations(
     focus: int = ALL_KINDS,
     partner_bezique: Sequence[int] = (),
     marks: Sequence[int] = (),
+    families: int = ALL_FAMILIES,
 ) -> list[Action]:
     """Every combination the pool can declare under the rules (without the per-turn limits) that holds
-    a kind of ``focus`` (a mask of kinds; Polish declarations must hold a card of the trick just won)."""
+    a kind of ``focus`` (a mask of kinds; Polish declarations must hold a card of the trick just won),
+    looking only at the ``families`` of combinations given (a mask, see :data:`ALL_FAMILIES`)."""
     out: list[Action] = []
     if not pool:
         return out
@@ -252,7 +263,7 @@ def enumerate_declarations(
 
     # Class A: marriages and sequences.
     for suit in range(4):
-        if focus & _MARRIAGE_MASK[suit]:
+        if families >> suit & 1 and focus & _MARRIAGE_MASK[suit]:
             kings = eligible(make_kind(KING, suit), CLASS_A, 1)
             if kings:
                 queens = eligible(make_kind(QUEEN, suit), CLASS_A, 1)
@@ -261,7 +272,11 @@ def enumerate_declarations(
                     emit(
                         Combo.ROYAL_MARRIAGE if royal else Combo.MARRIAGE, [(kings, 1), (queens, 1)]
                     )
-        if (suit == trump or plain_sequences) and focus & _SEQUENCE_MASK[suit]:
+        if (
+            families & SEQUENCE_FAMILY << suit
+            and (suit == trump or plain_sequences)
+            and focus & _SEQUENCE_MASK[suit]
+        ):
             groups = []
             for rank in SEQUENCE_RANKS:
                 cls = eligible(make_kind(rank, suit), CLASS_A, 2)
@@ -273,7 +288,7 @@ def enumerate_declarations(
                 emit(Combo.SEQUENCE if trump_seq else Combo.PLAIN_SEQUENCE, groups)
     # Class B: bezique and its multiples.
     queen_kind, knave_kind = bezique_kinds
-    if focus & ((1 << queen_kind) | (1 << knave_kind)):
+    if families & BEZIQUE_FAMILY and focus & ((1 << queen_kind) | (1 << knave_kind)):
         for level in range(1, packs + 1):
             qs = eligible(queen_kind, CLASS_B, level)
             js = eligible(knave_kind, CLASS_B, level)
@@ -289,7 +304,7 @@ def enumerate_declarations(
             emit(BEZIQUE_LEVELS[level - 1], [(qs, level), (js, level)])
     # Class C: fours of a kind, irrespective of suit.
     for rank, combo in FOUR_COMBOS.items():
-        if not focus & _RANK_MASK[rank]:
+        if not families & FOUR_FAMILIES[rank] or not focus & _RANK_MASK[rank]:
             continue
         cls = []
         for suit in range(4):

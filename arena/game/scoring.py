@@ -1,16 +1,13 @@
 """Scoring and the end of deals and games: credits (with the immediate game end), the end-of-deal
 items (last trick, brisques), the Rubicon settlement via :func:`rubicon_settlement`, and the result.
-A mixin of :class:`arena.game.state.GameState`, which holds the state."""
+One layer of :class:`arena.game.state.GameState` (see :mod:`arena.game.fields`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from arena.game.cards import TEN
-from arena.game.declaring import StateFields
 from arena.game.events import EV_SCORE, OVER
+from arena.game.fields import F_ORDINARY, F_RUBICON, StateFields
 from arena.game.results import DealResult, GameResult, ScoreItem, rubicon_settlement
-from arena.game.variants import Family
 
 
 class _GameWon(Exception):
@@ -21,13 +18,6 @@ class Scoring(StateFields):
     """Methods that credit points and end deals and the game."""
 
     __slots__ = ()
-
-    if TYPE_CHECKING:
-
-        def _start_deal(self) -> None: ...
-
-        @property
-        def stock_size(self) -> int: ...
 
     # ------------------------------------------------------------------ scoring
 
@@ -53,7 +43,7 @@ class Scoring(StateFields):
             # 002: the last trick scores 10 (Rubicon 50); brisques are counted at the end of the hand.
             self._credit(last_winner, v.last_trick, "last-trick")
             self.log.append((EV_SCORE, last_winner, "last-trick", v.last_trick))
-            if v.family is Family.ORDINARY:
+            if self.fam == F_ORDINARY:
                 br = self.brisques()
                 for i in range(n):
                     seat = (last_winner + i) % n
@@ -64,7 +54,7 @@ class Scoring(StateFields):
             self._finish_game(partial_deal=False)
             return
         self._record_deal(completed=True)
-        if v.family is Family.RUBICON:
+        if self.fam == F_RUBICON:
             self._finish_game(partial_deal=False, recorded=True)
             return
         side_totals = [sum(self.totals[s] for s in side) for side in v.sides]
@@ -109,7 +99,7 @@ class Scoring(StateFields):
             raise ValueError("the game is not over")
         v = self.variant
         team_sizes = tuple(v.team_size(s) for s in range(v.seats))
-        if v.family is Family.RUBICON:
+        if self.fam == F_RUBICON:
             last = self.deals[-1]
             brisques = last.brisques
             st = rubicon_settlement((last.points[0], last.points[1]), (brisques[0], brisques[1]))
