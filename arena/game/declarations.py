@@ -15,6 +15,7 @@ is a list of references, of which a selection takes the first few.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from itertools import product
 from typing import NamedTuple
 
 from arena.game.actions import Action, Combo, declare
@@ -134,22 +135,25 @@ def _choose(
                 yield [(i, j), *rest]
 
 
-def _selections(
-    groups: Sequence[tuple[Sequence[CardClass], int]],
-) -> Iterator[list[CardClass | int]]:
-    """Product over groups (classes, how many to take) of the ways to choose; yields flat lists of the
-    chosen (class, count) as alternating items for speed."""
-    if not groups:
-        yield []
-        return
-    classes, k = groups[0]
+Pick = tuple[tuple[int, ...], bool, bool]  # chosen references, any never declared, any new
+
+
+def _picks(classes: Sequence[CardClass], k: int) -> list[Pick]:
+    """The ways to take k cards from the classes, each with its references and whether it holds a
+    card never declared and a card of the trick just won."""
+    if k == 1:
+        return [(c.refs[:1], c.marks == 0, c.new) for c in classes]
+    out: list[Pick] = []
     for pick in _choose(classes, k):
-        head: list[CardClass | int] = []
+        refs: tuple[int, ...] = ()
+        undeclared = new = False
         for i, j in pick:
-            head.append(classes[i])
-            head.append(j)
-        for rest in _selections(groups[1:]):
-            yield head + rest
+            c = classes[i]
+            refs += c.refs[:j]
+            undeclared = undeclared or c.marks == 0
+            new = new or c.new
+        out.append((refs, undeclared, new))
+    return out
 
 
 class Rules(NamedTuple):
@@ -161,7 +165,7 @@ class Rules(NamedTuple):
     # Rubicon (000, 004): whether a combination (combo key, card references) may score given the
     # combinations of that kind the seat has scored (a fresh one, a broken one re-formed, or 004's
     # crosswise marriages); None: no such test.
-    allows: Callable[[int, list[int]], bool] | None = None
+    allows: Callable[[int, Sequence[int]], bool] | None = None
     # EB9-643 (three packs or more): a second double bezique may be declared to a bezique on the table
     # that has already served in a double.
     second_double: bool = False
@@ -241,23 +245,21 @@ def enumerate_declarations(
 
     def emit(combo: Combo, groups: list[tuple[list[CardClass], int]]) -> None:
         key = combo_key(combo)
-        for sel in _selections(groups):
-            refs: list[int] = []
+        need_undeclared = rules.need_undeclared
+        need_new = rules.need_new
+        allows = rules.allows
+        for sel in product(*[_picks(classes, k) for classes, k in groups]):
+            refs: tuple[int, ...] = ()
             undeclared = new = False
-            for i in range(0, len(sel), 2):
-                cc = sel[i]
-                j = sel[i + 1]
-                assert isinstance(cc, CardClass) and isinstance(j, int)
-                refs.extend(cc.refs[:j])
-                if cc.marks == 0:
-                    undeclared = True
-                if cc.new:
-                    new = True
-            if rules.need_undeclared and not undeclared:
+            for pick_refs, pick_undeclared, pick_new in sel:
+                refs += pick_refs
+                undeclared = undeclared or pick_undeclared
+                new = new or pick_new
+            if need_undeclared and not undeclared:
                 continue
-            if rules.need_new and not new:
+            if need_new and not new:
                 continue
-            if rules.allows is not None and not rules.allows(key, refs):
+            if allows is not None and not allows(key, refs):
                 continue
             out.append(declare(combo, refs))
 

@@ -18,7 +18,6 @@ from typing import Final
 from arena.game.actions import DONE, PLAY_ACTIONS, Action, Combo, Verb, declare, exchange
 from arena.game.cards import ACE, ANY_COPY, JACK, KING, QUEEN, SEVEN, TEN, make_kind
 from arena.game.declarations import (
-    ALL_FAMILIES,
     ALL_KINDS,
     B_LEVEL,
     BEZIQUE_FAMILY,
@@ -49,7 +48,10 @@ _FOUR_FIELD: Final = tuple(
     for c in range(ANY_COPY + 32)
 )
 _CODE_BIT: Final = tuple(1 << (c & 31) for c in range(ANY_COPY + 32))  # by card or kind reference
-_HIDDEN_BIT: Final = tuple(1 << (c & 31) if c >= ANY_COPY else 0 for c in range(ANY_COPY + 32))
+# A physical card's kind bit; a kind reference's kind bit shifted up 32 places.
+_BOTH_BITS: Final = tuple(
+    1 << (c & 31) << (32 if c >= ANY_COPY else 0) for c in range(ANY_COPY + 32)
+)
 _FOUR_CARRY: Final = 0x7C7C7C7C
 _FOUR_HIGH: Final = 0x80808080
 # (the high bit of a rank's field, the kinds of that rank, its combination family)
@@ -60,6 +62,34 @@ _FOUR_MASKS: Final = tuple(
 _SEQUENCE_BITS: Final = tuple(
     sum(1 << make_kind(r, s) for r in (ACE, TEN, KING, QUEEN, JACK)) for s in range(4)
 )
+
+
+def families_held(
+    present: int, fresh: int, fours: int, trump: int, queen: int, knave: int, any_suit: bool
+) -> int:
+    """The families of combinations (see :data:`ALL_FAMILIES`) whose kinds are all in ``present`` (a
+    mask of kinds) with one in ``fresh``; ``fours`` counts the knaves, queens, kings and aces in 8-bit
+    fields (:data:`_FOUR_FIELD`); sequences in trumps only unless ``any_suit``."""
+    out = 0
+    married = present & (present << 1) & _KING_BITS  # kings with the queen of their suit
+    if married:
+        m = married & (fresh | fresh << 1)  # king bits 5, 13, 21, 29 to marriage bits 0 to 3
+        out = (m >> 5 & 1) | (m >> 12 & 2) | (m >> 19 & 4) | (m >> 26 & 8)
+        for suit in range(4) if any_suit else (trump,) if trump >= 0 else ():
+            seq = _SEQUENCE_BITS[suit]
+            if present & seq == seq and fresh & seq:
+                out |= SEQUENCE_FAMILY << suit
+    pair = (1 << queen) | (1 << knave)
+    if present & pair == pair and fresh & pair:
+        out |= BEZIQUE_FAMILY
+    full = (fours + _FOUR_CARRY) & _FOUR_HIGH
+    if full:
+        for rank_field, mask, family in _FOUR_MASKS:
+            if full & rank_field and fresh & mask:
+                out |= family
+    return out
+
+
 MARRIAGE_KEY: Final = combo_key(Combo.MARRIAGE)  # marriages, royal or not: one kind for re-use
 
 
@@ -195,7 +225,7 @@ class DeclaringTurn(Scoring):
         out: list[Action] = []
         one = v.declarations_per_trick == "one"
         if not (one and self.turn_count > 0) and (family != F_POLISH or self.turn_new):
-            families = ALL_FAMILIES if family == F_POLISH else self._combos(seat)
+            families = self._polish_families(seat) if family == F_POLISH else self._combos(seat)
             if families:
                 focus = ALL_KINDS
                 if family == F_POLISH:
@@ -258,24 +288,20 @@ class DeclaringTurn(Scoring):
         return self._combos(seat) != 0
 
     def _combos(self, seat: int) -> int:
-        """The combinations (a mask of :data:`COMBO_FAMILIES` bits) that the hand holds the cards of:
-        a king with the queen of its suit, the five cards of a sequence, the two cards of bezique, four
-        cards of a rank that makes a four. Under the ordinary rules every declaration needs a card never
-        declared (002), so the combination must hold one of those. A cheap superset of what
-        :func:`enumerate_declarations` finds, which it is given to skip the rest."""
-        hand = self.hands[seat]
-        present = reduce(or_, map(_CODE_BIT.__getitem__, hand), 0)
-        fours = sum(map(_FOUR_FIELD.__getitem__, hand))
+        """The combinations (a mask of families, see :data:`ALL_FAMILIES`) that the hand holds the
+        cards of: a king with the queen of its suit, the five cards of a sequence, the two cards of
+        bezique, four cards of a rank that makes a four. Under the ordinary rules every declaration
+        needs a card never declared (002), so the combination must hold one of those. A cheap superset
+        of what :func:`enumerate_declarations` finds, which it is given to skip the rest."""
+        # While the stock lasts the hand's kind references are its cards never declared: one pass
+        # gives the kinds present (low 32 bits) and those never declared (high 32 bits).
+        both = reduce(or_, map(_BOTH_BITS.__getitem__, self.hand_refs[seat]), 0)
+        fresh = both >> 32
+        present = (both | fresh) & ALL_KINDS
         rubicon = self.fam == F_RUBICON
-        fresh = present  # kinds of which the seat holds a copy never declared
-        if not rubicon and min(hand) < ANY_COPY:
-            # 004 lets Rubicon make a combination of declared cards only; elsewhere one is needed.
-            # While the stock lasts the public cards of a hand are declared ones and the turn-up
-            # taken in exchange for the seven.
-            fresh = reduce(or_, map(_HIDDEN_BIT.__getitem__, hand), 0)
-            x = self.taken_up
-            if x >= 0 and x in hand and not self.marks[x]:
-                fresh |= _CODE_BIT[x]
+        if rubicon:
+            fresh = present  # 004 lets Rubicon make a combination of declared cards only
+        # families_held(), inline: this runs after every trick won while the stock lasts.
         out = 0
         married = present & (present << 1) & _KING_BITS  # kings with the queen of their suit
         if married:
@@ -289,15 +315,25 @@ class DeclaringTurn(Scoring):
         q, j = self.bezique_kinds
         pair = (1 << q) | (1 << j)
         if fresh & pair and (
-            present & pair == pair or (self.variant.partnerships and self._partner_bezique(seat))
+            present & pair == pair or (self.partnered and self._partner_bezique(seat))
         ):
-            out |= BEZIQUE_FAMILY
-        full = (fours + _FOUR_CARRY) & _FOUR_HIGH
+            out |= BEZIQUE_FAMILY  # with partners, 000: the partners' béziques combine
+        full = (sum(map(_FOUR_FIELD.__getitem__, self.hands[seat])) + _FOUR_CARRY) & _FOUR_HIGH
         if full:
             for rank_field, mask, family in _FOUR_MASKS:
                 if full & rank_field and fresh & mask:
                     out |= family
         return out
+
+    def _polish_families(self, seat: int) -> int:
+        """Polish (000): the families of combinations that the cards of the trick just won complete
+        with the seat's open cards (those new cards are the ones never declared)."""
+        cards = self.open[seat]
+        present = reduce(or_, map(_CODE_BIT.__getitem__, cards), 0)
+        fours = sum(map(_FOUR_FIELD.__getitem__, cards))
+        new = reduce(or_, map(_CODE_BIT.__getitem__, self.turn_new), 0)
+        q, j = self.bezique_kinds
+        return families_held(present, new, fours, self.trump, q, j, False)
 
     def _may_exchange(self) -> bool:
         tu = self.turn_up

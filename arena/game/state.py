@@ -406,46 +406,58 @@ class GameState(DeclaringTurn):
                     break
         self.leader = winner
         if self.in_stock_phase:
-            if family != F_POLISH and not self.partnered:
+            # The common case: nothing to declare or decide after the trick, so no declaring turn.
+            if family == F_POLISH:
+                quiet = not self.turn_sevens and (
+                    not self.turn_new or not self._polish_families(winner)
+                )
+            elif self.partnered:
+                quiet = False
+            else:
                 self.turn_excluded = -1
-                if (
+                quiet = (
                     not self.reserves[winner]
                     and not self._combos(winner)
                     and (family != F_ORDINARY or not self._holds_seven(winner))
-                ):
-                    # The common case: nothing to declare or decide, so no declaring turn.
-                    self.turn_winner = winner
-                    stock = self.stock
-                    pos = self.stock_pos
-                    if len(order) == 2 and pos + 2 <= len(stock) and family == F_ORDINARY:
-                        # Two seats, the turn-up still to draw: both draw (the winner first), and
-                        # the winner leads the next trick.
-                        loser = order[0] if order[1] == winner else order[1]
-                        hands = self.hands
-                        hand_refs = self.hand_refs
-                        plays = self.plays
-                        last_drawn = self.last_drawn
-                        for seat, kind in ((winner, stock[pos]), (loser, stock[pos + 1])):
-                            ref = ANY_COPY + kind
-                            hands[seat].append(ref)
-                            last_drawn[seat] = kind
-                            counts = hand_refs[seat]
-                            n = counts.get(ref, 0)
-                            counts[ref] = n + 1
-                            if not n:
-                                insort(plays[seat], PLAY_ACTIONS[ref])
-                        self.stock_pos = pos + 2
-                        self.trick_order = _ORDERS[2][winner]
-                        self.phase = PLAY
-                        self.to_act = winner
-                        return
-                    self._draw(winner)
-                    if self.cb_queue:
-                        self._next_carte_blanche()
-                    else:
-                        self._begin_trick(winner)
-                    return
-            self._start_turn(winner)
+                )
+            if not quiet:
+                self._start_turn(winner)
+                return
+            self.turn_winner = winner
+            stock = self.stock
+            pos = self.stock_pos
+            if (
+                len(order) == 2
+                and pos + 2 <= len(stock)
+                and (self.turn_up >= 0 or pos + 2 < len(stock))
+                and (family != F_RUBICON or True not in self.cb_active)
+            ):
+                # Two seats, and the stock lasts after this draw: both draw (the winner first), and
+                # the winner leads the next trick.
+                loser = order[0] if order[1] == winner else order[1]
+                hands = self.hands
+                hand_refs = self.hand_refs
+                plays = self.plays
+                last_drawn = self.last_drawn
+                for seat, kind in ((winner, stock[pos]), (loser, stock[pos + 1])):
+                    ref = ANY_COPY + kind
+                    hands[seat].append(ref)
+                    last_drawn[seat] = kind
+                    counts = hand_refs[seat]
+                    n = counts.get(ref, 0)
+                    counts[ref] = n + 1
+                    if not n:
+                        insort(plays[seat], PLAY_ACTIONS[ref])
+                self.stock_pos = pos + 2
+                self.trick_order = _ORDERS[2][winner]
+                self.phase = PLAY
+                self.to_act = winner
+                return
+            self._draw(winner)
+            if self.cb_queue:
+                self._next_carte_blanche()
+            else:
+                self._begin_trick(winner)
         elif family == F_POLISH:
             self._start_turn(winner)
         else:
@@ -507,7 +519,7 @@ class GameState(DeclaringTurn):
                     last_drawn[seat] = card & 31
                     self.log.append((EV_TURN_UP, seat, card))
             self.stock_pos = pos
-        if self.fam == F_RUBICON:
+        if self.fam == F_RUBICON and True in self.cb_active:
             for seat in order:
                 if self.cb_active[seat]:
                     if self.last_drawn[seat] & 7 in COURT_RANKS:

@@ -74,21 +74,36 @@ class Variant:
     # 000: four-handed, the last eight tricks are played as two duels.
     last_duels: bool = False
     options: tuple[tuple[str, str], ...] = field(default=())
+    # Derived from the above once (the engine asks for them at every step of partnership games).
+    _sides: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
+    _side_of: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    _partners: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        sides = self.partnerships or tuple((s,) for s in range(self.seats))
+        side_of = tuple(
+            next(i for i, side in enumerate(sides) if s in side) for s in range(self.seats)
+        )
+        partners = tuple(tuple(p for p in sides[side_of[s]] if p != s) for s in range(self.seats))
+        object.__setattr__(self, "_sides", sides)
+        object.__setattr__(self, "_side_of", side_of)
+        object.__setattr__(self, "_partners", partners)
 
     @property
     def sides(self) -> tuple[tuple[int, ...], ...]:
         """The sides, each a tuple of seats; a seat alone is a side of one."""
-        return self.partnerships or tuple((s,) for s in range(self.seats))
+        return self._sides
 
     def side_of(self, seat: int) -> int:
-        for i, side in enumerate(self.sides):
-            if seat in side:
-                return i
-        raise ValueError(f"seat {seat} is not in {self.name}")
+        if not 0 <= seat < self.seats:
+            raise ValueError(f"seat {seat} is not in {self.name}")
+        return self._side_of[seat]
 
     def partners(self, seat: int) -> tuple[int, ...]:
         """The other seats on ``seat``'s side."""
-        return tuple(s for s in self.sides[self.side_of(seat)] if s != seat)
+        if not 0 <= seat < self.seats:
+            raise ValueError(f"seat {seat} is not in {self.name}")
+        return self._partners[seat]
 
     def team_size(self, seat: int) -> int:
         return self.team_sizes[seat] if self.team_sizes else 1
