@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from bisect import insort
 from collections.abc import Sequence
-from functools import reduce
-from operator import or_
 from typing import Final
 
 from arena.game.actions import DONE, PLAY_ACTIONS, Action, Combo, Verb, declare, exchange
@@ -46,11 +44,6 @@ _KING_BITS: Final = sum(1 << make_kind(KING, s) for s in range(4))
 _FOUR_FIELD: Final = tuple(
     1 << (8 * (ACE, KING, QUEEN, JACK).index(c & 7)) if c & 7 in (ACE, KING, QUEEN, JACK) else 0
     for c in range(ANY_COPY + 32)
-)
-_CODE_BIT: Final = tuple(1 << (c & 31) for c in range(ANY_COPY + 32))  # by card or kind reference
-# A physical card's kind bit; a kind reference's kind bit shifted up 32 places.
-_BOTH_BITS: Final = tuple(
-    1 << (c & 31) << (32 if c >= ANY_COPY else 0) for c in range(ANY_COPY + 32)
 )
 _FOUR_CARRY: Final = 0x7C7C7C7C
 _FOUR_HIGH: Final = 0x80808080
@@ -264,13 +257,23 @@ class DeclaringTurn(Scoring):
         return out
 
     def _index_add(self, seat: int, ref: int) -> None:
+        """A card enters the seat's hand under ``ref`` (see StateFields.hand_refs)."""
         counts = self.hand_refs[seat]
         n = counts.get(ref, 0)
         counts[ref] = n + 1
         if not n:
             insort(self.plays[seat], PLAY_ACTIONS[ref])
+            if ref >= ANY_COPY:
+                self.fresh[seat] |= 1 << (ref & 31)
+        kind = ref & 31
+        kinds = self.kind_counts[seat]
+        if not kinds[kind]:
+            self.present[seat] |= 1 << kind
+        kinds[kind] += 1
+        self.fours[seat] += _FOUR_FIELD[kind]
 
     def _index_del(self, seat: int, ref: int) -> None:
+        """A card held under ``ref`` leaves the seat's hand."""
         counts = self.hand_refs[seat]
         n = counts[ref] - 1
         if n:
@@ -278,10 +281,33 @@ class DeclaringTurn(Scoring):
         else:
             del counts[ref]
             self.plays[seat].remove(PLAY_ACTIONS[ref])
+            if ref >= ANY_COPY:
+                self.fresh[seat] &= ~(1 << (ref & 31))
+        kind = ref & 31
+        kinds = self.kind_counts[seat]
+        kinds[kind] -= 1
+        if not kinds[kind]:
+            self.present[seat] &= ~(1 << kind)
+        self.fours[seat] -= _FOUR_FIELD[kind]
 
     def _index_move(self, seat: int, old: int, new: int) -> None:
-        self._index_del(seat, old)
-        self._index_add(seat, new)
+        """A card of the hand is now held under ``new`` rather than ``old`` (its kind reference, until
+        it is declared)."""
+        counts = self.hand_refs[seat]
+        n = counts[old] - 1
+        if n:
+            counts[old] = n
+        else:
+            del counts[old]
+            self.plays[seat].remove(PLAY_ACTIONS[old])
+            if old >= ANY_COPY:
+                self.fresh[seat] &= ~(1 << (old & 31))
+        n = counts.get(new, 0)
+        counts[new] = n + 1
+        if not n:
+            insort(self.plays[seat], PLAY_ACTIONS[new])
+            if new >= ANY_COPY:
+                self.fresh[seat] |= 1 << (new & 31)
 
     def _may_combine(self, seat: int) -> bool:
         """Cheap test that the seat may have a combination to declare (see :meth:`_combos`)."""
@@ -293,14 +319,11 @@ class DeclaringTurn(Scoring):
         bezique, four cards of a rank that makes a four. Under the ordinary rules every declaration
         needs a card never declared (002), so the combination must hold one of those. A cheap superset
         of what :func:`enumerate_declarations` finds, which it is given to skip the rest."""
-        # While the stock lasts the hand's kind references are its cards never declared: one pass
-        # gives the kinds present (low 32 bits) and those never declared (high 32 bits).
-        both = reduce(or_, map(_BOTH_BITS.__getitem__, self.hand_refs[seat]), 0)
-        fresh = both >> 32
-        present = (both | fresh) & ALL_KINDS
+        present = self.present[seat]
         rubicon = self.fam == F_RUBICON
-        if rubicon:
-            fresh = present  # 004 lets Rubicon make a combination of declared cards only
+        # While the stock lasts the hand's cards held by kind are those never declared; 004 lets
+        # Rubicon make a combination of declared cards only.
+        fresh = present if rubicon else self.fresh[seat]
         # families_held(), inline: this runs after every trick won while the stock lasts.
         out = 0
         married = present & (present << 1) & _KING_BITS  # kings with the queen of their suit
@@ -318,7 +341,7 @@ class DeclaringTurn(Scoring):
             present & pair == pair or (self.partnered and self._partner_bezique(seat))
         ):
             out |= BEZIQUE_FAMILY  # with partners, 000: the partners' béziques combine
-        full = (sum(map(_FOUR_FIELD.__getitem__, self.hands[seat])) + _FOUR_CARRY) & _FOUR_HIGH
+        full = (self.fours[seat] + _FOUR_CARRY) & _FOUR_HIGH
         if full:
             for rank_field, mask, family in _FOUR_MASKS:
                 if full & rank_field and fresh & mask:
@@ -328,10 +351,11 @@ class DeclaringTurn(Scoring):
     def _polish_families(self, seat: int) -> int:
         """Polish (000): the families of combinations that the cards of the trick just won complete
         with the seat's open cards (those new cards are the ones never declared)."""
-        cards = self.open[seat]
-        present = reduce(or_, map(_CODE_BIT.__getitem__, cards), 0)
-        fours = sum(map(_FOUR_FIELD.__getitem__, cards))
-        new = reduce(or_, map(_CODE_BIT.__getitem__, self.turn_new), 0)
+        new = 0
+        for c in self.turn_new:
+            new |= 1 << (c & 31)
+        present = self.open_present[seat]
+        fours = self.open_fours[seat]
         q, j = self.bezique_kinds
         return families_held(present, new, fours, self.trump, q, j, False)
 
@@ -563,6 +587,8 @@ class DeclaringTurn(Scoring):
             self.log.append((EV_EXCHANGE, seat, seven, old))
             if r >= JACK and (r != TEN or (old >> 3) & 3 == self.trump):
                 self.open[seat].append(old)
+                self.open_present[seat] |= 1 << (old & 31)
+                self.open_fours[seat] += _FOUR_FIELD[old & 31]
                 self.turn_options = (
                     None  # a new open card: the turn's combinations are counted again
                 )

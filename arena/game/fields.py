@@ -45,6 +45,8 @@ class StateFields:
         "duels",
         "fam",
         "first_dealer",
+        "fours",
+        "fresh",
         "game_tricks",
         "hand_refs",
         "hands",
@@ -52,6 +54,7 @@ class StateFields:
         "history",
         "in_stock_phase",
         "items",
+        "kind_counts",
         "last_drawn",
         "last_trick",
         "leader",
@@ -59,9 +62,12 @@ class StateFields:
         "marks",
         "next_pack",
         "open",
+        "open_fours",
+        "open_present",
         "partnered",
         "phase",
         "plays",
+        "present",
         "reformed",
         "reserves",
         "scored_sets",
@@ -113,6 +119,16 @@ class StateFields:
     # references, sorted. Kept up to date at every change of a hand (see GameState._reindex).
     hand_refs: list[dict[int, int]]
     plays: list[list[Action]]
+    # And for the combinations a hand may hold (DeclaringTurn._combos): how many cards of each kind it
+    # holds, the kinds it holds (a bit mask), the kinds it holds a copy of under its kind reference
+    # (while the stock lasts: never declared), and its knaves, queens, kings and aces counted in 8-bit
+    # fields; the same for each seat's open cards (Polish).
+    kind_counts: list[list[int]]
+    present: list[int]
+    fresh: list[int]
+    fours: list[int]
+    open_present: list[int]
+    open_fours: list[int]
     stock: list[int]
     stock_pos: int
     turn_up: int

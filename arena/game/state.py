@@ -15,7 +15,6 @@ tells which other copies an opponent holds.
 from __future__ import annotations
 
 import random
-from bisect import insort
 from collections.abc import Sequence
 from typing import Final
 
@@ -35,7 +34,7 @@ from arena.game.cards import (
     make_kind,
 )
 from arena.game.declarations import SEVEN_MARK
-from arena.game.declaring import DeclaringTurn
+from arena.game.declaring import _FOUR_FIELD, DeclaringTurn
 from arena.game.errors import IllegalActionError
 from arena.game.events import (
     CARTE_BLANCHE,
@@ -141,6 +140,8 @@ class GameState(DeclaringTurn):
         self.turn_winner = -1
         self.won = [[] for _ in range(n)]
         self.open = [[] for _ in range(n)]
+        self.open_present = [0] * n
+        self.open_fours = [0] * n
         self.heap = []
         self.reserves = [[] for _ in range(n)]
         self.scored_sets = [{} for _ in range(n)]
@@ -235,15 +236,18 @@ class GameState(DeclaringTurn):
         never declared, such as a taken turn-up); later always by its kind."""
         marks = self.marks
         in_stock = self.in_stock_phase
-        self.hand_refs = []
-        self.plays = []
-        for hand in self.hands:
-            counts: dict[int, int] = {}
+        n = len(self.hands)
+        self.hand_refs = [{} for _ in range(n)]
+        self.plays = [[] for _ in range(n)]
+        self.kind_counts = [[0] * KINDS_PER_PACK for _ in range(n)]
+        self.present = [0] * n
+        self.fresh = [0] * n
+        self.fours = [0] * n
+        for seat, hand in enumerate(self.hands):
             for c in hand:
-                r = c if c >= ANY_COPY or (in_stock and marks[c]) else ANY_COPY + (c & 31)
-                counts[r] = counts.get(r, 0) + 1
-            self.hand_refs.append(counts)
-            self.plays.append([PLAY_ACTIONS[r] for r in sorted(counts)])
+                self._index_add(
+                    seat, c if c >= ANY_COPY or (in_stock and marks[c]) else ANY_COPY + (c & 31)
+                )
 
     def _obligatory(self, kinds: set[int]) -> set[int]:
         """002 (last eight tricks): follow suit and win if able; if void, win by trumping if able;
@@ -310,14 +314,8 @@ class GameState(DeclaringTurn):
             # Playing a card (inline: this is the engine's most frequent step).
             ref = action[2][0]
             hand = self.hands[seat]
-            # The hand's index of plays: the card leaves under the reference it was played by.
-            counts = self.hand_refs[seat]
-            n = counts[ref] - 1
-            if n:
-                counts[ref] = n
-            else:
-                del counts[ref]
-                self.plays[seat].remove(action)
+            # The hand's index (see _reindex): the card leaves under the reference it was played by.
+            self._index_del(seat, ref)
             if ref < ANY_COPY:
                 hand.remove(ref)
                 card = ref
@@ -436,18 +434,11 @@ class GameState(DeclaringTurn):
                 # the winner leads the next trick.
                 loser = order[0] if order[1] == winner else order[1]
                 hands = self.hands
-                hand_refs = self.hand_refs
-                plays = self.plays
                 last_drawn = self.last_drawn
                 for seat, kind in ((winner, stock[pos]), (loser, stock[pos + 1])):
-                    ref = ANY_COPY + kind
-                    hands[seat].append(ref)
+                    hands[seat].append(ANY_COPY + kind)
                     last_drawn[seat] = kind
-                    counts = hand_refs[seat]
-                    n = counts.get(ref, 0)
-                    counts[ref] = n + 1
-                    if not n:
-                        insort(plays[seat], PLAY_ACTIONS[ref])
+                    self._index_add(seat, ANY_COPY + kind)
                 self.stock_pos = pos + 2
                 self.trick_order = _ORDERS[2][winner]
                 self.phase = PLAY
@@ -476,6 +467,9 @@ class GameState(DeclaringTurn):
             elif r == SEVEN and (c >> 3) & 3 == trump and not self.marks[c] & SEVEN_MARK:
                 sevens.append(c)  # a seven that scored as turn-up or in an exchange scores no more
         self.open[winner].extend(new)
+        for c in new:
+            self.open_present[winner] |= 1 << (c & 31)
+            self.open_fours[winner] += _FOUR_FIELD[c & 31]
         self.turn_new = frozenset(new)
         self.turn_sevens = sevens
         for c in cards:
@@ -490,20 +484,13 @@ class GameState(DeclaringTurn):
         hands = self.hands
         last_drawn = self.last_drawn
         order = _ORDERS[v.seats][winner]
-        hand_refs = self.hand_refs
-        plays = self.plays
         if pos + len(order) <= len(stock):
             for seat in order:
                 kind = stock[pos]
                 pos += 1
-                ref = ANY_COPY + kind
-                hands[seat].append(ref)
+                hands[seat].append(ANY_COPY + kind)
                 last_drawn[seat] = kind
-                counts = hand_refs[seat]
-                n = counts.get(ref, 0)
-                counts[ref] = n + 1
-                if not n:
-                    insort(plays[seat], PLAY_ACTIONS[ref])
+                self._index_add(seat, ANY_COPY + kind)
             self.stock_pos = pos
         else:
             for seat in order:
@@ -643,6 +630,12 @@ class GameState(DeclaringTurn):
         s.hands = [h[:] for h in self.hands]
         s.hand_refs = [r.copy() for r in self.hand_refs]
         s.plays = [p[:] for p in self.plays]
+        s.kind_counts = [k[:] for k in self.kind_counts]
+        s.present = self.present[:]
+        s.fresh = self.fresh[:]
+        s.fours = self.fours[:]
+        s.open_present = self.open_present[:]
+        s.open_fours = self.open_fours[:]
         s.next_pack = self.next_pack[:]
         s.marks = self.marks[:]
         s.trick = self.trick[:]
