@@ -71,5 +71,6 @@ test-compiled: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist
+	rm -f arena/game/*.so arena/game/*.pyd
 	find . -name '*.egg-info' -prune -exec rm -rf {} +
 	find . -name '__pycache__' -type d -prune -exec rm -rf {} +
