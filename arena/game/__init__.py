@@ -1,10 +1,13 @@
-"""The rules engine: pure, exact and fast. See RULES.md for the rules it enforces.
+"""The rules engine: pure, exact and fast. docs/rules.md states the rules it enforces.
 
 >>> from arena.game import GameState, variant
 >>> state = GameState.new(variant("two-handed"), seed=1)
 >>> state.apply(state.legal_actions()[0])
+
+The hot modules may also run compiled with mypyc (see arena/game/compiled.py).
 """
 
+import arena.game.compiled  # noqa: F401  (first: refuses compiled modules older than their sources)
 from arena.game.actions import DONE, Action, Combo, Verb
 from arena.game.cards import card_text, kind_text, parse_card, parse_kind, parse_ref, ref_text
 from arena.game.deals import arrange_deck

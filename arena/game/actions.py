@@ -125,12 +125,13 @@ def _parse(text: str) -> Action:
     raise ParseError(f"expected an action (play, declare, exchange or done), got {text!r}")
 
 
+_REF_ORDER: tuple[int, ...] = tuple(_ref_order(r) for r in range(ANY_COPY + 32))
 _TEXTS: dict[Action, str] = {}
 _PARSED: dict[str, Action] = {}
 
 
 def declare(combo: Combo, refs: list[int] | tuple[int, ...]) -> Action:
-    return Action(Verb.DECLARE, combo, tuple(sorted(refs, key=_ref_order)))
+    return Action(Verb.DECLARE, combo, tuple(sorted(refs, key=_REF_ORDER.__getitem__)))
 
 
 def exchange(ref: int) -> Action:

@@ -2,7 +2,7 @@
 
 A *kind* is one of the 32 cards of a piquet pack (``QS``, ``TD``, ``7H``); a *card* is one physical copy:
 several packs are shuffled together, so ``card = pack * 32 + kind``. Legality depends on which copy was
-declared in what (RULES.md section 1), so the engine tracks copies; a seat usually refers to a card in its
+declared in what (docs/rules.md §1.4, §9), so the engine tracks copies; a seat usually refers to a card in its
 hand by kind alone (``QS``), and to a copy it has already declared by kind and pack (``QS.2``).
 
 Ranks are numbered in the order of play, 7 lowest (0) to ace highest (7): A > T > K > Q > J > 9 > 8 > 7.

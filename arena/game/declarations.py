@@ -1,12 +1,12 @@
 """Which declarations a seat may make: enumeration of combinations with the re-use rules.
 
-RULES.md section 1: classes A (marriage, sequence), B (bezique and its multiples), C (fours). A card
+docs/rules.md §1.4: classes A (marriage, sequence), B (bezique and its multiples), C (fours). A card
 carries *marks*: the highest level it reached in class A and in class B, and whether it took part in a
 four. Under the ordinary rules a card may join a new declaration only at a strictly higher level of a
 class (a queen marries once; a royal marriage grows into a sequence; a single bezique into a double), and
 every declaration needs at least one card never declared before. Rubicon (004) lets a card be used again
-at the *same* level with other cards ("the same combination over again"), never lower, so there the
-test is that the set of cards has not scored that combination before.
+at the *same* level with other cards ("the same combination over again"), never lower, but only to
+re-form a scored combination broken by play, or in 004's crosswise marriages (:attr:`Rules.allows`).
 
 Copies that cannot be told apart are merged (see :mod:`arena.game.cards`): a class of equivalent copies
 is a list of references, of which a selection takes the first few.
@@ -14,7 +14,8 @@ is a list of references, of which a selection takes the first few.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from itertools import product
 from typing import NamedTuple
 
 from arena.game.actions import Action, Combo, declare
@@ -134,31 +135,37 @@ def _choose(
                 yield [(i, j), *rest]
 
 
-def _selections(
-    groups: Sequence[tuple[Sequence[CardClass], int]],
-) -> Iterator[list[CardClass | int]]:
-    """Product over groups (classes, how many to take) of the ways to choose; yields flat lists of the
-    chosen (class, count) as alternating items for speed."""
-    if not groups:
-        yield []
-        return
-    classes, k = groups[0]
+Pick = tuple[tuple[int, ...], bool, bool]  # chosen references, any never declared, any new
+
+
+def _picks(classes: Sequence[CardClass], k: int) -> list[Pick]:
+    """The ways to take k cards from the classes, each with its references and whether it holds a
+    card never declared and a card of the trick just won."""
+    if k == 1:
+        return [(c.refs[:1], c.marks == 0, c.new) for c in classes]
+    out: list[Pick] = []
     for pick in _choose(classes, k):
-        head: list[CardClass | int] = []
+        refs: tuple[int, ...] = ()
+        undeclared = new = False
         for i, j in pick:
-            head.append(classes[i])
-            head.append(j)
-        for rest in _selections(groups[1:]):
-            yield head + rest
+            c = classes[i]
+            refs += c.refs[:j]
+            undeclared = undeclared or c.marks == 0
+            new = new or c.new
+        out.append((refs, undeclared, new))
+    return out
 
 
 class Rules(NamedTuple):
     """How the re-use rules apply in this enumeration."""
 
-    rubicon: bool  # same level allowed; sets must be new
+    rubicon: bool  # same level allowed, subject to ``allows``
     need_undeclared: bool  # at least one card never declared (002)
     need_new: bool  # at least one card of the trick just won (Polish)
-    scored_sets: frozenset[tuple[int, frozenset[int]]]  # Rubicon: (combo key, cards) already scored
+    # Rubicon (000, 004): whether a combination (combo key, card references) may score given the
+    # combinations of that kind the seat has scored (a fresh one, a broken one re-formed, or 004's
+    # crosswise marriages); None: no such test.
+    allows: Callable[[int, Sequence[int]], bool] | None = None
     # EB9-643 (three packs or more): a second double bezique may be declared to a bezique on the table
     # that has already served in a double.
     second_double: bool = False
@@ -174,6 +181,15 @@ def combo_key(combo: int) -> int:
 
 
 ALL_KINDS = (1 << 32) - 1
+
+# Families of combinations, as bits of a mask (which ones a hand may hold, see
+# DeclaringTurn._combos): marriages (bit per suit), sequences (bit per suit), bezique and its
+# multiples, and the four fours.
+MARRIAGE_FAMILY = 1  # << suit
+SEQUENCE_FAMILY = 1 << 4  # << suit
+BEZIQUE_FAMILY = 1 << 8
+FOUR_FAMILIES = {JACK: 1 << 9, QUEEN: 1 << 10, KING: 1 << 11, ACE: 1 << 12}
+ALL_FAMILIES = (1 << 13) - 1
 _SUIT_MASK = tuple(0xFF << (8 * suit) for suit in range(4))
 _MARRIAGE_MASK = tuple((1 << make_kind(KING, s)) | (1 << make_kind(QUEEN, s)) for s in range(4))
 _SEQUENCE_MASK = tuple(sum(1 << make_kind(r, s) for r in SEQUENCE_RANKS) for s in range(4))
@@ -209,9 +225,11 @@ def enumerate_declarations(
     focus: int = ALL_KINDS,
     partner_bezique: Sequence[int] = (),
     marks: Sequence[int] = (),
+    families: int = ALL_FAMILIES,
 ) -> list[Action]:
     """Every combination the pool can declare under the rules (without the per-turn limits) that holds
-    a kind of ``focus`` (a mask of kinds; Polish declarations must hold a card of the trick just won)."""
+    a kind of ``focus`` (a mask of kinds; Polish declarations must hold a card of the trick just won),
+    looking only at the ``families`` of combinations given (a mask, see :data:`ALL_FAMILIES`)."""
     out: list[Action] = []
     if not pool:
         return out
@@ -227,29 +245,27 @@ def enumerate_declarations(
 
     def emit(combo: Combo, groups: list[tuple[list[CardClass], int]]) -> None:
         key = combo_key(combo)
-        for sel in _selections(groups):
-            refs: list[int] = []
+        need_undeclared = rules.need_undeclared
+        need_new = rules.need_new
+        allows = rules.allows
+        for sel in product(*[_picks(classes, k) for classes, k in groups]):
+            refs: tuple[int, ...] = ()
             undeclared = new = False
-            for i in range(0, len(sel), 2):
-                cc = sel[i]
-                j = sel[i + 1]
-                assert isinstance(cc, CardClass) and isinstance(j, int)
-                refs.extend(cc.refs[:j])
-                if cc.marks == 0:
-                    undeclared = True
-                if cc.new:
-                    new = True
-            if rules.need_undeclared and not undeclared:
+            for pick_refs, pick_undeclared, pick_new in sel:
+                refs += pick_refs
+                undeclared = undeclared or pick_undeclared
+                new = new or pick_new
+            if need_undeclared and not undeclared:
                 continue
-            if rules.need_new and not new:
+            if need_new and not new:
                 continue
-            if rules.rubicon and not undeclared and (key, frozenset(refs)) in rules.scored_sets:
+            if allows is not None and not allows(key, refs):
                 continue
             out.append(declare(combo, refs))
 
     # Class A: marriages and sequences.
     for suit in range(4):
-        if focus & _MARRIAGE_MASK[suit]:
+        if families >> suit & 1 and focus & _MARRIAGE_MASK[suit]:
             kings = eligible(make_kind(KING, suit), CLASS_A, 1)
             if kings:
                 queens = eligible(make_kind(QUEEN, suit), CLASS_A, 1)
@@ -258,7 +274,11 @@ def enumerate_declarations(
                     emit(
                         Combo.ROYAL_MARRIAGE if royal else Combo.MARRIAGE, [(kings, 1), (queens, 1)]
                     )
-        if (suit == trump or plain_sequences) and focus & _SEQUENCE_MASK[suit]:
+        if (
+            families & SEQUENCE_FAMILY << suit
+            and (suit == trump or plain_sequences)
+            and focus & _SEQUENCE_MASK[suit]
+        ):
             groups = []
             for rank in SEQUENCE_RANKS:
                 cls = eligible(make_kind(rank, suit), CLASS_A, 2)
@@ -270,7 +290,7 @@ def enumerate_declarations(
                 emit(Combo.SEQUENCE if trump_seq else Combo.PLAIN_SEQUENCE, groups)
     # Class B: bezique and its multiples.
     queen_kind, knave_kind = bezique_kinds
-    if focus & ((1 << queen_kind) | (1 << knave_kind)):
+    if families & BEZIQUE_FAMILY and focus & ((1 << queen_kind) | (1 << knave_kind)):
         for level in range(1, packs + 1):
             qs = eligible(queen_kind, CLASS_B, level)
             js = eligible(knave_kind, CLASS_B, level)
@@ -286,7 +306,7 @@ def enumerate_declarations(
             emit(BEZIQUE_LEVELS[level - 1], [(qs, level), (js, level)])
     # Class C: fours of a kind, irrespective of suit.
     for rank, combo in FOUR_COMBOS.items():
-        if not focus & _RANK_MASK[rank]:
+        if not families & FOUR_FAMILIES[rank] or not focus & _RANK_MASK[rank]:
             continue
         cls = []
         for suit in range(4):

@@ -1,20 +1,27 @@
-"""The declaring turn: after winning a trick and before drawing (RULES.md sections 1, 2, 5, 6).
+"""The declaring turn: after winning a trick and before drawing (docs/rules.md §1.3 to §1.5, §2.3,
+§5.3, §6.4).
 
 The trick's winner may declare combinations, exchange or declare the seven of trumps, or be done. The
 turn is a phase of its own only when there is something to decide; otherwise play moves straight on to the
-draw. This mixin holds the turn's logic; :class:`arena.game.state.GameState` holds the state.
+draw. :class:`DeclaringTurn` holds the turn's logic, one layer of :class:`arena.game.state.GameState`
+(see :mod:`arena.game.fields`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from bisect import insort
+from collections.abc import Sequence
+from typing import Final
 
-from arena.game.actions import DONE, Action, Combo, Verb, declare, exchange
+from arena.game.actions import DONE, PLAY_ACTIONS, Action, Combo, Verb, declare, exchange
 from arena.game.cards import ACE, ANY_COPY, JACK, KING, QUEEN, SEVEN, TEN, make_kind
 from arena.game.declarations import (
     ALL_KINDS,
     B_LEVEL,
+    BEZIQUE_FAMILY,
     COMBO_MARKS,
+    FOUR_FAMILIES,
+    SEQUENCE_FAMILY,
     SEVEN_MARK,
     Pool,
     Rules,
@@ -28,149 +35,61 @@ from arena.game.declarations import (
     with_level,
 )
 from arena.game.events import DECLARE, EV_DECLARE, EV_EXCHANGE, EV_TRUMPS
-from arena.game.results import DealResult, ScoreItem
-from arena.game.variants import Family, Variant
+from arena.game.fields import F_ORDINARY, F_POLISH, F_RUBICON
+from arena.game.scoring import Scoring
 
 _KING_BITS: Final = sum(1 << make_kind(KING, s) for s in range(4))
+# Counting knaves, queens, kings and aces in one sum: an 8-bit field each; a field reaches 4 exactly
+# when adding 124 to it sets its high bit.
+_FOUR_FIELD: Final = tuple(
+    1 << (8 * (ACE, KING, QUEEN, JACK).index(c & 7)) if c & 7 in (ACE, KING, QUEEN, JACK) else 0
+    for c in range(ANY_COPY + 32)
+)
+_FOUR_CARRY: Final = 0x7C7C7C7C
+_FOUR_HIGH: Final = 0x80808080
+# (the high bit of a rank's field, the kinds of that rank, its combination family)
+_FOUR_MASKS: Final = tuple(
+    (0x80 << (8 * i), sum(1 << make_kind(rank, s) for s in range(4)), FOUR_FAMILIES[rank])
+    for i, rank in enumerate((ACE, KING, QUEEN, JACK))
+)
+_SEQUENCE_BITS: Final = tuple(
+    sum(1 << make_kind(r, s) for r in (ACE, TEN, KING, QUEEN, JACK)) for s in range(4)
+)
 
 
-class StateFields:
-    """Every field of a game state, declared once (GameState's behaviour is spread over mixins)."""
-
-    __slots__ = (
-        "_legal",
-        "cb_active",
-        "cb_queue",
-        "deal_index",
-        "deal_points",
-        "dealer",
-        "deals",
-        "dealt",
-        "decks",
-        "declare_queue",
-        "declarer",
-        "duel_index",
-        "duels",
-        "first_dealer",
-        "game_tricks",
-        "hands",
-        "heap",
-        "history",
-        "in_stock_phase",
-        "items",
-        "last_drawn",
-        "last_trick",
-        "leader",
-        "log",
-        "marks",
-        "next_pack",
-        "open",
-        "phase",
-        "reserves",
-        "scored_sets",
-        "seed",
-        "stock",
-        "stock_pos",
-        "to_act",
-        "totals",
-        "trick",
-        "trick_order",
-        "tricks_done",
-        "tricks_won",
-        "trump",
-        "turn_count",
-        "turn_done",
-        "turn_excluded",
-        "turn_marks",
-        "turn_new",
-        "turn_options",
-        "turn_sevens",
-        "turn_up",
-        "turn_used",
-        "turn_winner",
-        "variant",
-        "winner_seat",
-        "won",
-    )
-
-    variant: Variant
-    seed: int
-    decks: tuple[tuple[int, ...], ...]
-    first_dealer: int
-    deal_index: int
-    dealer: int
-    totals: list[int]
-    deal_points: list[int]
-    items: list[ScoreItem]
-    deals: list[DealResult]
-    dealt: tuple[tuple[int, ...], ...]  # the hands as dealt in this deal (kind codes)
-    phase: int
-    to_act: int
-    leader: int
-    hands: list[list[int]]
-    stock: list[int]
-    stock_pos: int
-    turn_up: int
-    trump: int
-    next_pack: list[int]
-    marks: list[int]
-    trick: list[int]
-    last_trick: tuple[
-        tuple[int, ...], tuple[int, ...], int
-    ]  # (seats, cards, winner); winner -1: none
-    tricks_done: int
-    won: list[list[int]]
-    open: list[list[int]]
-    heap: list[int]
-    log: list[tuple[object, ...]]
-    history: list[tuple[int, Action]]
-    declarer: int
-    declare_queue: list[int]  # partners still to declare after this trick (four-handed partners)
-    turn_winner: int  # the trick's winner, who draws first
-    trick_order: tuple[int, ...]  # the seats playing the current trick, in order
-    duels: tuple[tuple[int, int], ...]  # 000: four-handed, the last eight tricks as two duels
-    duel_index: int
-    game_tricks: int  # tricks completed in the whole game (consultation: who decides)
-    tricks_won: list[int]
-    turn_new: frozenset[int]
-    turn_used: set[int]
-    turn_count: int
-    # Polish: a compound declaration is made "at once" (000), so within the turn each card is judged by
-    # its marks at the start of the turn, and may serve once per kind of combination.
-    turn_marks: list[int]
-    turn_done: set[tuple[int, int]]  # (combination key, card) used this turn
-    turn_options: tuple[Action, ...] | None  # Polish: the turn's combinations, enumerated once
-    turn_excluded: int
-    turn_sevens: list[int]
-    reserves: list[list[Action]]
-    scored_sets: list[set[tuple[int, frozenset[int]]]]
-    cb_active: list[bool]
-    cb_queue: list[int]
-    last_drawn: list[int]
-    in_stock_phase: bool
-    winner_seat: int
-    _legal: list[Action] | None
+def families_held(
+    present: int, fresh: int, fours: int, trump: int, queen: int, knave: int, any_suit: bool
+) -> int:
+    """The families of combinations (see :data:`ALL_FAMILIES`) whose kinds are all in ``present`` (a
+    mask of kinds) with one in ``fresh``; ``fours`` counts the knaves, queens, kings and aces in 8-bit
+    fields (:data:`_FOUR_FIELD`); sequences in trumps only unless ``any_suit``."""
+    out = 0
+    married = present & (present << 1) & _KING_BITS  # kings with the queen of their suit
+    if married:
+        m = married & (fresh | fresh << 1)  # king bits 5, 13, 21, 29 to marriage bits 0 to 3
+        out = (m >> 5 & 1) | (m >> 12 & 2) | (m >> 19 & 4) | (m >> 26 & 8)
+        for suit in range(4) if any_suit else (trump,) if trump >= 0 else ():
+            seq = _SEQUENCE_BITS[suit]
+            if present & seq == seq and fresh & seq:
+                out |= SEQUENCE_FAMILY << suit
+    pair = (1 << queen) | (1 << knave)
+    if present & pair == pair and fresh & pair:
+        out |= BEZIQUE_FAMILY
+    full = (fours + _FOUR_CARRY) & _FOUR_HIGH
+    if full:
+        for rank_field, mask, family in _FOUR_MASKS:
+            if full & rank_field and fresh & mask:
+                out |= family
+    return out
 
 
-class DeclaringTurn(StateFields):
+MARRIAGE_KEY: Final = combo_key(Combo.MARRIAGE)  # marriages, royal or not: one kind for re-use
+
+
+class DeclaringTurn(Scoring):
     """Methods of the declaring turn, mixed into GameState."""
 
     __slots__ = ()
-
-    if TYPE_CHECKING:
-
-        @property
-        def bezique_kinds(self) -> tuple[int, int]: ...
-
-        def _credit(
-            self, seat: int, points: int, reason: str, cards: tuple[int, ...] = ()
-        ) -> None: ...
-
-        def _reveal(self, kind: int) -> int: ...
-
-        def _draw(self, winner: int) -> None: ...
-
-        def _after_turn(self) -> None: ...
 
     def _start_turn(self, winner: int) -> None:
         """After a trick: the winner may declare, then (000) each of his partners."""
@@ -180,44 +99,100 @@ class DeclaringTurn(StateFields):
         self._next_declarer()
 
     def _next_declarer(self) -> None:
-        if not self.declare_queue:
-            self._finish_declaring()
-            return
-        winner = self.declare_queue.pop(0)
-        self.declarer = winner
-        self.turn_used = set()
-        self.turn_count = 0
-        self.turn_excluded = -1
-        if self.variant.family is Family.POLISH:
-            self.turn_marks = self.marks[:]
-            self.turn_done = set()
-            self.turn_options = None
-        else:
-            self.turn_new = frozenset()
-            self.turn_sevens = []
-        self.phase = DECLARE
-        self.to_act = winner
-        if self.variant.family is Family.ORDINARY and not (
-            self.reserves[winner] or self._may_combine(winner) or self._holds_seven(winner)
-        ):
-            self._end_turn()  # the common case: nothing to declare, nothing to decide
-            return
-        legal = self._legal_declare()
-        if len(legal) == 1:  # only "done": nothing to decide
-            self._end_turn()
-        else:
-            self._legal = legal
+        """Open the declaring turn of the next seat in the queue that has something to decide; a seat
+        with nothing to decide has no turn (the common case). Then, with the queue empty, draw."""
+        family = self.fam
+        queue = self.declare_queue
+        while queue:
+            seat = queue.pop(0)
+            self.turn_excluded = -1
+            if family == F_POLISH:
+                if not self.turn_new and not (self.turn_sevens and self._may_exchange()):
+                    self.declarer = seat
+                    self._end_polish_turn(seat)  # the seven won in the trick scores
+                    self.declarer = -1
+                    continue
+            elif (
+                not self.reserves[seat]
+                and not self._may_combine(seat)
+                and (family != F_ORDINARY or not self._holds_seven(seat))
+            ):
+                continue
+            self.declarer = seat
+            self.turn_used = set()
+            self.turn_count = 0
+            if family == F_POLISH:
+                self.turn_marks = self.marks[:]
+                self.turn_done = set()
+                self.turn_options = None
+            else:
+                self.turn_new = frozenset()
+                self.turn_sevens = []
+            self.phase = DECLARE
+            self.to_act = seat
+            legal = self._legal_declare()
+            if len(legal) > 1:
+                self._legal = legal
+                return
+            if family == F_POLISH:  # only "done": nothing to decide
+                self._end_polish_turn(seat)
+            self.declarer = -1
+        self._finish_declaring()
 
     def _rules(self, seat: int) -> Rules:
         v = self.variant
-        if v.family is Family.RUBICON:
-            return Rules(True, False, False, frozenset(self.scored_sets[seat]))
-        if v.family is Family.POLISH:
-            return Rules(False, True, True, frozenset())
-        return Rules(False, True, False, frozenset(), second_double=v.packs >= 3)
+        if self.fam == F_RUBICON:
+            scored = self.scored_sets[seat]
+            if not scored:
+                return Rules(True, False, False)
+            return Rules(
+                True, False, False, lambda key, refs: self._rubicon_allows(seat, key, refs)
+            )
+        if self.fam == F_POLISH:
+            return Rules(False, True, True)
+        return Rules(False, True, False, second_double=v.packs >= 3)
+
+    def _rubicon_allows(self, seat: int, key: int, refs: Sequence[int]) -> bool:
+        """Rubicon (000, 004; docs/rules.md §6.4): whether a combination of kind ``key`` made of ``refs`` may
+        score. A card may serve again in the same kind of combination only
+
+        - to re-form a scored combination broken by play: one of its cards has been played to a trick
+          (000: "If a card of a declared combination be played to a trick, another card of the same
+          rank may be used to form a second similar combination"), and the new combination holds every
+          card of it still on the table with substitutes from the table or the hand (004: "If a
+          combination, duly scored, is broken up, one or more cards must be substituted"); each broken
+          combination is re-formed once;
+        - or in 004's crosswise marriages: a king and a queen from two different scored marriages of
+          the suit, all four cards still on the table, not yet married to each other.
+
+        Regrouping cards of which none has been played never scores again (five declared queens, none
+        played, do not make a second four queens)."""
+        records = self.scored_sets[seat].get(key)
+        if not records:
+            return True
+        cards = [c for c in refs if c < ANY_COPY]
+        if not any(c in r for r in records for c in cards):
+            return True  # none of these cards has served in this kind of combination
+        this = frozenset(refs)
+        if this in records:
+            return False
+        hand = set(self.hands[seat])
+        reformed = self.reformed[seat]
+        for r in records:
+            if (key, r) in reformed:
+                continue
+            left = [c for c in r if c in hand]
+            if left and len(left) < len(r) and all(c in this for c in left):
+                return True  # a broken combination re-formed
+        if key == MARRIAGE_KEY and len(cards) == 2:
+            king = [r for r in records if cards[0] in r and r <= hand]
+            queen = [r for r in records if cards[1] in r and r <= hand]
+            if any(a != b for a in king for b in queen):
+                return True  # 004: crosswise re-marriage
+        return False
 
     def _pool(self, seat: int, focus: int) -> Pool:
-        if self.variant.family is Family.POLISH:
+        if self.fam == F_POLISH:
             relevant = relevant_kinds(focus, self.trump, self.bezique_kinds, False)
             cards = [c for c in self.open[seat] if relevant >> (c & 31) & 1]
             return pool_from_cards(cards, self.turn_marks, self.turn_new)
@@ -239,18 +214,19 @@ class DeclaringTurn(StateFields):
     def _legal_declare(self) -> list[Action]:
         seat = self.declarer
         v = self.variant
-        family = v.family
+        family = self.fam
         out: list[Action] = []
         one = v.declarations_per_trick == "one"
-        if not (one and self.turn_count > 0) and (family is not Family.POLISH or self.turn_new):
-            if family is Family.POLISH or self._may_combine(seat):
+        if not (one and self.turn_count > 0) and (family != F_POLISH or self.turn_new):
+            families = self._polish_families(seat) if family == F_POLISH else self._combos(seat)
+            if families:
                 focus = ALL_KINDS
-                if family is Family.POLISH:
+                if family == F_POLISH:
                     # 000: every declaration must include a card of the trick last won.
                     focus = 0
                     for c in self.turn_new:
                         focus |= 1 << (c & 31)
-                if family is Family.POLISH and self.turn_options is not None:
+                if family == F_POLISH and self.turn_options is not None:
                     out = list(self.turn_options)  # a compound turn judges cards as at its start
                 else:
                     out = enumerate_declarations(
@@ -259,43 +235,129 @@ class DeclaringTurn(StateFields):
                         self.bezique_kinds,
                         v.packs,
                         self._rules(seat),
-                        plain_sequences=family is Family.RUBICON,
+                        plain_sequences=family == F_RUBICON,
                         focus=focus,
                         partner_bezique=self._partner_bezique(seat) if v.partnerships else (),
                         marks=self.marks,
+                        families=families,
                     )
-                    if family is Family.POLISH:
+                    if family == F_POLISH:
                         self.turn_options = tuple(out)
-            if family is Family.POLISH and self.turn_done:
+            if family == F_POLISH and self.turn_done:
                 done = self.turn_done
                 out = [a for a in out if not any((combo_key(a.combo), c) in done for c in a.refs)]
             if one and self.reserves[seat]:
-                out.extend(a for a in self.reserves[seat] if self._reserve_valid(seat, a))
-        if family is Family.ORDINARY:
+                out.extend(a for a in self.reserves[seat] if self._reserve_valid(seat, a, True))
+        if family == F_ORDINARY:
             out.extend(self._seven_actions(seat))
-        elif family is Family.POLISH and self.turn_sevens and self._may_exchange():
+        elif family == F_POLISH and self.turn_sevens and self._may_exchange():
             out.append(exchange(min(self.turn_sevens)))
         out = sorted(set(out))
         out.append(DONE)
         return out
 
+    def _index_add(self, seat: int, ref: int) -> None:
+        """A card enters the seat's hand under ``ref`` (see StateFields.hand_refs)."""
+        counts = self.hand_refs[seat]
+        n = counts.get(ref, 0)
+        counts[ref] = n + 1
+        if not n:
+            insort(self.plays[seat], PLAY_ACTIONS[ref])
+            if ref >= ANY_COPY:
+                self.fresh[seat] |= 1 << (ref & 31)
+        kind = ref & 31
+        kinds = self.kind_counts[seat]
+        if not kinds[kind]:
+            self.present[seat] |= 1 << kind
+        kinds[kind] += 1
+        self.fours[seat] += _FOUR_FIELD[kind]
+
+    def _index_del(self, seat: int, ref: int) -> None:
+        """A card held under ``ref`` leaves the seat's hand."""
+        counts = self.hand_refs[seat]
+        n = counts[ref] - 1
+        if n:
+            counts[ref] = n
+        else:
+            del counts[ref]
+            self.plays[seat].remove(PLAY_ACTIONS[ref])
+            if ref >= ANY_COPY:
+                self.fresh[seat] &= ~(1 << (ref & 31))
+        kind = ref & 31
+        kinds = self.kind_counts[seat]
+        kinds[kind] -= 1
+        if not kinds[kind]:
+            self.present[seat] &= ~(1 << kind)
+        self.fours[seat] -= _FOUR_FIELD[kind]
+
+    def _index_move(self, seat: int, old: int, new: int) -> None:
+        """A card of the hand is now held under ``new`` rather than ``old`` (its kind reference, until
+        it is declared)."""
+        counts = self.hand_refs[seat]
+        n = counts[old] - 1
+        if n:
+            counts[old] = n
+        else:
+            del counts[old]
+            self.plays[seat].remove(PLAY_ACTIONS[old])
+            if old >= ANY_COPY:
+                self.fresh[seat] &= ~(1 << (old & 31))
+        n = counts.get(new, 0)
+        counts[new] = n + 1
+        if not n:
+            insort(self.plays[seat], PLAY_ACTIONS[new])
+            if new >= ANY_COPY:
+                self.fresh[seat] |= 1 << (new & 31)
+
     def _may_combine(self, seat: int) -> bool:
-        """Cheap test that the hand holds the kinds of at least one combination."""
-        hand = self.hands[seat]
-        present = 0
-        for c in hand:
-            present |= 1 << (c & 31)
-        if present & (present << 1) & _KING_BITS:  # a king with the queen of its suit
-            return True
+        """Cheap test that the seat may have a combination to declare (see :meth:`_combos`)."""
+        return self._combos(seat) != 0
+
+    def _combos(self, seat: int) -> int:
+        """The combinations (a mask of families, see :data:`ALL_FAMILIES`) that the hand holds the
+        cards of: a king with the queen of its suit, the five cards of a sequence, the two cards of
+        bezique, four cards of a rank that makes a four. Under the ordinary rules every declaration
+        needs a card never declared (002), so the combination must hold one of those. A cheap superset
+        of what :func:`enumerate_declarations` finds, which it is given to skip the rest."""
+        present = self.present[seat]
+        rubicon = self.fam == F_RUBICON
+        # While the stock lasts the hand's cards held by kind are those never declared; 004 lets
+        # Rubicon make a combination of declared cards only.
+        fresh = present if rubicon else self.fresh[seat]
+        # families_held(), inline: this runs after every trick won while the stock lasts.
+        out = 0
+        married = present & (present << 1) & _KING_BITS  # kings with the queen of their suit
+        if married:
+            m = married & (fresh | fresh << 1)  # king bits 5, 13, 21, 29 to marriage bits 0 to 3
+            out = (m >> 5 & 1) | (m >> 12 & 2) | (m >> 19 & 4) | (m >> 26 & 8)
+            trump = self.trump
+            for suit in range(4) if rubicon else (trump,) if trump >= 0 else ():
+                seq = _SEQUENCE_BITS[suit]
+                if present & seq == seq and fresh & seq:
+                    out |= SEQUENCE_FAMILY << suit
         q, j = self.bezique_kinds
-        if present >> q & 1 and present >> j & 1:
-            return True
-        # Sequences hold the king and queen of their suit, so the marriage test covers them.
-        if len(hand) < 4:
-            return False
-        ranks = [c & 7 for c in hand]
-        count = ranks.count
-        return count(ACE) >= 4 or count(KING) >= 4 or count(QUEEN) >= 4 or count(JACK) >= 4
+        pair = (1 << q) | (1 << j)
+        if fresh & pair and (
+            present & pair == pair or (self.partnered and self._partner_bezique(seat))
+        ):
+            out |= BEZIQUE_FAMILY  # with partners, 000: the partners' béziques combine
+        full = (self.fours[seat] + _FOUR_CARRY) & _FOUR_HIGH
+        if full:
+            for rank_field, mask, family in _FOUR_MASKS:
+                if full & rank_field and fresh & mask:
+                    out |= family
+        return out
+
+    def _polish_families(self, seat: int) -> int:
+        """Polish (000): the families of combinations that the cards of the trick just won complete
+        with the seat's open cards (those new cards are the ones never declared)."""
+        new = 0
+        for c in self.turn_new:
+            new |= 1 << (c & 31)
+        present = self.open_present[seat]
+        fours = self.open_fours[seat]
+        q, j = self.bezique_kinds
+        return families_held(present, new, fours, self.trump, q, j, False)
 
     def _may_exchange(self) -> bool:
         tu = self.turn_up
@@ -303,16 +365,11 @@ class DeclaringTurn(StateFields):
         return tu >= 0 and not (tu & 7 == SEVEN and (tu >> 3) & 3 == self.trump)
 
     def _holds_seven(self, seat: int) -> bool:
-        """Whether the seat holds a seven of trumps that has not scored (002)."""
-        seven = make_kind(SEVEN, self.trump)
-        ref = ANY_COPY + seven
-        marks = self.marks
-        for c in self.hands[seat]:
-            if c == ref or (
-                c < ANY_COPY and c & 31 == seven and not marks[c] and c != self.turn_excluded
-            ):
-                return True
-        return False
+        """Whether the seat holds a seven of trumps that has not scored (002). While the stock lasts a
+        public card in the hand is either declared (a seven declared has scored) or the turn-up taken
+        in exchange for a seven, which is no seven of trumps (a seven turned up is never exchanged):
+        so an unscored seven is a hidden one."""
+        return ANY_COPY + SEVEN + self.trump * 8 in self.hands[seat]
 
     def _seven_actions(self, seat: int) -> list[Action]:
         if not self._holds_seven(seat):
@@ -323,23 +380,88 @@ class DeclaringTurn(StateFields):
             acts.append(exchange(ref))
         return acts
 
-    def _reserve_open(self, action: Action) -> bool:
-        klass, level = combo_class_level(action.combo)
-        marks = self.marks
-        return all(level_of(marks[c], klass) < level for c in action.refs)
-
-    def _reserve_valid(self, seat: int, action: Action) -> bool:
+    def _reserve_valid(self, seat: int, action: Action, this_turn: bool = False) -> bool:
+        """Whether a combination held "to score" may still be scored (004): its cards are still the
+        seat's (a card of it played ends the claim; copies not yet declared are interchangeable, so a
+        kind reference needs enough of them in hand), none has served in a higher declaration of its
+        class, and in Rubicon the re-use rules still allow it. ``this_turn``: scored in the current
+        declaring turn, which excludes the turn-up just taken in exchange for the seven (002)."""
         hand = self.hands[seat]
+        marks = self.marks
         klass, level = combo_class_level(action.combo)
-        for c in action.refs:
-            if c not in hand or c in self.turn_used or level_of(self.marks[c], klass) >= level:
+        rubicon = self.fam == F_RUBICON
+        excluded = self.turn_excluded if this_turn else -1
+        for ref in set(action.refs):
+            if ref >= ANY_COPY:
+                kind = ref - ANY_COPY
+                free = sum(
+                    1
+                    for c in hand
+                    if c == ref
+                    or (c < ANY_COPY and c & 31 == kind and not marks[c] and c != excluded)
+                )
+                if free < action.refs.count(ref):
+                    return False
+                continue
+            if ref not in hand or ref == excluded:
                 return False
+            reached = level_of(marks[ref], klass)
+            if reached > level or (reached == level and not rubicon):
+                return False
+        if rubicon:
+            return self._rubicon_allows(seat, combo_key(action.combo), list(action.refs))
         return True
+
+    def _refresh_reserves(self, seat: int) -> None:
+        """004: drop the claims "to score" that have lapsed."""
+        res = self.reserves[seat]
+        if res:
+            self.reserves[seat] = [a for a in res if self._reserve_valid(seat, a)]
+
+    def _announce(self, seat: int, declared: tuple[Action, Action], newly: frozenset[int]) -> None:
+        """One declaration per trick (Portland Club option; Rubicon, 004): after scoring one, every
+        other combination the seat could declare at that moment is held "to score" (000: "forty, and
+        twenty to score"), together with those that the newly laid cards form with the cards on the
+        table (004: four kings, then bezique: the marriage of the king and queen of spades)."""
+        v = self.variant
+        marks = self.marks
+        hand = self.hands[seat]
+        pool = pool_from_codes(hand, marks, frozenset((self.turn_excluded,)))
+        found = enumerate_declarations(
+            pool,
+            self.trump,
+            self.bezique_kinds,
+            v.packs,
+            self._rules(seat),
+            plain_sequences=self.fam == F_RUBICON,
+            partner_bezique=self._partner_bezique(seat) if v.partnerships else (),
+            marks=marks,
+        )
+        if self.fam == F_ORDINARY and newly:
+            # 004: combinations of cards on the table only, one of them newly laid (not otherwise
+            # declarable under 002, which wants a card never declared).
+            table = [c for c in hand if c < ANY_COPY and marks[c] & COMBO_MARKS]
+            found += enumerate_declarations(
+                pool_from_cards(table, marks, newly),
+                self.trump,
+                self.bezique_kinds,
+                v.packs,
+                Rules(False, False, True),
+                plain_sequences=False,
+            )
+        held = [
+            a for a in self.reserves[seat] if a not in declared and self._reserve_valid(seat, a)
+        ]
+        known = set(held)
+        for a in found:
+            if a not in declared and a not in known:
+                held.append(a)
+                known.add(a)
+        self.reserves[seat] = held
 
     def _resolve(self, seat: int, refs: tuple[int, ...]) -> list[int]:
         """Physical cards for a declaration's references; hidden copies are revealed."""
-        v = self.variant
-        if v.family is Family.POLISH:
+        if self.fam == F_POLISH:
             return list(refs)
         hand = self.hands[seat]
         marks = self.marks
@@ -376,6 +498,7 @@ class DeclaringTurn(StateFields):
             self._exchange(seat, action.refs[0])
         elif action.combo == Combo.SEVEN_OF_TRUMPS:
             card = self._resolve(seat, action.refs)[0]
+            self._index_move(seat, ANY_COPY + (card & 31), card)  # shown: now a public card
             self.marks[card] |= SEVEN_MARK
             self.log.append((EV_DECLARE, seat, action.combo, (card,), 10))
             self._credit(seat, v.scores[Combo.SEVEN_OF_TRUMPS], "seven-of-trumps", (card,))
@@ -390,61 +513,68 @@ class DeclaringTurn(StateFields):
     def _declare_combo(self, seat: int, action: Action) -> None:
         v = self.variant
         combo = Combo(action.combo)
-        was_reserve = action in self.reserves[seat]
         cards = self._resolve(seat, action.refs)
         marks = self.marks
-        newly = [c for c in cards if not marks[c] & COMBO_MARKS]
+        newly = frozenset(c for c in cards if not marks[c] & COMBO_MARKS)
+        if self.fam != F_POLISH:
+            for c in cards:
+                if not marks[c]:
+                    self._index_move(seat, ANY_COPY + (c & 31), c)  # declared: played as itself
         klass, level = combo_class_level(combo)
         for c in cards:
             marks[c] = with_level(marks[c], klass, level)
         self.turn_count += 1
         self.turn_used.update(cards)
-        if v.family is Family.POLISH:
+        if self.fam == F_POLISH:
             key = combo_key(combo)
             self.turn_done.update((key, c) for c in cards)
-        if v.family is Family.RUBICON:
-            self.scored_sets[seat].add((combo_key(combo), frozenset(cards)))
+        declared = declare(combo, cards)
+        if self.fam == F_RUBICON:
+            self._record_scored(seat, combo_key(combo), frozenset(cards))
             if self.trump < 0 and klass == 0:
                 # 000: trumps are fixed by the first marriage or sequence declared.
-                self.trump = (cards[0] >> 3) & 3
-                self.log.append((EV_TRUMPS, seat, self.trump))
-        if was_reserve:
-            self.reserves[seat].remove(action)
-        if self.reserves[seat]:
-            # 004: a claim "to score" lapses once its cards serve in a higher declaration of its class.
-            self.reserves[seat] = [a for a in self.reserves[seat] if self._reserve_open(a)]
+                self._fix_trumps(seat, (cards[0] >> 3) & 3)
         points = v.scores[combo]
         self.log.append((EV_DECLARE, seat, int(combo), tuple(cards), points))
-        if v.declarations_per_trick == "one" and v.family is Family.ORDINARY and newly:
-            self._add_reserves(seat, combo, cards, newly)
+        if v.declarations_per_trick == "one":
+            self._announce(seat, (action, declared), newly)
         self._credit(seat, points, combo.text, tuple(cards))
 
-    def _add_reserves(self, seat: int, combo: Combo, cards: list[int], newly: list[int]) -> None:
-        """Portland Club (004): other combinations that the newly laid cards form with the cards on the
-        table are held "to score" on a later trick."""
-        marks = self.marks
-        table = [c for c in self.hands[seat] if c < ANY_COPY and marks[c] & COMBO_MARKS]
-        pool = pool_from_cards(table, marks, frozenset(newly))
-        # Under the ordinary rules marks alone decide; "new" here means newly laid.
-        found = enumerate_declarations(
-            pool,
-            self.trump,
-            self.bezique_kinds,
-            self.variant.packs,
-            Rules(False, False, True, frozenset()),
-            plain_sequences=False,
-        )
-        this = declare(combo, cards)
-        known = set(self.reserves[seat])
-        for a in found:
-            if a != this and a not in known:
-                self.reserves[seat].append(a)
-                known.add(a)
+    def _record_scored(self, seat: int, key: int, cards: frozenset[int]) -> None:
+        """Rubicon: remember a scored combination; the broken ones it re-forms are used up (each broken
+        combination is re-formed once, see :meth:`_rubicon_allows`)."""
+        scored = self.scored_sets[seat]
+        records = scored.get(key)
+        if records is None:
+            scored[key] = [cards]
+            return
+        hand = self.hands[seat]
+        for r in records:
+            left = [c for c in r if c in hand]
+            if left and len(left) < len(r) and all(c in cards for c in left):
+                self.reformed[seat].add((key, r))
+        scored[key] = [*records, cards]
+
+    def _fix_trumps(self, seat: int, suit: int) -> None:
+        """Rubicon: the first marriage or sequence fixes trumps (000); claims "to score" held before
+        are renamed: marriages and sequences in the other suits are plain ones."""
+        self.trump = suit
+        self.log.append((EV_TRUMPS, seat, suit))
+        for s, res in enumerate(self.reserves):
+            renamed = []
+            for a in res:
+                if (a.refs[0] >> 3) & 3 != suit:
+                    if a.combo == Combo.ROYAL_MARRIAGE:
+                        a = declare(Combo.MARRIAGE, a.refs)
+                    elif a.combo == Combo.SEQUENCE:
+                        a = declare(Combo.PLAIN_SEQUENCE, a.refs)
+                renamed.append(a)
+            self.reserves[s] = renamed
 
     def _exchange(self, seat: int, ref: int) -> None:
         v = self.variant
         old = self.turn_up
-        if v.family is Family.POLISH:
+        if self.fam == F_POLISH:
             # 000: the seven won in the trick is exchanged; a turn-up that is a scoring card becomes an
             # open card (an ace or ten scoring 10 at once).
             seven = ref
@@ -457,6 +587,8 @@ class DeclaringTurn(StateFields):
             self.log.append((EV_EXCHANGE, seat, seven, old))
             if r >= JACK and (r != TEN or (old >> 3) & 3 == self.trump):
                 self.open[seat].append(old)
+                self.open_present[seat] |= 1 << (old & 31)
+                self.open_fours[seat] += _FOUR_FIELD[old & 31]
                 self.turn_options = (
                     None  # a new open card: the turn's combinations are counted again
                 )
@@ -468,25 +600,29 @@ class DeclaringTurn(StateFields):
         # of a declaration in the same turn.
         seven = self._resolve(seat, (ref,))[0]
         self.hands[seat].remove(seven)
+        self._index_del(seat, ANY_COPY + (seven & 31))
         self.marks[seven] |= SEVEN_MARK
         self.turn_up = seven
         self.hands[seat].append(old)
+        self._index_add(seat, ANY_COPY + (old & 31))  # not declared: played by its kind
         self.turn_excluded = old
+        self.taken_up = old
         self.log.append((EV_EXCHANGE, seat, seven, old))
         self._credit(seat, v.scores[Combo.SEVEN_OF_TRUMPS], "exchange", (seven, old))
 
     def _end_turn(self) -> None:
         """The declarer is done."""
-        seat = self.declarer
-        if self.variant.family is Family.POLISH:
-            for c in self.turn_sevens:
-                self._credit(
-                    seat, self.variant.scores[Combo.SEVEN_OF_TRUMPS], "seven-of-trumps", (c,)
-                )
-            self.turn_sevens = []
-            self.turn_new = frozenset()
+        if self.fam == F_POLISH:
+            self._end_polish_turn(self.declarer)
         self.declarer = -1
         self._next_declarer()
+
+    def _end_polish_turn(self, seat: int) -> None:
+        # 000: the seven of trumps won in the trick and not exchanged scores for the trick's winner.
+        for c in self.turn_sevens:
+            self._credit(seat, self.variant.scores[Combo.SEVEN_OF_TRUMPS], "seven-of-trumps", (c,))
+        self.turn_sevens = []
+        self.turn_new = frozenset()
 
     def _finish_declaring(self) -> None:
         if self.in_stock_phase:

@@ -1,6 +1,6 @@
 """A seat's view of the game: the only way anything about a state reaches a bot or a spectator.
 
-RULES.md section 7: a seat sees its own hand, every card on the table (declared or open cards, the
+docs/rules.md §7: a seat sees its own hand, every card on the table (declared or open cards, the
 turn-up, the current trick), the last trick, all scores, the stock size and the public log; never another
 seat's hand or the order of the stock. ``observe(state, None)`` is the spectator's view: no hand at all.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from arena.game.actions import Action
 from arena.game.cards import ANY_COPY, SUIT_CHARS, card_text, ref_text
 from arena.game.declarations import COMBO_MARKS
 from arena.game.events import OVER, PHASE_NAMES, event_text
@@ -89,6 +90,14 @@ class Observation(NamedTuple):
         }
 
 
+def _to_score(reserves: list[Action], own: bool) -> tuple[str, ...]:
+    """docs/rules.md §2.3 and §6.4 (000, 004): a seat sees its own list of combinations held "to score"; the
+    others see the claims made of cards on the table only, never a card still hidden in the hand."""
+    if own:
+        return tuple([a.text for a in reserves])
+    return tuple([a.text for a in reserves if all(r < ANY_COPY for r in a.refs)])
+
+
 def observe(state: GameState, seat: int | None, log_from: int = 0) -> Observation:
     """The view of ``seat`` (or of a spectator when ``seat`` is None). The public log is given from
     entry ``log_from`` on: a seat that has seen the earlier entries need not be sent them again."""
@@ -121,7 +130,7 @@ def observe(state: GameState, seat: int | None, log_from: int = 0) -> Observatio
                 tricks_won=state.tricks_won[s],
                 deal_points=state.deal_points[s],
                 total=state.totals[s] if over else state.totals[s] + state.deal_points[s],
-                to_score=tuple([a.text for a in reserves[s]]) if reserves[s] else (),
+                to_score=_to_score(reserves[s], s == seat) if reserves[s] else (),
                 carte_blanche=state.cb_active[s],
             )
         )

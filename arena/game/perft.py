@@ -311,7 +311,7 @@ CASE_SPECS: tuple[CaseSpec, ...] = (
     CaseSpec("rubicon", {}, 1, 1, "before-trick:55", 6, "the last stock trick, no turn-up"),
     CaseSpec("rubicon", {}, 3, 0, "before-trick:57", 9, "the last nine tricks"),
     CaseSpec("rubicon", {}, 2, 1, "before-end:9", 10, "the end of the game"),
-    # Issue 3: three and four players (RULES.md sections 3 and 4).
+    # Issue 3: three and four players (docs/rules.md §3 and §4).
     CaseSpec("three-handed", {}, 1, 0, "start", 4, "the first trick of three"),
     CaseSpec("three-handed", {}, 2, 1, "before-trick:25", 6, "the last eight tricks of three"),
     CaseSpec("four-handed", {}, 1, 0, "start", 4, "the first trick of four"),

@@ -106,7 +106,7 @@ GAMES: tuple[GameSpec, ...] = (
         why="carte blanche at the deal and on draws, four aces re-formed, trumps fixed, settlement",
         shows=("shows carte blanche", "declares four-aces", "fixes trumps", "settlement:"),
     ),
-    # Issue 3: the multi-player games (RULES.md sections 3 and 4).
+    # Issue 3: the multi-player games (docs/rules.md §3 and §4).
     GameSpec(
         "three-handed-seed1",
         "three-handed",

@@ -1,4 +1,4 @@
-"""Score items, deal results, game results, and the Rubicon settlement (RULES.md section 6).
+"""Score items, deal results, game results, and the Rubicon settlement (docs/rules.md §6).
 
 A deal's result lists every score item so that a transcript can explain every point.
 """
@@ -67,7 +67,7 @@ class GameResult:
 
 @dataclass(frozen=True, slots=True)
 class Settlement:
-    """Rubicon settlement of the single deal (RULES.md section 6, from 000 and 004)."""
+    """Rubicon settlement of the single deal (docs/rules.md §6.6, from 000 and 004)."""
 
     winner: int | None  # None: a drawn game (equal totals, even with brisques added)
     rounded: tuple[int, ...]
@@ -85,7 +85,8 @@ def rubicon_settlement(points: tuple[int, int], brisques: tuple[int, int]) -> Se
     - The winner scores 500 for the game plus the difference of the rounded totals.
     - The loser is rubiconed if under 1000, unless his points plus his brisques reach 1000 (he may count
       his brisques to save the rubicon; they are not added to his points). Then the winner scores his
-      own points plus the loser's (at least 100) plus 320 for all brisques plus 1000 for the game.
+      own points plus the loser's (at least 100) plus 320 for all brisques plus 1000 for the game, with
+      the fractions of 100 dropped from that sum too (000's "300 for brisques"): 1,450 v 820 gives 3500.
     """
     rounded = tuple(p // 100 * 100 for p in points)
     decide = rounded
@@ -107,12 +108,15 @@ def rubicon_settlement(points: tuple[int, int], brisques: tuple[int, int]) -> Se
         rubicon = False
     else:
         loser_points = max(rounded[loser], 100)
-        score = rounded[w] + loser_points + 320 + 1000
+        reckoned = rounded[w] + loser_points + 320 + 1000
+        # 000: "all fractions of 100 are neglected", the final score included (its "300 for brisques").
+        score = reckoned // 100 * 100
         items = (
             ScoreItem(w, "own-points", rounded[w]),
             ScoreItem(w, "rubicon-loser-points", loser_points),
             ScoreItem(w, "rubicon-brisques", 320),
             ScoreItem(w, "rubicon-game", 1000),
+            ScoreItem(w, "fractions-dropped", score - reckoned),
         )
         rubicon = True
     scores = (score, 0) if w == 0 else (0, score)

@@ -1,16 +1,17 @@
 """Scoring and the end of deals and games: credits (with the immediate game end), the end-of-deal
 items (last trick, brisques), the Rubicon settlement via :func:`rubicon_settlement`, and the result.
-A mixin of :class:`arena.game.state.GameState`, which holds the state."""
+One layer of :class:`arena.game.state.GameState` (see :mod:`arena.game.fields`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Final
 
 from arena.game.cards import TEN
-from arena.game.declaring import StateFields
 from arena.game.events import EV_SCORE, OVER
+from arena.game.fields import F_ORDINARY, F_RUBICON, StateFields
 from arena.game.results import DealResult, GameResult, ScoreItem, rubicon_settlement
-from arena.game.variants import Family
+
+_BRISQUE: Final = tuple(10 if c & 7 >= TEN else 0 for c in range(128))  # by physical card
 
 
 class _GameWon(Exception):
@@ -21,13 +22,6 @@ class Scoring(StateFields):
     """Methods that credit points and end deals and the game."""
 
     __slots__ = ()
-
-    if TYPE_CHECKING:
-
-        def _start_deal(self) -> None: ...
-
-        @property
-        def stock_size(self) -> int: ...
 
     # ------------------------------------------------------------------ scoring
 
@@ -43,7 +37,7 @@ class Scoring(StateFields):
 
     def brisques(self) -> list[int]:
         """Brisque points (aces and tens, 10 each) taken by each seat so far in this deal."""
-        return [10 * sum(1 for c in cards if c & 7 >= TEN) for cards in self.won]
+        return [sum(map(_BRISQUE.__getitem__, cards)) for cards in self.won]
 
     def _end_deal(self) -> None:
         v = self.variant
@@ -53,7 +47,7 @@ class Scoring(StateFields):
             # 002: the last trick scores 10 (Rubicon 50); brisques are counted at the end of the hand.
             self._credit(last_winner, v.last_trick, "last-trick")
             self.log.append((EV_SCORE, last_winner, "last-trick", v.last_trick))
-            if v.family is Family.ORDINARY:
+            if self.fam == F_ORDINARY:
                 br = self.brisques()
                 for i in range(n):
                     seat = (last_winner + i) % n
@@ -64,7 +58,7 @@ class Scoring(StateFields):
             self._finish_game(partial_deal=False)
             return
         self._record_deal(completed=True)
-        if v.family is Family.RUBICON:
+        if self.fam == F_RUBICON:
             self._finish_game(partial_deal=False, recorded=True)
             return
         side_totals = [sum(self.totals[s] for s in side) for side in v.sides]
@@ -109,7 +103,7 @@ class Scoring(StateFields):
             raise ValueError("the game is not over")
         v = self.variant
         team_sizes = tuple(v.team_size(s) for s in range(v.seats))
-        if v.family is Family.RUBICON:
+        if self.fam == F_RUBICON:
             last = self.deals[-1]
             brisques = last.brisques
             st = rubicon_settlement((last.points[0], last.points[1]), (brisques[0], brisques[1]))

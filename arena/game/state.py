@@ -34,7 +34,7 @@ from arena.game.cards import (
     make_kind,
 )
 from arena.game.declarations import SEVEN_MARK
-from arena.game.declaring import DeclaringTurn
+from arena.game.declaring import _FOUR_FIELD, DeclaringTurn
 from arena.game.errors import IllegalActionError
 from arena.game.events import (
     CARTE_BLANCHE,
@@ -50,11 +50,12 @@ from arena.game.events import (
     PHASE_NAMES,
     PLAY,
 )
-from arena.game.scoring import Scoring, _GameWon
-from arena.game.variants import Family, Variant
+from arena.game.fields import F_ORDINARY, F_POLISH, F_RUBICON, FAMILY_IDS
+from arena.game.scoring import _GameWon
+from arena.game.variants import Variant
 
 
-class GameState(DeclaringTurn, Scoring):
+class GameState(DeclaringTurn):
     """A game of Bezique: a series of deals to the target (one deal in Rubicon)."""
 
     __slots__ = ()
@@ -73,8 +74,10 @@ class GameState(DeclaringTurn, Scoring):
         """A new game dealt from ``seed``; ``decks`` may give the shuffled order (top card first) of the
         first deals explicitly, as physical cards 0 .. 32*packs-1 or as kinds 0..31 with each kind
         ``packs`` times. ``dealer`` fixes the first dealer (default: drawn from the seed)."""
-        s = cls.__new__(cls)
+        s = cls()
         s.variant = variant
+        s.fam = FAMILY_IDS[variant.family]
+        s.partnered = bool(variant.partnerships)
         s.seed = seed
         s.decks = tuple(_check_deck(variant, d, i) for i, d in enumerate(decks))
         n = variant.seats
@@ -120,6 +123,7 @@ class GameState(DeclaringTurn, Scoring):
         self.dealt = tuple(tuple(h) for h in self.hands)
         self.trump = -1
         self.turn_up = -1
+        self.taken_up = -1
         if v.turn_up:
             self.turn_up = self._reveal(kinds[pos])
             self.trump = (kinds[pos] >> 3) & 3
@@ -136,9 +140,12 @@ class GameState(DeclaringTurn, Scoring):
         self.turn_winner = -1
         self.won = [[] for _ in range(n)]
         self.open = [[] for _ in range(n)]
+        self.open_present = [0] * n
+        self.open_fours = [0] * n
         self.heap = []
         self.reserves = [[] for _ in range(n)]
-        self.scored_sets = [set() for _ in range(n)]
+        self.scored_sets = [{} for _ in range(n)]
+        self.reformed = [set() for _ in range(n)]
         self.cb_active = [False] * n
         self.cb_queue = []
         self.last_drawn = [-1] * n
@@ -152,6 +159,7 @@ class GameState(DeclaringTurn, Scoring):
         self.turn_done = set()
         self.turn_options = None
         self.declarer = -1
+        self._reindex()
         self._begin_trick(first)
         self._legal = None
         self.log.append((EV_DEAL, self.dealer, self.deal_index, self.turn_up))
@@ -160,7 +168,7 @@ class GameState(DeclaringTurn, Scoring):
             self.marks[self.turn_up] |= SEVEN_MARK
             self.log.append((EV_SCORE, self.dealer, "seven-turn-up", 10))
             self._credit(self.dealer, 10, "seven-turn-up", (self.turn_up,))
-        if v.family is Family.RUBICON:
+        if self.fam == F_RUBICON:
             # 000: a hand dealt with no king, queen or knave may be shown for carte blanche.
             self.cb_queue = [
                 (first + i) % n
@@ -189,19 +197,27 @@ class GameState(DeclaringTurn, Scoring):
     def bezique_kinds(self) -> tuple[int, int]:
         """(queen, knave) of bezique: QS + JD, or QC + JH with spades or diamonds trumps when the
         variant's bezique_cards option is trump-dependent."""
-        if self.variant.bezique_cards == "trump-dependent" and self.trump in (SPADES, DIAMONDS):
-            return make_kind(QUEEN, CLUBS), make_kind(JACK, HEARTS)
-        return make_kind(QUEEN, SPADES), make_kind(JACK, DIAMONDS)
+        if (self.trump == SPADES or self.trump == DIAMONDS) and (
+            self.variant.bezique_cards == "trump-dependent"
+        ):
+            return _QC_JH
+        return _QS_JD
 
     def legal_actions(self) -> list[Action]:
         """The actions of the seat to act, sorted; empty when the game is over."""
         legal = self._legal
         if legal is None:
-            if self.phase == PLAY:
-                legal = self._legal_plays()
-            elif self.phase == DECLARE:
+            phase = self.phase
+            if phase == PLAY:
+                if self.in_stock_phase or not self.trick:
+                    # 002: while the stock lasts any card may be played, and the leader of a trick
+                    # may always lead any card: the hand's index of plays (see _reindex).
+                    legal = self.plays[self.to_act][:]
+                else:
+                    legal = self._legal_plays()
+            elif phase == DECLARE:
                 legal = self._legal_declare()
-            elif self.phase == CARTE_BLANCHE:
+            elif phase == CARTE_BLANCHE:
                 legal = [declare(Combo.CARTE_BLANCHE, ()), DONE]
             else:
                 legal = []
@@ -209,16 +225,29 @@ class GameState(DeclaringTurn, Scoring):
         return legal
 
     def _legal_plays(self) -> list[Action]:
-        hand = self.hands[self.to_act]
-        if self.in_stock_phase:
-            # 002: in the stock phase any card may be played. Undeclared copies are interchangeable.
-            marks = self.marks
-            refs = {c if c >= ANY_COPY or marks[c] else ANY_COPY + (c & 31) for c in hand}
-            return [PLAY_ACTIONS[r] for r in sorted(refs)]
-        kinds = {c & 31 for c in hand}
-        if self.trick:
-            kinds = self._obligatory(kinds)
-        return [PLAY_ACTIONS[ANY_COPY + k] for k in sorted(kinds)]
+        """A follower in the last tricks: copies of a kind are interchangeable, and the rules of
+        following apply (the other plays are handled in :meth:`legal_actions`)."""
+        kinds = self._obligatory({r - ANY_COPY for r in self.hand_refs[self.to_act]})
+        return [_PLAY_KIND[k] for k in sorted(kinds)]
+
+    def _reindex(self) -> None:
+        """Index every hand for its legal plays: while the stock lasts a card is played by its own
+        reference once declared (``QS.1``), else by its kind (``QS``: hidden copies, and a public one
+        never declared, such as a taken turn-up); later always by its kind."""
+        marks = self.marks
+        in_stock = self.in_stock_phase
+        n = len(self.hands)
+        self.hand_refs = [{} for _ in range(n)]
+        self.plays = [[] for _ in range(n)]
+        self.kind_counts = [[0] * KINDS_PER_PACK for _ in range(n)]
+        self.present = [0] * n
+        self.fresh = [0] * n
+        self.fours = [0] * n
+        for seat, hand in enumerate(self.hands):
+            for c in hand:
+                self._index_add(
+                    seat, c if c >= ANY_COPY or (in_stock and marks[c]) else ANY_COPY + (c & 31)
+                )
 
     def _obligatory(self, kinds: set[int]) -> set[int]:
         """002 (last eight tricks): follow suit and win if able; if void, win by trumping if able;
@@ -266,19 +295,68 @@ class GameState(DeclaringTurn, Scoring):
     def apply(self, action: Action) -> None:
         """Apply the action of the seat to act; an illegal action raises IllegalActionError and leaves
         the state unchanged."""
-        legal = self._legal if self._legal is not None else self.legal_actions()
-        if not isinstance(action, Action) or action not in legal:
+        legal = self._legal
+        if legal is None:
+            legal = self.legal_actions()
+        if action not in legal or action.__class__ is not Action:
             raise IllegalActionError(self._illegal_message(action, legal))
         self._legal = None
         seat = self.to_act
         self.history.append((seat, action))
         try:
-            if self.phase == PLAY:
-                self._play(seat, action.refs[0])
-            elif self.phase == DECLARE:
-                self._declare_step(seat, action)
+            phase = self.phase
+            if phase != PLAY:
+                if phase == DECLARE:
+                    self._declare_step(seat, action)
+                else:
+                    self._carte_blanche_step(seat, action)
+                return
+            # Playing a card (inline: this is the engine's most frequent step).
+            ref = action[2][0]
+            hand = self.hands[seat]
+            # The hand's index (see _reindex): the card leaves under the reference it was played by.
+            self._index_del(seat, ref)
+            if ref < ANY_COPY:
+                hand.remove(ref)
+                card = ref
             else:
-                self._carte_blanche_step(seat, action)
+                # Prefer a copy that is already public (a taken turn-up; in the last tricks any copy
+                # declared before), so that the identity of the card played never tells which hidden
+                # copies the seat holds.
+                card = -1
+                kind = ref - ANY_COPY
+                if self.in_stock_phase:
+                    x = self.taken_up
+                    if x >= 0 and x & 31 == kind and x in hand and not self.marks[x]:
+                        card = x
+                else:
+                    for c in _COPIES[self.variant.packs][kind]:
+                        if c in hand and (card < 0 or hand.index(c) < hand.index(card)):
+                            card = c
+                if card >= 0:
+                    hand.remove(card)
+                else:
+                    hand.remove(ref)
+                    next_pack = self.next_pack
+                    pack = next_pack[kind]
+                    next_pack[kind] = pack + 1
+                    card = pack * KINDS_PER_PACK + kind
+            trick = self.trick
+            trick.append(card)
+            self.log.append((EV_PLAY, seat, card))
+            reserves = self.reserves
+            if reserves[seat]:
+                self._refresh_reserves(seat)
+            v = self.variant
+            if self.partnered:
+                for p in v.partners(seat):
+                    if reserves[p]:
+                        self._refresh_reserves(p)  # a partner's bezique cards may be in a claim
+            order = self.trick_order
+            if len(trick) < len(order):
+                self.to_act = order[len(trick)]
+                return
+            self._finish_trick()
         except _GameWon:
             self._finish_game(partial_deal=True)
 
@@ -293,60 +371,29 @@ class GameState(DeclaringTurn, Scoring):
             f"trick {self.tricks_done + 1}, phase {phase}; legal: {options}"
         )
 
-    def _play(self, seat: int, ref: int) -> None:
-        hand = self.hands[seat]
-        if ref < ANY_COPY:
-            hand.remove(ref)
-            card = ref
-        else:
-            # Prefer a copy that is already public (a taken turn-up), so that the identity of the card
-            # played never tells which hidden copies the seat holds.
-            kind = ref - ANY_COPY
-            card = -1
-            marks = self.marks
-            for c in hand:
-                if c < ANY_COPY and c & 31 == kind and (not self.in_stock_phase or not marks[c]):
-                    card = c
-                    break
-            if card >= 0:
-                hand.remove(card)
-            else:
-                hand.remove(ref)
-                card = self._reveal(kind)
-        trick = self.trick
-        trick.append(card)
-        self.log.append((EV_PLAY, seat, card))
-        if self.reserves[seat]:
-            self._drop_reserves(seat, card)
-        order = self.trick_order
-        if len(trick) < len(order):
-            self.to_act = order[len(trick)]
-            return
-        self._finish_trick()
-
-    def _drop_reserves(self, seat: int, card: int) -> None:
-        # 004: the claim "to score" lapses if one of its cards is played.
-        res = self.reserves[seat]
-        if res:
-            self.reserves[seat] = [a for a in res if card not in a.refs]
-
     def _finish_trick(self) -> None:
-        v = self.variant
         trick = self.trick
-        winner = self.trick_order[self._winning_index()]
+        order = self.trick_order
+        if len(trick) == 2:
+            a, b = trick
+            same = (a ^ b) & 24 == 0
+            wins = (b & 7) > (a & 7) if same else (b >> 3) & 3 == self.trump
+            winner = order[1] if wins else order[0]
+        else:
+            winner = order[self._winning_index()]
         cards = tuple(trick)
         self.trick = []
-        self.last_trick = (self.trick_order, cards, winner)
-        self.tricks_done += 1
+        self.last_trick = (order, cards, winner)
+        self.tricks_done = done = self.tricks_done + 1
         self.game_tricks += 1
         self.tricks_won[winner] += 1
-        if v.family is not Family.RUBICON:
+        family = self.fam
+        if family != F_RUBICON:
             self.won[winner].extend(cards)
-        self.log.append((EV_TRICK, winner, self.tricks_done))
-        family = v.family
-        if family is Family.POLISH:
+        self.log.append((EV_TRICK, winner, done))
+        if family == F_POLISH:
             self._polish_take(winner, cards)
-        elif family is Family.RUBICON:
+        elif family == F_RUBICON:
             # 004: tricks stay face up in one heap until a brisque is played; its winner takes the heap.
             heap = self.heap
             heap.extend(cards)
@@ -356,7 +403,53 @@ class GameState(DeclaringTurn, Scoring):
                     self.heap = []
                     break
         self.leader = winner
-        if self.in_stock_phase or family is Family.POLISH:
+        if self.in_stock_phase:
+            # The common case: nothing to declare or decide after the trick, so no declaring turn.
+            if family == F_POLISH:
+                quiet = not self.turn_sevens and (
+                    not self.turn_new or not self._polish_families(winner)
+                )
+            elif self.partnered:
+                quiet = False
+            else:
+                self.turn_excluded = -1
+                quiet = (
+                    not self.reserves[winner]
+                    and not self._combos(winner)
+                    and (family != F_ORDINARY or not self._holds_seven(winner))
+                )
+            if not quiet:
+                self._start_turn(winner)
+                return
+            self.turn_winner = winner
+            stock = self.stock
+            pos = self.stock_pos
+            if (
+                len(order) == 2
+                and pos + 2 <= len(stock)
+                and (self.turn_up >= 0 or pos + 2 < len(stock))
+                and (family != F_RUBICON or True not in self.cb_active)
+            ):
+                # Two seats, and the stock lasts after this draw: both draw (the winner first), and
+                # the winner leads the next trick.
+                loser = order[0] if order[1] == winner else order[1]
+                hands = self.hands
+                last_drawn = self.last_drawn
+                for seat, kind in ((winner, stock[pos]), (loser, stock[pos + 1])):
+                    hands[seat].append(ANY_COPY + kind)
+                    last_drawn[seat] = kind
+                    self._index_add(seat, ANY_COPY + kind)
+                self.stock_pos = pos + 2
+                self.trick_order = _ORDERS[2][winner]
+                self.phase = PLAY
+                self.to_act = winner
+                return
+            self._draw(winner)
+            if self.cb_queue:
+                self._next_carte_blanche()
+            else:
+                self._begin_trick(winner)
+        elif family == F_POLISH:
             self._start_turn(winner)
         else:
             self._after_turn()
@@ -374,6 +467,9 @@ class GameState(DeclaringTurn, Scoring):
             elif r == SEVEN and (c >> 3) & 3 == trump and not self.marks[c] & SEVEN_MARK:
                 sevens.append(c)  # a seven that scored as turn-up or in an exchange scores no more
         self.open[winner].extend(new)
+        for c in new:
+            self.open_present[winner] |= 1 << (c & 31)
+            self.open_fours[winner] += _FOUR_FIELD[c & 31]
         self.turn_new = frozenset(new)
         self.turn_sevens = sevens
         for c in cards:
@@ -382,24 +478,36 @@ class GameState(DeclaringTurn, Scoring):
 
     def _draw(self, winner: int) -> None:
         # 002: the winner draws the top card, then the others in turn; the turn-up is drawn last.
-        n = self.variant.seats
+        v = self.variant
         stock = self.stock
-        for i in range(n):
-            seat = (winner + i) % n
-            if self.stock_pos < len(stock):
-                kind = stock[self.stock_pos]
-                self.stock_pos += 1
-                self.hands[seat].append(ANY_COPY + kind)
-                self.last_drawn[seat] = kind
-            else:
-                card = self.turn_up
-                self.turn_up = -1
-                self.hands[seat].append(card)
-                self.last_drawn[seat] = card & 31
-                self.log.append((EV_TURN_UP, seat, card))
-        if self.variant.family is Family.RUBICON:
-            for i in range(n):
-                seat = (winner + i) % n
+        pos = self.stock_pos
+        hands = self.hands
+        last_drawn = self.last_drawn
+        order = _ORDERS[v.seats][winner]
+        if pos + len(order) <= len(stock):
+            for seat in order:
+                kind = stock[pos]
+                pos += 1
+                hands[seat].append(ANY_COPY + kind)
+                last_drawn[seat] = kind
+                self._index_add(seat, ANY_COPY + kind)
+            self.stock_pos = pos
+        else:
+            for seat in order:
+                if pos < len(stock):
+                    kind = stock[pos]
+                    pos += 1
+                    hands[seat].append(ANY_COPY + kind)
+                    last_drawn[seat] = kind
+                else:
+                    card = self.turn_up
+                    self.turn_up = -1
+                    hands[seat].append(card)
+                    last_drawn[seat] = card & 31
+                    self.log.append((EV_TURN_UP, seat, card))
+            self.stock_pos = pos
+        if self.fam == F_RUBICON and True in self.cb_active:
+            for seat in order:
                 if self.cb_active[seat]:
                     if self.last_drawn[seat] & 7 in COURT_RANKS:
                         self.cb_active[seat] = False
@@ -412,9 +520,10 @@ class GameState(DeclaringTurn, Scoring):
         # 002: declarations cease; cards on the table go back to their owners' hands, so from now on
         # copies of a kind are interchangeable.
         self.in_stock_phase = False
-        if self.variant.family is not Family.POLISH:
+        if self.fam != F_POLISH:
             self.marks = [0] * len(self.marks)
             self.reserves = [[] for _ in self.reserves]
+        self._reindex()
         if self.variant.last_duels:
             # 000: the winner of the last stock trick plays his eight cards against the adversary to
             # his left; then the other two (the player opposite the winner leading).
@@ -482,42 +591,51 @@ class GameState(DeclaringTurn, Scoring):
 
     def clone(self) -> GameState:
         """An independent copy (for search): lists are copied, immutable values shared."""
-        s = GameState.__new__(GameState)
-        for name in (
-            "variant",
-            "seed",
-            "decks",
-            "dealt",
-            "first_dealer",
-            "deal_index",
-            "dealer",
-            "phase",
-            "to_act",
-            "leader",
-            "stock",
-            "stock_pos",
-            "turn_up",
-            "trump",
-            "last_trick",
-            "tricks_done",
-            "declarer",
-            "turn_winner",
-            "trick_order",
-            "duels",
-            "duel_index",
-            "game_tricks",
-            "turn_new",
-            "turn_count",
-            "turn_excluded",
-            "in_stock_phase",
-            "winner_seat",
-        ):
-            object.__setattr__(s, name, getattr(self, name))
+        s = GameState()
+        # Immutable values are shared.
+        s.variant = self.variant
+        s.fam = self.fam
+        s.partnered = self.partnered
+        s.seed = self.seed
+        s.decks = self.decks
+        s.dealt = self.dealt
+        s.first_dealer = self.first_dealer
+        s.deal_index = self.deal_index
+        s.dealer = self.dealer
+        s.phase = self.phase
+        s.to_act = self.to_act
+        s.leader = self.leader
+        s.stock = self.stock
+        s.stock_pos = self.stock_pos
+        s.turn_up = self.turn_up
+        s.taken_up = self.taken_up
+        s.trump = self.trump
+        s.last_trick = self.last_trick
+        s.tricks_done = self.tricks_done
+        s.declarer = self.declarer
+        s.turn_winner = self.turn_winner
+        s.trick_order = self.trick_order
+        s.duels = self.duels
+        s.duel_index = self.duel_index
+        s.game_tricks = self.game_tricks
+        s.turn_new = self.turn_new
+        s.turn_count = self.turn_count
+        s.turn_excluded = self.turn_excluded
+        s.in_stock_phase = self.in_stock_phase
+        s.winner_seat = self.winner_seat
         s.totals = self.totals[:]
         s.deal_points = self.deal_points[:]
         s.items = self.items[:]
         s.deals = self.deals[:]
         s.hands = [h[:] for h in self.hands]
+        s.hand_refs = [r.copy() for r in self.hand_refs]
+        s.plays = [p[:] for p in self.plays]
+        s.kind_counts = [k[:] for k in self.kind_counts]
+        s.present = self.present[:]
+        s.fresh = self.fresh[:]
+        s.fours = self.fours[:]
+        s.open_present = self.open_present[:]
+        s.open_fours = self.open_fours[:]
         s.next_pack = self.next_pack[:]
         s.marks = self.marks[:]
         s.trick = self.trick[:]
@@ -534,7 +652,8 @@ class GameState(DeclaringTurn, Scoring):
         s.tricks_won = self.tricks_won[:]
         s.turn_sevens = self.turn_sevens[:]
         s.reserves = [r[:] for r in self.reserves]
-        s.scored_sets = [set(x) for x in self.scored_sets]
+        s.scored_sets = [{k: r[:] for k, r in x.items()} for x in self.scored_sets]
+        s.reformed = [set(x) for x in self.reformed]
         s.cb_active = self.cb_active[:]
         s.cb_queue = self.cb_queue[:]
         s.last_drawn = self.last_drawn[:]
@@ -545,6 +664,13 @@ class GameState(DeclaringTurn, Scoring):
 # The seats of a trick in playing order, by number of seats and leader.
 _ORDERS: Final = {
     n: tuple(tuple((lead + i) % n for i in range(n)) for lead in range(n)) for n in (2, 3, 4)
+}
+_QS_JD: Final = (make_kind(QUEEN, SPADES), make_kind(JACK, DIAMONDS))
+_QC_JH: Final = (make_kind(QUEEN, CLUBS), make_kind(JACK, HEARTS))
+_PLAY_KIND: Final = PLAY_ACTIONS[ANY_COPY:]  # "play" a kind, by kind
+# The physical copies of each kind, by number of packs.
+_COPIES: Final = {
+    n: tuple(tuple(p * KINDS_PER_PACK + k for p in range(n)) for k in range(32)) for n in (2, 3, 4)
 }
 
 

@@ -1,7 +1,7 @@
 """Variants as data: packs, seats, hand size, deal pattern, turn-up, scores, target and options.
 
 Every option has a stable name and is recorded, with :data:`RULES_VERSION`, in every match record
-(RULES.md preamble). :func:`variant` builds a :class:`Variant` from a name and option strings and rejects
+(docs/rules.md §8). :func:`variant` builds a :class:`Variant` from a name and option strings and rejects
 anything it does not know with a :class:`VariantError` that names the option and the accepted values.
 """
 
@@ -15,13 +15,13 @@ from enum import Enum
 from arena.game.actions import Combo
 from arena.game.errors import VariantError
 
-RULES_VERSION = "1"
+RULES_VERSION = "2"
 
 
 class Family(Enum):
     """How declaring and scoring work; the variants of one family differ only in data."""
 
-    ORDINARY = "ordinary"  # RULES.md section 2: declare from the hand, brisques counted at the end
+    ORDINARY = "ordinary"  # docs/rules.md §2: declare from the hand, brisques counted at the end
     POLISH = "polish"  # section 5: open cards, compound declarations, immediate brisques
     RUBICON = "rubicon"  # section 6: four packs, one deal, settlement with rubicon
 
@@ -74,21 +74,36 @@ class Variant:
     # 000: four-handed, the last eight tricks are played as two duels.
     last_duels: bool = False
     options: tuple[tuple[str, str], ...] = field(default=())
+    # Derived from the above once (the engine asks for them at every step of partnership games).
+    _sides: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
+    _side_of: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    _partners: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        sides = self.partnerships or tuple((s,) for s in range(self.seats))
+        side_of = tuple(
+            next(i for i, side in enumerate(sides) if s in side) for s in range(self.seats)
+        )
+        partners = tuple(tuple(p for p in sides[side_of[s]] if p != s) for s in range(self.seats))
+        object.__setattr__(self, "_sides", sides)
+        object.__setattr__(self, "_side_of", side_of)
+        object.__setattr__(self, "_partners", partners)
 
     @property
     def sides(self) -> tuple[tuple[int, ...], ...]:
         """The sides, each a tuple of seats; a seat alone is a side of one."""
-        return self.partnerships or tuple((s,) for s in range(self.seats))
+        return self._sides
 
     def side_of(self, seat: int) -> int:
-        for i, side in enumerate(self.sides):
-            if seat in side:
-                return i
-        raise ValueError(f"seat {seat} is not in {self.name}")
+        if not 0 <= seat < self.seats:
+            raise ValueError(f"seat {seat} is not in {self.name}")
+        return self._side_of[seat]
 
     def partners(self, seat: int) -> tuple[int, ...]:
         """The other seats on ``seat``'s side."""
-        return tuple(s for s in self.sides[self.side_of(seat)] if s != seat)
+        if not 0 <= seat < self.seats:
+            raise ValueError(f"seat {seat} is not in {self.name}")
+        return self._partners[seat]
 
     def team_size(self, seat: int) -> int:
         return self.team_sizes[seat] if self.team_sizes else 1
@@ -133,13 +148,13 @@ _BASES: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
         ),
         ("game_end",),
     ),
-    # RULES.md section 3 (000, EB9-643).
+    # docs/rules.md §3 (000, EB9-643).
     "three-handed": (dict(_ORDINARY, packs=3, seats=3, target=2000), _ORDINARY_OPTIONS),
     "three-handed-consultation": (
         dict(_ORDINARY, packs=2, seats=2, target=1000, team_sizes=(1, 2)),
         _ORDINARY_OPTIONS,
     ),
-    # RULES.md section 4 (000, 003).
+    # docs/rules.md §4 (000, 003).
     "four-handed": (
         dict(_ORDINARY, packs=4, seats=4, target=2000, last_duels=True),
         _ORDINARY_OPTIONS,
@@ -159,7 +174,7 @@ _BASES: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
         dict(_ORDINARY, packs=2, seats=2, target=1000, team_sizes=(2, 2)),
         _ORDINARY_OPTIONS,
     ),
-    # RULES.md section 6 (000, 004).
+    # docs/rules.md §6 (000, 004).
     "rubicon": (
         dict(
             family=Family.RUBICON,

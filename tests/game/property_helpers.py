@@ -84,4 +84,5 @@ def permute_hidden(state: GameState, seats: list[int], rng: random.Random) -> Ga
     copy.hands = hands
     copy.stock = list(copy.stock[:pos]) + pool[len(slots) :]
     copy._legal = None  # the clone shares the cached legal list; the hands changed under it
+    copy._reindex()  # and the hands' index of plays
     return copy

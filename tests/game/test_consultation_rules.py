@@ -1,4 +1,4 @@
-"""Bezique in consultation (RULES.md sections 3 and 4; source 000): three players, one alone against two
+"""Bezique in consultation (docs/rules.md §3 and §4; source 000): three players, one alone against two
 allies sharing a hand (``three-handed-consultation``), or four players in two teams sharing a hand each
 (``four-handed-consultation``). Two packs, played exactly as two-handed; the decision alternates between
 the players of a shared seat trick by trick (``GameState.deciding_member``), and both see the hand.
@@ -44,7 +44,7 @@ def _tricks_in_log(state: GameState) -> int:
 
 
 def test_three_handed_consultation_one_against_two_allies_two_packs() -> None:
-    """000 / RULES 3: the highest cutter plays alone against the other two in consultation; only two
+    """000 / docs/rules.md §3: the highest cutter plays alone against the other two in consultation; only two
     packs are used; the allies' seat is played by a team of two."""
     assert THREE.packs == 2
     assert THREE.deck_size == 64
@@ -58,7 +58,7 @@ def test_three_handed_consultation_one_against_two_allies_two_packs() -> None:
 
 
 def test_four_handed_consultation_two_teams_two_packs() -> None:
-    """000 / RULES 4: four people may play in pairs by consultation, only two packs being required; each
+    """000 / docs/rules.md §4: four people may play in pairs by consultation, only two packs being required; each
     side is a team of two sharing a hand."""
     assert FOUR.packs == 2
     assert FOUR.seats == 2
@@ -69,7 +69,7 @@ def test_four_handed_consultation_two_teams_two_packs() -> None:
 
 @pytest.mark.parametrize("v", CONSULTATION, ids=IDS)
 def test_scores_and_target_as_two_handed(v: Variant) -> None:
-    """RULES 3, 4: consultation is played exactly as two-handed (002): the same scores and the target
+    """docs/rules.md §3, §4: consultation is played exactly as two-handed (002): the same scores and the target
     1000, no triple bezique with two packs."""
     assert dict(v.scores) == dict(TWO.scores)
     assert v.target == TWO.target == 1000
@@ -82,7 +82,7 @@ def test_scores_and_target_as_two_handed(v: Variant) -> None:
 @pytest.mark.parametrize("v", CONSULTATION, ids=IDS)
 @pytest.mark.parametrize("seed", [1, 2])
 def test_played_exactly_as_two_handed(v: Variant, seed: int) -> None:
-    """000 / RULES 3, 4: the game in consultation is played exactly as two-handed: the same seed and the
+    """000 / docs/rules.md §3, §4: the game in consultation is played exactly as two-handed: the same seed and the
     same answers give the same deals, the same legal actions at every step, the same public log and
     the same scores; only the result's team sizes differ."""
     a = GameState.new(v, seed)
@@ -114,7 +114,7 @@ def test_played_exactly_as_two_handed(v: Variant, seed: int) -> None:
 @pytest.mark.parametrize("v", CONSULTATION, ids=IDS)
 @pytest.mark.parametrize("seed", [4, 5])
 def test_decisions_alternate_trick_by_trick_within_a_shared_seat(v: Variant, seed: int) -> None:
-    """000 / RULES 3, 4: the referee alternates the decision between the two allies trick by trick: every
+    """000 / docs/rules.md §3, §4: the referee alternates the decision between the two allies trick by trick: every
     decision of a shared seat in one trick (its play, and the declaring turn after the trick, which
     belongs to that trick) is taken by the same player, and the next trick's by the other. A seat
     played alone always has its one player decide."""
@@ -145,7 +145,7 @@ def test_decisions_alternate_trick_by_trick_within_a_shared_seat(v: Variant, see
 
 
 def test_the_declaring_turn_belongs_to_the_trick_just_won() -> None:
-    """000 / RULES 3: the player of the allies who played to the trick decides the declaring turn after
+    """000 / docs/rules.md §3: the player of the allies who played to the trick decides the declaring turn after
     it, then the other ally plays to the next trick."""
     for state in _walk(THREE, 9, 9):
         if state.is_terminal():
@@ -164,7 +164,7 @@ def test_the_declaring_turn_belongs_to_the_trick_just_won() -> None:
 
 @pytest.mark.parametrize("v", [variant("three-handed"), TWO], ids=["three-handed", "two-handed"])
 def test_no_consultation_one_player_per_seat(v: Variant) -> None:
-    """RULES 3: outside consultation each seat is one player: the deciding member is always the first
+    """docs/rules.md §3: outside consultation each seat is one player: the deciding member is always the first
     and the result's team sizes are all 1."""
     state = None
     for state in _walk(v, 2, 2):
@@ -180,7 +180,7 @@ def test_no_consultation_one_player_per_seat(v: Variant) -> None:
 
 @pytest.mark.parametrize("v", CONSULTATION, ids=IDS)
 def test_both_allies_see_the_shared_hand(v: Variant) -> None:
-    """000 / RULES 3: the allies share one hand and both see it: the seat's observation is the whole hand
+    """000 / docs/rules.md §3: the allies share one hand and both see it: the seat's observation is the whole hand
     whichever ally decides, and never shows the other seat's hand."""
     seen_members: set[int] = set()
     for state in _walk(v, 6, 6):
@@ -197,7 +197,7 @@ def test_both_allies_see_the_shared_hand(v: Variant) -> None:
 
 @pytest.mark.parametrize("v", CONSULTATION, ids=IDS)
 def test_result_names_the_teams(v: Variant) -> None:
-    """Issue 3 / RULES 3, 4: a game's result says which seats form a side, how many players share each
+    """Issue 3 / docs/rules.md §3, §4: a game's result says which seats form a side, how many players share each
     seat, and the ranking of the sides, for a TrueSkill team update."""
     state = list(_walk(v, 8, 8))[-1]
     assert state.is_terminal()

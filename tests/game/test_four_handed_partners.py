@@ -1,4 +1,4 @@
-"""Four-handed Bezique (RULES.md section 4; sources 000, 003 and EB9-643): declaring on a partner's
+"""Four-handed Bezique (docs/rules.md §4; sources 000, 003 and EB9-643): declaring on a partner's
 trick, béziques formed from either partner's, what a seat sees, side scores and the side's target.
 
 Unless a test says otherwise seat 3 deals, so seat 0 (left of the dealer) leads, hearts are trumps, and
@@ -128,7 +128,7 @@ def test_adversaries_of_the_winner_do_not_declare() -> None:
 
 
 def test_individual_four_handed_only_the_winner_declares() -> None:
-    """RULES 1, 4: without partners only the winner of the trick declares."""
+    """docs/rules.md §1, §4: without partners only the winner of the trick declares."""
     s = deal(
         [
             ["AS", "AC", "AD", "7S", "8S", "9S", "7D", "8D"],
@@ -204,7 +204,7 @@ def test_triple_bezique_from_the_partners_double() -> None:
 
 
 def test_quadruple_bezique_scores_4500_with_the_partners_double() -> None:
-    """RULES 4: quadruple bezique 4500; with partners the béziques of either partner combine (000), so
+    """docs/rules.md §4: quadruple bezique 4500; with partners the béziques of either partner combine (000), so
     one's own two béziques with the partner's declared double make a quadruple."""
     s = deal(
         [["AS", "AC", "QS", "QS", "JD", "JD", "9S", "7D"], THROW, PARTNER_DOUBLE, THROW],
@@ -263,7 +263,7 @@ def test_a_partners_queen_from_four_queens_is_not_a_bezique() -> None:
 
 
 def test_partners_beziques_need_a_new_card() -> None:
-    """RULES 1 (002): a declaration needs a card not declared before: two béziques already declared,
+    """docs/rules.md §1 (002): a declaration needs a card not declared before: two béziques already declared,
     one by each partner, make no double bezique by themselves."""
     s = deal(
         [["AS", "AC", "QS", "JD", "7S", "8S", "9S", "7D"], THROW, PARTNER_BEZ, THROW],
@@ -280,7 +280,7 @@ def test_partners_beziques_need_a_new_card() -> None:
 
 
 def test_individual_players_never_use_anothers_bezique() -> None:
-    """RULES 4: only partners form béziques together; playing independently, a bezique declared by
+    """docs/rules.md §4: only partners form béziques together; playing independently, a bezique declared by
     another player does not help make a double."""
     s = deal(
         [
@@ -328,7 +328,7 @@ def test_second_double_bezique_as_in_three_handed() -> None:
 
 
 def test_a_partners_hand_is_hidden() -> None:
-    """RULES 7 / issue 3: in partnerships a partner's hand is hidden too: a seat sees its own hand and
+    """docs/rules.md §7 / issue 3: in partnerships a partner's hand is hidden too: a seat sees its own hand and
     the table, never its partner's cards (all four aces of hearts here)."""
     s = deal(
         [
@@ -371,7 +371,7 @@ def _with_totals(v: Variant, totals: list[int]) -> GameState:
 
 
 def test_partners_scores_add_and_the_target_applies_to_the_side() -> None:
-    """000: partners' scores add up; RULES 4: the target (2000) applies to the side: the side reaches it
+    """000: partners' scores add up; docs/rules.md §4: the target (2000) applies to the side: the side reaches it
     though neither partner has 2000. The result ranks the sides."""
     p = _dry_run(P)
     s = _with_totals(P, [1000 - p[0], 100 - p[1], 1000 - p[2], 100 - p[3]])
@@ -387,7 +387,7 @@ def test_partners_scores_add_and_the_target_applies_to_the_side() -> None:
 
 
 def test_same_totals_do_not_end_an_individual_game() -> None:
-    """RULES 4: playing independently each player's own total must reach 2000."""
+    """docs/rules.md §4: playing independently each player's own total must reach 2000."""
     p = _dry_run(V)
     s = _with_totals(V, [1000 - p[0], 100 - p[1], 1000 - p[2], 100 - p[3]])
     play_deal(s)
@@ -397,7 +397,7 @@ def test_same_totals_do_not_end_an_individual_game() -> None:
 
 
 def test_equal_side_totals_play_another_deal() -> None:
-    """RULES 1: equal (side) totals at or above the target play another deal."""
+    """docs/rules.md §1: equal (side) totals at or above the target play another deal."""
     p = _dry_run(P)
     s = _with_totals(P, [1100 - p[0], 1000 - p[1], 1000 - p[2], 1100 - p[3]])
     play_deal(s)
@@ -406,7 +406,7 @@ def test_equal_side_totals_play_another_deal() -> None:
 
 
 def test_higher_side_at_or_above_target_wins() -> None:
-    """RULES 1, 4: the higher side total at or above the target wins, even with both sides above."""
+    """docs/rules.md §1, §4: the higher side total at or above the target wins, even with both sides above."""
     p = _dry_run(P)
     s = _with_totals(P, [1100 - p[0], 1000 - p[1], 1000 - p[2], 1090 - p[3]])
     play_deal(s)
@@ -418,7 +418,7 @@ def test_higher_side_at_or_above_target_wins() -> None:
 
 
 def test_immediate_a_side_reaching_the_target_wins_at_once() -> None:
-    """RULES 1 (game_end = immediate) with partners: the partner's declaration brings the side to the
+    """docs/rules.md §1 (game_end = immediate) with partners: the partner's declaration brings the side to the
     target mid-hand and the side wins at once."""
     v = variant("four-handed-partners", game_end="immediate")
     s = deal(
@@ -442,7 +442,7 @@ def test_immediate_a_side_reaching_the_target_wins_at_once() -> None:
 
 
 def test_individual_result_ranks_four_sides() -> None:
-    """RULES 4: playing independently, each player is a side; the result ranks the four."""
+    """docs/rules.md §4: playing independently, each player is a side; the result ranks the four."""
     s = GameState.new(V, seed=2)
     while not s.is_terminal():
         first_legal(s)

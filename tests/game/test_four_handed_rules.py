@@ -1,4 +1,4 @@
-"""Four-handed Bezique, individual and in partnerships (RULES.md section 4; sources 000, 003 and
+"""Four-handed Bezique, individual and in partnerships (docs/rules.md §4; sources 000, 003 and
 EB9-643): four packs, four draws per stock trick, the last eight tricks as two duels. Declaring with
 partners, what a seat sees and side scores are in test_four_handed_partners.py.
 
@@ -67,7 +67,7 @@ def _trick_log(state: GameState) -> list[tuple[list[int], int]]:
 
 @pytest.mark.parametrize("v", [V, P], ids=["four-handed", "four-handed-partners"])
 def test_four_packs_four_seats_target_2000_quadruple_bezique(v: Variant) -> None:
-    """RULES 4 (000, 003): four packs (128 cards), 8 cards each, target 2000, quadruple bezique 4500,
+    """docs/rules.md §4 (000, 003): four packs (128 cards), 8 cards each, target 2000, quadruple bezique 4500,
     triple 1500; the last eight tricks as duels."""
     assert v.packs == 4
     assert v.deck_size == 128
@@ -83,7 +83,7 @@ def test_four_packs_four_seats_target_2000_quadruple_bezique(v: Variant) -> None
 
 
 def test_sides_individual_and_partners() -> None:
-    """RULES 4 (000): players score independently, or as partners sitting opposite: seats 0 and 2
+    """docs/rules.md §4 (000): players score independently, or as partners sitting opposite: seats 0 and 2
     against 1 and 3."""
     assert V.sides == ((0,), (1,), (2,), (3,))
     assert V.partners(0) == ()
@@ -103,7 +103,7 @@ PLAIN_DECK = [(i + 3) % 32 for i in range(32)] + list(range(32)) * 3
 
 @pytest.mark.parametrize("dealer", [0, 1, 2, 3])
 def test_deal_to_the_left_leader_left_of_dealer_96_in_stock(dealer: int) -> None:
-    """RULES 3, 4 (EB9-643): the dealer deals to his left, 3, 2, 3 (8 cards each); the player first dealt
+    """docs/rules.md §3, §4 (EB9-643): the dealer deals to his left, 3, 2, 3 (8 cards each); the player first dealt
     to leads; four packs leave 96 in the stock, the turn-up (the 33rd card) included."""
     s = GameState.new(V, seed=0, dealer=dealer, decks=[PLAIN_DECK])
     first = (dealer + 1) % 4
@@ -123,7 +123,7 @@ LOW = ["8D", "9D", "7D", "8C", "9C", "7C", "TD"]
 @pytest.mark.parametrize("v", [V, P], ids=["four-handed", "four-handed-partners"])
 @pytest.mark.parametrize("winner", [0, 1, 2, 3])
 def test_four_draws_in_playing_order_from_the_winner(v: Variant, winner: int) -> None:
-    """RULES 4 (000): after each stock trick the four players draw in playing order, the winner
+    """docs/rules.md §4 (000): after each stock trick the four players draw in playing order, the winner
     first."""
     cards = ["9S", "8S", "7S", "8S"]
     cards[winner] = "AS"
@@ -142,7 +142,7 @@ def test_four_draws_in_playing_order_from_the_winner(v: Variant, winner: int) ->
 
 @pytest.mark.parametrize("v", [V, P], ids=["four-handed", "four-handed-partners"])
 def test_24_stock_tricks_of_four_then_16_duel_tricks_of_two(v: Variant) -> None:
-    """RULES 4 (000): 96 cards in the stock drawn four after each trick: 24 tricks of four with 8 cards
+    """docs/rules.md §4 (000): 96 cards in the stock drawn four after each trick: 24 tricks of four with 8 cards
     in every hand; then the last eight cards of each player in two-card tricks (16 tricks)."""
     s = GameState.new(v, seed=7)
     while s.deal_index == 0 and not s.is_terminal():
@@ -164,7 +164,7 @@ def test_24_stock_tricks_of_four_then_16_duel_tricks_of_two(v: Variant) -> None:
 def test_last_eight_played_as_two_duels(v: Variant, seed: int) -> None:
     """000 (EB9-643): in playing the last eight tricks, the winner of the last trick and the adversary
     to his left play their cards against each other, and then the other two similarly play theirs
-    (RULES 4: the player opposite the winner leads the second duel); each duel's trick winner leads
+    (docs/rules.md §4: the player opposite the winner leads the second duel); each duel's trick winner leads
     its next trick."""
     s = GameState.new(v, seed=seed)
     play_deal(s)
@@ -234,7 +234,7 @@ DUEL_REST = [
 def test_duel_tricks_under_the_last_eight_rules_of_two_handed(
     follower: list[str], lead: str, legal: set[str]
 ) -> None:
-    """000 / RULES 4: the duels are two-card tricks under the last-eight rules of section 2 (002): follow
+    """000 / docs/rules.md §4: the duels are two-card tricks under the last-eight rules of section 2 (002): follow
     suit and win if able; if void, win by trumping if able; else any card."""
     s = last_eight([DUEL_LEADER, follower, *DUEL_REST])
     assert s.trick_order == (0, 1)
@@ -250,7 +250,7 @@ def test_duel_tricks_under_the_last_eight_rules_of_two_handed(
 
 
 def test_second_duel_follower_obligations() -> None:
-    """000 / RULES 4: the other two play theirs the same way: the follower of the second duel must
+    """000 / docs/rules.md §4: the other two play theirs the same way: the follower of the second duel must
     follow suit and win if able."""
     s = last_eight(
         [
@@ -274,7 +274,7 @@ def test_second_duel_follower_obligations() -> None:
 
 
 def test_no_declaring_in_the_duels() -> None:
-    """002 / RULES 2: declarations cease with the stock; a marriage held by a duel's winner gives no
+    """002 / docs/rules.md §2: declarations cease with the stock; a marriage held by a duel's winner gives no
     declaring turn."""
     s = last_eight(
         [

@@ -1,5 +1,5 @@
-"""Property tests (hypothesis) of the multi-player variants under random legal play (RULES.md sections
-3 and 4; sources 000, 003, EB9-643): three-handed, three-handed consultation, four-handed, four-handed
+"""Property tests (hypothesis) of the multi-player variants under random legal play (docs/rules.md §3
+and §4; sources 000, 003, EB9-643): three-handed, three-handed consultation, four-handed, four-handed
 partners and four-handed consultation.
 
 Every game is a seeded deal played by a seeded random policy (``random.Random``); hypothesis draws the
@@ -93,7 +93,7 @@ def _final(v: Variant, seed: int, policy: int) -> GameState:
 def test_random_play_terminates_as_the_rules_say(
     config: tuple[str, dict[str, str]], seed: int, policy: int
 ) -> None:
-    """Random legal play always ends. RULES 1, 3, 4: deals rotate to the left until, at the end of a
+    """Random legal play always ends. docs/rules.md §1, §3, §4: deals rotate to the left until, at the end of a
     deal, one side alone has the highest side total at or above the target (2000; 1000 in consultation,
     played as two-handed); partners' scores add up. The result gives the sides, their ranking (tied
     sides share a place), each seat's score, the side scores and the team sizes."""
@@ -187,7 +187,7 @@ def test_cards_are_conserved_at_every_step(
 def test_brisques_awarded_once_at_the_end_of_each_deal(
     config: tuple[str, dict[str, str]], seed: int, policy: int
 ) -> None:
-    """RULES 1, 2 (002): brisques are counted at the end of the hand, every one awarded once: a
+    """docs/rules.md §1, §2 (002): brisques are counted at the end of the hand, every one awarded once: a
     "brisques" item per seat that took any, after the last trick's 10, summing to 10 * 8 * packs; the
     last trick scores 10 once. Each deal's points are the sum of its items and the totals add up."""
     v = _variant(config)
@@ -224,7 +224,7 @@ def test_brisques_awarded_once_at_the_end_of_each_deal(
 def test_observation_never_shows_another_seats_hidden_card(
     config: tuple[str, dict[str, str]], seed: int, policy: int, shuffle: int
 ) -> None:
-    """RULES 7 / issue 3: a seat sees its own hand, never another seat's (a partner's included) nor the
+    """docs/rules.md §7 / issue 3: a seat sees its own hand, never another seat's (a partner's included) nor the
     order of the stock. At every step of the first deal, for each seat: its observed hand has the
     kinds it holds; its observation, and its legal actions when it is to act, are unchanged when the
     hidden cards of all other seats and the stock are shuffled; the spectator's view is unchanged when
@@ -271,7 +271,7 @@ def test_legal_actions_sorted_without_duplicates(
 @EXAMPLES
 @given(seed=SEEDS, policy=SEEDS)
 def test_text_forms_round_trip(config: tuple[str, dict[str, str]], seed: int, policy: int) -> None:
-    """RULES 1 (notation) / API text forms: every legal action's text parses back to the action, and
+    """docs/rules.md §9 (notation) / API text forms: every legal action's text parses back to the action, and
     every card reference a seat sees in its hand round-trips through its text, over the first two
     deals."""
     for state in _walk(_variant(config), seed, policy, deals=2):
@@ -288,7 +288,7 @@ def test_text_forms_round_trip(config: tuple[str, dict[str, str]], seed: int, po
 
 
 def _beats(card: int, best: int, trump: int) -> bool:
-    """RULES 1 (002): a card played later beats the best so far if it is a higher card of the same
+    """docs/rules.md §1 (002): a card played later beats the best so far if it is a higher card of the same
     suit, or a trump on a plain card; an identical card does not."""
     cs, bs = (card >> 3) & 3, (best >> 3) & 3
     if cs == bs:
@@ -297,7 +297,7 @@ def _beats(card: int, best: int, trump: int) -> bool:
 
 
 def _allowed_kinds(state: GameState) -> set[int]:
-    """RULES 2, 3, 4: with a stock any card; in the last eight tricks (tricks of three, or duels of two)
+    """docs/rules.md §2, §3, §4: with a stock any card; in the last eight tricks (tricks of three, or duels of two)
     a later player must follow suit and head the trick if able; if void, win by trumping if able
     (over-trumping a trump already played); otherwise any card, never forced to under-trump."""
     hand = {c & 31 for c in state.hands[state.to_act]}
@@ -324,7 +324,7 @@ def _allowed_kinds(state: GameState) -> set[int]:
 def test_plays_follow_the_trick_rules(
     config: tuple[str, dict[str, str]], seed: int, policy: int
 ) -> None:
-    """RULES 2, 3, 4 (002, 000, EB9-643): the plays offered are exactly those the trick rules allow, for
+    """docs/rules.md §2, §3, §4 (002, 000, EB9-643): the plays offered are exactly those the trick rules allow, for
     every player of a trick of three or four and in the duels; over the first two deals."""
     for state in _walk(_variant(config), seed, policy, deals=2):
         if state.is_terminal():
@@ -341,7 +341,7 @@ def test_plays_follow_the_trick_rules(
 def test_tricks_have_every_seat_then_duels(
     config: tuple[str, dict[str, str]], seed: int, policy: int
 ) -> None:
-    """RULES 3, 4 (000): each stock trick has a card from every seat in playing order from the leader;
+    """docs/rules.md §3, §4 (000): each stock trick has a card from every seat in playing order from the leader;
     in four-handed the last eight tricks are duels of two cards: the winner of the last stock trick
     against the adversary on his left, then the two others (the player opposite leading)."""
     v = _variant(config)
@@ -373,7 +373,7 @@ def test_tricks_have_every_seat_then_duels(
 def test_declarations_by_the_winner_or_his_partner_from_own_hand(
     config: tuple[str, dict[str, str]], seed: int, policy: int
 ) -> None:
-    """RULES 1, 4 (002, 000, 003): only the winner of the trick, or with partners his partner after him,
+    """docs/rules.md §1, §4 (002, 000, 003): only the winner of the trick, or with partners his partner after him,
     declares; each from his own hand, the cards of the trick excepted; a double (triple, quadruple)
     bezique may take the partner's declared béziques from the table; every declaration has a card not
     declared before."""

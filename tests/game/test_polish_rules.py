@@ -1,4 +1,4 @@
-"""Polish (Open) Bezique, RULES.md section 5, from seed 000.
+"""Polish (Open) Bezique, docs/rules.md §5, from seed 000.
 
 Most tests lay out a deck with ``arrange_deck`` and play a scripted run of tricks: the dealer is seat 1,
 so seat 0 leads the first trick; hands are given in full so that every card played is known. The turn-up
@@ -162,7 +162,7 @@ def test_000_aces_and_tens_score_ten_as_soon_as_won() -> None:
 
 
 def test_000_brisques_are_not_counted_again_and_last_trick_scores_ten() -> None:
-    """000: aces and tens are scored when won "and not at the end of the hand"; RULES.md 5 keeps the
+    """000: aces and tens are scored when won "and not at the end of the hand"; docs/rules.md §5 keeps the
     last trick at 10 (002). Whole random deals: each seat's brisque items add up to the brisques it
     took, there is no end-of-hand brisque count, the last trick scores 10, and the deal's points are the
     sum of its items."""
@@ -209,7 +209,7 @@ def test_000_seven_of_trumps_in_a_trick_scores_ten_to_its_winner() -> None:
 def test_000_seven_exchanged_for_the_turn_up_scores_ten_not_twenty() -> None:
     """000: the seven of trumps "can be exchanged by the winner of the trick containing it; and if the
     turn-up card is one that can be used in declaring, it becomes an open card when exchanged". The
-    exchange scores 10 (RULES.md 5: "may instead exchange it"), not 10 for the seven besides."""
+    exchange scores 10 (docs/rules.md §5.2: "He may instead exchange it for the turn-up, for 10"), not 10 for the seven besides."""
     s = deal(
         [
             ["9H", "9C", "8C", "7C", "9D", "8D", "7D", "8H"],
@@ -444,7 +444,7 @@ def test_000_compound_declaration_430_in_any_order() -> None:
     used ... in as many combinations ... as they will form", and the example scores the royal marriage
     and the sequence of the same K-Q together. Announcing the sequence first must not forfeit the royal
     marriage: the 430 is the value of the trick, not of the order of the announcements (the "never
-    down" rule of RULES.md 1 concerns a card declared on an earlier trick)."""
+    down" rule of docs/rules.md §1 concerns a card declared on an earlier trick)."""
     s = deal(
         [
             ["QH", "QD", "QC", "JS", "7D", "9H", "QS", "8C"],
@@ -565,7 +565,7 @@ def test_000_polish_is_played_to_2000() -> None:
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_000_polish_deals_two_packs_like_two_handed(seed: int) -> None:
-    """000/RULES.md 5: two packs; dealing, leading and drawing as in two-handed: 8 cards each, a turn-up
+    """000/docs/rules.md §5: two packs; dealing, leading and drawing as in two-handed: 8 cards each, a turn-up
     fixing trumps, 47 cards in the stock besides it, and no open cards before a trick is won."""
     s = GameState.new(POLISH, seed=seed)
     assert POLISH.packs == 2

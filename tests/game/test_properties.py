@@ -5,7 +5,7 @@ Every game here is a seeded deal played by a seeded random policy (``random.Rand
 randomness), uniform or eager to declare; hypothesis draws the seeds and the kind of policy. The
 invariants: play always terminates and ends as the rules say; cards are conserved at every step; every
 brisque is awarded exactly once and every point is accounted for; text forms round-trip; a seat's
-observation never shows a hidden card (RULES.md section 7); legal action lists are sorted and without
+observation never shows a hidden card (docs/rules.md §7); legal action lists are sorted and without
 duplicates; an illegal action raises and changes nothing; a clone is independent of its original; the
 plays and declarations offered obey the rules of play and of declaring.
 
@@ -239,7 +239,7 @@ def test_text_forms_round_trip(
 def test_observation_never_shows_a_hidden_card(
     config: tuple[str, dict[str, str]], seed: int, policy: Policy, shuffle: int
 ) -> None:
-    """RULES.md section 7: a seat sees its own hand, never another seat's hand or the order of the
+    """docs/rules.md §7: a seat sees its own hand, never another seat's hand or the order of the
     stock. At every step of the first deal, for each seat: the kinds of its observed hand are those it
     holds; its observation (and, when it is to act, its legal actions) is unchanged when the other
     seats' hidden cards and the stock are shuffled; the spectator's view is unchanged when every

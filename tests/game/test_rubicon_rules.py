@@ -1,4 +1,4 @@
-"""Rubicon Bezique, RULES.md section 6, from seeds 000 and 004.
+"""Rubicon Bezique, docs/rules.md §6, from seeds 000 and 004.
 
 Scripted tests lay out a deck with ``arrange_deck``: seat 1 deals, so seat 0 leads the first trick. The
 stock holds 110 cards, so scripts look only at the first tricks; the last nine tricks are checked by random
@@ -60,7 +60,7 @@ FOLLOWER = ["7S", "7S", "7D", "7D", "7C", "7C", "8C", "8D", "JC"]
 
 
 def test_000_four_packs_nine_cards_each_dealt_in_threes_no_turn_up() -> None:
-    """000: "Four packs are used. Nine cards are dealt by three to each player"; RULES.md 6: no turn-up
+    """000: "Four packs are used. Nine cards are dealt by three to each player"; docs/rules.md §6: no turn-up
     and no trumps at the start; 128 - 18 = 110 cards in the stock. With a known deck order the
     non-dealer gets cards 1-3, 7-9 and 13-15, the dealer 4-6, 10-12 and 16-18."""
     assert RUBICON.packs == 4 and RUBICON.deck_size == 128 and RUBICON.seats == 2
@@ -75,7 +75,7 @@ def test_000_four_packs_nine_cards_each_dealt_in_threes_no_turn_up() -> None:
 
 
 def test_000_no_turn_up_is_accepted_by_arrange_deck() -> None:
-    """RULES.md 6: Rubicon has no turn-up; the engine's deck tool refuses one."""
+    """docs/rules.md §6: Rubicon has no turn-up; the engine's deck tool refuses one."""
     try:
         arrange_deck(RUBICON, 1, hands=[[], []], turn_up="7H")
     except ValueError:
@@ -132,7 +132,7 @@ def test_004_a_marriage_may_be_declared_without_the_ten_of_its_suit() -> None:
 
 
 def test_000_first_sequence_fixes_trumps_and_scores_250() -> None:
-    """000: trumps are decided by "the first sequence or marriage declared"; RULES.md 6: a sequence
+    """000: trumps are decided by "the first sequence or marriage declared"; docs/rules.md §6: a sequence
     declared before trumps are fixed counts as the trump sequence, 250."""
     s = deal([["AH", "TH", "KH", "QH", "JH", "9D", "8D", "9C", "8C"], FOLLOWER])
     run(s, "play 9D", "play 7D")
@@ -255,7 +255,8 @@ def test_004_never_down_a_class_king_and_queen_of_a_sequence_never_marry() -> No
 
 
 def test_004_no_seven_of_trumps_score() -> None:
-    """004's table has no score for the seven of trumps (RULES.md 6: "No seven-of-trumps score"):
+    """004's table has no score for the seven of trumps (docs/rules.md §6.1: "There is no score for the seven of
+    trumps"):
     holding it, or winning a trick with it, offers nothing and scores nothing."""
     assert Combo.SEVEN_OF_TRUMPS not in RUBICON.scores
     s = deal([["KH", "QH", "TH", "7H", "7H", "9D", "8D", "9C", "8C"], FOLLOWER])
@@ -310,8 +311,8 @@ def test_000_either_player_may_hold_carte_blanche() -> None:
 
 
 def test_000_carte_blanche_scores_again_for_each_draw_without_a_court_card() -> None:
-    """000: "If he does not draw a picture-card, he can again score for carte blanche"; RULES.md 6: "each
-    later draw that brings no court card may be shown for 50 again until one is drawn". Seat 0 draws
+    """000: "If he does not draw a picture-card, he can again score for carte blanche"; docs/rules.md §6.2:
+    "Each later draw that brings no court card may be shown for 50 again". Seat 0 draws
     9S (50 again), then KH (no more), then a nine (the chain has ended)."""
     hand = ["AS", "TS", "9H", "8H", "7D", "9D", "8C", "7C", "TC"]
     s = deal([hand, FOLLOWER], stock=["9S", "7S", "KH", "7S", "9C", "7D"])
@@ -437,3 +438,102 @@ def test_000_one_deal_is_the_game_and_the_last_trick_scores_50() -> None:
     assert sum(d.brisques) == 320
     assert s.tricks_done == 64
     assert len(s.result().deals) == 1
+
+
+# ---------------------------------------------------------------------------- re-forming a combination
+
+
+def _four_queens_and_a_married_fifth() -> GameState:
+    """Seat 0 declares four queens (QS.1 QH.1 QD.1 QC.1), then a royal marriage with a fifth queen
+    (KH QH.2, hearts trumps): five queens declared, none played."""
+    s = deal([["QS", "QH", "QD", "QC", "QH", "KH", "9D", "9C", "9S"], FOLLOWER])
+    run(s, "play 9D", "play 7D", "declare four-queens QS QH QD QC")
+    run(s, "play 9C", "play 7C", "declare royal-marriage KH QH")
+    assert [i.reason for i in s.items] == ["four-queens", "royal-marriage"]
+    return s
+
+
+def test_004_five_declared_queens_none_played_never_score_four_queens_again() -> None:
+    """000: "If a card of a declared combination be played to a trick, another card of the same rank may
+    be used to form a second similar combination"; 004: "If a combination, duly scored, is broken up, one
+    or more cards must be substituted ... to entitle him to a fresh score." With five queens on the table
+    and none played, putting the fifth in place of any of the four is a regrouping, not a substitution:
+    four queens must not score again (five tricks could otherwise score 5 x 60)."""
+    s = _four_queens_and_a_married_fifth()
+    run(s, "play 9S", "play 7S")
+    assert s.last_trick[2] == 0
+    assert not any("four-queens" in t for t in declarations(s))
+
+
+def test_004_an_undeclared_fifth_queen_does_not_re_form_unplayed_four_queens() -> None:
+    """004: a fresh score needs a combination "broken up" (a card of it played to a trick) and a card
+    substituted; docs/rules.md §6.4: "a fifth queen added to four declared and unplayed queens scores
+    nothing"."""
+    s = deal([["QS", "QH", "QD", "QC", "QS", "9D", "9C", "9S", "8S"], FOLLOWER])
+    run(s, "play 9D", "play 7D", "declare four-queens QS QH QD QC")
+    run(s, "play 9C", "play 7C")
+    assert s.last_trick[2] == 0
+    assert not any("four-queens" in t for t in declarations(s))
+
+
+def test_004_a_broken_four_queens_is_re_formed_once_per_card_played() -> None:
+    """004: four queens, one played, "add a fifth queen to the three left on the table, and again score
+    four queens". The re-formed four cannot then be regrouped with a sixth queen while none of its cards
+    is played; once one of them is played, the sixth re-forms it again (60 more)."""
+    s = deal([["QS", "QH", "QD", "QC", "QS", "QD", "9H", "9D", "8C"], FOLLOWER])
+    run(s, "play 9H", "play 7C", "declare four-queens QS QH QD QC")
+    run(s, "play QH.1", "play 7D")  # a queen of the four is played (and wins)
+    four = [t for t in declarations(s) if "four-queens" in t]
+    # The three left, and the fifth or the sixth queen.
+    assert four == [
+        "declare four-queens QS.1 QD.1 QD QC.1",
+        "declare four-queens QS.1 QS QD.1 QC.1",
+    ]
+    run(s, "declare four-queens QS.1 QS QD.1 QC.1")
+    run(s, "play 9D", "play 7D")
+    assert s.last_trick[2] == 0
+    assert not any("four-queens" in t for t in declarations(s))  # the sixth queen: a regrouping
+    run(s, "play QS.1", "play 7S")  # a queen of the re-formed four is played
+    assert s.last_trick[2] == 0
+    four = [t for t in declarations(s) if "four-queens" in t]
+    assert four == ["declare four-queens QS.2 QD.1 QD QC.1"]
+    run(s, four[0])
+    assert [i.points for i in s.items if i.reason == "four-queens"] == [60, 60, 60]
+
+
+def test_004_a_substitute_may_come_from_the_table() -> None:
+    """004: the card substituted in a broken combination comes "either from the cards upon the table or
+    from the hand of the player": four queens, one of them played, re-formed with the queen of a declared
+    marriage."""
+    s = _four_queens_and_a_married_fifth()
+    run(s, "play QS.1", "play 7S")  # one of the four queens is played (and wins)
+    assert s.last_trick[2] == 0
+    assert "declare four-queens QH.1 QH.2 QD.1 QC.1" in declarations(s)
+
+
+# ---------------------------------------------------------------------------- "to score"
+
+
+def test_004_other_combinations_are_held_to_score_and_the_seat_sees_its_list() -> None:
+    """004 (the Rubicon text): "if, on the cards exposed, the player has more than one combination to
+    score, he may score whichever he prefers, at the same time calling attention to his further claim
+    by saying, 'And ---- to score'"; docs/rules.md §6: the others available are held "to score", and a seat
+    sees its own list. Seat 0 scores the bezique; the royal marriage is held to score and scored on the
+    next trick won. The other seat is not shown cards still hidden in seat 0's hand."""
+    s = deal([["KH", "QH", "TH", "QS", "JD", "9D", "8D", "9C", "8C"], FOLLOWER])
+    run(s, "play 9D", "play 7D", "declare bezique QS JD")
+    assert observe(s, 0).seats[0].to_score == ("declare royal-marriage KH QH",)
+    assert observe(s, 1).seats[0].to_score == ()
+    assert observe(s, None).seats[0].to_score == ()
+    run(s, "play 8D", "play 7D", "declare royal-marriage KH QH")
+    assert observe(s, 0).seats[0].to_score == ()
+
+
+def test_004_a_claim_to_score_lapses_when_one_of_its_cards_is_played() -> None:
+    """004: "The mere fact of having declared a given combination 'to score' does not preserve the right
+    to score it, if in the meantime the declarant ... plays one of the cards composing it"."""
+    s = deal([["KH", "QH", "TH", "QS", "JD", "9D", "8D", "9C", "8C"], FOLLOWER])
+    run(s, "play 9D", "play 7D", "declare bezique QS JD")
+    assert observe(s, 0).seats[0].to_score == ("declare royal-marriage KH QH",)
+    run(s, "play KH")
+    assert observe(s, 0).seats[0].to_score == ()

@@ -1,4 +1,4 @@
-"""The Rubicon settlement, RULES.md section 6, from seeds 000 and 004.
+"""The Rubicon settlement, docs/rules.md §6, from seeds 000 and 004.
 
 000: "In reckoning the score all fractions of 100 are neglected; the winner scores 500 for game in
 addition to the difference between his own points and his opponent's. The loser is 'rubiconed' if he
@@ -6,7 +6,8 @@ does not score 1000 points, in which case the winner adds the loser's points to 
 brisques and 1000 for game, but the loser may claim his brisques to save a rubicon, though they are not
 reckoned among his points. If a rubiconed player has scored less than 100 the opponent counts the score
 as 100." Brisques "are only counted when the scores are very close; then they are used to decide the
-game." RULES.md takes 320 for all brisques (32 brisques of 10; "same after rounding").
+game." docs/rules.md §6 takes 320 for all brisques (32 brisques of 10) and drops the fractions of 100 from
+the final score too, which gives 000's 300 (1,450 v 820 settles at 3500).
 
 Each worked example gives ``rubicon_settlement(points, brisques)`` with the arithmetic in its docstring.
 """
@@ -85,38 +86,55 @@ def test_000_brisques_do_not_count_when_the_rounded_totals_differ() -> None:
 
 def test_000_rubiconed_loser_winner_adds_both_totals_320_and_1000() -> None:
     """000: a loser under 1000 is rubiconed: "the winner adds the loser's points to his own, takes 300
-    for brisques and 1000 for game" (RULES.md: 320).
+    for brisques and 1000 for game" (docs/rules.md §6.6: 320, then the fractions of 100 dropped).
 
     points 2350 / 760 -> 2300 / 700; 760 + 120 brisques = 880 < 1000, no save;
-    seat 0 scores 2300 + 700 + 320 + 1000 = 4320."""
-    check(rubicon_settlement((2350, 760), (200, 120)), 0, (2300, 700), True, 4320)
+    seat 0 scores 2300 + 700 + 320 + 1000 = 4320 -> 4300."""
+    check(rubicon_settlement((2350, 760), (200, 120)), 0, (2300, 700), True, 4300)
+
+
+def test_000_rubicon_final_score_drops_fractions_of_100() -> None:
+    """000: "In reckoning the score all fractions of 100 are neglected" and the winner "takes 300 for
+    brisques"; docs/rules.md §6: the final score drops fractions of 100 too, "so 1,450 v 820 settles at 3500".
+
+    points 1450 / 820 -> 1400 / 800; 820 + 140 = 960 < 1000, rubiconed;
+    1400 + 800 + 320 + 1000 = 3520 -> 3500, the 20 shown as an item of its own."""
+    st = rubicon_settlement((1450, 820), (180, 140))
+    check(st, 0, (1400, 800), True, 3500)
+    assert [(i.reason, i.points) for i in st.items] == [
+        ("own-points", 1400),
+        ("rubicon-loser-points", 800),
+        ("rubicon-brisques", 320),
+        ("rubicon-game", 1000),
+        ("fractions-dropped", -20),
+    ]
 
 
 def test_000_rubiconed_loser_under_100_counts_as_100() -> None:
     """000: "If a rubiconed player has scored less than 100 the opponent counts the score as 100."
 
     points 1640 / 70 -> 1600 / 0, the 0 counts as 100;
-    seat 0 scores 1600 + 100 + 320 + 1000 = 3020."""
+    seat 0 scores 1600 + 100 + 320 + 1000 = 3020 -> 3000."""
     st = rubicon_settlement((1640, 70), (250, 70))
     assert st.winner == 0 and st.rubicon
-    assert st.scores == (3020, 0)
-    assert sum(i.points for i in st.items) == 3020
+    assert st.scores == (3000, 0)
+    assert sum(i.points for i in st.items) == 3000
 
 
 def test_000_both_under_1000_the_loser_is_rubiconed() -> None:
     """000: the winner need not reach 1000 himself.
 
     points 980 / 450 -> 900 / 400; 450 + 170 = 620 < 1000;
-    seat 0 scores 900 + 400 + 320 + 1000 = 2620."""
-    check(rubicon_settlement((980, 450), (150, 170)), 0, (900, 400), True, 2620)
+    seat 0 scores 900 + 400 + 320 + 1000 = 2620 -> 2600."""
+    check(rubicon_settlement((980, 450), (150, 170)), 0, (900, 400), True, 2600)
 
 
 def test_000_rubicon_against_seat_0() -> None:
     """000, the rubicon for seat 1.
 
     points 420 / 1870 -> 400 / 1800; 420 + 90 = 510 < 1000;
-    seat 1 scores 1800 + 400 + 320 + 1000 = 3520."""
-    check(rubicon_settlement((420, 1870), (90, 230)), 1, (400, 1800), True, 3520)
+    seat 1 scores 1800 + 400 + 320 + 1000 = 3520 -> 3500."""
+    check(rubicon_settlement((420, 1870), (90, 230)), 1, (400, 1800), True, 3500)
 
 
 def test_000_loser_counts_his_brisques_to_save_the_rubicon() -> None:
@@ -131,8 +149,8 @@ def test_000_loser_counts_his_brisques_to_save_the_rubicon() -> None:
 
 def test_000_brisques_too_few_to_save_the_rubicon() -> None:
     """000: the same loser with only 60 in brisques: 930 + 60 = 990 < 1000, rubiconed;
-    seat 0 scores 1800 + 900 + 320 + 1000 = 4020."""
-    check(rubicon_settlement((1890, 930), (260, 60)), 0, (1800, 900), True, 4020)
+    seat 0 scores 1800 + 900 + 320 + 1000 = 4020 -> 4000."""
+    check(rubicon_settlement((1890, 930), (260, 60)), 0, (1800, 900), True, 4000)
 
 
 # ---------------------------------------------------------------------------- equal totals
@@ -140,7 +158,7 @@ def test_000_brisques_too_few_to_save_the_rubicon() -> None:
 
 def test_000_equal_rounded_totals_brisques_decide_the_game() -> None:
     """000: brisques "are only counted when the scores are very close; then they are used to decide the
-    game"; RULES.md 6: when the rounded totals are equal, the brisques are added.
+    game"; docs/rules.md §6: when the rounded totals are equal, the brisques are added.
 
     points 1250 / 1230 -> 1200 / 1200, equal; with brisques 1250 + 190 = 1440 -> 1400 and
     1230 + 130 = 1360 -> 1300: seat 0 wins, 500 + (1400 - 1300) = 600."""
@@ -169,7 +187,7 @@ def test_000_equal_totals_and_equal_brisque_totals_are_a_drawn_game() -> None:
 def test_000_settlement_invariants_on_random_totals(seed: int) -> None:
     """000 on random totals: the loser scores nothing; without a rubicon the winner scores 500 plus the
     difference of the rounded totals; with one, his own rounded points, the loser's (at least 100),
-    320 and 1000; the rubicon falls exactly on a loser whose points and brisques stay under 1000, when
+    320 and 1000, with the fractions of 100 dropped (so 300 for the brisques); the rubicon falls exactly on a loser whose points and brisques stay under 1000, when
     the rounded totals differ. (Totals where it would matter whether the brisques are added to the
     points before or after dropping fractions are skipped: 000 does not say.)"""
     rng = random.Random(seed)
@@ -190,9 +208,10 @@ def test_000_settlement_invariants_on_random_totals(seed: int) -> None:
         rubicon = points[lo] + brisques[lo] < 1000
         assert st.rubicon is rubicon
         if rubicon:
-            assert st.scores[w] == r[w] + max(r[lo], 100) + 320 + 1000
+            assert st.scores[w] == r[w] + max(r[lo], 100) + 300 + 1000
         else:
             assert st.scores[w] == 500 + r[w] - r[lo]
+        assert st.scores[w] % 100 == 0
 
 
 # ---------------------------------------------------------------------------- a whole game

@@ -1,4 +1,4 @@
-"""Sampling worlds consistent with one seat's knowledge (issue 7, RULES.md section 7: a seat sees its own
+"""Sampling worlds consistent with one seat's knowledge (issue 7, docs/rules.md §7: a seat sees its own
 hand and the public information only): every sampled state shows the seat exactly what the real game
 shows it, offers the same legal actions, and depends on nothing the seat cannot see."""
 
@@ -64,7 +64,7 @@ def check_game(
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_two_handed_samples_show_the_seat_what_the_game_shows(seed: int) -> None:
-    """002 / RULES.md 7: at every decision of a two-handed game, each sampled world gives the seat the
+    """002 / docs/rules.md §7: at every decision of a two-handed game, each sampled world gives the seat the
     same observation (hand, table, trick, scores, stock, log) and the same legal actions."""
     assert check_game("two-handed", seed) > 200
 
@@ -87,7 +87,7 @@ def test_rubicon_samples_are_consistent() -> None:
 
 
 def test_sample_depends_only_on_what_the_seat_sees() -> None:
-    """RULES.md 7: two deals that give seat 0 the same cards and differ only in the opponent's hand
+    """docs/rules.md §7: two deals that give seat 0 the same cards and differ only in the opponent's hand
     and the stock give the same samples (the sampler sees views, never the state)."""
     v = variant("two-handed")
     mine = ["QS", "JD", "AH", "TH", "7C", "8C", "9D", "KS"]

@@ -1,4 +1,4 @@
-"""Text forms of cards, card references, actions and variants (RULES.md notation; arena.game API).
+"""Text forms of cards, card references, actions and variants (docs/rules.md §9; arena.game API).
 
 Cards are written rank then suit (``QS``, ``TD``, ``7H``; ranks A T K Q J 9 8 7, suits S H D C); a physical
 copy carries its pack number (``QS.2``). Every action has one exact text form that round-trips.
@@ -38,7 +38,7 @@ ALL_KINDS = [r + s for s in SUITS for r in RANKS]
 
 
 def test_notation_every_card_of_a_pack_round_trips() -> None:
-    """RULES notation: ranks A T K Q J 9 8 7, suits S H D C; the 32 kinds are distinct and round-trip."""
+    """docs/rules.md §9: ranks A T K Q J 9 8 7, suits S H D C; the 32 kinds are distinct and round-trip."""
     kinds = [parse_kind(t) for t in ALL_KINDS]
     assert sorted(kinds) == list(range(32))
     for text, kind in zip(ALL_KINDS, kinds, strict=True):
@@ -47,21 +47,21 @@ def test_notation_every_card_of_a_pack_round_trips() -> None:
 
 @pytest.mark.parametrize("text", ["QS", "TD", "7H", "AC", "JD", "9S"])
 def test_notation_examples_parse(text: str) -> None:
-    """RULES notation: ``QS`` is the queen of spades, ``TD`` the ten of diamonds, ``7H`` the seven of hearts."""
+    """docs/rules.md §9: ``QS`` is the queen of spades, ``TD`` the ten of diamonds, ``7H`` the seven of hearts."""
     kind = parse_kind(text)
     assert kind_text(kind) == text
     assert ref_text(parse_ref(text)) == text
 
 
 def test_notation_ten_is_t_not_10() -> None:
-    """RULES notation: the ten is written T (``TD``); ``10D`` is not a card."""
+    """docs/rules.md §9: the ten is written T (``TD``); ``10D`` is not a card."""
     with pytest.raises(ParseError):
         parse_kind("10D")
 
 
 @pytest.mark.parametrize("pack", [1, 2, 3, 4])
 def test_physical_copies_carry_their_pack_number(pack: int) -> None:
-    """RULES notation / API: ``QS.2`` is the physical copy of pack 2; every copy round-trips."""
+    """docs/rules.md §9 / API: ``QS.2`` is the physical copy of pack 2; every copy round-trips."""
     seen = set()
     for text in ALL_KINDS:
         full = f"{text}.{pack}"
@@ -288,7 +288,7 @@ def test_illegal_action_message_names_action_and_situation() -> None:
 
 
 def test_two_handed_defaults() -> None:
-    """RULES section 1-2: defaults are declarations_per_trick=disjoint, bezique_cards=fixed, game_end=end-of-deal."""
+    """docs/rules.md §1, §2: defaults are declarations_per_trick=disjoint, bezique_cards=fixed, game_end=end-of-deal."""
     v = variant("two-handed")
     assert v.declarations_per_trick == "disjoint"
     assert v.bezique_cards == "fixed"
@@ -303,7 +303,7 @@ def test_two_handed_defaults() -> None:
 
 
 def test_two_handed_option_values_default_first() -> None:
-    """RULES preamble: every option has a stable name; the default is the first accepted value."""
+    """docs/rules.md §8: every option has a stable name; the default is the first accepted value."""
     opts = variant_options("two-handed")
     assert opts["declarations_per_trick"] == ("disjoint", "one")
     assert opts["bezique_cards"] == ("fixed", "trump-dependent")
@@ -319,7 +319,7 @@ def test_two_handed_option_values_default_first() -> None:
     ],
 )
 def test_two_handed_options_are_recorded(option: str, value: str) -> None:
-    """RULES preamble: the chosen option values are recorded in the variant (and so in every record)."""
+    """docs/rules.md §8: the chosen option values are recorded in the variant (and so in every record)."""
     v = variant("two-handed", **{option: value})
     assert getattr(v, option) == value
     assert dict(v.options)[option] == value
@@ -361,7 +361,7 @@ def test_bad_option_value_is_a_variant_error_listing_accepted_values() -> None:
 
 
 def test_options_belong_to_their_variants() -> None:
-    """RULES sections 5-6: Polish takes only game_end; Rubicon takes no options."""
+    """docs/rules.md §5, §6: Polish takes only game_end; Rubicon takes no options."""
     assert variant("polish", game_end="immediate").game_end == "immediate"
     with pytest.raises(VariantError):
         variant("polish", declarations_per_trick="one")

@@ -1,4 +1,4 @@
-"""Three-handed Bezique (RULES.md section 3; sources 000 and EB9-643): the obligations of the second
+"""Three-handed Bezique (docs/rules.md §3; sources 000 and EB9-643): the obligations of the second
 and third players in the last eight tricks, brisques and the end of the game.
 
 Unless a test says otherwise seat 2 deals, so seat 0 (left of the dealer) leads, and hearts are trumps.
@@ -64,7 +64,7 @@ ACE_SPADES = ["AS", "QS", "8S", "7D", "8D", "9C", "TC", "7H"]
 
 
 def test_last_eight_leader_may_lead_any_card() -> None:
-    """002 / RULES 3: the winner of the last stock trick leads, any card."""
+    """002 / docs/rules.md §3: the winner of the last stock trick leads, any card."""
     s = last_eight([LEADER, SPADES_CLUBS, SEAT2])
     assert s.to_act == 0
     assert plays(s) == set(LEADER)
@@ -85,7 +85,7 @@ def test_last_eight_leader_may_lead_any_card() -> None:
     ],
 )
 def test_last_eight_second_player(seat1: list[str], lead: str, legal: set[str]) -> None:
-    """RULES 3 (000, EB9-643): in the last eight tricks each later player must follow suit and head the
+    """docs/rules.md §3 (000, EB9-643): in the last eight tricks each later player must follow suit and head the
     trick if able; if void, must win by trumping if able; otherwise he may play any card. The
     referee offers exactly those cards and refuses any other."""
     s = last_eight([LEADER, seat1, SEAT2])
@@ -165,7 +165,7 @@ def test_last_eight_second_player(seat1: list[str], lead: str, legal: set[str]) 
 def test_last_eight_third_player(
     seat1: list[str], seat2: list[str], trick: tuple[str, str], legal: set[str]
 ) -> None:
-    """RULES 3 (000, EB9-643): the third player must follow suit and head the trick (the best card so
+    """docs/rules.md §3 (000, EB9-643): the third player must follow suit and head the trick (the best card so
     far) if able; if void he must win by trumping if able, over-trumping a trump already played; the
     third hand, if not able to follow suit nor to win the trick by trumping, may throw away any card he
     pleases (no obligation to under-trump)."""
@@ -195,7 +195,7 @@ def test_last_eight_third_player_void_without_trumps_plays_any_card() -> None:
 
 
 def test_last_eight_winner_leads_and_the_hand_ends_after_32_tricks() -> None:
-    """002 / RULES 3: the winner of each trick leads to the next; after 8 tricks of three the hand is
+    """002 / docs/rules.md §3: the winner of each trick leads to the next; after 8 tricks of three the hand is
     over, the last trick scoring 10 to its winner and each seat's brisques counted."""
     s = last_eight([LEADER, SPADES_CLUBS, ["KS", "JS", "8S", "7D", "8D", "9D", "TD", "JH"]])
     act(s, "play 9S", "play QS", "play KS")
@@ -216,7 +216,7 @@ def test_last_eight_winner_leads_and_the_hand_ends_after_32_tricks() -> None:
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_brisques_counted_at_the_end_of_the_hand_for_each_seat(seed: int) -> None:
-    """RULES 1, 2 (002): aces and tens taken in tricks score 10 each at the end of the hand; with three
+    """docs/rules.md §1, §2 (002): aces and tens taken in tricks score 10 each at the end of the hand; with three
     packs all 240 brisque points are awarded, each seat credited once for its own tricks."""
     s = GameState.new(V, seed=seed)
     while s.deal_index == 0 and not s.is_terminal():
@@ -269,7 +269,7 @@ def test_game_is_2000_up_not_1000() -> None:
 
 
 def test_highest_total_at_or_above_2000_wins_and_sides_are_ranked() -> None:
-    """RULES 1, 3: at the end of a deal the higher total at or above the target wins; the result ranks
+    """docs/rules.md §1, §3: at the end of a deal the higher total at or above the target wins; the result ranks
     every seat (a side of one) by its score."""
     p = _dry_run()
     s = _with_totals([2010 - p[0], 2000 - p[1], 300 - p[2]])
@@ -285,7 +285,7 @@ def test_highest_total_at_or_above_2000_wins_and_sides_are_ranked() -> None:
 
 
 def test_equal_losers_share_a_place() -> None:
-    """RULES 1: ranking by score; equal totals share a place (a draw between those sides)."""
+    """docs/rules.md §1: ranking by score; equal totals share a place (a draw between those sides)."""
     p = _dry_run()
     s = _with_totals([1500 - p[0], 2100 - p[1], 1500 - p[2]])
     play_deal(s)
@@ -295,7 +295,7 @@ def test_equal_losers_share_a_place() -> None:
 
 
 def test_equal_highest_totals_above_target_play_another_deal() -> None:
-    """RULES 1: equal highest totals at or above the target play another deal, even if the third seat
+    """docs/rules.md §1: equal highest totals at or above the target play another deal, even if the third seat
     is lower."""
     p = _dry_run()
     s = _with_totals([2100 - p[0], 2100 - p[1], 400 - p[2]])
@@ -305,7 +305,7 @@ def test_equal_highest_totals_above_target_play_another_deal() -> None:
 
 
 def test_whole_game_under_random_legal_play_ends_at_2000() -> None:
-    """RULES 1, 3: a game is a series of deals until one seat alone has the highest total at or above
+    """docs/rules.md §1, §3: a game is a series of deals until one seat alone has the highest total at or above
     2000 when a deal ends."""
     s = GameState.new(V, seed=3)
     while not s.is_terminal():

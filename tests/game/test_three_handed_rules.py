@@ -1,4 +1,4 @@
-"""Three-handed Bezique, all against all (RULES.md section 3; sources 000 and EB9-643): three packs, the
+"""Three-handed Bezique, all against all (docs/rules.md §3; sources 000 and EB9-643): three packs, the
 deal to the left, three draws per stock trick, triple bezique and the second double bezique. The last
 eight tricks and the end of the game are in test_three_handed_endgame.py.
 
@@ -53,7 +53,7 @@ def deal(
 
 
 def test_three_packs_three_seats_target_2000_and_triple_bezique() -> None:
-    """RULES 3 (000, EB9-643): three packs (96 cards), all against all, 8 cards each, game 2000 up,
+    """docs/rules.md §3 (000, EB9-643): three packs (96 cards), all against all, 8 cards each, game 2000 up,
     triple bezique 1500; the other scores as in two-handed (002)."""
     assert V.packs == 3
     assert V.deck_size == 96
@@ -83,7 +83,7 @@ PLAIN_DECK = [(i + 1) % 32 for i in range(32)] + list(range(32)) * 2
 
 @pytest.mark.parametrize("dealer", [0, 1, 2])
 def test_deal_three_two_three_to_the_left_of_the_dealer(dealer: int) -> None:
-    """EB9-643: the dealer deals to his left (3, 2, 3 cards, 8 each; RULES 3); the player first dealt to
+    """EB9-643: the dealer deals to his left (3, 2, 3 cards, 8 each; docs/rules.md §3); the player first dealt to
     has the first lead. The 25th card is turned up for trumps; 72 cards are left in the stock, the
     turn-up included."""
     s = GameState.new(V, seed=0, dealer=dealer, decks=[PLAIN_DECK])
@@ -120,7 +120,7 @@ def test_dealer_rotates_to_the_left_and_the_player_left_of_him_leads() -> None:
 
 
 def test_first_dealer_is_drawn_from_the_seed_among_three() -> None:
-    """RULES 1: the first dealer is drawn from the match seed; every seat can deal first."""
+    """docs/rules.md §1: the first dealer is drawn from the match seed; every seat can deal first."""
     dealers = [GameState.new(V, seed=seed).dealer for seed in range(60)]
     assert set(dealers) == {0, 1, 2}
     assert dealers == [GameState.new(V, seed=seed).dealer for seed in range(60)]
@@ -150,7 +150,7 @@ LOW = [
     ],
 )
 def test_trick_winner_among_three(cards: tuple[str, str, str], winner: int) -> None:
-    """RULES 1 (002): the highest trump wins, else the highest card of the suit led; between
+    """docs/rules.md §1 (002): the highest trump wins, else the highest card of the suit led; between
     identical cards the one played first wins."""
     s = deal([[c, *LOW[i]] for i, c in enumerate(cards)])
     act(s, *(f"play {c}" for c in cards))
@@ -161,7 +161,7 @@ def test_trick_winner_among_three(cards: tuple[str, str, str], winner: int) -> N
 
 
 def test_second_and_third_players_may_play_any_card_in_the_stock_phase() -> None:
-    """002 (RULES 2, 3): while there is a stock, no player need follow suit, trump or win."""
+    """002 (docs/rules.md §2, §3): while there is a stock, no player need follow suit, trump or win."""
     hand1 = ["TS", "9S", "8H", "AC", "KD", "QC", "7C", "8C"]
     hand2 = ["KS", "7S", "9H", "AD", "QD", "JC", "7D", "8D"]
     s = deal([["9S", *LOW[0]], hand1, hand2])
@@ -175,7 +175,7 @@ def test_second_and_third_players_may_play_any_card_in_the_stock_phase() -> None
 
 @pytest.mark.parametrize(("winner", "second", "third"), [(0, "8S", "7S"), (1, "AS", "7S")])
 def test_three_draws_in_playing_order_from_the_winner(winner: int, second: str, third: str) -> None:
-    """RULES 3 (000): each stock trick is followed by three draws in playing order from the winner: the
+    """docs/rules.md §3 (000): each stock trick is followed by three draws in playing order from the winner: the
     winner takes the top card, the player on his left the next, and the third player the next."""
     s = deal(
         [["9S", *LOW[0]], [second, *LOW[1]], [third, *LOW[2]]],
@@ -194,7 +194,7 @@ def test_three_draws_in_playing_order_from_the_winner(winner: int, second: str, 
 
 
 def test_third_player_wins_and_draws_first() -> None:
-    """RULES 3 (000): the draws start with the winner even when he played last to the trick; the
+    """docs/rules.md §3 (000): the draws start with the winner even when he played last to the trick; the
     player who led draws last."""
     s = deal([["9S", *LOW[0]], ["8S", *LOW[1]], ["AS", *LOW[2]]], stock=["AH", "KH", "QH"])
     act(s, "play 9S", "play 8S", "play AS")
@@ -207,7 +207,7 @@ def test_third_player_wins_and_draws_first() -> None:
 
 
 def test_24_stock_tricks_then_eight_tricks_of_three() -> None:
-    """RULES 3 (000): 72 cards in the stock, three drawn after each trick: 24 stock tricks with 8
+    """docs/rules.md §3 (000): 72 cards in the stock, three drawn after each trick: 24 stock tricks with 8
     cards in every hand, then 8 tricks of three played out of the hands, nothing drawn."""
     s = GameState.new(V, seed=11)
     starts = 0
@@ -244,7 +244,7 @@ FINALS = [
 
 
 def test_last_draw_the_third_player_takes_the_turn_up() -> None:
-    """002 / RULES 3: on the last draw the winner takes a face-down card, the next player the last
+    """002 / docs/rules.md §3: on the last draw the winner takes a face-down card, the next player the last
     face-down card, and the third player (here the dealer) the turn-up."""
     s = GameState.new(V, seed=0, dealer=2, decks=[stock_end_deck(V, 2, FINALS)])
     turn_up = s.turn_up
@@ -261,7 +261,7 @@ def test_last_draw_the_third_player_takes_the_turn_up() -> None:
 
 
 def test_winner_of_the_24th_trick_may_declare_then_declarations_cease() -> None:
-    """002 / RULES 2: the winner of the last stock trick may still declare; in the last eight tricks
+    """002 / docs/rules.md §2: the winner of the last stock trick may still declare; in the last eight tricks
     nobody declares (a marriage in hand, a trick won: no declaring turn)."""
     s = GameState.new(V, seed=0, dealer=2, decks=[stock_end_deck(V, 2, FINALS)])
     play_out_stock(s, FINALS, tricks=23)
@@ -306,7 +306,7 @@ def _win_trick(s: GameState, lead: str) -> None:
 
 
 def test_triple_bezique_declared_at_once_scores_1500() -> None:
-    """RULES 3 (EB9-643): triple bezique scores 1500; all three béziques may be declared together."""
+    """docs/rules.md §3 (EB9-643): triple bezique scores 1500; all three béziques may be declared together."""
     s = _bezique_deal(["QS", "QS", "QS", "JD", "JD", "JD", "AS", "AC"])
     _win_trick(s, "AS")
     assert s.phase == 2
@@ -347,7 +347,7 @@ def test_double_bezique_added_to_a_declared_single_makes_a_triple() -> None:
 
 
 def test_second_double_bezique_declared_to_a_bezique_of_the_double() -> None:
-    """EB9-643 (RULES 3: "a second double bezique may be scored"): a second double bezique, counting 500,
+    """EB9-643 ("a second double bezique may be scored"; docs/rules.md §3.1): a second double bezique, counting 500,
     may be declared to a bezique on the table which has already been used for double bezique: the
     third queen of spades and knave of diamonds with one queen and one knave of the declared double."""
     s = _bezique_deal(["QS", "QS", "QS", "JD", "JD", "JD", "AS", "AC"])

@@ -1,4 +1,4 @@
-"""Declaring in ordinary two-handed Bezique (RULES.md sections 1 and 2; sources 002, 004, Hoffmann).
+"""Declaring in ordinary two-handed Bezique (docs/rules.md §1 and §2; sources 002, 004, Hoffmann).
 
 Seat 0 is the non-dealer (dealer 1) and leads. Unless a test says otherwise hearts are trumps (turn-up 9H),
 seat 0 wins a trick by leading a spade or diamond to which seat 1 throws a club, and the stock's top cards
@@ -208,7 +208,7 @@ def test_the_kq_of_a_declared_sequence_is_never_married() -> None:
 
 
 def test_single_bezique_grows_into_double_40_plus_500() -> None:
-    """002/RULES 1: a single bezique may be declared first and a second pair added later for the
+    """002/docs/rules.md §1: a single bezique may be declared first and a second pair added later for the
     double (40 + 500)."""
     s = deal(["QS", "QS", "JD", "JD", "7S", "8S", "9S", "9S"])
     act(s, "play 7S", "play 7C")
@@ -259,7 +259,7 @@ def test_two_single_beziques_never_make_a_double() -> None:
 
 
 def test_double_bezique_needs_all_four_cards_none_played() -> None:
-    """002/RULES 1: double bezique needs all its cards on the table at once, none of them played."""
+    """002/docs/rules.md §1: double bezique needs all its cards on the table at once, none of them played."""
     s = deal(
         ["QS", "JD", "7S", "8S", "9S", "9S", "8D", "7D"],
         stock=["QS", "9D", "JD", "9D", "TC", "TC"],
@@ -449,7 +449,25 @@ def test_one_option_claim_lapses_when_used_in_a_higher_declaration_004() -> None
 
 
 def test_default_option_holds_nothing_to_score() -> None:
-    """RULES 2: "to score" claims exist only under option "one"; by default nothing is held."""
+    """docs/rules.md §2: "to score" claims exist only under option "one"; by default nothing is held."""
     s = deal(["JS", "JH", "JD", "JC", "KC", "QC", "QS", "8S"])
     act(s, "play 8S", "play 7C", "declare four-knaves JS JH JD JC")
     assert to_score(s, 0) == ()
+
+
+def test_one_option_every_other_combination_available_is_held_to_score_000() -> None:
+    """000: "If a player has a chance of a double declaration he can declare both, but can only score one
+    at the time ... he announces, say, 'forty, and twenty to score.'" Four aces and the royal marriage
+    are both available: he scores the aces and holds the marriage "to score"; the list is his to see
+    (its cards are still hidden in his hand), and he scores it on the next trick won."""
+    s = deal(["AS", "AH", "AD", "AC", "KH", "QH", "8S", "9S"], v=ONE)
+    act(s, "play 8S", "play 7C")
+    assert "declare royal-marriage KH QH" in texts(s)
+    act(s, "declare four-aces AS AH AD AC")
+    assert s.deal_points == [100, 0]
+    assert to_score(s, 0, viewer=0) == ("declare royal-marriage KH QH",)
+    assert to_score(s, 0, viewer=1) == ()
+    finish_turn(s)
+    act(s, "play 9S", "play 8C", "declare royal-marriage KH QH")
+    assert s.deal_points == [140, 0]
+    assert to_score(s, 0, viewer=0) == ()

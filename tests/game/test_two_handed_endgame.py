@@ -1,4 +1,4 @@
-"""Ordinary two-handed Bezique (RULES.md section 2, source 002): the end of the stock, the last eight
+"""Ordinary two-handed Bezique (docs/rules.md §2, source 002): the end of the stock, the last eight
 tricks and the end of the game.
 """
 
@@ -187,7 +187,7 @@ def _game_with_totals(totals: list[int], v: Variant = V) -> GameState:
 
 
 def test_end_of_deal_the_game_is_not_won_mid_hand() -> None:
-    """RULES 1 (game_end = end-of-deal, default): totals are compared when a deal ends, even if a seat
+    """docs/rules.md §1 (game_end = end-of-deal, default): totals are compared when a deal ends, even if a seat
     passes 1000 during the hand."""
     s = _game_with_totals([990, 990])
     passed_mid_hand = False
@@ -205,7 +205,7 @@ def test_end_of_deal_the_game_is_not_won_mid_hand() -> None:
 
 
 def test_end_of_deal_higher_total_at_or_above_target_wins() -> None:
-    """RULES 1: when a deal ends, the higher total at or above the target wins (both may be above)."""
+    """docs/rules.md §1: when a deal ends, the higher total at or above the target wins (both may be above)."""
     p = _dry_run(SEED)
     s = _game_with_totals([1000 - p[0] + 5, 1000 - p[1]])
     play_deal(s)
@@ -218,7 +218,7 @@ def test_end_of_deal_higher_total_at_or_above_target_wins() -> None:
 
 
 def test_end_of_deal_exactly_the_target_wins() -> None:
-    """RULES 2: the game is won by reaching 1000 (at or above)."""
+    """docs/rules.md §2: the game is won by reaching 1000 (at or above)."""
     p = _dry_run(SEED)
     s = _game_with_totals([0, 1000 - p[1]])
     play_deal(s)
@@ -239,7 +239,7 @@ def test_end_of_deal_below_target_plays_on() -> None:
 
 
 def test_end_of_deal_equal_totals_play_another_deal() -> None:
-    """RULES 1: equal totals (at or above the target) play another deal."""
+    """docs/rules.md §1: equal totals (at or above the target) play another deal."""
     p = _dry_run(SEED)
     s = _game_with_totals([1100 - p[0], 1100 - p[1]])
     play_deal(s)
@@ -252,7 +252,7 @@ def test_end_of_deal_equal_totals_play_another_deal() -> None:
 
 
 def test_whole_game_ends_when_a_deal_leaves_a_unique_leader_at_1000() -> None:
-    """002 / RULES 1: a game is a series of deals until a player reaches 1000 at the end of a deal."""
+    """002 / docs/rules.md §1: a game is a series of deals until a player reaches 1000 at the end of a deal."""
     s = GameState.new(V, seed=13)
     while not s.is_terminal():
         first_legal(s)
@@ -275,7 +275,7 @@ IMMEDIATE = variant("two-handed", game_end="immediate")
 
 
 def test_immediate_the_first_to_reach_the_target_wins_at_once() -> None:
-    """RULES 1 (game_end = immediate): scores are credited as they happen and the first to reach the
+    """docs/rules.md §1 (game_end = immediate): scores are credited as they happen and the first to reach the
     target wins at once, mid-hand."""
     s = deal(
         ["QS", "JD", "8S", "9S", "7S", "8D", "9D", "7D"],
@@ -296,7 +296,7 @@ def test_immediate_the_first_to_reach_the_target_wins_at_once() -> None:
 
 
 def test_immediate_reaching_exactly_the_target_wins() -> None:
-    """RULES 1 (immediate): reaching the target (1000) exactly wins, here by exchanging the seven."""
+    """docs/rules.md §1 (immediate): reaching the target (1000) exactly wins, here by exchanging the seven."""
     s = deal(
         ["7H", "8S", "9S", "7S", "8D", "9D", "7D", "AS"],
         ["7C", "7C", "8C", "8C", "9C", "9C", "JC", "JC"],
@@ -309,7 +309,7 @@ def test_immediate_reaching_exactly_the_target_wins() -> None:
 
 
 def test_end_of_deal_does_not_stop_at_the_same_declaration() -> None:
-    """RULES 1: under the default the same declaration that would win at once under "immediate" does not
+    """docs/rules.md §1: under the default the same declaration that would win at once under "immediate" does not
     end the game mid-hand."""
     s = deal(
         ["QS", "JD", "8S", "9S", "7S", "8D", "9D", "7D"],
@@ -323,7 +323,7 @@ def test_end_of_deal_does_not_stop_at_the_same_declaration() -> None:
 
 
 def test_immediate_game_below_target_continues_across_deals() -> None:
-    """RULES 1 (immediate): with nobody at the target the deals go on, alternating the dealer."""
+    """docs/rules.md §1 (immediate): with nobody at the target the deals go on, alternating the dealer."""
     s = GameState.new(IMMEDIATE, seed=SEED, dealer=0)
     play_deal(s)
     assert not s.is_terminal()
@@ -337,7 +337,7 @@ def test_immediate_game_below_target_continues_across_deals() -> None:
 
 
 def test_immediate_the_dealers_seven_turn_up_can_win_at_the_start_of_a_deal() -> None:
-    """RULES 1 (immediate) with 002's 10 to the dealer for a seven turned up: the points are credited
+    """docs/rules.md §1 (immediate) with 002's 10 to the dealer for a seven turned up: the points are credited
     when the deal is made, and reaching the target with them wins at once."""
     p = _dry_run(SEED)
     sevens = list(range(32)) * 2  # the turn-up (17th card) is the seven of diamonds

@@ -1,4 +1,4 @@
-"""Ordinary two-handed Bezique (RULES.md sections 1 and 2, source 002): the deal, tricks, drawing and
+"""Ordinary two-handed Bezique (docs/rules.md §1 and §2, source 002): the deal, tricks, drawing and
 scores. The end of the stock, the last eight tricks and the end of the game are in
 test_two_handed_endgame.py; declaring is in test_two_handed_declaring.py.
 """
@@ -78,7 +78,7 @@ def test_seven_turned_up_scores_10_for_the_dealer(dealer: int) -> None:
 
 
 def test_first_dealer_is_drawn_from_the_seed() -> None:
-    """RULES 2: the referee draws the first dealer from the match seed (deterministically)."""
+    """docs/rules.md §2: the referee draws the first dealer from the match seed (deterministically)."""
     dealers = [GameState.new(V, seed=seed).dealer for seed in range(40)]
     assert set(dealers) == {0, 1}
     assert dealers == [GameState.new(V, seed=seed).dealer for seed in range(40)]
@@ -164,7 +164,7 @@ SEAT1_REST = ["8D", "9D", "7D", "8C", "9C", "7C", "TD"]
     ],
 )
 def test_trick_winner(lead: str, follow: str, winner: int) -> None:
-    """002 / RULES 1: the highest trump wins, else the highest card of the suit led (A T K Q J 9 8 7);
+    """002 / docs/rules.md §1: the highest trump wins, else the highest card of the suit led (A T K Q J 9 8 7);
     between identical cards the one played first wins."""
     s = deal([lead, *SEAT0_REST], [follow, *SEAT1_REST])
     act(s, f"play {lead}", f"play {follow}")
@@ -290,7 +290,7 @@ def test_last_draw_gives_the_loser_the_seven_exchanged_for_the_turn_up() -> None
 
 
 def test_table_of_scores() -> None:
-    """002 (RULES 2): marriage 20, royal marriage 40, bezique 40, four knaves 40, four queens 60, four
+    """002 (docs/rules.md §2): marriage 20, royal marriage 40, bezique 40, four knaves 40, four queens 60, four
     kings 80, four aces 100, sequence 250, double bezique 500, seven of trumps 10, last trick 10; 1000."""
     scores = {c.text: p for c, p in V.scores.items()}
     assert scores["marriage"] == 20
@@ -356,7 +356,7 @@ def _won_from_log(log: Sequence[str]) -> list[list[str]]:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_brisques_and_last_trick_scored_at_end_of_hand(seed: int) -> None:
-    """002 / RULES 2: aces and tens taken score 10 each, counted at the end of the hand; the last (32nd)
+    """002 / docs/rules.md §2: aces and tens taken score 10 each, counted at the end of the hand; the last (32nd)
     trick scores 10; all 160 brisque points and the 10 for the last trick are always awarded."""
     s = GameState.new(V, seed=seed)
     while s.tricks_done < 32 and s.deal_index == 0:

@@ -1,5 +1,5 @@
-"""The seven of trumps and which cards make bezique, in ordinary two-handed Bezique (RULES.md
-sections 1 and 2; sources 002, Hoffmann): exchanging and declaring the seven, the bezique_cards option.
+"""The seven of trumps and which cards make bezique, in ordinary two-handed Bezique (docs/rules.md
+§1 and §2; sources 002, Hoffmann): exchanging and declaring the seven, the bezique_cards option.
 
 Seat 0 is the non-dealer (dealer 1) and leads. Unless a test says otherwise hearts are trumps (turn-up 9H),
 seat 0 wins a trick by leading a spade or diamond to which seat 1 throws a club, and the stock's top cards
@@ -73,7 +73,7 @@ def test_seven_turned_up_scores_the_dealer_and_cannot_be_exchanged() -> None:
 
 
 def test_exchange_goes_with_a_declaration_in_the_same_turn() -> None:
-    """RULES 1 (002): the exchange may go with an ordinary declaration in the same turn."""
+    """docs/rules.md §1 (002): the exchange may go with an ordinary declaration in the same turn."""
     s = deal(["7H", "QS", "JD", "8S", "9S", "7S", "8S", "9S"])
     act(s, "play 8S", "play 7C", "exchange 7H")
     assert "declare bezique QS JD" in texts(s)
@@ -82,7 +82,7 @@ def test_exchange_goes_with_a_declaration_in_the_same_turn() -> None:
 
 
 def test_turn_up_just_taken_cannot_be_declared_in_the_same_turn() -> None:
-    """RULES 1 (002): the turn-up just taken in exchange for the seven cannot be part of a declaration
+    """docs/rules.md §1 (002): the turn-up just taken in exchange for the seven cannot be part of a declaration
     in the same turn; on a later trick it can (JD turned up, diamonds trumps, QS in the hand)."""
     s = deal(["7D", "QS", "8S", "9S", "7S", "8S", "9S", "8H"], turn_up="JD")
     act(s, "play 8S", "play 7C")
@@ -99,7 +99,7 @@ def test_turn_up_just_taken_cannot_be_declared_in_the_same_turn() -> None:
 
 
 def test_seven_exchange_under_one_option_still_allows_a_declaration() -> None:
-    """RULES 1: the exchange may go with one ordinary declaration in the same turn (option "one" too)."""
+    """docs/rules.md §1: the exchange may go with one ordinary declaration in the same turn (option "one" too)."""
     s = deal(["7H", "QS", "JD", "8S", "9S", "7S", "8S", "9S"], v=ONE)
     t = s.clone()
     act(s, "play 8S", "play 7C", "exchange 7H", "declare bezique QS JD")
@@ -118,7 +118,7 @@ def test_seven_exchange_under_one_option_still_allows_a_declaration() -> None:
     [("TS", "QC JH"), ("TD", "QC JH"), ("TH", "QS JD"), ("TC", "QS JD")],
 )
 def test_bezique_cards_trump_dependent(turn_up: str, pair: str) -> None:
-    """RULES 1 option bezique_cards = trump-dependent: QC + JH when spades or diamonds are trumps, else
+    """docs/rules.md §1 option bezique_cards = trump-dependent: QC + JH when spades or diamonds are trumps, else
     QS + JD."""
     v = variant("two-handed", bezique_cards="trump-dependent")
     s = deal(
@@ -136,7 +136,7 @@ def test_bezique_cards_trump_dependent(turn_up: str, pair: str) -> None:
 
 
 def test_bezique_cards_fixed_by_default() -> None:
-    """RULES 1 (002, 004): bezique is always QS + JD by default, whatever the trumps."""
+    """docs/rules.md §1 (002, 004): bezique is always QS + JD by default, whatever the trumps."""
     s = deal(["QS", "JD", "QC", "JH", "7S", "8S", "7D", "8D"], turn_up="9S")
     act(s, "play 8D", "play 7C")
     assert "declare bezique QS JD" in texts(s)
