@@ -176,7 +176,7 @@ def _solve_secular(probs: Sequence[float], a: Sequence[float], start: float = 0.
             hi = x
         step = x - f / slope if slope < 0 else math.nan
         nxt = step if lo < step < hi else (lo + hi) / 2
-        if abs(nxt - x) <= 1e-15 * max(1.0, abs(x)) or hi - lo <= 1e-15 * max(1.0, abs(x)):
+        if abs(nxt - x) <= 1e-13 * max(1.0, abs(x)) or hi - lo <= 1e-13 * max(1.0, abs(x)):
             return nxt
         x = nxt
     return x
@@ -204,12 +204,15 @@ def _mle_t_value(
         return [a - ref - 0.5 * t * sigma * (1 + ((a - mu) / sigma) ** 2) for a in scores]
 
     x = 0.0
+    last = math.inf
     for _ in range(100):
         phi = phi_of(p)
         x = _solve_secular(probs, phi, x)
         nxt = [q / (1 + x * f) for q, f in zip(probs, phi, strict=True)]
-        done = max(abs(u - v) for u, v in zip(nxt, p, strict=True)) < 1e-13
+        change = max(abs(u - v) for u, v in zip(nxt, p, strict=True))
         p = nxt
-        if done:
+        # Converged, or down to the rounding noise of the root (the changes stop shrinking).
+        if change < 1e-12 or (change < 1e-8 and change >= last / 2):
             break
+        last = change
     return p
