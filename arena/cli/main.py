@@ -5,11 +5,13 @@ from __future__ import annotations
 import typer
 
 from arena.cli.check_bot import check_bot
+from arena.cli.deals import deals_app
 from arena.cli.ledger import export, games, leaderboard, ratings_app, replay
 from arena.cli.match import match
 from arena.cli.play import play
 from arena.cli.remote import matches, start, watch
 from arena.cli.serve import serve
+from arena.cli.sprt import sprt
 from arena.cli.tournament import run
 
 app = typer.Typer(
@@ -31,6 +33,8 @@ app.command("games")(games)
 app.command("replay")(replay)
 app.command("export")(export)
 app.add_typer(ratings_app, name="ratings")
+app.command("sprt")(sprt)
+app.add_typer(deals_app, name="deals")
 
 
 @app.callback()
