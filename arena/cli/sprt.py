@@ -264,7 +264,10 @@ def sprt(
         flush=True,
     )
 
+    latest: list[AbTestState] = []  # the test so far, for a summary when it is interrupted
+
     def on_pair(pair: PairReport, state: AbTestState) -> None:
+        latest[:] = [state]
         print(progress_line(pair, state), flush=True)
         for line in failure_lines(pair, role_names):
             print(line, flush=True)
@@ -285,7 +288,6 @@ def sprt(
             limits=Limits(),
             matches_per_process=matches_per_process,
             concurrency=concurrency,
-            logs=logs,
         )
         try:
             return await run_ab_test(
@@ -306,6 +308,9 @@ def sprt(
         state = asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("interrupted: the bots are stopped")
+        if latest:
+            latest[0].stopped = "interrupted"
+            _summary(latest[0], v, role_names, roles)
         raise typer.Exit(130) from None
     except OSError as exc:
         errors.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)

@@ -30,7 +30,6 @@ import contextlib
 import itertools
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from arena.bots.limits import Limits
 from arena.game import GameResult, Variant
@@ -285,7 +284,6 @@ class RefereePairs:
     matches_per_process: int = 1
     concurrency: int = 2  # games at once
     connect_timeout: float = CONNECT_TIMEOUT
-    logs: Path | None = None
     _gate: asyncio.Semaphore | None = None
 
     async def __call__(self, index: int) -> PairReport:
