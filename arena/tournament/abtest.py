@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from arena.bots.limits import Limits
-from arena.game import GameResult, Variant
+from arena.game import Variant
 from arena.referee import MatchConfig, Outcome, Policies, TimeControl
 from arena.service.manager import MatchManager, PlayerSpec
 from arena.stats import Decision, Pentanomial, Sprt, SprtReport
@@ -106,9 +106,17 @@ class PairReport:
 
 
 def score_game(
-    v: Variant, seats: Seating, result: GameResult, outcome: Outcome, culprit: int, detail: str
+    v: Variant,
+    seats: Seating,
+    ranking: Sequence[int],
+    side_scores: Sequence[int],
+    outcome: Outcome,
+    culprit: int = -1,
+    detail: str = "",
 ) -> GameReport:
-    """How the new version did against the old in one finished game."""
+    """How the new version did against the old in one finished game, from the game's result (the
+    place and points of each side, as in :class:`~arena.game.GameResult` and the ledger), its outcome
+    and the seat whose failure ended it (-1: none)."""
 
     def side_of(role: str) -> int:
         for seat, roles in enumerate(seats):
@@ -117,7 +125,7 @@ def score_game(
         raise ValueError(f"no {role} version in the seating {seats}")
 
     new_side, old_side = side_of(NEW), side_of(OLD)
-    new_place, old_place = result.ranking[new_side], result.ranking[old_side]
+    new_place, old_place = ranking[new_side], ranking[old_side]
     failed = ""
     if outcome is not Outcome.NORMAL and 0 <= culprit < len(seats):
         failed = seats[culprit][0]
@@ -133,8 +141,8 @@ def score_game(
         outcome=outcome.text,
         failed=failed,
         detail=detail if outcome is not Outcome.NORMAL else "",
-        new_score=result.side_scores[new_side],
-        old_score=result.side_scores[old_side],
+        new_score=side_scores[new_side],
+        old_score=side_scores[old_side],
         new_place=new_place,
         old_place=old_place,
     )
@@ -319,7 +327,11 @@ class RefereePairs:
         if entry.record is None or not entry.ends:
             return None, entry.error or "the match ended without a record"
         end = entry.ends[0]
-        return score_game(self.variant, seats, end.result, end.outcome, end.culprit, end.detail), ""
+        r = end.result
+        report = score_game(
+            self.variant, seats, r.ranking, r.side_scores, end.outcome, end.culprit, end.detail
+        )
+        return report, ""
 
 
 def roles_needed(v: Variant) -> Sequence[str]:

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from arena.game import GameResult, variant
+from arena.game import variant
 from arena.referee import Outcome
 from arena.stats import Sprt
 from arena.tournament.abtest import (
@@ -70,17 +70,10 @@ def test_every_seat_for_itself_both_versions_meet_fixed_opponents(name: str) -> 
         assert {1, 2} <= gaps  # next to each other, and across the table
 
 
-def result(ranking: tuple[int, ...], side_scores: tuple[int, ...], seats: int = 2) -> GameResult:
-    v = variant("two-handed" if seats == 2 else "three-handed")
-    return GameResult(
-        v.sides, ranking, side_scores, side_scores, (), tuple(1 for _ in range(seats))
-    )
-
-
 def test_a_game_is_scored_for_the_new_version() -> None:
     v = variant("two-handed")
     seats = ((OLD,), (NEW,))
-    win = score_game(v, seats, result((1, 0), (800, 1020)), Outcome.NORMAL, -1, "")
+    win = score_game(v, seats, (1, 0), (800, 1020), Outcome.NORMAL, -1, "")
     assert (win.points, win.new_score, win.old_score, win.new_place, win.old_place) == (
         1.0,
         1020,
@@ -89,9 +82,9 @@ def test_a_game_is_scored_for_the_new_version() -> None:
         1,
     )
     assert not win.failed and win.outcome == "normal"
-    loss = score_game(v, seats, result((0, 1), (1010, 900)), Outcome.NORMAL, -1, "")
+    loss = score_game(v, seats, (0, 1), (1010, 900), Outcome.NORMAL, -1, "")
     assert loss.points == 0.0
-    draw = score_game(v, seats, result((0, 0), (1000, 1000)), Outcome.NORMAL, -1, "")
+    draw = score_game(v, seats, (0, 0), (1000, 1000), Outcome.NORMAL, -1, "")
     assert draw.points == 0.5
 
 
@@ -99,23 +92,23 @@ def test_a_failure_is_the_failing_versions_loss() -> None:
     v = variant("two-handed")
     seats = ((NEW,), (OLD,))
     # The referee's forfeit ranks the culprit's side last, even when it led on points.
-    crash = score_game(v, seats, result((1, 0), (900, 300)), Outcome.CRASH, 0, "seat 0 (x): gone")
+    crash = score_game(v, seats, (1, 0), (900, 300), Outcome.CRASH, 0, "seat 0 (x): gone")
     assert (crash.points, crash.failed, crash.outcome, crash.detail) == (
         0.0,
         NEW,
         "crash",
         "seat 0 (x): gone",
     )
-    timeout = score_game(v, seats, result((0, 1), (100, 300)), Outcome.TIMEOUT, 1, "late")
+    timeout = score_game(v, seats, (0, 1), (100, 300), Outcome.TIMEOUT, 1, "late")
     assert (timeout.points, timeout.failed) == (1.0, OLD)
 
 
 def test_three_handed_compares_places_and_an_opponents_failure_is_a_draw() -> None:
     v = variant("three-handed")
     seats = ((OPPONENT,), (NEW,), (OLD,))
-    g = score_game(v, seats, result((0, 2, 1), (2100, 900, 1500), 3), Outcome.NORMAL, -1, "")
+    g = score_game(v, seats, (0, 2, 1), (2100, 900, 1500), Outcome.NORMAL, -1, "")
     assert (g.points, g.new_place, g.old_place) == (0.0, 2, 1)
-    g = score_game(v, seats, result((1, 0, 0), (700, 900, 800), 3), Outcome.CRASH, 0, "gone")
+    g = score_game(v, seats, (1, 0, 0), (700, 900, 800), Outcome.CRASH, 0, "gone")
     assert (g.points, g.failed) == (0.5, OPPONENT)
 
 
