@@ -29,6 +29,9 @@ venv .venv: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/arena run tournaments/quickstart.toml --ledger arena.sqlite
+	@echo
+	@echo "See it in a browser (leaderboard, entrants, replays): $(BIN)/arena web --ledger arena.sqlite"
+	@echo "then open http://127.0.0.1:8000/"
 
 test: $(STAMP)
 	$(BIN)/ruff check .

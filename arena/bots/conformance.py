@@ -32,15 +32,16 @@ from pathlib import Path
 
 import grpc
 
+from arena.bots.limits import Limits
 from arena.game import Action, Combo, GameState, Verb, arrange_deck, observe, variant
 from arena.referee import FailurePolicy, MatchConfig, MatchRecord, Policies, TimeControl
 from arena.referee.record import GameRecord, replay
 from arena.scratch import scratch_dir
 from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
 from arena.service.ports import StreamPort
-from arena.service.server import MAX_RECEIVE_BYTES
+from arena.service.server import ArenaServer, create_server
 from arena.service.servicers import PROTOCOL_VERSION, BotGateway
-from arena.wire.v1 import bot_pb2, bot_pb2_grpc
+from arena.wire.v1 import bot_pb2
 
 BOT_NAME = "checked"  # the checked bot's player name in the session's matches
 FIRST_BOT = f"{shlex.quote(sys.executable)} -m arena_bot.first_bot"
@@ -328,18 +329,11 @@ class _HelloTap(BotGateway):
         return not port.attached.is_set() and (port.closed or port.token in self.refusals)
 
 
-async def _start_server() -> tuple[grpc.aio.Server, _HelloTap, MatchManager, Path]:
+async def _start_server(limits: Limits | None) -> tuple[ArenaServer, _HelloTap, MatchManager, Path]:
     logs = scratch_dir("check-")
-    manager = MatchManager(logs_dir=logs)
-    server = grpc.aio.server(options=[("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)])
-    gateway = _HelloTap(manager)
-    bot_pb2_grpc.add_BotGatewayServicer_to_server(gateway, server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    if port == 0:
-        raise OSError("cannot bind the check's referee to 127.0.0.1")
-    manager.address = f"127.0.0.1:{port}"
-    await server.start()
-    return server, gateway, manager, logs
+    server, _, manager = await create_server(logs_dir=logs, limits=limits, gateway=_HelloTap)
+    assert isinstance(server.gateway, _HelloTap)
+    return server, server.gateway, manager, logs
 
 
 # ---------------------------------------------------------------------------------------- the check
@@ -354,12 +348,14 @@ async def check_bot(
     matches: Sequence[ScriptedMatch] | None = None,
     connect_timeout: float = CONNECT_TIMEOUT,
     on_progress: Callable[[str], None] | None = None,
+    limits: Limits | None = None,
 ) -> Report:
     """Run the scripted session (``matches``, default :func:`session` of ``variant_name``) for the bot
-    started by ``command`` and report its mistakes."""
+    started by ``command`` and report its mistakes. ``limits``: its sandbox and limits (default: the
+    arena's defaults, isolated where the machine can)."""
     script = list(matches) if matches is not None else session(variant_name)
     report = Report(command, possible=possible_moments(script))
-    server, gateway, manager, logs = await _start_server()
+    server, gateway, manager, logs = await _start_server(limits)
     tokens: set[str] = set()
     try:
         for scripted in script:
@@ -386,10 +382,21 @@ async def check_bot(
                 if entry.status == "waiting" and _hopeless(entry, gateway):
                     await _abandon(entry)  # rather than wait out the connect timeout
                     break
+            if entry.error and entry.record is None:
+                # The arena could not start a process (the manager starts seats in order, so
+                # the bot's own ports have no process when its command was the one that failed).
+                # A bot whose match was called off is refused if it dials in late: not its fault.
+                if all(p.process is not None for p in entry.players[0]):
+                    report.mistakes.append(Mistake(REFEREE, "", entry.error))
+                else:
+                    report.mistakes.append(
+                        Mistake(CRASH, "", f"{entry.error}; the rest of the session is skipped")
+                    )
+                break
             _note_hellos(report, entry, gateway)
             if not all(p.attached.is_set() for p in entry.players[0]):
                 exited = [f"; {why}" for why in map(_closed_detail, entry.players[0]) if why]
-                tail = _log_tail(logs, entry.match_id, 0)
+                tail = _tail(entry.players[0][0])
                 report.mistakes.append(
                     Mistake(
                         CRASH,
@@ -408,7 +415,7 @@ async def check_bot(
                     Mistake(REFEREE, "", f"the opponent {opponent!r} could not play: {why}")
                 )
                 break
-            _collect(report, scripted, entry, logs)
+            _collect(report, scripted, entry)
     finally:
         await manager.close()
         await server.stop(None)
@@ -474,7 +481,7 @@ def _note_hellos(report: Report, entry: MatchEntry, gateway: _HelloTap) -> None:
                 report.mistakes.append(mistake)
 
 
-def _collect(report: Report, scripted: ScriptedMatch, entry: MatchEntry, logs: Path) -> None:
+def _collect(report: Report, scripted: ScriptedMatch, entry: MatchEntry) -> None:
     """Add one finished match, which the bot joined, to the report."""
     bot_ports = entry.players[0]
     if entry.error:
@@ -493,7 +500,7 @@ def _collect(report: Report, scripted: ScriptedMatch, entry: MatchEntry, logs: P
     gone: set[int] = set()  # members whose crash or disconnect is already reported
     for game, scripted_game in zip(record.games, scripted.games, strict=False):
         label = f"{scripted.variant} game {game.index + 1}"
-        n = _collect_game(report, record, game, label, gone, failed, logs, entry.match_id)
+        n = _collect_game(report, record, game, label, gone, failed, entry)
         report.games.append(GameSummary(label, scripted_game.note, n, game.outcome, game.detail))
     for port in bot_ports:
         # A violation after the bot's last decision (a second reply to it, say) is never raised at a
@@ -524,8 +531,7 @@ def _collect_game(
     label: str,
     gone: set[int],
     failed: set[int],
-    logs: Path,
-    match_id: str,
+    entry: MatchEntry,
 ) -> int:
     """Replay one game, noting the bot's decisions, the moments it met and its mistakes; the number of
     the bot's decisions."""
@@ -544,7 +550,7 @@ def _collect_game(
                         report.gone += 1
                     else:
                         gone.add(d.member)
-                        tail = _log_tail(logs, match_id, d.member)
+                        tail = _tail(entry.players[0][d.member])
                         detail = d.detail + (f"; the bot's last output:\n{tail}" if tail else "")
                         report.mistakes.append(Mistake(kind, where, detail))
                 elif kind == PROTOCOL and _late_reply(d.detail, failed):
@@ -588,11 +594,8 @@ def _note_moments(report: Report, state: GameState, reply: str | None) -> None:
             report.moments[LAST_TRICKS] += 1
 
 
-def _log_tail(logs: Path, match_id: str, member: int) -> str:
-    path = logs / f"{match_id}-seat0-{member}.log"
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
+def _tail(port: StreamPort) -> str:
+    """The last lines the player's bot process wrote (kept in memory by the launcher)."""
+    if port.process is None:
         return ""
-    lines = [line for line in text.splitlines() if line.strip()]
-    return "\n".join(f"    | {line}" for line in lines[-LOG_TAIL_LINES:])
+    return "\n".join(f"    | {line}" for line in port.process.last_output(LOG_TAIL_LINES))

@@ -1,18 +1,22 @@
 """Launch and supervise a local bot process.
 
-The bot is told where the referee is and which token to present through the environment
-(``ARENA_ADDRESS``, ``ARENA_TOKEN``) and, if its command line holds them, through the placeholders
-``{address}`` and ``{token}`` (``{python}`` stands for the arena's interpreter). It runs:
+The bot is told where the referee is and which token to present through its environment
+(``ARENA_ADDRESS``, ``ARENA_TOKEN``); ``{address}`` in its command line is replaced by the address too,
+and ``{python}`` stands for the arena's interpreter. A token never appears on a command line (any
+process of the machine can read command lines): ``{token}`` is refused. The bot runs:
 
-- in its own process group and with a marker in its environment, so that it is killed with every child
-  it started when its match ends (children that left the group are found by the marker);
-- in a fresh working directory of its own in the arena's scratch folder (:mod:`arena.scratch`), removed
-  afterwards (relative paths on its command line are resolved against the directory the arena runs in
-  before it moves there);
+- confined as its limits say (:mod:`arena.sandbox`): isolated by bubblewrap in namespaces of its own,
+  under a uid of its own when the arena is root, or in the light mode; either way with its resource
+  limits set before its first instruction and killed if the arena dies;
+- in a working folder of its own (also its ``HOME`` and ``TMPDIR``), removed afterwards (relative paths
+  on its command line are resolved against the folder the arena runs in before it moves there);
 - with a scrubbed environment (the locale and search paths, ``BOT_*`` settings and its own ``ARENA_*``);
-- under resource limits (:class:`arena.bots.limits.Limits`), optionally inside bubblewrap (no network, a
-  read-only view of the system), optionally frozen with SIGSTOP while it is not its turn;
-- with its stdout and stderr drained into a log file, truncated at a limit.
+- optionally frozen with SIGSTOP while it is not its turn;
+- with its stdout and stderr drained into a log file, truncated at a limit, and the last lines kept in
+  memory (to say why a bot that died did).
+
+When it is stopped, every process it started goes too: its PID namespace (isolated), or its process
+group, the processes carrying its environment marker and whoever still holds its output (light).
 """
 
 from __future__ import annotations
@@ -20,24 +24,73 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import resource
 import secrets
 import shlex
 import shutil
 import signal
 import sys
+from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
 
 from arena.bots.limits import Limits
-from arena.scratch import scratch_dir
+from arena.sandbox import Confinement, Referee, SandboxError, confine, procs, runtime
 
 # Passed through to bots; everything else in the arena's environment stays behind.
 _KEEP = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "NODE_PATH", "VIRTUAL_ENV", "SYSTEMROOT")
 MARKER = "ARENA_BOT_MARKER"
+TAIL_LINES = 20  # the last lines of a bot's output kept in memory
+TAIL_LINE_CHARS = 300  # each cut at this length
 
 
 class LaunchError(Exception):
     """A bot's command line could not be started; the message names the command and the reason."""
+
+
+def bot_environment() -> dict[str, str]:
+    """What of the arena's environment a bot process gets: the locale and search paths, and BOT_*
+    settings; nothing else (no secret of the arena's). NODE_PATH leads with the JavaScript SDK."""
+    env = {k: v for k, v in os.environ.items() if k in _KEEP or k.startswith(("LC_", "BOT_"))}
+    node = [*runtime.node_path(), *filter(None, env.get("NODE_PATH", "").split(os.pathsep))]
+    if node:
+        env["NODE_PATH"] = os.pathsep.join(node)
+    return env
+
+
+def check_command(command: str, name: str = "bot") -> None:
+    """Refuse what a bot's command line may not hold (raises LaunchError naming the problem)."""
+    if "{token}" in command:
+        raise LaunchError(
+            f"{name!r}: the command holds {{token}}, but a token never goes on a command line "
+            "(every process of the machine can read command lines): the bot reads its token from "
+            "the environment variable ARENA_TOKEN"
+        )
+
+
+def split_command(command: str, name: str = "bot") -> list[str]:
+    """The argument list of a bot's command line, ``{python}`` replaced by the arena's interpreter."""
+    check_command(command, name)
+    try:
+        argv = shlex.split(command.replace("{python}", shlex.quote(sys.executable)))
+    except ValueError as exc:
+        raise LaunchError(f"bot {name!r}: cannot split command {command!r}: {exc}") from exc
+    if not argv:
+        raise LaunchError(f"bot {name!r}: empty command")
+    return [_absolute(a) for a in argv]
+
+
+class _Watched(asyncio.subprocess.SubprocessStreamProtocol):
+    """The stream protocol of asyncio's subprocesses, also telling when the process has exited: in
+    Python 3.11 ``Process.wait()`` returns only once its pipes are closed too, which a child that
+    outlived the bot and holds its output would delay for ever."""
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.exited = asyncio.Event()
+
+    def process_exited(self) -> None:
+        self.exited.set()
+        super().process_exited()
 
 
 class BotProcess:
@@ -46,9 +99,10 @@ class BotProcess:
         name: str,
         command: str,
         proc: asyncio.subprocess.Process,
+        exited: asyncio.Event,
         log_path: Path | None,
         limits: Limits,
-        workdir: Path,
+        confinement: Confinement,
         marker: str,
     ):
         self.name = name
@@ -56,10 +110,14 @@ class BotProcess:
         self.proc = proc
         self.log_path = log_path
         self.limits = limits
-        self.workdir = workdir
+        self.confinement = confinement
         self.marker = marker
         self.frozen = False
+        self.tail: deque[str] = deque(maxlen=TAIL_LINES)
+        self._exited = exited
         self._pump: asyncio.Task[None] | None = None
+        self._pipe_inode = 0
+        self._stopped = False
 
     @classmethod
     async def start(
@@ -70,63 +128,77 @@ class BotProcess:
         token: str,
         log_path: Path | None = None,
         limits: Limits | None = None,
+        *,
+        socket: str = "",
+        hide: Sequence[Path] = (),
     ) -> BotProcess:
+        """Start a bot. ``address`` is the referee's TCP address (``HOST:PORT``) or its Unix socket
+        (``unix:PATH``); ``socket`` its Unix socket's path, which an isolated bot needs (it has no
+        network). ``hide``: paths an isolated bot must never see, even inside a folder it may."""
         limits = limits or Limits()
-        try:
-            argv = shlex.split(
-                command.replace("{address}", address)
-                .replace("{token}", token)
-                .replace("{python}", shlex.quote(sys.executable))  # the arena's own interpreter
-            )
-        except ValueError as exc:
-            raise LaunchError(f"bot {name!r}: cannot split command {command!r}: {exc}") from exc
-        if not argv:
-            raise LaunchError(f"bot {name!r}: empty command")
-        argv = [_absolute(a) for a in argv]
-        workdir = scratch_dir("bot-")
+        argv = split_command(command, name)
+        if address.startswith("unix:") and not socket:
+            socket, address = address.removeprefix("unix:").removeprefix("//"), ""
         marker = secrets.token_hex(8)
-        env = {k: v for k, v in os.environ.items() if k in _KEEP or k.startswith(("LC_", "BOT_"))}
-        env.update(
-            HOME=str(workdir),
-            TMPDIR=str(workdir),
-            ARENA_ADDRESS=address,
-            ARENA_TOKEN=token,
-            ARENA_BOT_NAME=name,
-            **{MARKER: marker},
-        )
-        if limits.sandbox == "bubblewrap":
-            argv = _bubblewrap(argv, workdir, address)
+        env = bot_environment()
+        env.update(ARENA_TOKEN=token, ARENA_BOT_NAME=name, **{MARKER: marker})
+        _check_program(name, argv[0], env.get("PATH"))
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
+            # Off the event loop: it reads /proc and the file system, and the loop times bots.
+            confinement = await asyncio.to_thread(
+                confine,
+                argv,
+                env,
+                mode=limits.sandbox,
+                rlimits=limits.rlimits(),
+                referee=Referee(tcp=address, socket=socket),
+                hide=hide,
+            )
+        except SandboxError as exc:
+            raise LaunchError(f"bot {name!r}: {exc}") from exc
+        loop = asyncio.get_running_loop()
+        protocol = _Watched(limit=2**16, loop=loop)
+        try:
+            transport, _ = await loop.subprocess_exec(
+                lambda: protocol,
+                *confinement.argv,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
-                env=env,
-                cwd=workdir,
-                # Its own process group, so that it is killed with its children. (A new session would
-                # also give it its own scheduler autogroup, which makes every round trip dearer.)
-                process_group=0,
+                **confinement.spawn_options(),
             )
         except OSError as exc:
-            shutil.rmtree(workdir, ignore_errors=True)
+            confinement.release()
             raise LaunchError(
                 f"bot {name!r}: cannot start {argv[0]!r}: {exc.strerror or exc}"
             ) from exc
-        # Limits are set on the started child (prlimit), not in a preexec hook: the arena's process has
-        # gRPC threads, and running Python between fork and exec in a threaded process can crash.
-        _apply_limits(proc.pid, limits)
-        bot = cls(name, command, proc, log_path, limits, workdir, marker)
+        proc = asyncio.subprocess.Process(transport, protocol, loop)
+        bot = cls(name, command, proc, protocol.exited, log_path, limits, confinement, marker)
+        pipe = transport.get_pipe_transport(1)
+        if pipe is not None:
+            with contextlib.suppress(AttributeError, OSError):
+                bot._pipe_inode = os.fstat(pipe.get_extra_info("pipe").fileno()).st_ino
         bot._pump = asyncio.create_task(bot._copy_output())
         return bot
 
+    @property
+    def isolated(self) -> bool:
+        return self.confinement.isolated
+
+    @property
+    def workdir(self) -> Path | None:
+        """Its working folder on this machine (light mode); an isolated bot's is a tmpfs of its own."""
+        return self.confinement.workdir
+
     async def _copy_output(self) -> None:
-        """Drain the bot's output (a full pipe would block it) into its log, up to the limit."""
+        """Drain the bot's output (a full pipe would block it) into its log, up to the limit, and keep
+        its last lines."""
         stream = self.proc.stdout
         assert stream is not None
         written = 0
         log = self.log_path.open("wb") if self.log_path is not None else None
         limit = self.limits.log_bytes
+        partial = b""
         try:
             while chunk := await stream.read(65536):
                 if log is not None and written < limit:
@@ -135,16 +207,51 @@ class BotProcess:
                     written += len(part)
                     if written >= limit:
                         log.write(b"\n[log truncated]\n")
+                lines = (partial + chunk).split(b"\n")
+                partial = lines.pop()[-4 * TAIL_LINE_CHARS :]
+                for line in lines[-TAIL_LINES:]:
+                    self._keep(line)
         finally:
+            if partial:
+                self._keep(partial)
             if log is not None:
                 log.close()
+
+    def _keep(self, line: bytes) -> None:
+        text = line.decode(errors="replace").rstrip("\r")
+        if text.strip():
+            self.tail.append(printable(text)[:TAIL_LINE_CHARS])
+
+    def last_output(self, lines: int = 8) -> list[str]:
+        """The last lines the bot wrote (stdout and stderr), made printable and cut to length."""
+        return list(self.tail)[-lines:]
 
     @property
     def returncode(self) -> int | None:
         return self.proc.returncode
 
     async def wait(self) -> int:
-        return await self.proc.wait()
+        """Until the bot's process has exited (whoever else holds its output); its exit code."""
+        await self._exited.wait()
+        code = self.proc.returncode
+        assert code is not None
+        return code
+
+    async def output_done(self, timeout: float) -> None:
+        """Until its output has been read to the end (at most ``timeout`` seconds)."""
+        if self._pump is not None and not self._pump.done():
+            await asyncio.wait({self._pump}, timeout=timeout)
+
+    def exit_text(self) -> str:
+        """How its process ended, in words."""
+        code = self.proc.returncode
+        if code is None:
+            return "bot process is running"
+        if code < 0:
+            return f"bot process was killed by {_signal_name(-code)}"
+        if code > 128 and self.isolated and _signal_name(code - 128) != str(code - 128):
+            return f"bot process exited with code {code} (killed by {_signal_name(code - 128)})"
+        return f"bot process exited with code {code}"
 
     def freeze(self) -> None:
         """Stop the bot's processes while it is not its turn (fairness option)."""
@@ -159,102 +266,108 @@ class BotProcess:
                 os.killpg(self.proc.pid, signal.SIGCONT)
             self.frozen = False
 
+    def processes(self) -> set[int]:
+        """The bot's processes now (see :meth:`arena.sandbox.Confinement.members`)."""
+        return self.confinement.members(self.proc.pid, (MARKER, self.marker))
+
     def cpu_seconds(self) -> float:
         """The most CPU time any one of the bot's processes has used so far (RLIMIT_CPU counts per
         process): a bot process that plays several matches spends one limit over all of them."""
-        tick = os.sysconf("SC_CLK_TCK")
-        most = 0.0
-        for pid in {self.proc.pid, *marked_processes(self.marker)}:
-            try:
-                stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                most = max(most, (int(stat[11]) + int(stat[12])) / tick)  # utime + stime
-            except (OSError, IndexError, ValueError):
-                continue
-        return most
+        return max((procs.cpu_seconds(p) for p in self.processes()), default=0.0)
 
     async def stop(self, grace: float = 1.0) -> None:
-        """Terminate the bot's whole process group and any descendant that left it; kill what lingers;
-        remove its working directory."""
-        self.thaw()
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, sig)
-            try:
-                await asyncio.wait_for(self.proc.wait(), timeout=grace)
-                break
-            except TimeoutError:
-                continue
+        """Terminate the bot and every process it started, release what its sandbox held. Bounded:
+        it never waits more than a few times ``grace``, whatever the bot's children do, and never
+        raises for anything the bot did."""
+        if self._stopped:
+            return
+        self._stopped = True
+        try:
+            self.thaw()
+            # The signals go off the event loop: finding a light bot's processes reads /proc.
+            if self.proc.returncode is None:
+                await asyncio.to_thread(self._signal, signal.SIGTERM)
+                await self._wait_exit(grace)
+            # What lingers, and descendants that left the group.
+            await asyncio.to_thread(self._signal, signal.SIGKILL)
+            await self._wait_exit(grace)
+            await self.output_done(grace)
+            if self._pump is not None and not self._pump.done() and self._pipe_inode:
+                # Someone still holds its output: a descendant that escaped (light mode).
+                holders = await asyncio.to_thread(procs.holding_pipe, self._pipe_inode)
+                procs.kill_all(holders)
+                await self.output_done(grace)
+            if self._pump is not None and not self._pump.done():
+                self._pump.cancel()
+                await asyncio.wait({self._pump}, timeout=grace)
+        finally:
+            transport = getattr(self.proc, "_transport", None)
+            if transport is not None:
+                with contextlib.suppress(Exception):
+                    transport.close()
+            self.confinement.release()  # light: removes its folder; isolated: gives its uid back
+
+    def _signal(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)  # children that outlived the leader
-        for pid in marked_processes(self.marker):
+            os.killpg(self.proc.pid, sig)
+        if self.isolated:
+            # Its first process is bubblewrap's: when it dies, the bot's PID namespace ends and the
+            # kernel kills everything in it, whatever session or group a process moved to.
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)  # descendants that started a session of their own
-        if self._pump is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._pump, timeout=grace)
-        shutil.rmtree(self.workdir, ignore_errors=True)
+                os.kill(self.proc.pid, sig)
+            return
+        procs.kill_all(self.processes() - {os.getpid()}, sig)
+
+    async def _wait_exit(self, timeout: float) -> None:
+        if not self._exited.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._exited.wait(), timeout=timeout)
 
 
 def marked_processes(marker: str) -> list[int]:
     """Processes whose environment carries this bot's marker (Linux /proc)."""
-    needle = f"{MARKER}={marker}".encode()
-    found = []
-    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
+    return procs.with_marker(MARKER, marker)
 
 
-def _absolute(arg: str) -> str:
-    """A relative path that exists where the arena runs, made absolute (the bot starts elsewhere)."""
-    if arg.startswith("-") or os.path.isabs(arg) or not os.path.exists(arg):
+def printable(text: str) -> str:
+    """Text made safe to show on a terminal: control characters (escape sequences) replaced."""
+    return "".join(c if c.isprintable() or c == "\t" else "\ufffd" for c in text)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
+
+
+def _check_program(name: str, program: str, path: str | None) -> None:
+    found = shutil.which(program, path=path) if os.sep not in program else program
+    if found is None or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        where = "found in PATH" if os.sep not in program else "an executable file"
+        raise LaunchError(f"bot {name!r}: cannot start {program!r}: it is not {where}")
+
+
+def _absolute(arg: str, base: str | Path = ".") -> str:
+    """A relative path that exists in ``base`` (where the arena runs, by default), made absolute: the
+    bot starts in a folder of its own."""
+    if arg.startswith("-") or "{" in arg or os.path.isabs(arg):
         return arg
-    return os.path.abspath(arg)
+    candidate = os.path.join(base, arg)
+    return os.path.abspath(candidate) if os.path.exists(candidate) else arg
 
 
-def _apply_limits(pid: int, limits: Limits) -> None:
-    """Resource limits on the bot's process (inherited by its children); each only lowered."""
-    mib = 1024 * 1024
-    for which, value in (
-        (resource.RLIMIT_AS, limits.memory_mb * mib),
-        (resource.RLIMIT_CPU, limits.cpu_seconds),
-        (resource.RLIMIT_NPROC, limits.processes),
-        (resource.RLIMIT_FSIZE, limits.file_size_mb * mib),
-        (resource.RLIMIT_NOFILE, limits.open_files),
-    ):
-        if value <= 0:
-            continue
-        with contextlib.suppress(ValueError, OSError):  # it may already have exited
-            _soft, hard = resource.prlimit(pid, which)
-            new_hard = value if hard == resource.RLIM_INFINITY else min(value, hard)
-            resource.prlimit(pid, which, (new_hard, new_hard))
+def resolve_paths(command: str, base: Path) -> str:
+    """A command line whose relative paths that exist in ``base`` (a tournament file's folder, a
+    submission's) are made absolute, so that it runs the same whatever folder the arena runs in;
+    ``{python}`` and the rest are left for :func:`split_command`."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command  # split_command reports the bad quoting when the bot is started
+    return shlex.join(_absolute(word, base) for word in words)
 
 
 def bubblewrap_available() -> bool:
+    """Whether bubblewrap is installed (:func:`arena.sandbox.probe` says whether it works)."""
     return shutil.which("bwrap") is not None
-
-
-def _bubblewrap(argv: list[str], workdir: Path, address: str) -> list[str]:
-    """Run under bubblewrap: a read-only view of the system (its temporary folder is its own working
-    directory), no network but the referee's Unix socket, killed with the arena."""
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        raise LaunchError(
-            "sandbox = bubblewrap was asked for, but bwrap is not installed "
-            "(Debian package: bubblewrap)"
-        )
-    if not address.startswith("unix:"):
-        raise LaunchError(
-            "sandbox = bubblewrap needs the referee on a Unix socket (the bot has no network)"
-        )
-    socket_dir = os.path.dirname(address.removeprefix("unix:").removeprefix("//"))
-    return [
-        bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-        "--bind", str(workdir), str(workdir), "--bind", socket_dir, socket_dir,
-        "--unshare-all", "--die-with-parent", "--chdir", str(workdir), "--", *argv,
-    ]  # fmt: skip

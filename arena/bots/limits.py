@@ -1,8 +1,23 @@
-"""Resource limits and isolation for local bot processes, set per tournament (``[limits]``)."""
+"""Resource limits and isolation for local bot processes, set per tournament (``[limits]``) or per
+server (``arena serve --sandbox/--memory-mb/... --limits FILE``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+from arena.sandbox import MODES, Rlimits
+
+MIB = 1024 * 1024
+_SIZES = (
+    "memory_mb",
+    "cpu_seconds",
+    "processes",
+    "file_size_mb",
+    "open_files",
+    "log_bytes",
+    "disk_mb",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -11,24 +26,48 @@ class Limits:
 
     memory_mb: int = 4096  # address space (RLIMIT_AS)
     cpu_seconds: int = 900  # CPU time of each process (RLIMIT_CPU), over every game it plays
-    processes: int = 4096  # processes and threads of the user (RLIMIT_NPROC): a fork-bomb brake
+    processes: int = 4096  # processes and threads of its uid (RLIMIT_NPROC): a fork-bomb brake
     file_size_mb: int = 64  # largest file it may write (RLIMIT_FSIZE)
     open_files: int = 1024  # file descriptors (RLIMIT_NOFILE)
     log_bytes: int = 1_000_000  # its stdout and stderr kept in its log, then truncated
-    sandbox: str = "none"  # "bubblewrap": no network, a read-only view of the system
+    disk_mb: int = 256  # sandboxed: the size of its home folder (also its /tmp), held in memory
+    # auto: isolated by bubblewrap where the machine can, else light with a warning; required (or
+    # bubblewrap): isolated or not started; none: light (see arena.sandbox).
+    sandbox: str = "auto"
     freeze: bool = False  # SIGSTOP the bot while it is not its turn
 
     def __post_init__(self) -> None:
-        for name in (
-            "memory_mb",
-            "cpu_seconds",
-            "processes",
-            "file_size_mb",
-            "open_files",
-            "log_bytes",
-        ):
+        for name in _SIZES:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
-        if self.sandbox not in ("none", "bubblewrap"):
-            raise ValueError(f"sandbox must be none or bubblewrap, got {self.sandbox!r}")
+        if self.sandbox not in MODES:
+            raise ValueError(f"sandbox must be one of {', '.join(MODES)}, got {self.sandbox!r}")
+        if not isinstance(self.freeze, bool):
+            raise ValueError(f"freeze must be true or false, got {self.freeze!r}")
+
+    def rlimits(self) -> Rlimits:
+        return Rlimits(
+            address_space=self.memory_mb * MIB,
+            cpu_seconds=self.cpu_seconds,
+            processes=self.processes,
+            file_size=self.file_size_mb * MIB,
+            open_files=self.open_files,
+            home_bytes=self.disk_mb * MIB,
+        )
+
+    @classmethod
+    def from_table(cls, table: Mapping[str, object], where: str = "limits") -> Limits:
+        """Limits from a TOML table such as a tournament file's ``[limits]``; a bad or unknown field
+        raises ValueError naming ``where.field``."""
+        known = [f.name for f in fields(cls)]
+        for key, value in table.items():
+            if key not in known:
+                raise ValueError(
+                    f"{where}.{key}: unknown field; expected one of {', '.join(known)}"
+                )
+            try:
+                cls(**{key: value})  # type: ignore[arg-type]
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"{where}.{key}: {exc}") from exc
+        return cls(**table)  # type: ignore[arg-type]

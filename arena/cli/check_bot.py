@@ -9,7 +9,9 @@ import typer
 
 from arena.bots.conformance import Report
 from arena.bots.conformance import check_bot as run_check
-from arena.cli.match import expand, stop_on_sigterm
+from arena.bots.launcher import LaunchError, check_command
+from arena.bots.limits import Limits
+from arena.cli.match import SANDBOX_HELP, SandboxMode, sandbox_probe, stop_on_sigterm
 from arena.game import VARIANT_NAMES, VariantError, variant
 
 
@@ -19,8 +21,8 @@ def check_bot(
         typer.Argument(
             help="The bot's command line, quoted as one argument (e.g. '{python} -m "
             "arena_bot.random_bot'; {python} stands for the interpreter running the arena). It "
-            "finds the referee's address and its token in ARENA_ADDRESS and ARENA_TOKEN; {address} "
-            "and {token} in the command are replaced too.",
+            "finds the referee's address and its token in ARENA_ADDRESS and ARENA_TOKEN ({address} "
+            "in the command is replaced too).",
             show_default=False,
         ),
     ],
@@ -41,6 +43,7 @@ def check_bot(
         ),
     ] = 2000,
     show: Annotated[int, typer.Option(min=0, help="Mistakes spelt out per kind.")] = 10,
+    sandbox: Annotated[SandboxMode, typer.Option(help=SANDBOX_HELP)] = SandboxMode.auto,
 ) -> None:
     """Check that a bot follows the protocol, and report every mistake it makes.
 
@@ -48,18 +51,27 @@ def check_bot(
     tricky moments: a declaring turn with several declarations, the seven of trumps exchange,
     declining with done, the last tricks where it must follow suit and win, carte blanche in Rubicon.
     Reported: illegal or unreadable actions (with the legal list), timeouts, protocol errors, crashes
-    and disconnects, Hello problems. A failure never ends the session (a random action is played for
+    and disconnects (with the bot's exit code and last output; a bot that dies before it connects is
+    reported at once), Hello problems. A failure never ends the session (a random action is played for
     the bot), so that every mistake is found. Exit code 0 when there are none, 1 otherwise.
     """
     try:
         variant(variant_name)
     except VariantError as exc:
         raise typer.BadParameter(str(exc), param_hint="--variant") from exc
+    try:
+        check_command(command)
+    except LaunchError as exc:
+        raise typer.BadParameter(str(exc), param_hint="COMMAND") from exc
+    sandbox_probe(sandbox.value)
     typer.echo(f"checking {command!r} ({variant_name}, {budget_ms} ms per decision)")
+    limits = Limits(sandbox=sandbox.value)
 
     async def run() -> Report:
         stop_on_sigterm()
-        return await run_check(expand(command), variant_name, budget_ms, on_progress=typer.echo)
+        return await run_check(
+            command, variant_name, budget_ms, on_progress=typer.echo, limits=limits
+        )
 
     try:
         report = asyncio.run(run())

@@ -1,4 +1,8 @@
-"""Options and helpers shared by the command modules."""
+"""Options and helpers shared by the command modules.
+
+Text that comes from a bot or a tournament file (names, versions, failure details, replies) is data:
+it reaches a table through :func:`plain`, which shows it as it is, never as rich markup.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +13,12 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from arena.ledger import Ledger, LedgerError
+from arena.ledger import BoardRow, Ledger, LedgerError
 
 DEFAULT_LEDGER = "arena.sqlite"
+MAX_CELL = 200  # characters of bot-provided text shown in a table cell
 
 LedgerOption = Annotated[
     Path,
@@ -28,33 +34,59 @@ console = Console()
 errors = Console(stderr=True)
 
 
+def plain(value: object, limit: int = MAX_CELL) -> Text:
+    """A table cell showing ``value`` literally (no markup), cut at ``limit`` characters."""
+    text = str(value)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return Text(text)
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print ``error: message`` (the message shown literally) and return the exit to raise."""
+    errors.print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
+    return typer.Exit(code)
+
+
 def open_ledger(path: Path, must_exist: bool = True) -> Ledger:
     if must_exist and str(path) != ":memory:" and not path.exists():
-        errors.print(
-            f"[red]error:[/] no ledger at {escape(str(path))} (run a tournament first: arena run FILE)"
-        )
-        raise typer.Exit(2)
+        raise fail(f"no ledger at {path} (run a tournament first: arena run FILE)")
     try:
         return Ledger(path)
     except LedgerError as exc:
-        errors.print(f"[red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(2) from exc
+        raise fail(str(exc)) from exc
 
 
-def print_board(led: Ledger, variant: str) -> None:
-    """The leaderboard of one variant: every entrant of the ledger, by mu - 3 sigma."""
-    board = Table(title=f"Leaderboard: {variant}")
+def board_table(title: str, rows: list[BoardRow]) -> Table:
+    """A leaderboard by mu - 3 sigma, with each entrant's version."""
+    board = Table(title=escape(title))
     board.add_column("#", justify="right")
     board.add_column("entrant")
+    board.add_column("version")
     for col in ("mu - 3 sigma", "mu", "sigma", "games"):
         board.add_column(col, justify="right")
-    for i, row in enumerate(led.leaderboard(variant), start=1):
+    for i, row in enumerate(rows, start=1):
         board.add_row(
             str(i),
-            row.entrant,
+            plain(row.entrant),
+            plain(row.version),
             f"{row.exposed:.2f}",
             f"{row.mu:.2f}",
             f"{row.sigma:.2f}",
             str(row.games),
         )
-    console.print(board)
+    return board
+
+
+def print_board(led: Ledger, variant: str | None = None, *, tournament: str | None = None) -> None:
+    """One board: a tournament's own, or the pooled board of a variant."""
+    try:
+        if tournament is not None:
+            rows = led.leaderboard(tournament=tournament)
+            title = f"Leaderboard: {tournament}"
+        else:
+            rows = led.leaderboard(variant)
+            title = f"Leaderboard: {variant} (every tournament)"
+    except LedgerError as exc:
+        raise fail(str(exc)) from exc
+    console.print(board_table(title, rows))

@@ -1,4 +1,5 @@
-"""Commands that read the ledger: leaderboard, games, replay, export, ratings rebuild."""
+"""Commands that read the ledger: leaderboard, games (and voiding them), replay, export, ratings
+rebuild."""
 
 from __future__ import annotations
 
@@ -12,38 +13,93 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from arena.cli.common import DEFAULT_LEDGER, LedgerOption, console, errors, open_ledger, print_board
+from arena.cli.common import (
+    DEFAULT_LEDGER,
+    LedgerOption,
+    console,
+    errors,
+    fail,
+    open_ledger,
+    plain,
+    print_board,
+)
 from arena.game import Action, GameState
 from arena.game.transcript import Narrator
-from arena.ledger import LedgerError
+from arena.ledger import Ledger, LedgerError
 from arena.referee.record import GameRecord, MatchRecord
 from arena.referee.record import replay as replay_state
 
 
 def leaderboard(
     ledger: LedgerOption = Path(DEFAULT_LEDGER),
+    tournament: Annotated[
+        str | None,
+        typer.Option(help="Only this tournament's board (its name or id; see arena tournaments)."),
+    ] = None,
+    pooled: Annotated[
+        bool,
+        typer.Option(
+            "--pooled",
+            help="The pooled board of each variant instead: every tournament of the variant together.",
+        ),
+    ] = False,
     variant: Annotated[
-        str | None, typer.Option(help="Only this variant (default: every variant).")
+        str | None, typer.Option(help="With --pooled: only this variant's board.")
     ] = None,
 ) -> None:
-    """Show the leaderboard of each variant, sorted by mu - 3 sigma, with games played."""
+    """Show leaderboards sorted by mu - 3 sigma, with versions and games played.
+
+    Each tournament has its own board (all of them, or one with --tournament); --pooled shows the
+    board of each variant that pools every tournament of that variant."""
     led = open_ledger(ledger)
-    variants = [variant] if variant else led.variants()
-    if not variants:
+    if variant is not None and not pooled:
+        raise fail(
+            "--variant goes with --pooled (the boards pooling every tournament of a variant)"
+        )
+    if pooled:
+        variants = [variant] if variant else led.variants()
+        if not variants:
+            console.print("no rated games yet")
+        for v in variants:
+            print_board(led, v)
+        return
+    try:
+        chosen = [led.find_tournament(tournament)] if tournament else led.tournaments()
+    except LedgerError as exc:
+        raise fail(str(exc)) from exc
+    if not chosen:
         console.print("no rated games yet")
-    for v in variants:
-        print_board(led, v)
+    for t in chosen:
+        print_board(led, tournament=t.name)
 
 
+games_app = typer.Typer(invoke_without_command=True)
+
+
+@games_app.callback()
 def games(
+    ctx: typer.Context,
     ledger: LedgerOption = Path(DEFAULT_LEDGER),
     tournament: Annotated[
-        int | None, typer.Option(help="Only this tournament's games (its id).")
+        str | None, typer.Option(help="Only this tournament's games (its name or id).")
     ] = None,
-    limit: Annotated[int, typer.Option(help="How many games, newest first.")] = 50,
+    outcome: Annotated[
+        str | None,
+        typer.Option(help="Only games with this outcome (normal, timeout, crash, ...)."),
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, help="How many games, newest first.")] = 50,
 ) -> None:
-    """List recorded games, newest first: id, tournament, key, outcome and each player's score."""
+    """List recorded games, newest first: id, tournament, key, outcome and each player's score.
+
+    arena games void takes games the arena spoiled out of the results."""
+    if ctx.invoked_subcommand is not None:
+        return
     led = open_ledger(ledger)
+    try:
+        tid = led.find_tournament(tournament).id if tournament else None
+        found = led.games(tid, limit, outcome)
+    except LedgerError as exc:
+        raise fail(str(exc)) from exc
     table = Table(title="Games")
     for col in (
         "id",
@@ -55,17 +111,64 @@ def games(
         "detail",
     ):
         table.add_column(col)
-    for g in led.games(tournament, limit):
+    for g in found:
         table.add_row(
             str(g["id"]),
-            g["tournament"],
+            plain(g["tournament"]),
             g["key"],
             g["variant"],
             g["outcome"],
-            g["players"] or "",
-            g["detail"],
+            plain(g["players"] or ""),
+            plain(g["detail"]),
         )
     console.print(table)
+
+
+@games_app.command("void")
+def void(
+    tournament: Annotated[
+        str, typer.Option(help="The tournament whose games are voided (its name or id).")
+    ],
+    reason: Annotated[
+        str,
+        typer.Option(help="Why, kept with the voided games (e.g. 'a bot's runtime was missing')."),
+    ],
+    game: Annotated[
+        list[int] | None,
+        typer.Option("--game", "-g", help="A game's id (see arena games); repeat for several."),
+    ] = None,
+    outcome: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Every game of the tournament with this outcome (e.g. crash); repeatable."
+        ),
+    ] = None,
+    all_games: Annotated[bool, typer.Option("--all", help="Every game of the tournament.")] = False,
+    ledger: LedgerOption = Path(DEFAULT_LEDGER),
+) -> None:
+    """Void games of a tournament that the arena, not the bots, spoiled.
+
+    The games leave the results and every board is rebuilt without them; their records are kept apart
+    (table voided_games); running the tournament again plays them again."""
+    if not (game or outcome or all_games):
+        raise fail("say which games: --game ID, --outcome OUTCOME, or --all")
+    if all_games and (game or outcome):
+        raise fail("--all voids every game: give it alone")
+    if not reason.strip():
+        raise fail("--reason must say why the games are voided")
+    led = open_ledger(ledger)
+    try:
+        t = led.find_tournament(tournament)
+        keys = led.void_games(t.id, reason.strip(), game or (), outcome or ())
+    except LedgerError as exc:
+        raise fail(str(exc)) from exc
+    if not keys:
+        console.print(f"no game of {escape(t.name)} matched: nothing voided")
+        return
+    console.print(
+        f"voided {len(keys)} game(s) of {escape(t.name)}; the boards are rebuilt without them, and "
+        f"running the tournament again plays them again"
+    )
 
 
 def replay(
@@ -89,10 +192,7 @@ def replay(
         try:
             match_record = MatchRecord.from_dict(json.loads(record.read_text()))
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            errors.print(
-                f"[red]error:[/] {escape(str(record))}: not a readable match record: {escape(str(exc))}"
-            )
-            raise typer.Exit(2) from exc
+            raise fail(f"{record}: not a readable match record: {exc}") from exc
         if not 1 <= game <= len(match_record.games):
             errors.print(f"[red]error:[/] --game must be 1..{len(match_record.games)}")
             raise typer.Exit(2)
@@ -105,8 +205,11 @@ def replay(
         try:
             match_record = MatchRecord.from_dict(led.game_record(game_id))
         except LedgerError as exc:
-            errors.print(f"[red]error:[/] {escape(str(exc))}")
-            raise typer.Exit(2) from exc
+            raise fail(str(exc)) from exc
+        except (ValueError, KeyError, TypeError) as exc:
+            raise fail(
+                f"{ledger}: game {game_id}: the stored record is not a match record: {exc}"
+            ) from exc
         chosen = match_record.games[0]
     state = replay_state(match_record, chosen)
     if seat is not None and not 0 <= seat < state.variant.seats:
@@ -143,39 +246,37 @@ def transcript(
 def export(
     ledger: LedgerOption = Path(DEFAULT_LEDGER),
     what: Annotated[
-        str, typer.Option(help="games (one row per seat of each game) or ratings.")
+        str,
+        typer.Option(
+            help="games (one row per seat of each game), ratings (one row per entrant and board), "
+            "or records (each game's full match record; JSON only)."
+        ),
     ] = "games",
     fmt: Annotated[str, typer.Option("--format", help="csv or json.")] = "csv",
+    tournament: Annotated[
+        str | None, typer.Option(help="Only this tournament (its name or id).")
+    ] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).")
     ] = None,
 ) -> None:
-    """Export games or ratings from the ledger as CSV or JSON."""
-    if what not in ("games", "ratings"):
-        errors.print(f"[red]error:[/] --what must be games or ratings, got {what!r}")
-        raise typer.Exit(2)
+    """Export games, ratings or full game records from the ledger as CSV or JSON."""
+    if what not in ("games", "ratings", "records"):
+        raise fail(f"--what must be games, ratings or records, got {what!r}")
     if fmt not in ("csv", "json"):
-        errors.print(f"[red]error:[/] --format must be csv or json, got {fmt!r}")
-        raise typer.Exit(2)
+        raise fail(f"--format must be csv or json, got {fmt!r}")
+    if what == "records" and fmt != "json":
+        raise fail("records are exported as JSON: add --format json")
+    if output is not None and not output.parent.is_dir():
+        raise fail(f"--output {output}: the folder {output.parent} does not exist")
     led = open_ledger(ledger)
-    if what == "games":
-        rows: list[dict[str, Any]] = list(
-            led.db.query(
-                "SELECT g.id AS game_id, t.name AS tournament, g.key, g.variant, g.seed, g.outcome, g.detail, "
-                "s.seat, s.member, e.name AS entrant, s.side, s.place, s.score FROM games g "
-                "JOIN tournaments t ON t.id = g.tournament_id JOIN game_seats s ON s.game_id = g.id "
-                "JOIN entrants e ON e.id = s.entrant_id ORDER BY g.id, s.seat, s.member"
-            )
-        )
-    else:
-        rows = list(
-            led.db.query(
-                "SELECT e.name AS entrant, r.variant, r.mu, r.sigma, r.exposed, r.games FROM ratings r "
-                "JOIN entrants e ON e.id = r.entrant_id ORDER BY r.variant, r.exposed DESC"
-            )
-        )
+    try:
+        tid = led.find_tournament(tournament).id if tournament else None
+        rows = _export_rows(led, what, tid)
+    except LedgerError as exc:
+        raise fail(str(exc)) from exc
     if fmt == "json":
-        text = json.dumps(rows, indent=1)
+        text = json.dumps(rows, indent=1) + "\n"
     else:
         buf = io.StringIO()
         if rows:
@@ -185,9 +286,42 @@ def export(
         text = buf.getvalue()
     if output is None:
         typer.echo(text, nl=False)
-    else:
+        return
+    try:
         output.write_text(text)
-        console.print(f"wrote {len(rows)} rows to {output}")
+    except OSError as exc:
+        raise fail(f"--output {output}: cannot write: {exc.strerror or exc}") from exc
+    console.print(f"wrote {len(rows)} rows to {escape(str(output))}")
+
+
+def _export_rows(led: Ledger, what: str, tid: int | None) -> list[dict[str, Any]]:
+    where, args = ("WHERE g.tournament_id = ?", [tid]) if tid is not None else ("", [])
+    if what == "games":
+        return list(
+            led.db.query(
+                "SELECT g.id AS game_id, t.name AS tournament, g.key, g.variant, g.seed, g.outcome, "
+                "g.detail, s.seat, s.member, e.name AS entrant, e.version, s.side, s.place, s.score "
+                "FROM games g JOIN tournaments t ON t.id = g.tournament_id "
+                "JOIN game_seats s ON s.game_id = g.id JOIN entrants e ON e.id = s.entrant_id "
+                f"{where} ORDER BY g.id, s.seat, s.member",
+                args,
+            )
+        )
+    if what == "records":
+        ids = [
+            r["id"] for r in led.db.query(f"SELECT g.id FROM games g {where} ORDER BY g.id", args)
+        ]
+        return [{"game_id": i, "record": led.game_record(i)} for i in ids]
+    board_where, board_args = ("WHERE b.tournament_id = ?", [tid]) if tid is not None else ("", [])
+    return list(
+        led.db.query(
+            "SELECT b.kind AS board_kind, b.name AS board, b.variant, e.name AS entrant, e.version, "
+            "r.mu, r.sigma, r.exposed, r.games FROM ratings r JOIN boards b ON b.id = r.board_id "
+            f"JOIN entrants e ON e.id = r.entrant_id {board_where} "
+            "ORDER BY b.kind DESC, b.id, r.exposed DESC",
+            board_args,
+        )
+    )
 
 
 ratings_app = typer.Typer(help="Ratings kept in the ledger.", no_args_is_help=True)
@@ -201,8 +335,7 @@ def rebuild(ledger: LedgerOption = Path(DEFAULT_LEDGER)) -> None:
     try:
         diff = led.rebuild_ratings()
     except LedgerError as exc:
-        errors.print(f"[red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(2) from exc
+        raise fail(str(exc)) from exc
     if diff == 0.0:
         console.print("ratings rebuilt: identical to the stored ratings")
     else:

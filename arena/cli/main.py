@@ -5,14 +5,16 @@ from __future__ import annotations
 import typer
 
 from arena.cli.check_bot import check_bot
+from arena.cli.compete import app as compete_app
 from arena.cli.deals import deals_app
-from arena.cli.ledger import export, games, leaderboard, ratings_app, replay
+from arena.cli.ledger import export, games_app, leaderboard, ratings_app, replay
 from arena.cli.match import match
 from arena.cli.play import play
 from arena.cli.remote import matches, start, watch
 from arena.cli.serve import serve
 from arena.cli.sprt import sprt
-from arena.cli.tournament import run
+from arena.cli.tournament import run, tournaments
+from arena.cli.web import web
 
 app = typer.Typer(
     name="arena",
@@ -28,11 +30,14 @@ app.command("serve")(serve)
 app.command("match")(match)
 app.command("check-bot")(check_bot)
 app.command("run")(run)
+app.command("tournaments")(tournaments)
 app.command("leaderboard")(leaderboard)
-app.command("games")(games)
 app.command("replay")(replay)
 app.command("export")(export)
+app.command("web")(web)
+app.add_typer(games_app, name="games")
 app.add_typer(ratings_app, name="ratings")
+app.add_typer(compete_app, name="compete")
 app.command("sprt")(sprt)
 app.add_typer(deals_app, name="deals")
 

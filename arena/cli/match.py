@@ -6,24 +6,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import secrets
 import shlex
 import signal
-import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
+from arena.bots.launcher import LaunchError, check_command
+from arena.bots.limits import Limits
+from arena.cli.common import errors
 from arena.cli.play import parse_options
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant, variant_options
-from arena.referee import FailurePolicy, MatchConfig, Outcome, Policies, TimeControl
+from arena.referee import FailurePolicy, MatchConfig, MatchRecord, Outcome, Policies, TimeControl
 from arena.referee.match import GameEnd
 from arena.referee.record import seat_view
+from arena.sandbox import Probe, SandboxUnavailable, require
 from arena.service.manager import MatchEntry, PlayerSpec
 from arena.service.server import create_server
 
@@ -33,14 +40,44 @@ BOT_HELP = (
     "another (three-handed-consultation: seat 0's bot, then seat 1's two allies; "
     "four-handed-consultation: two bots for seat 0, then two for seat 1). {python} stands for the "
     "interpreter running the arena. The bot finds the referee's address and its token in "
-    "ARENA_ADDRESS and ARENA_TOKEN; {address} and {token} in the command are replaced too."
+    "ARENA_ADDRESS and ARENA_TOKEN ({address} in the command is replaced too; a token never goes "
+    "on a command line)."
 )
 
 
-def expand(command: str) -> str:
-    """A bot's command with ``{python}`` replaced by the interpreter running the arena (as in
-    tournament files), so that the example bots run in the arena's environment."""
-    return command.replace("{python}", shlex.quote(sys.executable))
+class SandboxMode(StrEnum):
+    """The values of --sandbox (see arena.sandbox)."""
+
+    auto = "auto"
+    required = "required"
+    none = "none"
+    bubblewrap = "bubblewrap"
+
+
+SANDBOX_HELP = (
+    "How the bots are confined: auto (isolated by bubblewrap where this machine can, else the light "
+    "mode with a warning), required (isolated or not started), none (light: the bots run as you, "
+    "for a bot you trust, such as your own)."
+)
+
+
+def sandbox_probe(mode: str, show: bool = True) -> Probe:
+    """The sandbox mode that will run, printed (unless ``show`` is false); a required sandbox that is
+    unavailable ends the command with exit code 2, naming what is missing."""
+    try:
+        found = require(mode)
+    except SandboxUnavailable as exc:
+        errors.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from exc
+    if show:
+        errors.print(found.describe(), markup=False, highlight=False, soft_wrap=True)
+    return found
+
+
+def rotations_of(v: Variant) -> int:
+    """Games of one duplicate set: one per seat, each deal dealt by each seat in turn, so that every
+    seat holds every position's cards once."""
+    return v.seats
 
 
 def match(
@@ -66,8 +103,31 @@ def match(
             show_default=False,
         ),
     ] = None,
-    games: Annotated[int, typer.Option(min=1, help="Number of games.")] = 1,
-    seed: Annotated[int, typer.Option(help="Seed of the deals.")] = 1,
+    games: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Number of games (default: one duplicate set, a game per seat). With duplicate "
+            "deals, a multiple of the number of seats.",
+            show_default=False,
+        ),
+    ] = None,
+    duplicate: Annotated[
+        bool,
+        typer.Option(
+            help="Play every deal once per seat (each seat deals it in turn, so that every bot "
+            "holds every hand), each time with fresh bot processes: luck cancels out.",
+        ),
+    ] = True,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            help="Public seed of the deals. Without it, the deals come from a fresh secret and "
+            "cannot be predicted; with it, the same seed gives the same deals every time, and any "
+            "bot that knows it can compute them (for testing).",
+            show_default=False,
+        ),
+    ] = None,
     budget_ms: Annotated[int, typer.Option(min=0, help="Time for each decision, in ms.")] = 1000,
     bank_ms: Annotated[
         int, typer.Option(min=0, help="Time bank of each seat for a game, used past the budget.")
@@ -105,12 +165,15 @@ def match(
     connect_timeout: Annotated[
         float, typer.Option(min=0.1, help="Seconds for the bots to connect.")
     ] = 30.0,
+    sandbox: Annotated[SandboxMode, typer.Option(help=SANDBOX_HELP)] = SandboxMode.auto,
 ) -> None:
     """Play a match between bots started as local processes, with a live progress line.
 
-    The match runs on a referee of its own (loopback, any free port). Prints each game's outcome and
-    scores, then a summary per seat. Exit code 0 when every game ended normally, 1 when a bot's failure
-    ended a game, 2 for a usage error.
+    The match runs on a referee of its own (loopback, any free port; no admin service). By default
+    each deal is played once per seat, with fresh bot processes each time, and the deals come from a
+    fresh secret. Prints each game's outcome and scores, the last output of a bot that crashed, then a
+    summary per seat. Exit code 0 when every game ended normally, 1 when a bot's failure ended a game,
+    2 for a usage error.
     """
     v = _build_variant(variant_name, option or [])
     sizes = [v.team_size(seat) for seat in range(v.seats)]
@@ -120,6 +183,11 @@ def match(
             f"{', '.join(map(str, sizes))}), got {len(bot)}",
             param_hint="--bot",
         )
+    for command in bot:
+        try:
+            check_command(command)
+        except LaunchError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--bot") from exc
     names = list(name or [])
     if names and len(names) != len(bot):
         raise typer.BadParameter(
@@ -127,45 +195,94 @@ def match(
             param_hint="--name",
         )
     names = unique_names(names or [name_of(cmd) for cmd in bot])
+    rotations = rotations_of(v) if duplicate else 1
+    total = games if games is not None else rotations
+    if total % rotations:
+        raise typer.BadParameter(
+            f"with duplicate deals, {v.name} plays each deal {rotations} times (once per seat): "
+            f"give a multiple of {rotations}, or --no-duplicate",
+            param_hint="--games",
+        )
     try:
         time_control = TimeControl(budget_ms=budget_ms, bank_ms=bank_ms, grace_ms=grace_ms)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--budget-ms/--bank-ms") from exc
+    sandbox_probe(sandbox.value)
+    key = b"" if seed is not None else secrets.token_bytes(32)
+    public_seed = seed if seed is not None else secrets.randbelow(2**48)
     config = MatchConfig(
         variant=v.name,
         options=tuple(sorted(parse_options(option or []).items())),
-        seed=seed,
-        games=games,
+        seed=public_seed,
+        games=total // rotations,
         time_control=time_control,
         policies=Policies(on_failure, on_failure, on_failure, on_failure, max_strikes),
+        deal_key=key,
     )
+    if seed is not None:
+        errors.print(
+            f"deals: from --seed {seed}: the same every time, and predictable by any bot that "
+            "knows the seed (for testing; leave --seed out for secret deals)",
+            markup=False,
+            highlight=False,
+        )
+    configs = duplicate_configs(config, rotations)
     specs: list[list[PlayerSpec]] = []
     players = iter(zip(names, bot, strict=True))
     for size in sizes:
-        specs.append(
-            [PlayerSpec(n, expand(cmd)) for n, cmd in (next(players) for _ in range(size))]
-        )
+        specs.append([PlayerSpec(n, cmd) for n, cmd in (next(players) for _ in range(size))])
     out = Console(highlight=False)
+    hidden = [p for p in (record, seat_record) if p is not None]
+    limits = Limits(sandbox=sandbox.value)
     try:
-        entry = asyncio.run(_play(config, specs, logs, connect_timeout))
+        entries = asyncio.run(_play(configs, specs, logs, connect_timeout, limits, hidden))
     except (KeyboardInterrupt, asyncio.CancelledError):
         out.print("interrupted: the bots are stopped")
         raise typer.Exit(130) from None
     except OSError as exc:
-        out.print(f"error: {exc}")
+        out.print(f"error: {exc}", markup=False)
         raise typer.Exit(1) from exc
-    failed = _print_result(out, entry)
-    if record is not None and entry.record is not None:
+    failed = _print_result(out, entries)
+    _print_tails(out, entries)
+    merged = merge_records(entries)
+    if record is not None and merged is not None:
         record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps(entry.record.to_dict(), indent=1))
-        out.print(f"match record written to {record}")
-    if seat_record is not None and entry.record is not None:
+        record.write_text(json.dumps(merged.to_dict(), indent=1))
+        out.print(f"match record written to {record}", markup=False)
+    if seat_record is not None and merged is not None:
         seat_record.mkdir(parents=True, exist_ok=True)
-        for seat in range(v.seats):
-            path = seat_record / f"seat{seat}.json"
-            path.write_text(json.dumps(seat_view(entry.record, seat), indent=1))
-        out.print(f"seat records written to {seat_record}")
+        for s in range(v.seats):
+            path = seat_record / f"seat{s}.json"
+            path.write_text(json.dumps(seat_view(merged, s), indent=1))
+        out.print(f"seat records written to {seat_record}", markup=False)
     raise typer.Exit(1 if failed else 0)
+
+
+def duplicate_configs(config: MatchConfig, rotations: int) -> list[MatchConfig]:
+    """One match per rotation of a duplicate set, each on the same deals: in rotation r each game is
+    dealt by the seat r places after its first dealer, so that the hand (and the turn) each seat got
+    in rotation 0 goes to the next seat, and so on round the table."""
+    if rotations == 1:
+        return [config]
+    seats = config.build_variant().seats
+    first = [config.deal_seed(g) % seats for g in range(config.games)]
+    return [
+        replace(config, dealers=tuple((d + r) % seats for d in first)) for r in range(rotations)
+    ]
+
+
+def merge_records(entries: Sequence[MatchEntry]) -> MatchRecord | None:
+    """The matches of a duplicate set as one record (the same players in the same seats), its games
+    in the order played."""
+    records = [MatchRecord.from_dict(e.record.to_dict()) for e in entries if e.record is not None]
+    if not records:
+        return None
+    merged = records[0]
+    merged.match_id = "+".join(r.match_id for r in records)
+    merged.games = [game for r in records for game in r.games]
+    for index, game in enumerate(merged.games):
+        game.index = index
+    return merged
 
 
 def _build_variant(name: str, options: list[str]) -> Variant:
@@ -263,14 +380,14 @@ class _Tally:
         return t
 
 
-def _status(entry: MatchEntry, live: _Live) -> str:
-    done = len(entry.ends)
-    total = entry.config.games
+def _status(entries: Sequence[MatchEntry], live: _Live, total: int) -> str:
+    entry = entries[-1]
+    done = sum(len(e.ends) for e in entries)
     if entry.status == "waiting":
         return f"waiting for {sum(len(s) for s in entry.players)} bots to connect"
-    tally = _Tally.of(len(entry.players), entry.ends)
+    tally = _Tally.of(len(entry.players), [end for e in entries for end in e.ends])
     score = ", ".join(
-        f"{n} {tally.wins[s]}-{tally.draws[s]}-{tally.losses[s]}"
+        f"{escape(n)} {tally.wins[s]}-{tally.draws[s]}-{tally.losses[s]}"
         for s, n in enumerate(entry.seat_names)
     )
     current = min(done + 1, total)
@@ -289,23 +406,39 @@ def stop_on_sigterm() -> None:
 
 
 async def _play(
-    config: MatchConfig, specs: list[list[PlayerSpec]], logs: Path | None, connect_timeout: float
-) -> MatchEntry:
+    configs: Sequence[MatchConfig],
+    specs: list[list[PlayerSpec]],
+    logs: Path | None,
+    connect_timeout: float,
+    limits: Limits,
+    hidden: Sequence[Path],
+) -> list[MatchEntry]:
+    """Play the matches one after another (each with bot processes of its own), with a progress
+    line."""
     stop_on_sigterm()
-    server, _, manager = await create_server("127.0.0.1:0", logs_dir=logs)
+    server, _, manager = await create_server("127.0.0.1:0", logs_dir=logs, limits=limits)
+    manager.hide(*hidden)
+    total = sum(c.games for c in configs)
+    entries: list[MatchEntry] = []
     try:
-        entry = manager.create(config, specs, connect_timeout)
-        await manager.start(entry)
-        live = _Live()
         columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
         with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-            task = progress.add_task(_status(entry, live), total=config.games)
-            while not entry.done.is_set():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(entry.done.wait(), timeout=0.2)
-                live.follow(entry)
-                progress.update(task, completed=len(entry.ends), description=_status(entry, live))
-        return entry
+            task = progress.add_task("starting the bots", total=total)
+            for config in configs:
+                entry = manager.create(config, specs, connect_timeout)
+                entries.append(entry)
+                await manager.start(entry)
+                live = _Live()
+                while not entry.done.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(entry.done.wait(), timeout=0.2)
+                    live.follow(entry)
+                    progress.update(
+                        task,
+                        completed=sum(len(e.ends) for e in entries),
+                        description=_status(entries, live, total),
+                    )
+        return entries
     finally:
         await manager.close()
         await server.stop(None)
@@ -314,39 +447,49 @@ async def _play(
 # ---------------------------------------------------------------------------------------- the result
 
 
-def _print_result(out: Console, entry: MatchEntry) -> bool:
-    """Print each game and the summary; True when a bot's failure ended a game (or the match)."""
-    names = entry.seat_names
+def _print_result(out: Console, entries: Sequence[MatchEntry]) -> bool:
+    """Print each game and the summary; True when a bot's failure ended a game (or a match). Every
+    text a bot had a hand in (details quote its replies) is printed as it is, never as markup."""
+    names = entries[0].seat_names
     failed = False
-    for end in entry.ends:
-        r = end.result
-        scores = ", ".join(
-            f"{' & '.join(names[s] for s in side)} {score}"
-            for side, score in zip(r.sides, r.side_scores, strict=True)
-        )
-        winners = r.winners
-        if not winners:
-            verdict = "draw"
-        else:
-            verdict = " & ".join(names[s] for s in winners) + (
-                " win" if len(winners) > 1 else " wins"
+    number = 0
+    ends = [end for entry in entries for end in entry.ends]
+    for rotation, entry in enumerate(entries):
+        for end in entry.ends:
+            number += 1
+            r = end.result
+            scores = ", ".join(
+                f"{' & '.join(names[s] for s in side)} {score}"
+                for side, score in zip(r.sides, r.side_scores, strict=True)
             )
-        line = f"game {end.game + 1}: {end.outcome.text}"
-        if end.outcome is not Outcome.NORMAL:
+            winners = r.winners
+            if not winners:
+                verdict = "draw"
+            else:
+                verdict = " & ".join(names[s] for s in winners) + (
+                    " win" if len(winners) > 1 else " wins"
+                )
+            where = f" (deal {end.game + 1}, dealt by seat {_dealer(entry, end.game)})"
+            line = f"game {number}: {end.outcome.text}"
+            if end.outcome is not Outcome.NORMAL:
+                failed = True
+                line += f" ({end.detail})"
+            out.print(
+                Text(f"{line} | {scores} | {verdict}" + (where if len(entries) > 1 else "")),
+                soft_wrap=True,
+            )
+        if entry.error:
             failed = True
-            line += f" ({end.detail})"
-        out.print(f"{line} | {scores} | {verdict}", soft_wrap=True)
-    if entry.error:
-        failed = True
-        out.print(f"error: the match stopped: {entry.error}", soft_wrap=True)
-    tally = _Tally.of(len(names), entry.ends)
-    table = Table(title=f"{entry.config.variant}: {len(entry.ends)} of {entry.config.games} games")
+            out.print(Text(f"error: match {rotation + 1} stopped: {entry.error}"), soft_wrap=True)
+    games_planned = sum(e.config.games for e in entries)
+    tally = _Tally.of(len(names), ends)
+    table = Table(title=f"{entries[0].config.variant}: {len(ends)} of {games_planned} games")
     for col in ("seat", "name", "wins", "draws", "losses", "points"):
         table.add_column(col, justify="left" if col == "name" else "right")
     for seat, n in enumerate(names):
         table.add_row(
             str(seat),
-            n,
+            Text(n),
             str(tally.wins[seat]),
             str(tally.draws[seat]),
             str(tally.losses[seat]),
@@ -354,3 +497,36 @@ def _print_result(out: Console, entry: MatchEntry) -> bool:
         )
     out.print(table)
     return failed
+
+
+def _dealer(entry: MatchEntry, game: int) -> str:
+    record = entry.record
+    if record is not None and game < len(record.games):
+        return str(record.games[game].dealer)
+    dealer = entry.config.dealer(game)
+    return "?" if dealer is None else str(dealer)
+
+
+def _print_tails(out: Console, entries: Sequence[MatchEntry]) -> None:
+    """The last output of each bot process that crashed or died before it connected."""
+    shown: set[int] = set()
+    for entry in entries:
+        culprits = {
+            end.culprit
+            for end in entry.ends
+            if end.outcome in (Outcome.CRASH, Outcome.DISCONNECT) and end.culprit >= 0
+        }
+        for seat in sorted(culprits):
+            for port in entry.players[seat]:
+                proc = port.process
+                if proc is None or id(proc) in shown:
+                    continue
+                shown.add(id(proc))
+                lines = proc.last_output()
+                what = proc.exit_text() if proc.returncode is not None else "bot process"
+                if not lines:
+                    out.print(Text(f"{port.name} (seat {seat}): {what}; it wrote nothing"))
+                    continue
+                out.print(Text(f"{port.name} (seat {seat}): {what}; its last output:"))
+                for line in lines:
+                    out.print(Text(f"    | {line}"), soft_wrap=True)

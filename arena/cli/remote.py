@@ -4,20 +4,27 @@ match, list matches, watch one live."""
 from __future__ import annotations
 
 import asyncio
+import secrets
 from typing import Annotated
 
 import grpc
 import typer
 from rich.markup import escape
 
+from arena.bots.launcher import LaunchError, check_command
 from arena.cli.common import console, errors
 from arena.cli.match import name_of, unique_names
+from arena.cli.serve import read_token, token_file
+from arena.referee import FailurePolicy
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, game_pb2
 
 ServerOption = Annotated[
     str,
     typer.Option(
-        "--server", "-s", help="The referee's address (see arena serve).", envvar="ARENA_SERVER"
+        "--server",
+        "-s",
+        help="The referee's admin address (arena serve --admin-address).",
+        envvar="ARENA_SERVER",
     ),
 ]
 TokenOption = Annotated[
@@ -25,14 +32,28 @@ TokenOption = Annotated[
     typer.Option(
         "--admin-token",
         envvar="ARENA_ADMIN_TOKEN",
-        help="The referee's admin token, if it has one.",
+        help="The referee's admin token (default: the one a local arena serve wrote for this "
+        "address).",
         show_default=False,
     ),
 ]
+DEFAULT_SERVER = "127.0.0.1:50052"
+_POLICY_PB = {
+    FailurePolicy.FORFEIT: bot_pb2.FAILURE_POLICY_FORFEIT,
+    FailurePolicy.RANDOM_ACTION: bot_pb2.FAILURE_POLICY_RANDOM_ACTION,
+}
 
 
-def _metadata(token: str | None) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {token}"),) if token else ()
+def _metadata(server: str, token: str | None) -> tuple[tuple[str, str], ...]:
+    """The admin token: the one given, else the file a local arena serve wrote."""
+    token = token or read_token(server)
+    if not token:
+        errors.print(
+            f"[red]error:[/] no admin token for {escape(server)}: give --admin-token (or "
+            f"ARENA_ADMIN_TOKEN); a local arena serve writes it to {escape(str(token_file(server)))}"
+        )
+        raise typer.Exit(2)
+    return (("authorization", f"Bearer {token}"),)
 
 
 def _fail(exc: grpc.aio.AioRpcError, server: str) -> typer.Exit:
@@ -43,13 +64,14 @@ def _fail(exc: grpc.aio.AioRpcError, server: str) -> typer.Exit:
 
 
 def start(
-    server: ServerOption = "127.0.0.1:50051",
+    server: ServerOption = DEFAULT_SERVER,
     bot: Annotated[
         list[str] | None,
         typer.Option(
             "--bot",
             "-b",
-            help="A local bot's command line, run by the referee; one per player in seat order.",
+            help="A local bot's command line, run by the referee under its own sandbox and limits; "
+            "one per player in seat order.",
         ),
     ] = None,
     remote: Annotated[
@@ -57,7 +79,8 @@ def start(
         typer.Option(
             "--remote",
             "-r",
-            help="The name of a player who dials in from elsewhere; its token is printed. Remote players take the seats after the local ones.",
+            help="The name of a player who dials in from elsewhere; its token is printed. Remote "
+            "players take the seats after the local ones.",
         ),
     ] = None,
     variant: Annotated[str, typer.Option("--variant", "-v", help="The variant.")] = "two-handed",
@@ -65,13 +88,49 @@ def start(
         list[str] | None, typer.Option("--option", "-o", help="A variant option NAME=VALUE.")
     ] = None,
     games: Annotated[int, typer.Option(min=1, help="Number of games.")] = 1,
-    seed: Annotated[int, typer.Option(help="Seed of the deals.")] = 1,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Public seed of the deals (default: a random one). The server deals from it and "
+            "its own secret, so the same seed on the same server deals the same cards.",
+            show_default=False,
+        ),
+    ] = None,
     budget_ms: Annotated[int, typer.Option(min=0, help="Time for each decision, in ms.")] = 1000,
     bank_ms: Annotated[int, typer.Option(min=0, help="Extra time for the game, in ms.")] = 10_000,
+    grace_ms: Annotated[
+        int, typer.Option(min=0, help="Allowance for transport per decision, never charged.")
+    ] = 100,
+    on_failure: Annotated[
+        FailurePolicy,
+        typer.Option(
+            help="On a timeout, illegal action, crash or protocol error: forfeit the game, or play "
+            "a random legal action for the seat and count a strike."
+        ),
+    ] = FailurePolicy.FORFEIT,
+    max_strikes: Annotated[
+        int,
+        typer.Option(min=0, help="With random-action: forfeit at this many strikes (0: never)."),
+    ] = 3,
+    connect_timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            max=86_400.0,
+            help="Seconds for every player to dial in (a remote bot started by hand may need "
+            "minutes); a player still missing then loses by a crash at its first decision.",
+        ),
+    ] = 10.0,
     admin_token: TokenOption = None,
 ) -> None:
     """Start a match on a running referee: local bots by command line, remote bots by token."""
     local = bot or []
+    for command in local:
+        try:
+            check_command(command)
+        except LaunchError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--bot") from exc
     names = unique_names([name_of(c) for c in local])
     seats = [admin_pb2.SeatSpec(name=n, command=c) for n, c in zip(names, local, strict=True)]
     seats += [admin_pb2.SeatSpec(name=n) for n in remote or []]
@@ -81,38 +140,55 @@ def start(
         if not eq:
             raise typer.BadParameter(f"expected NAME=VALUE, got {opt!r}", param_hint="--option")
         options[key] = value
+    policy = _POLICY_PB[on_failure]
     request = admin_pb2.StartMatchRequest(
         variant=variant,
         options=options,
         seats=seats,
         games=games,
-        seed=seed,
-        time_control=bot_pb2.TimeControl(budget_ms=budget_ms, bank_ms=bank_ms, grace_ms=100),
+        seed=seed if seed is not None else secrets.randbelow(2**48),
+        time_control=bot_pb2.TimeControl(budget_ms=budget_ms, bank_ms=bank_ms, grace_ms=grace_ms),
+        policies=bot_pb2.Policies(
+            on_timeout=policy,
+            on_illegal_action=policy,
+            on_crash=policy,
+            on_protocol_error=policy,
+            max_strikes=max_strikes,
+        ),
+        connect_timeout_ms=round(connect_timeout * 1000),
     )
+    metadata = _metadata(server, admin_token)
 
     async def go() -> admin_pb2.StartMatchResponse:
         async with grpc.aio.insecure_channel(server) as channel:
-            return await admin_pb2_grpc.AdminStub(channel).StartMatch(
-                request, metadata=_metadata(admin_token)
-            )
+            return await admin_pb2_grpc.AdminStub(channel).StartMatch(request, metadata=metadata)
 
     try:
         response = asyncio.run(go())
     except grpc.aio.AioRpcError as exc:
         raise _fail(exc, server) from exc
-    console.print(f"match {response.match_id} started")
+    console.print(f"match {escape(response.match_id)} started")
     for t in response.tokens:
-        console.print(f"  seat {t.seat} ({escape(t.name)}): token {t.token}")
-    console.print(f"watch it with: arena watch {response.match_id} --server {server}")
+        console.print(f"  seat {t.seat} ({escape(t.name)}): token {escape(t.token)}")
+    if response.tokens:
+        address = escape(response.bot_address or "the referee's bot address")
+        console.print(
+            f"remote bots dial {address} within {connect_timeout:g} s, e.g. "
+            f"ARENA_ADDRESS={address} ARENA_TOKEN=TOKEN node clients/javascript/bot.js"
+        )
+    console.print(
+        f"watch it with: arena watch {escape(response.match_id)} --server {escape(server)}"
+    )
 
 
-def matches(server: ServerOption = "127.0.0.1:50051", admin_token: TokenOption = None) -> None:
+def matches(server: ServerOption = DEFAULT_SERVER, admin_token: TokenOption = None) -> None:
     """List the matches of a running referee."""
+    metadata = _metadata(server, admin_token)
 
     async def go() -> admin_pb2.ListMatchesResponse:
         async with grpc.aio.insecure_channel(server) as channel:
             return await admin_pb2_grpc.AdminStub(channel).ListMatches(
-                admin_pb2.ListMatchesRequest(), metadata=_metadata(admin_token)
+                admin_pb2.ListMatchesRequest(), metadata=metadata
             )
 
     try:
@@ -123,22 +199,25 @@ def matches(server: ServerOption = "127.0.0.1:50051", admin_token: TokenOption =
         console.print("no matches")
     for m in found.matches:
         console.print(
-            f"{m.match_id}  {m.variant}  {m.status}  {m.games_played}/{m.games} games  "
-            f"{escape(' vs '.join(m.seat_names))}"
+            escape(
+                f"{m.match_id}  {m.variant}  {m.status}  {m.games_played}/{m.games} games  "
+                f"{' vs '.join(m.seat_names)}"
+            ),
+            soft_wrap=True,
         )
 
 
 def watch(
     match_id: Annotated[str, typer.Argument(help="The match (see arena matches).")],
-    server: ServerOption = "127.0.0.1:50051",
+    server: ServerOption = DEFAULT_SERVER,
     admin_token: TokenOption = None,
 ) -> None:
     """Follow a match's public events live (never a hidden card), then print its results."""
+    md = _metadata(server, admin_token)
 
     async def go() -> admin_pb2.MatchInfo:
         async with grpc.aio.insecure_channel(server) as channel:
             admin = admin_pb2_grpc.AdminStub(channel)
-            md = _metadata(admin_token)
             request = admin_pb2.WatchMatchRequest(match_id=match_id, from_start=True)
             async for event in admin.WatchMatch(request, metadata=md):
                 typer.echo(f"game {event.game + 1} | {event.text}")
@@ -159,5 +238,6 @@ def watch(
         )
         detail = f" ({g.detail})" if g.detail else ""
         console.print(
-            f"game {i}: {outcome_names.get(g.outcome, g.outcome)}{escape(detail)}; {escape(scores)}"
+            escape(f"game {i}: {outcome_names.get(g.outcome, g.outcome)}{detail}; {scores}"),
+            soft_wrap=True,
         )

@@ -14,7 +14,7 @@ from rich.markup import escape
 
 from arena.bots.limits import Limits
 from arena.cli.common import errors
-from arena.cli.match import expand, name_of, stop_on_sigterm, unique_names
+from arena.cli.match import name_of, stop_on_sigterm, unique_names
 from arena.cli.play import parse_options
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant, variant_options
 from arena.referee import Policies, TimeControl
@@ -234,7 +234,7 @@ def sprt(
         raise typer.BadParameter("give two names (NEW, OLD) or none", param_hint="--name")
     v = _build_variant(variant_name, option or [])
     roles = roles_needed(v)
-    commands = {NEW: expand(bot[0]), OLD: expand(bot[1]), OPPONENT: expand(opponent)}
+    commands = {NEW: bot[0], OLD: bot[1], OPPONENT: opponent}
     new_name, old_name, opp_name = unique_names(
         [*(names or [name_of(bot[0]), name_of(bot[1])]), name_of(opponent)]
     )

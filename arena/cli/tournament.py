@@ -1,8 +1,11 @@
-"""``arena run FILE``: play a tournament (or resume it) into the ledger, then show its tables."""
+"""``arena run FILE``: play a tournament (or resume it) into the ledger, then show its tables;
+``arena tournaments``: the tournaments a ledger holds."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -11,8 +14,18 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from arena.cli.common import DEFAULT_LEDGER, LedgerOption, console, errors, open_ledger, print_board
+from arena.cli.common import (
+    DEFAULT_LEDGER,
+    LedgerOption,
+    console,
+    errors,
+    fail,
+    open_ledger,
+    plain,
+    print_board,
+)
 from arena.ledger import Ledger, LedgerError
+from arena.sandbox import SandboxUnavailable, require
 from arena.tournament import runner as tournament_runner
 from arena.tournament.spec import TournamentFileError, TournamentSpec, load
 from arena.tournament.summary import entrant_lines, pairing_lines
@@ -29,15 +42,94 @@ def run(
             help="Write each bot process's output to a log file in this folder (named after its first game)."
         ),
     ] = None,
+    name: Annotated[
+        str | None,
+        typer.Option(
+            help="Run the file as the tournament of this name instead of the name it gives (e.g. to "
+            "start a new tournament from a file that changed).",
+            show_default=False,
+        ),
+    ] = None,
+    deal_secret: Annotated[
+        str | None,
+        typer.Option(
+            help="For a new tournament: the secret its deals are drawn with (hex), to reproduce a "
+            "tournament of another ledger exactly. Anyone who knows it can compute the deals. "
+            "Default: a fresh random secret, kept in the ledger.",
+            show_default=False,
+        ),
+    ] = None,
+    progress_every: Annotated[
+        float,
+        typer.Option(
+            min=0.5,
+            help="Without a terminal (output to a file or pipe): seconds between progress lines.",
+        ),
+    ] = 10.0,
 ) -> None:
-    """Run a tournament into the ledger, resuming it if it was interrupted; print the leaderboard and
-    the pairings."""
+    """Run a tournament into the ledger (resuming it if interrupted), then print its tables.
+
+    Prints the tournament's leaderboard and the pairings. Exit status: 0 when every planned game is
+    recorded, 1 when some could not be played (run again to retry them), 2 for a bad file or option, a
+    ledger that cannot be used, or a fatal error during the run (every game and bot is stopped first;
+    nothing recorded is lost)."""
     try:
         spec = load(file)
     except TournamentFileError as exc:
-        errors.print(f"[red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(2) from exc
+        raise fail(str(exc)) from exc
+    if name is not None:
+        if not name.strip():
+            raise fail("--name must not be empty")
+        spec = dataclasses.replace(spec, name=name.strip())
+    key: bytes | None = None
+    if deal_secret is not None:
+        try:
+            key = bytes.fromhex(deal_secret)
+        except ValueError as exc:
+            raise fail(f"--deal-secret must be hexadecimal: {exc}") from exc
+        if len(key) < 16:
+            raise fail("--deal-secret must be at least 16 bytes (32 hex digits)")
+    for warning in spec.warnings:
+        errors.print(f"[yellow]warning:[/] {escape(str(file))}: {escape(warning)}")
+    try:
+        isolation = require(spec.limits.sandbox)
+    except SandboxUnavailable as exc:
+        raise fail(f"{file}: {exc}; nothing was played") from exc
+    # Before the first game, which mode the bots run in (a warning when they are not isolated).
+    (console if isolation.isolated else errors).print(escape(isolation.describe()), soft_wrap=True)
     led = open_ledger(ledger, must_exist=False)
+    runner = tournament_runner.TournamentRunner(spec, led, logs_dir=logs, deal_key=key)
+    try:
+        if console.is_terminal:
+            tid = _run_with_bar(runner)
+        else:
+            tid = _run_with_lines(runner, progress_every)
+    except LedgerError as exc:
+        raise fail(str(exc)) from exc
+    except tournament_runner.EntrantCannotStart as exc:
+        raise fail(
+            f"{file}: the run stops before its first game, nothing recorded: "
+            + "; ".join(exc.failures)
+        ) from exc
+    except KeyboardInterrupt:
+        errors.print("interrupted: every finished game is in the ledger; run again to resume")
+        raise typer.Exit(130) from None
+    p = runner.progress
+    if p.resumed:
+        console.print(f"resumed: {p.resumed} game(s) were already in the ledger")
+    if p.replayed:
+        console.print(
+            f"{p.replayed} game(s) were played again: the arena had stalled the bots' clock"
+        )
+    print_tables(led, spec, tid)
+    if p.errors:
+        errors.print(
+            f"[red]{p.errors} game(s) could not be played[/] (last: {escape(p.last)}); run again to retry"
+        )
+        raise typer.Exit(1)
+
+
+def _run_with_bar(runner: tournament_runner.TournamentRunner) -> int:
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -48,7 +140,7 @@ def run(
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task(spec.name, total=None, running=0, failures=0, errors=0)
+        task = bar.add_task(escape(runner.spec.name), total=None, running=0, failures=0, errors=0)
 
         def show(p: tournament_runner.Progress) -> None:
             bar.update(
@@ -60,57 +152,75 @@ def run(
                 errors=p.errors,
             )
 
-        try:
-            runner = tournament_runner.TournamentRunner(spec, led, show, logs_dir=logs)
-            tid = asyncio.run(runner.run())
-        except LedgerError as exc:
-            errors.print(f"[red]error:[/] {escape(str(exc))}")
-            raise typer.Exit(2) from exc
-        except KeyboardInterrupt:
-            errors.print("interrupted: every finished game is in the ledger; run again to resume")
-            raise typer.Exit(130) from None
-    p = runner.progress
-    if p.resumed:
-        console.print(f"resumed: {p.resumed} game(s) were already in the ledger")
-    print_tables(led, spec, tid)
-    if p.errors:
-        errors.print(
-            f"[red]{p.errors} game(s) could not be played[/] (last: {escape(p.last)}); run again to retry"
+        runner.on_progress = show
+        return asyncio.run(runner.run())
+
+
+def _run_with_lines(runner: tournament_runner.TournamentRunner, every: float) -> int:
+    """Without a terminal: a plain line at a steady pace (and one at the end), flushed at once."""
+    start = time.monotonic()
+    last = [-every]
+
+    def line(p: tournament_runner.Progress) -> str:
+        elapsed = int(time.monotonic() - start)
+        return (
+            f"[{elapsed // 3600:d}:{elapsed // 60 % 60:02d}:{elapsed % 60:02d}] {runner.spec.name}: "
+            f"{p.done}/{p.planned or '?'} games, {p.running} running, {p.failures} bot failures, "
+            f"{p.errors} errors"
         )
-        raise typer.Exit(1)
+
+    def show(p: tournament_runner.Progress) -> None:
+        now = time.monotonic()
+        if now - last[0] >= every:
+            last[0] = now
+            print(line(p), flush=True)
+
+    runner.on_progress = show
+    try:
+        return asyncio.run(runner.run())
+    finally:
+        print(line(runner.progress), flush=True)
 
 
 def print_tables(led: Ledger, spec: TournamentSpec, tid: int) -> None:
-    print_board(led, spec.variant)
+    print_board(led, tournament=spec.name)
     rows = led.seat_rows(tid)
     v = spec.build_variant()
     if v.seats == 2 and all(v.team_size(s) == 1 for s in range(2)):
-        table = Table(title=f"Pairings: {spec.name}")
+        table = Table(title=f"Pairings: {escape(spec.name)}")
         for col in (
             "entrant",
             "opponent",
             "games",
             "W-L-D",
+            "forfeits",
             "avg points",
             "duplicate sets W-L-T",
             "score (95% CI)",
         ):
             table.add_column(col)
         for line in pairing_lines(rows):
+            points = (
+                f"{line.points_a:.0f} : {line.points_b:.0f}"
+                if line.points_a is not None and line.points_b is not None
+                else "-"
+            )
             table.add_row(
-                line.a,
-                line.b,
+                plain(line.a),
+                plain(line.b),
                 str(line.games),
                 f"{line.wins}-{line.losses}-{line.draws}",
-                f"{line.points_a:.0f} : {line.points_b:.0f}",
+                f"{line.forfeits_a}-{line.forfeits_b}",
+                points,
                 f"{line.sets_won}-{line.sets_lost}-{line.sets_tied}",
                 f"{line.score:.0%} ({line.low:.0%}-{line.high:.0%})",
             )
     else:
-        table = Table(title=f"Entrants: {spec.name}")
+        table = Table(title=f"Entrants: {escape(spec.name)}")
         for col in (
             "entrant",
             "games",
+            "forfeits",
             "first places",
             "avg place",
             "avg points",
@@ -119,11 +229,42 @@ def print_tables(led: Ledger, spec: TournamentSpec, tid: int) -> None:
             table.add_column(col)
         for e in entrant_lines(rows):
             table.add_row(
-                e.entrant,
+                plain(e.entrant),
                 str(e.games),
+                str(e.forfeits),
                 f"{e.firsts:g}",
                 f"{e.average_place + 1:.2f}",
-                f"{e.average_score:.0f}",
+                f"{e.average_score:.0f}" if e.average_score is not None else "-",
                 f"{e.firsts / e.games:.0%} ({e.low:.0%}-{e.high:.0%})",
             )
+    console.print(table)
+
+
+def tournaments(ledger: LedgerOption = Path(DEFAULT_LEDGER)) -> None:
+    """List the tournaments in the ledger, with their games and failures.
+
+    For each: id, name, variant, games played of planned, bot failures, voided games, started and
+    finished."""
+    led = open_ledger(ledger)
+    try:
+        found = led.tournaments()
+    except LedgerError as exc:
+        raise fail(str(exc)) from exc
+    if not found:
+        console.print("no tournaments yet (arena run FILE)")
+        return
+    table = Table(title="Tournaments")
+    for col in ("id", "name", "variant", "games", "bot failures", "voided", "started", "finished"):
+        table.add_column(col)
+    for t in found:
+        table.add_row(
+            str(t.id),
+            plain(t.name),
+            t.variant,
+            f"{t.played}/{t.planned}",
+            str(t.failures),
+            str(t.voided),
+            t.created_at,
+            t.finished_at or "-",
+        )
     console.print(table)

@@ -1,6 +1,17 @@
 """The ledger: one SQLite file, the single source of truth for entrants, tournaments, games, their
 records and the ratings. See :mod:`arena.ledger.schema` for the tables."""
 
-from arena.ledger.db import Ledger, LedgerError
+from arena.ledger.db import Ledger, TournamentEntry
+from arena.ledger.errors import LeaseHeld, LedgerError, TournamentChanged
+from arena.ledger.queries import BoardInfo, BoardRow, TournamentInfo
 
-__all__ = ["Ledger", "LedgerError"]
+__all__ = [
+    "BoardInfo",
+    "BoardRow",
+    "LeaseHeld",
+    "Ledger",
+    "LedgerError",
+    "TournamentChanged",
+    "TournamentEntry",
+    "TournamentInfo",
+]

@@ -1,82 +1,88 @@
-"""The ledger on SQLite, through sqlite-utils: migrations, writes in transactions, queries.
+"""The ledger on SQLite: migrations, writes in transactions, queries.
 
 Every finished game is written in one transaction with its seats, its full record and the rating
 updates it makes possible. Ratings are updated in the schedule's canonical order: a game that finishes
 before an earlier one waits, unrated, and is rated in the transaction of the game that completes the
 prefix; so concurrency never changes a rating, and :meth:`Ledger.rebuild_ratings` recomputes exactly
 the stored numbers. A game is keyed by (tournament, key): recording it twice is a no-op.
+
+Most statements are plain SQL rather than sqlite-utils' table methods: the writes run inside explicit
+``BEGIN IMMEDIATE`` transactions whose every statement must be checked against the schedule, and
+sqlite-utils manages transactions of its own. sqlite-utils serves the row queries of the read side
+(:meth:`Ledger.games`, :meth:`Ledger.seat_rows`) and its users' browsing of the file.
+
+A ledger is used from one thread at a time; the tournament runner gives it a thread of its own, so that
+no lock wait or fsync ever runs on the event loop that times the bots.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 import json
+import secrets
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 import sqlite_utils
 
-from arena.ledger.schema import MIGRATIONS
-from arena.rating import Rating, initial, rate_game
+from arena.ledger import boards, leases, records
+from arena.ledger.errors import LeaseHeld, LedgerError, TournamentChanged, explain
+from arena.ledger.errors import guarded as _guarded
+from arena.ledger.identity import Registrable, canonical_spec, changed_fields, digest, harmless
+from arena.ledger.queries import Queries
+from arena.ledger.schema import APPLICATION_ID, MIGRATIONS, REBUILD_AFTER
 from arena.tournament.schedule import ScheduledGame
-from arena.tournament.spec import Entrant, TournamentSpec
+from arena.tournament.spec import Entrant
 
-
-class LedgerError(Exception):
-    """The ledger file cannot be used (not a database, locked, read-only, newer schema); the message
-    names the file and the problem. Nothing stored is changed."""
-
-
-@dataclass(frozen=True, slots=True)
-class BoardRow:
-    entrant: str
-    variant: str
-    mu: float
-    sigma: float
-    exposed: float
-    games: int
-
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def _guarded(method: Callable[_P, _R]) -> Callable[_P, _R]:
-    """SQLite's errors (locked, read-only, corrupt) become LedgerError naming the file."""
-
-    @functools.wraps(method)
-    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        try:
-            return method(*args, **kwargs)
-        except sqlite3.DatabaseError as exc:
-            ledger = args[0]
-            path = getattr(ledger, "path", "ledger")
-            raise LedgerError(f"{path}: {exc}") from exc
-
-    return wrapper
+BUSY_TIMEOUT = 10.0  # seconds a write waits for another program's lock before failing
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Ledger:
+@dataclass(frozen=True, slots=True)
+class TournamentEntry:
+    """A tournament as registered: found again (resumed) or new."""
+
+    id: int
+    name: str
+    resumed: bool
+    # The secret its deals are drawn with; None for a tournament recorded before secret deals (its
+    # deals follow the public seed alone, as they did when it started).
+    deal_key: bytes | None
+    changes: tuple[str, ...] = ()  # fields changed in ways that cannot change any game
+
+
+class Ledger(Queries):
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         try:
-            conn = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
+            # Not bound to the thread that opened it: the tournament runner hands the ledger to a
+            # writer thread of its own (one thread at a time uses it).
+            conn = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
+            )
             conn.execute("PRAGMA foreign_keys = ON")
             # The default rollback journal, not WAL: the ledger stays one self-contained file that can
             # be copied or opened read-only at any time.
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         except sqlite3.DatabaseError as exc:
-            raise LedgerError(f"{self.path}: not a usable SQLite ledger: {exc}") from exc
+            raise LedgerError(f"{self.path}: not a usable SQLite ledger: {explain(exc)}") from exc
+        others = sorted(t for t in tables if not t.startswith("sqlite_"))
+        if (app_id not in (0, APPLICATION_ID)) or (others and "_migrations" not in tables):
+            conn.close()
+            listed = ", ".join(others[:6]) + (", ..." if len(others) > 6 else "")
+            raise LedgerError(
+                f"{self.path}: this SQLite database belongs to another program (tables: "
+                f"{listed or 'none'}; application id {app_id}), not an arena ledger: give another "
+                "file with --ledger"
+            )
         self.conn = conn
         self.db = sqlite_utils.Database(conn)
         self._migrate()
@@ -103,6 +109,7 @@ class Ledger:
                         f"{self.path}: schema version {max(done)} is newer than this arena "
                         f"({len(MIGRATIONS)}); upgrade the arena"
                     )
+                rebuild = False
                 for version, sql in enumerate(MIGRATIONS, start=1):
                     if version not in done:
                         for statement in sql.split(";"):
@@ -111,8 +118,12 @@ class Ledger:
                         self.conn.execute(
                             "INSERT INTO _migrations VALUES (?, ?)", (version, _now())
                         )
+                        rebuild = rebuild or (version in REBUILD_AFTER and bool(done))
+                if rebuild:
+                    boards.rebuild(self.conn)
+                self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         except sqlite3.DatabaseError as exc:
-            raise LedgerError(f"{self.path}: cannot prepare the ledger: {exc}") from exc
+            raise LedgerError(f"{self.path}: cannot prepare the ledger: {explain(exc)}") from exc
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -120,43 +131,119 @@ class Ledger:
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            raise LedgerError(f"{self.path}: cannot write: {exc}") from exc
+            raise LedgerError(f"{self.path}: cannot write: {explain(exc)}") from exc
         try:
             yield
         except sqlite3.DatabaseError as exc:
-            with contextlib.suppress(sqlite3.DatabaseError):
-                self.conn.execute("ROLLBACK")
-            raise LedgerError(f"{self.path}: cannot write: {exc}") from exc
+            self._rollback()
+            raise LedgerError(f"{self.path}: cannot write: {explain(exc)}") from exc
         except BaseException:
-            with contextlib.suppress(sqlite3.DatabaseError):
-                self.conn.execute("ROLLBACK")
+            self._rollback()
             raise
         else:
             try:
                 self.conn.execute("COMMIT")
             except sqlite3.DatabaseError as exc:
+                # SQLite may have rolled back already (a full disk does): the commit's error is the
+                # one to report.
+                self._rollback()
+                raise LedgerError(f"{self.path}: cannot write: {explain(exc)}") from exc
+
+    def _rollback(self) -> None:
+        if self.conn.in_transaction:
+            with contextlib.suppress(sqlite3.DatabaseError):
                 self.conn.execute("ROLLBACK")
-                raise LedgerError(f"{self.path}: cannot write: {exc}") from exc
 
     # ------------------------------------------------------------------ tournaments and entrants
 
     @_guarded
-    def tournament(self, spec: TournamentSpec) -> tuple[int, bool]:
+    def tournament(self, spec: Registrable) -> tuple[int, bool]:
         """The tournament's id, and whether it was already in the ledger (then it is resumed)."""
-        canonical = json.dumps(spec.to_dict(), sort_keys=True)
-        digest = hashlib.sha256(canonical.encode()).hexdigest()
-        row = self.conn.execute(
-            "SELECT id FROM tournaments WHERE spec_hash = ?", (digest,)
-        ).fetchone()
-        if row is not None:
-            return int(row[0]), True
+        entry = self.register(spec)
+        return entry.id, entry.resumed
+
+    @_guarded
+    def register(
+        self, spec: Registrable, deal_key: bytes | None = None, kind: str = "tournament"
+    ) -> TournamentEntry:
+        """Find the tournament of this name, or make it (with ``deal_key``, or a fresh random one).
+
+        A tournament is known by its name. Run again with a spec that differs only in fields that
+        cannot change any game (concurrency, an entrant's language label, the log size), it is resumed
+        and its stored spec updated; any other change raises :class:`TournamentChanged` naming the
+        fields. The check and the insert are one transaction: two processes registering the same new
+        tournament get the same one."""
+        canonical = canonical_spec(spec)
+        found = self._find(spec.name, canonical, kind)
+        if found is not None and not found.changes:
+            return found  # nothing to write: a read-only ledger can still be resumed from
         with self.transaction():
+            found = self._find(spec.name, canonical, kind)
+            if found is not None:
+                self.conn.execute(
+                    "UPDATE tournaments SET spec = ?, spec_hash = ? WHERE id = ?",
+                    (canonical, digest(canonical), found.id),
+                )
+                return found
+            key = deal_key if deal_key is not None else secrets.token_bytes(32)
             cur = self.conn.execute(
-                "INSERT INTO tournaments (name, spec_hash, spec, variant, source, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (spec.name, digest, canonical, spec.variant, spec.source, _now()),
+                "INSERT INTO tournaments (name, spec_hash, spec, variant, source, created_at, "
+                "deal_key, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (spec.name, digest(canonical), canonical, spec.variant, spec.source, _now(),
+                 key.hex(), kind),
+            )  # fmt: skip
+        return TournamentEntry(int(cur.lastrowid or 0), spec.name, False, key)
+
+    def _find(self, name: str, canonical: str, kind: str) -> TournamentEntry | None:
+        row = self.conn.execute(
+            "SELECT id, spec, deal_key, kind FROM tournaments WHERE name = ?", (name,)
+        ).fetchone()
+        if row is None:
+            return None
+        tid, stored, key = int(row[0]), json.loads(row[1]), row[2]
+        if row[3] != kind:
+            raise LedgerError(
+                f"{self.path}: {name!r} is the name of a {row[3]} in this ledger, not of a {kind}: "
+                "choose another name"
             )
-        return int(cur.lastrowid or 0), False
+        changes = changed_fields(stored, json.loads(canonical))
+        harmful = [f for f in changes if not harmless(f)]
+        if harmful:
+            raise TournamentChanged(
+                f"{self.path}: {kind} {name!r} was started from a different file: "
+                f"{', '.join(harmful)} changed, which would change its games. Put the file back as it "
+                "was to resume it, or run the new file as a new tournament (arena run FILE --name NEW)",
+                harmful,
+            )
+        return TournamentEntry(tid, name, True, bytes.fromhex(key) if key else None, tuple(changes))
+
+    @_guarded
+    def take_lease(self, tournament_id: int) -> None:
+        """Claim the right to run this tournament, or raise :class:`LeaseHeld` saying who has it."""
+        with self.transaction():
+            held = leases.take(self.conn, tournament_id)
+        if held is not None:
+            name = self._name_of(tournament_id)
+            raise LeaseHeld(
+                f"{self.path}: tournament {name!r} is being run by {held.describe()}; wait for it to "
+                "finish or stop it (a lease whose process is gone is taken over)"
+            )
+
+    @_guarded
+    def renew_lease(self, tournament_id: int) -> None:
+        with self.transaction():
+            leases.renew(self.conn, tournament_id)
+
+    @_guarded
+    def release_lease(self, tournament_id: int) -> None:
+        with self.transaction():
+            leases.release(self.conn, tournament_id)
+
+    def _name_of(self, tournament_id: int) -> str:
+        row = self.conn.execute(
+            "SELECT name FROM tournaments WHERE id = ?", (tournament_id,)
+        ).fetchone()
+        return str(row[0]) if row else f"#{tournament_id}"
 
     @_guarded
     def entrant_ids(self, entrants: Sequence[Entrant]) -> dict[str, int]:
@@ -232,6 +319,7 @@ class Ledger:
         transaction; a game already recorded is left as it is."""
         g = record["games"][0]
         result = g["result"]
+        encoding, schema, blob = records.encode(record)
         with self.transaction():
             row = self.conn.execute(
                 "SELECT id FROM games WHERE tournament_id = ? AND key = ?",
@@ -256,7 +344,8 @@ class Ledger:
                              result["ranking"][side], result["scores"][seat]),
                         )  # fmt: skip
             self.conn.execute(
-                "INSERT INTO game_records VALUES (?, ?)", (game_id, json.dumps(record))
+                "INSERT INTO game_records (game_id, record, encoding, schema) VALUES (?, ?, ?, ?)",
+                (game_id, blob, encoding, schema),
             )
             self._rate_ready(tournament_id)
         return game_id
@@ -277,162 +366,91 @@ class Ledger:
         ).fetchone()
         limit = row[0] if row is not None else 2**62
         ready = self.conn.execute(
-            "SELECT id, variant FROM games WHERE tournament_id = ? AND rating_seq IS NULL "
+            "SELECT id FROM games WHERE tournament_id = ? AND rating_seq IS NULL "
             "AND ord > ? AND ord < ? ORDER BY ord",
             (tournament_id, last, limit),
         ).fetchall()
         if not ready:
             return
         seq = self.conn.execute("SELECT coalesce(max(rating_seq), 0) FROM games").fetchone()[0]
-        for game_id, variant in ready:
+        for (game_id,) in ready:
             seq += 1
-            self._rate_game(int(game_id), variant, self._current)
+            boards.rate(self.conn, int(game_id))
             self.conn.execute("UPDATE games SET rating_seq = ? WHERE id = ?", (seq, game_id))
 
-    def _current(self, entrant_id: int, variant: str) -> tuple[Rating, int]:
-        row = self.conn.execute(
-            "SELECT mu, sigma, games FROM ratings WHERE entrant_id = ? AND variant = ?",
-            (entrant_id, variant),
-        ).fetchone()
-        if row is None:
-            return initial(), 0
-        return Rating(row[0], row[1]), int(row[2])
-
-    def _rate_game(
-        self, game_id: int, variant: str, current: Any
-    ) -> list[tuple[int, Rating, Rating, int]]:
-        """Rate one game from its seats and write the result: (entrant, before, after, games)."""
-        seats = self.conn.execute(
-            "SELECT side, place, entrant_id FROM game_seats WHERE game_id = ? ORDER BY side, seat, member",
-            (game_id,),
-        ).fetchall()
-        updates = _rate_seats(seats, variant, current)
-        for entrant, old, new, games in updates:
+    @_guarded
+    def void_games(
+        self,
+        tournament_id: int,
+        reason: str,
+        game_ids: Sequence[int] = (),
+        outcomes: Sequence[str] = (),
+    ) -> list[str]:
+        """Take games out of a tournament's results: the chosen ids, or every game with one of these
+        outcomes, or (neither given) all of its games. Their records move to ``voided_games``; the
+        games after them in the schedule wait to be rated again, every board is rebuilt, and a later
+        run plays the voided games again. Returns the voided games' keys."""
+        where = ["tournament_id = ?"]
+        args: list[Any] = [tournament_id]
+        if game_ids:
+            where.append(f"id IN ({', '.join('?' * len(game_ids))})")
+            args.extend(game_ids)
+        if outcomes:
+            where.append(f"outcome IN ({', '.join('?' * len(outcomes))})")
+            args.extend(outcomes)
+        with self.transaction():
+            rows = self.conn.execute(
+                f"SELECT id, key, ord, variant, outcome, detail, finished_at FROM games "
+                f"WHERE {' AND '.join(where)} ORDER BY ord",
+                args,
+            ).fetchall()
+            if game_ids:
+                found = {r[0] for r in rows}
+                missing = [i for i in game_ids if i not in found]
+                if missing:
+                    raise LedgerError(
+                        f"{self.path}: no game {', '.join(map(str, missing))} in tournament "
+                        f"{self._name_of(tournament_id)!r}"
+                    )
+            if not rows:
+                return []
+            now = _now()
+            for game_id, key, _ord, variant, outcome, detail, finished in rows:
+                players = self.conn.execute(
+                    "SELECT group_concat(e.name || ':' || s.score, ' ') FROM game_seats s "
+                    "JOIN entrants e ON e.id = s.entrant_id WHERE s.game_id = ?",
+                    (game_id,),
+                ).fetchone()[0]
+                rec = self.conn.execute(
+                    "SELECT encoding, record FROM game_records WHERE game_id = ?", (game_id,)
+                ).fetchone()
+                self.conn.execute(
+                    "INSERT INTO voided_games (tournament_id, key, variant, outcome, detail, players, "
+                    "finished_at, reason, voided_at, encoding, record) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (tournament_id, key, variant, outcome, detail, players or "", finished, reason,
+                     now, rec[0] if rec else "json", rec[1] if rec else "{}"),
+                )  # fmt: skip
+                for table in ("rating_history", "game_records", "game_seats"):
+                    self.conn.execute(f"DELETE FROM {table} WHERE game_id = ?", (game_id,))
+                self.conn.execute("DELETE FROM games WHERE id = ?", (game_id,))
+            first = rows[0][2]
             self.conn.execute(
-                "INSERT OR REPLACE INTO ratings VALUES (?, ?, ?, ?, ?, ?)",
-                (entrant, variant, new.mu, new.sigma, new.exposed, games),
+                "UPDATE games SET rating_seq = NULL WHERE tournament_id = ? AND ord > ?",
+                (tournament_id, first),
             )
             self.conn.execute(
-                "INSERT OR REPLACE INTO rating_history VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (game_id, entrant, variant, old.mu, old.sigma, new.mu, new.sigma),
+                "UPDATE tournaments SET finished_at = NULL WHERE id = ?", (tournament_id,)
             )
-        return updates
+            boards.rebuild(self.conn)
+            self._rate_ready(tournament_id)
+        return [r[1] for r in rows]
 
     # ------------------------------------------------------------------ queries
 
     @_guarded
-    def leaderboard(self, variant: str) -> list[BoardRow]:
-        rows = self.conn.execute(
-            "SELECT e.name, r.variant, r.mu, r.sigma, r.exposed, r.games FROM ratings r "
-            "JOIN entrants e ON e.id = r.entrant_id WHERE r.variant = ? ORDER BY r.exposed DESC, e.name",
-            (variant,),
-        ).fetchall()
-        return [BoardRow(*r) for r in rows]
-
-    @_guarded
-    def variants(self) -> list[str]:
-        return [
-            r[0] for r in self.conn.execute("SELECT DISTINCT variant FROM ratings ORDER BY variant")
-        ]
-
-    @_guarded
-    def games(self, tournament_id: int | None = None, limit: int = 50) -> list[dict[str, Any]]:
-        where, args = ("WHERE g.tournament_id = ?", [tournament_id]) if tournament_id else ("", [])
-        rows = self.db.query(
-            "SELECT g.id, t.name AS tournament, g.key, g.variant, g.outcome, g.detail, g.finished_at, "
-            "(SELECT group_concat(e.name || ':' || s.score, ' ') FROM game_seats s "
-            " JOIN entrants e ON e.id = s.entrant_id WHERE s.game_id = g.id) AS players "
-            f"FROM games g JOIN tournaments t ON t.id = g.tournament_id {where} "
-            "ORDER BY g.id DESC LIMIT ?",
-            [*args, limit],
-        )
-        return list(rows)
-
-    @_guarded
-    def game_record(self, game_id: int) -> dict[str, Any]:
-        row = self.conn.execute(
-            "SELECT record FROM game_records WHERE game_id = ?", (game_id,)
-        ).fetchone()
-        if row is None:
-            raise LedgerError(f"{self.path}: no game {game_id}")
-        data: dict[str, Any] = json.loads(row[0])
-        return data
-
-    @_guarded
-    def seat_rows(self, tournament_id: int) -> list[dict[str, Any]]:
-        """Every seat of every game of a tournament, with the game's key parts, for summaries."""
-        return list(
-            self.db.query(
-                "SELECT g.id AS game_id, g.key, g.pairing, g.deal, g.rotation, g.outcome, s.seat, "
-                "s.side, s.place, s.score, e.name AS entrant FROM games g "
-                "JOIN game_seats s ON s.game_id = g.id JOIN entrants e ON e.id = s.entrant_id "
-                "WHERE g.tournament_id = ? ORDER BY g.ord, s.seat, s.member",
-                [tournament_id],
-            )
-        )
-
-    # ------------------------------------------------------------------ rebuild
-
-    @_guarded
     def rebuild_ratings(self) -> float:
-        """Recompute every rating from the games, in rating order; rewrite them and return the largest
+        """Recompute every board from the games, in rating order; rewrite them and return the largest
         difference from the numbers stored before (0.0 when the ledger was consistent)."""
-        stored = {
-            (r[0], r[1]): (r[2], r[3])
-            for r in self.conn.execute("SELECT entrant_id, variant, mu, sigma FROM ratings")
-        }
-        seats: dict[int, list[tuple[int, int, int]]] = {}
-        for game_id, side, place, entrant in self.conn.execute(
-            "SELECT s.game_id, s.side, s.place, s.entrant_id FROM game_seats s "
-            "JOIN games g ON g.id = s.game_id WHERE g.rating_seq IS NOT NULL "
-            "ORDER BY s.game_id, s.side, s.seat, s.member"
-        ):
-            seats.setdefault(game_id, []).append((side, place, entrant))
-        games = self.conn.execute(
-            "SELECT id, variant FROM games WHERE rating_seq IS NOT NULL ORDER BY rating_seq"
-        ).fetchall()
-        current: dict[tuple[int, str], tuple[Rating, int]] = {}
-        history = []
-        for game_id, variant in games:
-            updates = _rate_seats(
-                seats.get(game_id, []), variant, lambda e, v: current.get((e, v), (initial(), 0))
-            )
-            for entrant, old, new, count in updates:
-                current[(entrant, variant)] = (new, count)
-                history.append((game_id, entrant, variant, old.mu, old.sigma, new.mu, new.sigma))
         with self.transaction():
-            self.conn.execute("DELETE FROM ratings")
-            self.conn.execute("DELETE FROM rating_history")
-            self.conn.executemany(
-                "INSERT INTO ratings VALUES (?, ?, ?, ?, ?, ?)",
-                [(e, v, r.mu, r.sigma, r.exposed, n) for (e, v), (r, n) in current.items()],
-            )
-            self.conn.executemany(
-                "INSERT INTO rating_history VALUES (?, ?, ?, ?, ?, ?, ?)", history
-            )
-        diff = 0.0 if set(stored) == set(current) else float("inf")
-        for key, (mu, sigma) in stored.items():
-            if key in current:
-                r = current[key][0]
-                diff = max(diff, abs(r.mu - mu), abs(r.sigma - sigma))
-        return diff
-
-
-def _rate_seats(
-    seats: Sequence[tuple[int, int, int]], variant: str, current: Any
-) -> list[tuple[int, Rating, Rating, int]]:
-    """TrueSkill update of one game from its (side, place, entrant) rows."""
-    teams: dict[int, list[int]] = {}
-    places: dict[int, int] = {}
-    for side, place, entrant in seats:
-        teams.setdefault(side, []).append(entrant)
-        places[side] = place
-    order = sorted(teams)
-    before = {e: current(e, variant) for side in order for e in teams[side]}
-    new = rate_game([[before[e][0] for e in teams[s]] for s in order], [places[s] for s in order])
-    out = []
-    for side, ratings in zip(order, new, strict=True):
-        for entrant, r in zip(teams[side], ratings, strict=True):
-            old, games = before[entrant]
-            out.append((entrant, old, r, games + 1))
-    return out
+            return boards.rebuild(self.conn)

@@ -3,8 +3,12 @@
 Tables (open the file with sqlite-utils or Datasette to browse them):
 
 - ``entrants``: a program: name, command, a hash of its command and version, language, version.
-- ``tournaments``: name, the canonical JSON of its spec and that JSON's hash (a tournament is resumed when
-  its file is run again unchanged), variant, source file, created and finished times.
+- ``tournaments``: a tournament's (or a standing competition's: ``kind``) unique name, the canonical JSON of its spec and that JSON's hash,
+  variant, source file, created and finished times, and ``deal_key``: the secret its deals are drawn
+  with (hex; NULL for tournaments recorded before secret deals, whose deals follow the public seed).
+  The key never leaves the ledger, which no bot can read.
+- ``leases``: which process is running a tournament now (host, pid, its start time), taken atomically
+  and renewed while it runs; a second run of the same tournament is refused while the lease is held.
 - ``planned_games``: the schedule: each game's key, canonical order (``ord``), round, pairing, deal,
   seat rotation, deal seed, the entrant names per seat (JSON) and the pairing's group (JSON).
 - ``games``: each finished game: its key and order, variant, seed, outcome (normal, timeout,
@@ -13,10 +17,22 @@ Tables (open the file with sqlite-utils or Datasette to browse them):
   rated in schedule order, so a game that finishes early waits for those before it).
 - ``game_seats``: who played each seat (and player of a shared seat), the seat's side, the side's place
   (0 best) and the seat's score.
-- ``game_records``: the full match record of each game, as JSON (deals, every decision with its reply and
-  time, the public log, the result).
-- ``ratings``: each entrant's current TrueSkill rating per variant, with games played.
-- ``rating_history``: every rating update: game, entrant, variant, mu and sigma before and after.
+- ``game_records``: the full match record of each game (deals, every decision with its reply and time,
+  the public log, the result): ``encoding`` says how ``record`` is stored (``json``: text;
+  ``json+zlib``: zlib-compressed JSON), ``schema`` the record's layout version.
+- ``voided_games``: games taken out of the results by the organiser (``arena games void``), with the
+  reason, the time and their record: they count nowhere and a later run plays them again.
+- ``authors``: a competition's authors, with a hash of each one's secret token (never the token).
+- ``submissions``: every bot version an author submitted to a competition: a bundle (its content hash,
+  run and build commands) or a remote entrant (a hash of the token it dials in with), its status
+  (building, checking, active, failed, suspended, withdrawn, replaced) with the reason and the build and
+  check log, and the entrant it plays as once active.
+- ``competition_state``: whether a competition's matchmaking is paused.
+- ``boards``: the leaderboards: one per tournament (``kind`` tournament, named after it), one per
+  variant pooling every tournament of that variant (``kind`` pooled), and one per competition (``kind``
+  competition; its games count on no other board).
+- ``ratings``: each entrant's current TrueSkill rating on each board, with games played.
+- ``rating_history``: every rating update: board, game, entrant, mu and sigma before and after.
 """
 
 from __future__ import annotations
@@ -116,4 +132,123 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE INDEX planned_by_order ON planned_games (tournament_id, ord);
     """,
+    # 3: tournaments known by their name, with a secret for their deals and a lease for the process
+    # running them; a leaderboard per tournament beside the pooled one per variant (the ratings are
+    # rebuilt from the games into both, see REBUILD_AFTER); compressed records; voided games.
+    """
+    UPDATE tournaments SET name = name || ' (' || id || ')'
+        WHERE id NOT IN (SELECT min(id) FROM tournaments GROUP BY name);
+    CREATE UNIQUE INDEX tournaments_by_name ON tournaments (name);
+    ALTER TABLE tournaments ADD COLUMN deal_key TEXT;
+    CREATE TABLE leases (
+        tournament_id INTEGER PRIMARY KEY REFERENCES tournaments(id),
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        pid_started TEXT NOT NULL,
+        taken_at TEXT NOT NULL,
+        renewed_at REAL NOT NULL
+    );
+    ALTER TABLE game_records ADD COLUMN encoding TEXT NOT NULL DEFAULT 'json';
+    ALTER TABLE game_records ADD COLUMN schema INTEGER NOT NULL DEFAULT 1;
+    CREATE TABLE voided_games (
+        id INTEGER PRIMARY KEY,
+        tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+        key TEXT NOT NULL,
+        variant TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        players TEXT NOT NULL,
+        finished_at TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        voided_at TEXT NOT NULL,
+        encoding TEXT NOT NULL,
+        record BLOB NOT NULL
+    );
+    CREATE TABLE boards (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        variant TEXT NOT NULL,
+        tournament_id INTEGER REFERENCES tournaments(id),
+        UNIQUE (kind, name)
+    );
+    DROP TABLE rating_history;
+    DROP TABLE ratings;
+    CREATE TABLE ratings (
+        board_id INTEGER NOT NULL REFERENCES boards(id),
+        entrant_id INTEGER NOT NULL REFERENCES entrants(id),
+        mu REAL NOT NULL,
+        sigma REAL NOT NULL,
+        exposed REAL NOT NULL,
+        games INTEGER NOT NULL,
+        PRIMARY KEY (board_id, entrant_id)
+    );
+    CREATE INDEX ratings_board ON ratings (board_id, exposed DESC);
+    CREATE TABLE rating_history (
+        board_id INTEGER NOT NULL REFERENCES boards(id),
+        game_id INTEGER NOT NULL REFERENCES games(id),
+        entrant_id INTEGER NOT NULL REFERENCES entrants(id),
+        mu_before REAL NOT NULL,
+        sigma_before REAL NOT NULL,
+        mu_after REAL NOT NULL,
+        sigma_after REAL NOT NULL,
+        PRIMARY KEY (board_id, game_id, entrant_id)
+    );
+    CREATE INDEX rating_history_by_entrant ON rating_history (entrant_id, board_id);
+    CREATE INDEX games_by_rating ON games (rating_seq);
+    """,
+    # 4: standing competitions live beside tournaments: a competition's games are planned as it pairs
+    # them, rated in that order on its own board, and pooled with nothing else.
+    """
+    ALTER TABLE tournaments ADD COLUMN kind TEXT NOT NULL DEFAULT 'tournament';
+    """,
+    # 5: a competition's authors and their submissions.
+    """
+    CREATE TABLE authors (
+        id INTEGER PRIMARY KEY,
+        competition_id INTEGER NOT NULL REFERENCES tournaments(id),
+        name TEXT NOT NULL,
+        token_hash TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        UNIQUE (competition_id, name)
+    );
+    CREATE TABLE submissions (
+        id INTEGER PRIMARY KEY,
+        competition_id INTEGER NOT NULL REFERENCES tournaments(id),
+        author_id INTEGER NOT NULL REFERENCES authors(id),
+        bot TEXT NOT NULL,
+        version TEXT NOT NULL,
+        language TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        bundle TEXT NOT NULL DEFAULT '',
+        run TEXT NOT NULL DEFAULT '',
+        build TEXT NOT NULL DEFAULT '',
+        token_hash TEXT UNIQUE,
+        entrant_id INTEGER REFERENCES entrants(id),
+        status TEXT NOT NULL,
+        reason TEXT NOT NULL DEFAULT '',
+        log TEXT NOT NULL DEFAULT '',
+        submitted_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (competition_id, bot, version)
+    );
+    CREATE INDEX submissions_by_status ON submissions (competition_id, status);
+    CREATE TABLE competition_state (
+        competition_id INTEGER PRIMARY KEY REFERENCES tournaments(id),
+        paused INTEGER NOT NULL DEFAULT 0,
+        changed_at TEXT NOT NULL
+    );
+    """,
+    # 6: the web's questions: an entrant's author, a deal's duplicate games, games by outcome.
+    """
+    CREATE INDEX submissions_by_entrant ON submissions (entrant_id);
+    CREATE INDEX planned_by_deal ON planned_games (tournament_id, round, pairing, deal);
+    CREATE INDEX games_by_outcome ON games (outcome);
+    """,
 )
+
+# Migrations after which the ratings are rebuilt from the games (they changed shape).
+REBUILD_AFTER = frozenset({3})
+
+# Marks the file as a Bezique Arena ledger (PRAGMA application_id): "BZQA".
+APPLICATION_ID = 0x425A5141

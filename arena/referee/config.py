@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 
@@ -82,6 +84,12 @@ class MatchConfig:
     # Per game, explicit shuffled orders (kinds, top first) for its first deals (see arrange_deck); the
     # deals after them come from the game's seed. For scripted sessions such as a bot's conformance check.
     decks: tuple[tuple[tuple[int, ...], ...], ...] = ()
+    # The secret the deals are drawn with: a game is dealt from HMAC-SHA256(deal_key, its public seed),
+    # so that knowing the seeds (published in tournament files, recorded in records) reveals no deal,
+    # and the same seed with the same key deals the same cards (duplicate deals, replays). Empty: the
+    # public seed alone, which anyone can compute deals from (reproducible tests). Never recorded,
+    # never shown (the records keep every deal's shuffled cards, enough to replay).
+    deal_key: bytes = field(default=b"", repr=False)
 
     def build_variant(self) -> Variant:
         return variant(self.variant, **dict(self.options))
@@ -90,6 +98,20 @@ class MatchConfig:
         if game < len(self.game_seeds):
             return self.game_seeds[game]
         return self.seed * 1_000_003 + game
+
+    def deal_seed(self, game: int) -> int:
+        """The seed the engine deals game ``game`` from: its public seed, keyed by the secret when
+        there is one."""
+        seed = self.game_seed(game)
+        if not self.deal_key:
+            return seed
+        digest = hmac.new(self.deal_key, b"bezique-arena deal %d" % seed, hashlib.sha256).digest()
+        return int.from_bytes(digest, "big")
+
+    @property
+    def predictable(self) -> bool:
+        """Whether anyone who knows the seeds can compute the deals (no deal key)."""
+        return not self.deal_key
 
     def seeds(self) -> tuple[int, ...]:
         """Every game's deal seed."""

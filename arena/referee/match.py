@@ -41,6 +41,12 @@ class PublicEvent:
 
 EventSink = Callable[[PublicEvent], None]
 
+# What a bot sends is data, kept short before it enters a record or an outcome: a reply as recorded,
+# a reply quoted in a detail, and a detail as a whole.
+MAX_REPLY_KEPT = 200
+MAX_REPLY_SHOWN = 80
+MAX_DETAIL = 2000
+
 __all__ = ["EventSink", "GameEnd", "Match", "PublicEvent"]
 
 
@@ -98,15 +104,16 @@ class Match:
         cfg = self.config
         tc = cfg.time_control
         v = self.variant
-        seed = cfg.game_seed(game)
-        state = GameState.new(v, seed=seed, dealer=cfg.dealer(game), decks=cfg.game_decks(game))
+        seed = cfg.game_seed(game)  # public: recorded
+        secret = cfg.deal_seed(game)  # what the deals are drawn from: never recorded
+        state = GameState.new(v, seed=secret, dealer=cfg.dealer(game), decks=cfg.game_decks(game))
         rec = GameRecord(index=game, seed=seed, dealer=state.first_dealer, strikes=[0] * v.seats)
         rec.decks.append(deck_texts(state))
         bank = [float(tc.bank_ms)] * v.seats
         # How much of the public log each player has been sent (players sharing a seat each need it).
         seen = [[0] * v.team_size(s) for s in range(v.seats)]
         books = _Books(self, game, rec, state)
-        fallback = random.Random(f"arena-fallback:{seed}")
+        fallback = random.Random(f"arena-fallback:{secret}")
         outcome, detail, culprit = Outcome.NORMAL, "", -1
         deals = 0
         while not state.is_terminal():
@@ -180,15 +187,16 @@ class Match:
             return None, None, Outcome.TIMEOUT, f"no reply within {limit_ms:.0f} ms", elapsed
         except SeatFailure as exc:
             elapsed = (time.perf_counter() - start) * 1000
-            return None, None, exc.outcome, exc.detail, elapsed
+            return None, None, exc.outcome, exc.detail[:MAX_DETAIL], elapsed
         except Exception as exc:  # a port must never take the referee down
             elapsed = (time.perf_counter() - start) * 1000
-            return None, None, Outcome.CRASH, f"{type(exc).__name__}: {exc}", elapsed
+            return None, None, Outcome.CRASH, f"{type(exc).__name__}: {exc}"[:MAX_DETAIL], elapsed
         finally:
             deadline.disarm()
         elapsed = (time.perf_counter() - start) * 1000
         if not isinstance(raw, str):
-            return None, None, Outcome.PROTOCOL_ERROR, f"reply is not text: {raw!r:.80}", elapsed
+            detail = f"reply is not text: {raw!r:.{MAX_REPLY_SHOWN}}"
+            return None, None, Outcome.PROTOCOL_ERROR, detail, elapsed
         reply = raw
         if elapsed > limit_ms:
             return (
@@ -198,26 +206,28 @@ class Match:
                 f"replied after {elapsed:.0f} ms, limit {limit_ms:.0f} ms",
                 elapsed,
             )
-        try:
-            action = Action.parse(reply)
-        except ParseError as exc:
-            return (
-                reply,
-                None,
-                Outcome.ILLEGAL_ACTION,
-                f"unreadable action {reply!r:.80}: {exc}",
-                elapsed,
-            )
-        if action not in decision.legal:
-            legal = ", ".join(a.text for a in decision.legal)
-            return (
-                reply,
-                None,
-                Outcome.ILLEGAL_ACTION,
-                f"{reply!r:.80} is not legal here (legal: {legal})",
-                elapsed,
-            )
-        return reply, action, None, "", elapsed
+        for action in decision.legal:
+            if action.text == reply:
+                return reply, action, None, "", elapsed
+        return reply, None, Outcome.ILLEGAL_ACTION, _not_legal(reply, decision.legal), elapsed
+
+
+def _not_legal(reply: str, legal: Sequence[Action]) -> str:
+    """Why a reply is no legal action. A reply must be the exact text of one of the request's legal
+    actions: one spelling per action keeps records, transcripts and duplicate comparisons exact, and
+    a sloppy reply is a bug of the bot's that the arena should show rather than hide."""
+    shown = f"{reply!r:.{MAX_REPLY_SHOWN}}"
+    try:
+        action = Action.parse(reply)
+    except ParseError as exc:
+        why = str(exc)  # it quotes the reply: cut short too
+        if len(why) > 2 * MAX_REPLY_SHOWN:
+            why = why[: 2 * MAX_REPLY_SHOWN] + "..."
+        return f"unreadable action {shown}: {why}"
+    if action in legal:
+        return f"{shown} is not written exactly as the legal action {action.text!r}"
+    texts = ", ".join(a.text for a in legal)
+    return f"{shown} is not legal here (legal: {texts})"[:MAX_DETAIL]
 
 
 class _Deadline:
@@ -323,6 +333,8 @@ def _decision_record(
     elapsed: float,
     bank: float,
 ) -> DecisionRecord:
+    if reply is not None and len(reply) > MAX_REPLY_KEPT:  # a legal reply is far shorter
+        reply = reply[:MAX_REPLY_KEPT] + f"... [{len(reply)} characters]"
     return DecisionRecord(
         request_id=d.request_id,
         seat=d.seat,

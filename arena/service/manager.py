@@ -18,8 +18,10 @@ import contextlib
 import json
 import secrets
 import shutil
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from arena.bots.launcher import BotProcess, LaunchError
 from arena.bots.limits import Limits
@@ -61,6 +63,7 @@ class MatchEntry:
 
 
 DRAIN_SECONDS = 2.0  # for local bots to read the match's last messages and exit on their own
+SETTLE_OUTPUT_SECONDS = 1.0  # for a dead bot's last output to be read
 IDLE_PER_KIND = 4  # sessions of one kind (entrant, command, limits) kept waiting between matches
 
 
@@ -73,19 +76,38 @@ async def _connected_or_gone(port: StreamPort, timeout: float) -> None:
 
 
 class MatchManager:
-    def __init__(self, records_dir: Path | None = None, logs_dir: Path | None = None) -> None:
-        self.address = ""  # set by the server once bound
-        self.unix_address = ""  # the same server on a Unix socket (for sandboxed bots)
+    def __init__(
+        self,
+        records_dir: Path | None = None,
+        logs_dir: Path | None = None,
+        limits: Limits | None = None,
+        deal_key: bytes = b"",
+    ) -> None:
+        self.address = ""  # set by the server once bound: the bot gateway's TCP address
+        self.unix_address = ""  # the same gateway on a Unix socket (for sandboxed bots)
         self.socket_dir: Path | None = None
         self.records_dir = records_dir
         self.logs_dir = logs_dir
+        # The server's policy: the limits and sandbox of a match that names none (every match
+        # started through the admin service), and the secret its deals are drawn with.
+        self.limits = limits or Limits()
+        self.deal_key = deal_key
+        # Paths a sandboxed bot never sees, even inside a folder it may (the ledger, records, logs).
+        self.hidden: list[Path] = [p.resolve() for p in (records_dir, logs_dir) if p is not None]
         self.matches: dict[str, MatchEntry] = {}
         self._tokens: dict[str, StreamPort] = {}
         self._count = 0
         self.idle_per_kind = IDLE_PER_KIND
         self._launched: dict[str, BotSession] = {}  # by the token its process was given
+        # The lobby: remote entrants that dialled in with an entrant token (not a seat's) and wait
+        # for the games they are given. ``lobby`` tells an entrant token's entrant (None: unknown);
+        # ``on_lobby`` hears of an entrant arriving or leaving.
+        self.lobby: Callable[[str], str | None] | None = None
+        self.on_lobby: Callable[[str], None] | None = None
+        self._waiting: dict[str, BotSession] = {}
         self._idle: dict[SessionKey, list[BotSession]] = {}
         self._retiring: set[asyncio.Task[None]] = set()
+        self._supervisors: set[asyncio.Task[None]] = set()
 
     def create(
         self,
@@ -124,11 +146,15 @@ class MatchManager:
             ports,
             specs,
             connect_timeout,
-            limits or Limits(),
+            limits or self.limits,
             matches_per_process=matches_per_process,
         )
         self.matches[match_id] = entry
         return entry
+
+    def hide(self, *paths: Path) -> None:
+        """Never show these paths to a sandboxed bot (a ledger, a tournament file, ...)."""
+        self.hidden.extend(Path(p).resolve() for p in paths)
 
     def claim(self, token: str) -> tuple[StreamPort | None, str]:
         """The port a token opens, or why it is refused: unknown or expired, or already connected."""
@@ -148,6 +174,12 @@ class MatchManager:
             for seat_ports, seat_specs in zip(entry.players, entry.specs, strict=True):
                 for port, spec in zip(seat_ports, seat_specs, strict=True):
                     if not spec.command:
+                        waiting = self._waiting.get(spec.name)
+                        if waiting is not None and waiting.idle and not waiting.ended:
+                            self._tokens.pop(port.token, None)  # its entrant token plays it
+                            port.claimed = True
+                            entry.sessions.append(waiting)
+                            waiting.give(port)
                         continue
                     key = SessionKey(spec.name, spec.command, entry.limits)
                     session = self._take(key, seeds) if entry.matches_per_process > 1 else None
@@ -162,6 +194,70 @@ class MatchManager:
             entry.error = str(exc)
         entry.task = asyncio.create_task(self._run(entry))
 
+    async def preflight(
+        self, spec: PlayerSpec, config: MatchConfig, limits: Limits, timeout: float
+    ) -> str:
+        """Start a bot once and wait for its Hello: "" when it dialled in and said Hello (it is then
+        sent a MatchOver with no games and stopped), else why not: the launch's error, or its exit
+        code and last output, or that it never connected within ``timeout`` seconds."""
+        self._count += 1
+        match_id = f"check{self._count}-{secrets.token_hex(4)}"
+        port = StreamPort(spec.name, match_id, 0, 0, secrets.token_urlsafe(24))
+        self._tokens[port.token] = port
+        entry = MatchEntry(match_id, config, [[port]], [[spec]], timeout, limits)
+        self.matches[match_id] = entry
+        try:
+            try:
+                await self._launch(entry, port, spec, SessionKey(spec.name, spec.command, limits))
+            except LaunchError as exc:
+                return str(exc)
+            await _connected_or_gone(port, timeout)
+            if port.attached.is_set():
+                await port.match_over(match_id, [])
+                return ""
+            proc = entry.processes[0] if entry.processes else None
+            if proc is not None:
+                await proc.output_done(SETTLE_OUTPUT_SECONDS)
+            why = port.close_detail if port.closed else f"it did not dial in within {timeout:g} s"
+            lines = proc.last_output() if proc is not None else []
+            return why + ("; its last output:\n" + "\n".join(lines) if lines else "")
+        finally:
+            self._tokens.pop(port.token, None)
+            port.on_closed(Outcome.DISCONNECT, MATCH_OVER)
+            for session in entry.sessions:
+                session.end()
+            await _all_within([p.wait() for p in entry.processes], DRAIN_SECONDS)
+            await asyncio.gather(*(p.stop() for p in entry.processes), return_exceptions=True)
+            del self.matches[match_id]
+
+    def join_lobby(self, token: str) -> BotSession | None:
+        """The waiting session of the remote entrant whose token this is (a newer connection
+        replaces an older one), or None when the token is no entrant's."""
+        name = self.lobby(token) if self.lobby is not None else None
+        if name is None:
+            return None
+        old = self._waiting.pop(name, None)
+        if old is not None:
+            old.end()
+        session = BotSession(None, None, 2**62)
+        session.entrant = name
+        session.park()
+        self._waiting[name] = session
+        if self.on_lobby is not None:
+            self.on_lobby(name)
+        return session
+
+    def leave_lobby(self, session: BotSession) -> None:
+        if session.entrant and self._waiting.get(session.entrant) is session:
+            del self._waiting[session.entrant]
+            if self.on_lobby is not None:
+                self.on_lobby(session.entrant)
+
+    def waiting(self, name: str) -> bool:
+        """Whether the remote entrant ``name`` is connected and free for a game."""
+        session = self._waiting.get(name)
+        return session is not None and session.idle and not session.ended
+
     def session_for(self, port: StreamPort) -> BotSession:
         """The session of a stream that has just claimed ``port``: its launched process's, or a
         remote bot's (one match)."""
@@ -169,6 +265,13 @@ class MatchManager:
 
     def park(self, session: BotSession, port: StreamPort) -> bool:
         """After ``port``'s match: keep the session for another match (True) or let it end."""
+        if session.entrant:  # a remote entrant goes back to the lobby, whatever the match was
+            if session.ended or self._waiting.get(session.entrant) is not session:
+                return False
+            session.park()
+            if self.on_lobby is not None:
+                self.on_lobby(session.entrant)
+            return True
         key, proc = session.key, session.process
         if (
             key is None
@@ -217,14 +320,15 @@ class MatchManager:
             proc = await BotProcess.start(
                 spec.name,
                 spec.command,
-                self.unix_address if entry.limits.sandbox == "bubblewrap" else self.address,
+                self.address or self.unix_address,
                 port.token,
                 log,
                 entry.limits,
+                socket=self.unix_address.removeprefix("unix:"),
+                hide=self.hidden,
             )
-        except LaunchError as exc:
-            port.on_closed(Outcome.CRASH, str(exc))
-            return
+        except LaunchError:
+            raise  # the arena could not start it: the match is not played (start() says why)
         entry.processes.append(proc)
         port.process = proc
         session = BotSession(key, proc, entry.matches_per_process, entry.match_id)
@@ -233,19 +337,31 @@ class MatchManager:
         entry.sessions.append(session)
 
         async def supervise() -> None:
-            code = await proc.wait()
+            await proc.wait()
+            await proc.output_done(SETTLE_OUTPUT_SECONDS)  # its last words, for whoever reports
             if session.port is not None:
-                session.port.on_closed(Outcome.CRASH, f"bot process exited with code {code}")
+                session.port.on_closed(Outcome.CRASH, proc.exit_text())
+            elif not port.attached.is_set():
+                # It never connected: the match need not wait out the connect timeout.
+                port.on_closed(Outcome.CRASH, f"{proc.exit_text()} before connecting")
             session.end()  # between matches, this also has its process cleaned up
             self._launched.pop(port.token, None)
 
-        asyncio.get_running_loop().create_task(supervise())
+        task = asyncio.get_running_loop().create_task(supervise())
+        self._supervisors.add(task)
+        task.add_done_callback(self._supervisors.discard)
 
     async def _run(self, entry: MatchEntry) -> None:
         ports = [p for seat in entry.players for p in seat]
-        await asyncio.gather(*(_connected_or_gone(p, entry.connect_timeout) for p in ports))
-        entry.status = "running"
         try:
+            # Inside the try: a match stopped while its players connect still closes them.
+            if not entry.error:
+                await asyncio.gather(*(_connected_or_gone(p, entry.connect_timeout) for p in ports))
+            entry.status = "running"
+            if entry.error:
+                # A bot could not be started (the arena's failure, not the bot's): no game is
+                # played, so none is charged to anyone.
+                raise _NotPlayed(entry.error)
             match = Match(
                 entry.match_id,
                 entry.config,
@@ -255,6 +371,8 @@ class MatchManager:
             )
             entry.record = await match.run()
             self._save(entry)
+        except _NotPlayed:
+            pass
         except Exception as exc:  # the server outlives any match
             entry.error = f"{type(exc).__name__}: {exc}"
         finally:
@@ -264,22 +382,14 @@ class MatchManager:
                 port.on_closed(Outcome.DISCONNECT, MATCH_OVER)
             # Let local bots read their last GameOver and MatchOver, and then either wait for another
             # match (their session is parked) or leave on their own.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(
-                    asyncio.gather(*(p.drained.wait() for p in ports if p.claimed)),
-                    timeout=DRAIN_SECONDS,
-                )
+            await _all_within([p.drained.wait() for p in ports if p.claimed], DRAIN_SECONDS)
             leaving = [
                 s.process
                 for s in entry.sessions
                 if s.process is not None and s.match_id == entry.match_id
             ]
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(
-                    asyncio.gather(*(proc.wait() for proc in leaving)), timeout=DRAIN_SECONDS
-                )
-            for proc in leaving:
-                await proc.stop()
+            await _all_within([proc.wait() for proc in leaving], DRAIN_SECONDS)
+            await asyncio.gather(*(proc.stop() for proc in leaving), return_exceptions=True)
             for queue in entry.watchers:
                 queue.put_nowait(None)
             entry.done.set()
@@ -310,7 +420,7 @@ class MatchManager:
 
     async def close(self) -> None:
         """Stop every match still running, every bot process (waiting ones too); remove the socket
-        folder."""
+        folder. Bounded, whatever the bots do."""
         for entry in self.matches.values():
             if entry.task is not None and not entry.task.done():
                 entry.task.cancel()
@@ -321,11 +431,34 @@ class MatchManager:
                 session.end()
         if self._retiring:
             await asyncio.gather(*self._retiring, return_exceptions=True)
-        for entry in self.matches.values():
-            for proc in entry.processes:
-                await proc.stop()
+        await asyncio.gather(
+            *(proc.stop() for entry in self.matches.values() for proc in entry.processes),
+            return_exceptions=True,
+        )
+        for task in list(self._supervisors):
+            task.cancel()
+        if self._supervisors:
+            await asyncio.wait(self._supervisors, timeout=1.0)
         if self.socket_dir is not None:
             shutil.rmtree(self.socket_dir, ignore_errors=True)
+
+
+class _NotPlayed(Exception):
+    """A match that cannot be played at all (entry.error says why)."""
+
+
+async def _all_within(waits: list[Coroutine[Any, Any, Any]], timeout: float) -> None:
+    """Wait up to ``timeout`` for all of ``waits``; the rest are cancelled and collected. (A gather
+    inside wait_for, cancelled with the match, leaves a future whose CancelledError nobody reads.)"""
+    if not waits:
+        return
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, timeout=timeout)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _stop_after_drain(proc: BotProcess) -> None:

@@ -138,7 +138,7 @@ class StreamPort:
     def on_reply(self, reply: bot_pb2.Reply) -> None:
         rid = reply.request_id
         future = self._pending.get(rid)
-        if reply.match_id and reply.match_id != self.match_id:
+        if reply.match_id != self.match_id:
             self.on_violation(
                 f"reply for match {reply.match_id!r:.40} on a stream of {self.match_id}"
             )
@@ -173,7 +173,7 @@ class StreamPort:
         proc = self.process
         if outcome is Outcome.DISCONNECT and proc is not None:
             if proc.returncode is not None:
-                outcome, detail = Outcome.CRASH, f"bot process exited with code {proc.returncode}"
+                outcome, detail = Outcome.CRASH, proc.exit_text()
             else:
                 self._settling = True
                 asyncio.get_running_loop().create_task(self._settle(proc, detail))
@@ -182,11 +182,11 @@ class StreamPort:
 
     async def _settle(self, proc: BotProcess, detail: str) -> None:
         try:
-            code = await asyncio.wait_for(proc.wait(), timeout=SETTLE_SECONDS)
+            await asyncio.wait_for(proc.wait(), timeout=SETTLE_SECONDS)
         except TimeoutError:
             self._close(Outcome.DISCONNECT, detail)
         else:
-            self._close(Outcome.CRASH, f"bot process exited with code {code}")
+            self._close(Outcome.CRASH, proc.exit_text())
 
     def _close(self, outcome: Outcome, detail: str) -> None:
         if self._closed is None:
@@ -200,6 +200,11 @@ class StreamPort:
     @property
     def closed(self) -> bool:
         return self._closed is not None
+
+    @property
+    def close_detail(self) -> str:
+        """Why the player is gone ("" while it is not)."""
+        return self._closed[1] if self._closed is not None else ""
 
     @property
     def ended_normally(self) -> bool:

@@ -1,9 +1,21 @@
-"""The referee's gRPC server: bot gateway, admin/spectator service, health and reflection."""
+"""The referee's gRPC servers.
+
+Bots and the admin never share a listener. The bot listener (a TCP address, and a Unix socket in a
+private folder for sandboxed bots, which have no network) serves the bot gateway and health, nothing
+else: a bot that calls the admin service on the address it was given finds no such service. The admin
+listener, only when asked for (``arena serve``; in-process referees such as ``arena run`` and
+``arena match`` have none), serves the admin and spectator service, health and reflection on an
+address of its own, and every call on it, loopback included, must carry its token
+(``authorization: Bearer TOKEN``). Neither listener shares its port: a second server on a port already
+in use is refused (gRPC's default of SO_REUSEPORT is turned off).
+"""
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
+import secrets
+import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -12,16 +24,23 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from arena.bots.limits import Limits
 from arena.scratch import scratch_dir
 from arena.service.manager import MatchManager
 from arena.service.servicers import Admin, BotGateway
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc
 
 ADMIN_SERVICE = admin_pb2.DESCRIPTOR.services_by_name["Admin"].full_name
+GATEWAY_SERVICE = bot_pb2.DESCRIPTOR.services_by_name["BotGateway"].full_name
+HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 
 # The transport's limit: above it gRPC drops the stream; below it, the gateway reports a message over
 # its own (much smaller) limit as the bot's protocol error.
 MAX_RECEIVE_BYTES = 4 * 1024 * 1024
+SERVER_OPTIONS = [
+    ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+    ("grpc.so_reuseport", 0),  # a port in use is an error, not shared with another server
+]
 
 
 def is_loopback(address: str) -> bool:
@@ -37,8 +56,8 @@ def is_loopback(address: str) -> bool:
 
 
 class AdminGuard(grpc.aio.ServerInterceptor):
-    """The admin service starts matches and launches commands: with a token, every admin call must
-    carry ``authorization: Bearer <token>``."""
+    """Every call on the admin listener (admin, health, reflection) must carry
+    ``authorization: Bearer <token>``."""
 
     def __init__(self, token: str) -> None:
         self.expected = f"Bearer {token}"
@@ -50,22 +69,109 @@ class AdminGuard(grpc.aio.ServerInterceptor):
         ],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler[Any, Any] | None:
-        method = handler_call_details.method or ""
-        if method.startswith(f"/{ADMIN_SERVICE}/"):
-            metadata = dict(handler_call_details.invocation_metadata or ())
-            given = metadata.get("authorization", "")
-            if not isinstance(given, str) or not hmac.compare_digest(given, self.expected):
-                return _deny(method)
+        metadata = dict(handler_call_details.invocation_metadata or ())
+        given = metadata.get("authorization", "")
+        if not isinstance(given, str) or not hmac.compare_digest(
+            given.encode(), self.expected.encode()
+        ):
+            handler = await continuation(handler_call_details)
+            return _deny(handler)
         return await continuation(handler_call_details)
 
 
-def _deny(method: str) -> grpc.RpcMethodHandler[Any, Any]:
+def _deny(handler: grpc.RpcMethodHandler[Any, Any] | None) -> grpc.RpcMethodHandler[Any, Any]:
     async def abort(request: object, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, "the admin service needs its token")
 
-    if method.endswith("/WatchMatch"):
-        return grpc.unary_stream_rpc_method_handler(abort)
+    async def abort_stream(request: object, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        await abort(request, context)
+
+    if handler is not None and handler.request_streaming:
+        if handler.response_streaming:
+            return grpc.stream_stream_rpc_method_handler(abort_stream)
+        return grpc.stream_unary_rpc_method_handler(abort)
+    if handler is not None and handler.response_streaming:
+        return grpc.unary_stream_rpc_method_handler(abort_stream)
     return grpc.unary_unary_rpc_method_handler(abort)
+
+
+class _Token:
+    """Puts the admin token on a call (gRPC takes one interceptor object per kind of call)."""
+
+    def __init__(self, token: str) -> None:
+        self.entry = ("authorization", f"Bearer {token}")
+
+    def _with_token(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
+        metadata = grpc.aio.Metadata(*(details.metadata or ()), self.entry)
+        return grpc.aio.ClientCallDetails(
+            details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
+        )
+
+
+class _UnaryUnaryToken(_Token, grpc.aio.UnaryUnaryClientInterceptor):
+    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(self._with_token(details), request)
+
+
+class _UnaryStreamToken(_Token, grpc.aio.UnaryStreamClientInterceptor):
+    async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(self._with_token(details), request)
+
+
+class _StreamStreamToken(_Token, grpc.aio.StreamStreamClientInterceptor):
+    async def intercept_stream_stream(
+        self, continuation: Any, details: Any, request_iterator: Any
+    ) -> Any:
+        return await continuation(self._with_token(details), request_iterator)
+
+
+def admin_channel(address: str, token: str) -> grpc.aio.Channel:
+    """A channel to an admin listener that presents ``token`` on every call."""
+    return grpc.aio.insecure_channel(
+        address,
+        interceptors=[_UnaryUnaryToken(token), _UnaryStreamToken(token), _StreamStreamToken(token)],
+    )
+
+
+class ArenaServer:
+    """The referee's listeners: the bot gateway's, and the admin's when there is one."""
+
+    def __init__(
+        self,
+        bots: grpc.aio.Server,
+        gateway: BotGateway,
+        admin: grpc.aio.Server | None = None,
+        admin_address: str = "",
+        admin_token: str = "",
+    ) -> None:
+        self.bots = bots
+        self.gateway = gateway
+        self.admin = admin
+        self.admin_address = admin_address  # HOST:PORT, the port as bound
+        self.admin_token = admin_token
+
+    async def stop(self, grace: float | None) -> None:
+        if self.admin is not None:
+            await self.admin.stop(grace)
+        await self.bots.stop(grace)
+
+    async def wait_for_termination(self) -> None:
+        await self.bots.wait_for_termination()
+
+
+def bind(server: grpc.aio.Server, address: str, what: str) -> int:
+    """Listen on ``address``; the port bound. A clear error when it cannot (in use, bad host)."""
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError as exc:
+        raise OSError(
+            f"cannot listen for {what} on {address}: the address is in use or not available ({exc})"
+        ) from exc
+    if port == 0 and not address.startswith("unix:"):
+        raise OSError(
+            f"cannot listen for {what} on {address}: the address is in use or not available"
+        )
+    return port
 
 
 async def create_server(
@@ -73,47 +179,72 @@ async def create_server(
     records_dir: Path | None = None,
     logs_dir: Path | None = None,
     admin_token: str | None = None,
-) -> tuple[grpc.aio.Server, int, MatchManager]:
-    """A started server bound to ``address`` (port 0: any free port), the port, and its manager. The
-    default binds to loopback only; binding elsewhere requires an admin token, which every admin call
-    must then present."""
-    if not is_loopback(address) and not admin_token:
-        raise ValueError(
-            f"the referee would listen on {address}, beyond this machine: give an admin token, or the "
-            "admin service (which launches commands) would be open to anyone who can reach it"
-        )
-    manager = MatchManager(records_dir=records_dir, logs_dir=logs_dir)
-    interceptors = [AdminGuard(admin_token)] if admin_token else []
-    server = grpc.aio.server(
-        interceptors=interceptors,
-        options=[("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)],
+    *,
+    admin_address: str | None = None,
+    limits: Limits | None = None,
+    deal_key: bytes = b"",
+    gateway: Callable[[MatchManager], BotGateway] = BotGateway,
+) -> tuple[ArenaServer, int, MatchManager]:
+    """A started referee: the bot listener on ``address`` (port 0: any free port) and on a Unix socket,
+    its port, and its manager. With ``admin_address``, also the admin listener there, whose calls must
+    carry ``admin_token`` (a fresh one is made when none is given: ``server.admin_token``). ``limits``
+    and ``deal_key`` are the server's policy for matches that name none (those started through the
+    admin service). ``gateway`` makes the bot gateway servicer (a subclass may watch the streams)."""
+    if admin_token and not admin_address:
+        raise ValueError("an admin token was given without an admin address to serve it on")
+    manager = MatchManager(
+        records_dir=records_dir, logs_dir=logs_dir, limits=limits, deal_key=deal_key
     )
-    bot_pb2_grpc.add_BotGatewayServicer_to_server(BotGateway(manager), server)
-    admin_pb2_grpc.add_AdminServicer_to_server(Admin(manager), server)
-    health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    names = (
-        bot_pb2.DESCRIPTOR.services_by_name["BotGateway"].full_name,
-        admin_pb2.DESCRIPTOR.services_by_name["Admin"].full_name,
-        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-        reflection.SERVICE_NAME,
-    )
-    reflection.enable_server_reflection(names, server)
-    port = server.add_insecure_port(address)
-    if port == 0:
-        raise OSError(f"cannot bind the referee to {address}")
+    bots = grpc.aio.server(options=SERVER_OPTIONS)
+    servicer = gateway(manager)
+    bot_pb2_grpc.add_BotGatewayServicer_to_server(servicer, bots)
+    bot_health = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(bot_health, bots)
+    port = bind(bots, address, "bots")
     host = address.rsplit(":", 1)[0]
     manager.address = f"{host}:{port}"
-    # Also a Unix socket in a private folder: sandboxed bots (bubblewrap, no network) reach the
-    # referee through it.
+    # The same gateway on a Unix socket in a private folder: sandboxed bots (no network) reach the
+    # referee through it, bound into their sandbox. The folder keeps everyone else out; the socket
+    # itself is open to all, so that a bot under a uid of its own may connect.
     socket_dir = scratch_dir("referee-")
     socket_dir.chmod(0o700)
-    unix_address = f"unix:{socket_dir / 'referee.sock'}"
-    if server.add_insecure_port(unix_address) == 0:
-        raise OSError(f"cannot bind the referee to {unix_address}")
-    manager.unix_address = unix_address
+    socket_path = socket_dir / "referee.sock"
+    try:
+        bind(bots, f"unix:{socket_path}", "sandboxed bots")
+    except OSError:
+        shutil.rmtree(socket_dir, ignore_errors=True)
+        raise
+    manager.unix_address = f"unix:{socket_path}"
     manager.socket_dir = socket_dir
-    await server.start()
-    for name in ("", *names[:2]):
-        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return server, port, manager
+
+    admin: grpc.aio.Server | None = None
+    admin_health = health.aio.HealthServicer()
+    bound_admin = ""
+    token = ""
+    if admin_address:
+        token = admin_token or secrets.token_urlsafe(32)
+        admin = grpc.aio.server(interceptors=[AdminGuard(token)], options=SERVER_OPTIONS)
+        admin_pb2_grpc.add_AdminServicer_to_server(Admin(manager), admin)
+        health_pb2_grpc.add_HealthServicer_to_server(admin_health, admin)
+        reflection.enable_server_reflection(
+            (ADMIN_SERVICE, HEALTH_SERVICE, reflection.SERVICE_NAME), admin
+        )
+        try:
+            admin_port = bind(admin, admin_address, "the admin service")
+        except OSError:
+            shutil.rmtree(socket_dir, ignore_errors=True)
+            raise
+        bound_admin = f"{admin_address.rsplit(':', 1)[0]}:{admin_port}"
+    try:
+        await bots.start()
+        socket_path.chmod(0o666)
+        if admin is not None:
+            await admin.start()
+            for name in ("", ADMIN_SERVICE):
+                await admin_health.set(name, health_pb2.HealthCheckResponse.SERVING)
+    except BaseException:
+        await bots.stop(None)
+        raise
+    for name in ("", GATEWAY_SERVICE):
+        await bot_health.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return ArenaServer(bots, servicer, admin, bound_admin, token), port, manager

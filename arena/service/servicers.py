@@ -4,10 +4,12 @@ codes."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 
 import grpc
 
+from arena.bots.launcher import LaunchError, check_command
 from arena.game import RULES_VERSION, VariantError
 from arena.referee import FailurePolicy, MatchConfig, Outcome, Policies, TimeControl
 from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
@@ -17,6 +19,7 @@ from arena.wire import serde
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc
 
 HELLO_TIMEOUT = 10.0
+MAX_NAME_CHARS = 64  # a bot's name and version as it says them in its Hello
 # A bot's messages are small (a Hello, a reply naming one action): anything larger is a protocol error.
 # (gRPC itself drops a stream whose message exceeds the server's receive limit, seen as a disconnect.)
 MAX_BOT_MESSAGE_BYTES = 16 * 1024
@@ -45,9 +48,16 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
         messages = aiter(request_iterator)
         try:
             first = await asyncio.wait_for(anext(messages), timeout=HELLO_TIMEOUT)
-        except (TimeoutError, StopAsyncIteration, grpc.aio.AioRpcError):
+        except TimeoutError:
+            await self._refuse_quietly(
+                context, f"no Hello within {HELLO_TIMEOUT:g} s of opening the stream"
+            )
             return
-        except Exception:  # garbage before the Hello: nothing to attach it to
+        except StopAsyncIteration:
+            await self._refuse_quietly(context, "the stream ended before a Hello")
+            return
+        except Exception:  # garbage before the Hello, or a broken stream
+            await self._refuse_quietly(context, "the first message is not a readable BotMessage")
             return
         if not first.HasField("hello"):
             await self.refuse(
@@ -64,15 +74,23 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
             )
             return
         port, why = self.manager.claim(hello.token)
-        if port is None:
+        lobby = self.manager.join_lobby(hello.token) if port is None else None
+        if port is None and lobby is None:
             await self.refuse(context, hello.token, why)
             return
-        session = self.manager.session_for(port)
+        if lobby is not None:
+            session = lobby
+        else:
+            assert port is not None
+            session = self.manager.session_for(port)
         reader = asyncio.create_task(_read_messages(messages, session))
         current: StreamPort | None = port
         try:
+            if lobby is not None:  # a remote entrant waits in the lobby for the games it is given
+                current = await session.next_match()
             while current is not None:
-                current.bot_name, current.bot_version = hello.name, hello.version
+                current.bot_name = bot_text(hello.name, MAX_NAME_CHARS)
+                current.bot_version = bot_text(hello.version, MAX_NAME_CHARS)
                 entry = self.manager.matches[current.match_id]
                 session.begin(current, entry.config.seeds())
                 try:
@@ -95,6 +113,7 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
         finally:
             reader.cancel()
             session.lost(Outcome.DISCONNECT, "the stream ended")
+            self.manager.leave_lobby(session)
             for done in (port, current):
                 if done is not None:
                     done.drained.set()
@@ -107,6 +126,15 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
     ) -> None:
         """Tell a bot why it is refused (a hook for subclasses that watch refusals)."""
         await context.write(_refused(reason))
+
+    async def _refuse_quietly(
+        self,
+        context: grpc.aio.ServicerContext[bot_pb2.BotMessage, bot_pb2.RefereeMessage],
+        reason: str,
+    ) -> None:
+        """Refuse a stream that may already be broken (nothing to report if the write fails)."""
+        with contextlib.suppress(Exception):
+            await self.refuse(context, "", reason)
 
 
 async def _read_messages(messages: AsyncIterator[bot_pb2.BotMessage], session: BotSession) -> None:
@@ -122,6 +150,9 @@ async def _read_messages(messages: AsyncIterator[bot_pb2.BotMessage], session: B
                 return
             if message.HasField("reply"):
                 reply = message.reply
+                if not reply.match_id:
+                    session.violation("a reply without match_id (it must copy the request's)")
+                    continue
                 port = session.port_for(reply.match_id)
                 if port is not None and (port is session.port or port.expired(reply.request_id)):
                     port.on_reply(reply)  # a reply, or a late one to a match already over
@@ -149,6 +180,12 @@ async def _read_messages(messages: AsyncIterator[bot_pb2.BotMessage], session: B
         )
         outcome = Outcome.PROTOCOL_ERROR if garbage else Outcome.DISCONNECT
         session.lost(outcome, f"the bot's stream failed: {what}"[:300])
+
+
+def bot_text(text: str, limit: int) -> str:
+    """Text a bot chose, as data: printable characters only (no escape sequences), cut to ``limit``."""
+    clean = "".join(c if c.isprintable() else "\ufffd" for c in text[: limit * 2])
+    return clean[:limit]
 
 
 def _refused(reason: str) -> bot_pb2.RefereeMessage:
@@ -185,7 +222,7 @@ def policies_to_pb(p: Policies) -> bot_pb2.Policies:
     )
 
 
-def config_from_pb(req: admin_pb2.StartMatchRequest) -> MatchConfig:
+def config_from_pb(req: admin_pb2.StartMatchRequest, deal_key: bytes = b"") -> MatchConfig:
     defaults_tc = TimeControl()
     tc = req.time_control
     time_control = TimeControl(
@@ -209,6 +246,7 @@ def config_from_pb(req: admin_pb2.StartMatchRequest) -> MatchConfig:
         games=req.games or 1,
         time_control=time_control,
         policies=policies,
+        deal_key=deal_key,
     )
 
 
@@ -224,11 +262,15 @@ class Admin(admin_pb2_grpc.AdminServicer):
         ],
     ) -> admin_pb2.StartMatchResponse:
         try:
-            config = config_from_pb(request)
+            config = config_from_pb(request, self.manager.deal_key)
             v = config.build_variant()
             specs = [
-                PlayerSpec(s.name or f"player {i}", s.command) for i, s in enumerate(request.seats)
+                PlayerSpec(bot_text(s.name, MAX_NAME_CHARS) or f"player {i}", s.command)
+                for i, s in enumerate(request.seats)
             ]
+            for spec in specs:
+                if spec.command:
+                    check_command(spec.command, spec.name)
             sizes = [v.team_size(seat) for seat in range(v.seats)]
             if len(specs) != sum(sizes):
                 raise ValueError(
@@ -239,8 +281,9 @@ class Admin(admin_pb2_grpc.AdminServicer):
                 grouped.append(specs[i : i + size])
                 i += size
             timeout = (request.connect_timeout_ms or 10_000) / 1000
-            entry = self.manager.create(config, grouped, timeout)
-        except (ValueError, VariantError) as exc:
+            # The server's own sandbox and limits: a caller cannot loosen them.
+            entry = self.manager.create(config, grouped, timeout, self.manager.limits)
+        except (ValueError, VariantError, LaunchError) as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         await self.manager.start(entry)
         tokens = [
@@ -249,7 +292,9 @@ class Admin(admin_pb2_grpc.AdminServicer):
             for p, spec in zip(seat, entry.specs[seat[0].seat], strict=True)
             if not spec.command
         ]
-        return admin_pb2.StartMatchResponse(match_id=entry.match_id, tokens=tokens)
+        return admin_pb2.StartMatchResponse(
+            match_id=entry.match_id, tokens=tokens, bot_address=self.manager.address
+        )
 
     async def ListMatches(
         self,

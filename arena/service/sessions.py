@@ -55,6 +55,8 @@ class BotSession:
         # Called when the session ends while it belongs to no match (waiting in the pool): nobody
         # else would stop its process then.
         self.on_idle_end: Callable[[], None] | None = None
+        # A remote entrant waiting in the lobby for the games it is given (its name), or "".
+        self.entrant = ""
 
     def begin(self, port: StreamPort, seeds: Iterable[int]) -> None:
         """Start playing ``port``'s match."""
@@ -106,14 +108,13 @@ class BotSession:
     # ---------------------------------------------------------------- what the bot sends
 
     def port_for(self, match_id: str) -> StreamPort | None:
-        """The player a reply naming ``match_id`` is for (the current one when it names none)."""
-        if not match_id:
-            return self.port
+        """The player a reply naming ``match_id`` is for: the current one's, or a recent one's."""
         return self._recent.get(match_id)
 
     def violation(self, what: str) -> None:
-        """A protocol error: the current match's, or, between matches, the end of the session."""
-        if self.port is not None:
+        """A protocol error: the current match's, or, once its match is over (its MatchOver sent) or
+        between matches, the end of the session."""
+        if self.port is not None and not self.port.finished.is_set():
             self.port.on_violation(what)
         else:
             self.end()

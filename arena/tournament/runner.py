@@ -3,26 +3,37 @@
 Games are keyed in the ledger, so a run that was interrupted (even killed) skips the games already
 recorded and plays the rest; none is lost or played twice. Up to ``concurrency`` games run at once on one
 in-process referee server; each is a one-game match between local bot processes.
+
+One process runs a tournament at a time (a lease in the ledger). Every ledger call runs on a thread of
+its own (:mod:`arena.tournament.worker`), never on the event loop that times the bots; a game that ended
+on time while that loop was stalled is played again, not charged to the bot (:mod:`.stalls`). A fatal
+error (the ledger locked for longer than its busy timeout, a full disk) ends the run at once: every game
+is cancelled and every bot stopped before the error is raised.
 """
 
 from __future__ import annotations
 
 import asyncio
-import shlex
-import sys
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.bots.launcher import resolve_paths
 from arena.ledger import Ledger
+from arena.ledger.leases import RENEW_SECONDS
 from arena.referee import MatchConfig
+from arena.sandbox import require
 from arena.service.manager import MatchManager, PlayerSpec
 from arena.service.server import create_server
+from arena.tournament.games import CONNECT_TIMEOUT, GamePlayer, Rules
 from arena.tournament.schedule import ScheduledGame, full_schedule, games_for_round, swiss_pairings
 from arena.tournament.spec import TournamentSpec
+from arena.tournament.stalls import StallWatch
+from arena.tournament.worker import LedgerWorker
 
-CONNECT_TIMEOUT = 30.0  # seconds for local bots to start and dial in, on a loaded machine
 SWISS_ROUND_STRIDE = 1_000_000  # ord of round r starts at r * stride: rounds rate in order
+TICK = 1.0  # seconds between progress reports while games run
 
 
 @dataclass(slots=True)
@@ -33,15 +44,19 @@ class Progress:
     running: int = 0
     failures: int = 0  # games ended by a bot's failure (timeout, crash, ...)
     errors: int = 0  # games the arena could not play (recorded nowhere; a rerun plays them)
+    replayed: int = 0  # games played again because the arena stalled the bots' clock
     last: str = ""
 
 
 ProgressSink = Callable[[Progress], None]
 
 
-def command_for(template: str) -> str:
-    """Expand ``{python}`` to the interpreter running the arena, so bots run in its environment."""
-    return template.replace("{python}", shlex.quote(sys.executable))
+class EntrantCannotStart(Exception):
+    """Entrants that did not start, dial in and say Hello (one line each, with why)."""
+
+    def __init__(self, failures: list[str]) -> None:
+        super().__init__("\n".join(failures))
+        self.failures = failures
 
 
 class TournamentRunner:
@@ -51,49 +66,125 @@ class TournamentRunner:
         ledger: Ledger,
         on_progress: ProgressSink | None = None,
         logs_dir: Path | None = None,
+        deal_key: bytes | None = None,
     ) -> None:
         self.spec = spec
         self.ledger = ledger
         self.on_progress = on_progress or (lambda p: None)
         self.logs_dir = logs_dir
+        self.new_deal_key = deal_key  # for a new tournament only (to reproduce one elsewhere)
         self.progress = Progress()
-        self.commands = {e.name: command_for(e.command) for e in spec.entrants}
+        self.commands = {e.name: resolve_paths(e.command, spec.base_dir) for e in spec.entrants}
+        self.deal_key: bytes | None = None
+        self.tid = 0
 
     async def run(self) -> int:
-        """Play every game not yet recorded; returns the tournament's id in the ledger."""
+        """Play every game not yet recorded; returns the tournament's id in the ledger.
+
+        Before anything is written: raises :class:`arena.sandbox.SandboxUnavailable` when the
+        tournament requires isolation that this machine cannot give, and :class:`EntrantCannotStart`
+        when an entrant does not start, dial in and say Hello (each is tried once, unless the
+        tournament is already finished)."""
         spec = self.spec
-        tid, _ = self.ledger.tournament(spec)
-        self.tid = tid
-        self.ids = self.ledger.entrant_ids(spec.entrants)
+        self.sandbox = require(spec.limits.sandbox)
+        db = self.db = LedgerWorker()
         server, _, manager = await create_server(logs_dir=self.logs_dir)
+        # Never shown to a sandboxed bot, even inside a folder it may see.
+        manager.hide(Path(self.ledger.path), *([Path(spec.source)] if spec.source else []))
         # Enough waiting bot processes of each entrant for every game that may run at once.
         manager.idle_per_kind = spec.concurrency + 1
+        try:
+            if not await db.call(self.ledger.finished, spec.name):
+                await self._preflight(manager)
+            entry = await db.call(self.ledger.register, spec, self.new_deal_key)
+            self.tid, self.deal_key = entry.id, entry.deal_key
+            await db.call(self.ledger.take_lease, self.tid)
+            try:
+                await self._run_leased(manager)
+            finally:
+                # A lock held by another program must not keep an interrupted run waiting: the lease of
+                # a process that is gone is taken over anyway.
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(db.call(self.ledger.release_lease, self.tid), 2.0)
+        finally:
+            await manager.close()
+            await server.stop(0)
+            db.close()
+        return self.tid
+
+    async def _preflight(self, manager: MatchManager) -> None:
+        """Start each entrant once: it must dial in and say Hello, or the run stops here."""
+        spec = self.spec
+        config = MatchConfig(variant=spec.variant, options=spec.options)
+        gate = asyncio.Semaphore(spec.concurrency)
+
+        async def check(name: str) -> str:
+            async with gate:
+                why = await manager.preflight(
+                    PlayerSpec(name, self.commands[name]), config, spec.limits, CONNECT_TIMEOUT
+                )
+            return f"entrant {name!r} ({self.commands[name]}): {why}" if why else ""
+
+        failures = [f for f in await asyncio.gather(*(check(e.name) for e in spec.entrants)) if f]
+        if failures:
+            raise EntrantCannotStart(failures)
+
+    async def _run_leased(self, manager: MatchManager) -> None:
+        spec = self.spec
+        self.ids = await self.db.call(self.ledger.entrant_ids, spec.entrants)
+        watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
+        watch.start()
+        rules = Rules(
+            spec.variant,
+            spec.options,
+            spec.time_control,
+            spec.policies,
+            spec.limits,
+            spec.matches_per_process,
+            self.deal_key,
+        )
+        player = self.player = GamePlayer(manager, rules, watch)
+        background = [
+            asyncio.create_task(self._renew_lease()),
+            asyncio.create_task(self._tick()),
+        ]
         try:
             if spec.format == "swiss":
                 self.progress.planned = (
                     spec.rounds * (len(spec.entrants) // 2) * self._per_pairing()
                 )
                 for round_ in range(spec.rounds):
-                    await self._play(manager, self._swiss_round(round_))
+                    await self._play(player, await self._swiss_round(round_))
             else:
-                await self._play(manager, full_schedule(spec))
+                await self._play(player, full_schedule(spec))
             if self.progress.errors == 0:
-                self.ledger.finish_tournament(tid)
+                await self.db.call(self.ledger.finish_tournament, self.tid)
         finally:
-            await manager.close()
-            await server.stop(0)
-        return tid
+            for task in background:
+                task.cancel()
+            await asyncio.gather(*background, return_exceptions=True)
+            await watch.stop()
+
+    async def _renew_lease(self) -> None:
+        while True:
+            await asyncio.sleep(RENEW_SECONDS)
+            await self.db.call(self.ledger.renew_lease, self.tid)
+
+    async def _tick(self) -> None:
+        """Report progress at a steady pace too (a long game shows the time passing)."""
+        while True:
+            await asyncio.sleep(TICK)
+            self.on_progress(self.progress)
 
     def _per_pairing(self) -> int:
-        size = sum(
-            self.spec.build_variant().team_size(s) for s in range(self.spec.build_variant().seats)
-        )
-        return self.spec.games_per_pairing * (size if self.spec.duplicate else 1)
+        v = self.spec.build_variant()
+        size = sum(v.team_size(s) for s in range(v.seats))
+        return self.spec.deals_per_pairing * (size if self.spec.duplicate else 1)
 
-    def _swiss_round(self, round_: int) -> list[ScheduledGame]:
+    async def _swiss_round(self, round_: int) -> list[ScheduledGame]:
         """Round ``round_``'s games: as planned before (a resumed run), or paired now from the results of
         the rounds before."""
-        planned = self.ledger.planned(self.tid, round_)
+        planned = await self.db.call(self.ledger.planned, self.tid, round_)
         if planned:
             return planned
         names = [e.name for e in self.spec.entrants]
@@ -102,18 +193,17 @@ class TournamentRunner:
         per_pairing = float(self._per_pairing())
         for r in range(round_):
             seen: set[str] = set()
-            for game in self.ledger.planned(self.tid, r):
+            for game in await self.db.call(self.ledger.planned, self.tid, r):
                 met.add(frozenset(game.group))
                 seen.update(game.group)
             for name in names:
-                if (
-                    name not in seen
-                ):  # the bye: as if every game of the pairing won, and no second bye
+                if name not in seen:
+                    # The bye: as if every game of the pairing won, and no second bye.
                     points[name] += per_pairing
                     met.add(frozenset((name,)))
         # A game's first place is worth one point, shared on a draw.
         firsts: dict[int, list[str]] = {}
-        for row in self.ledger.seat_rows(self.tid):
+        for row in await self.db.call(self.ledger.seat_rows, self.tid):
             if row["place"] == 0:
                 firsts.setdefault(row["game_id"], []).append(row["entrant"])
         for winners in firsts.values():
@@ -121,57 +211,65 @@ class TournamentRunner:
                 points[name] += 1.0 / len(winners)
         pairs, _ = swiss_pairings(names, points, met, round_)
         games = games_for_round(self.spec, round_, pairs, first_ord=round_ * SWISS_ROUND_STRIDE)
-        self.ledger.plan(self.tid, games)
+        await self.db.call(self.ledger.plan, self.tid, games)
         return games
 
-    async def _play(self, manager: MatchManager, games: list[ScheduledGame]) -> None:
+    async def _play(self, player: GamePlayer, games: list[ScheduledGame]) -> None:
         spec = self.spec
         if spec.format != "swiss":
             self.progress.planned = len(games)
-            self.ledger.plan(self.tid, games)
-        done = self.ledger.done_keys(self.tid)
+            await self.db.call(self.ledger.plan, self.tid, games)
+        done = await self.db.call(self.ledger.done_keys, self.tid)
         todo = [g for g in games if g.key not in done]
         already = len(games) - len(todo)
         self.progress.resumed += already
         self.progress.done += already
         self.on_progress(self.progress)
-        gate = asyncio.Semaphore(spec.concurrency)
-        await asyncio.gather(*(self._one(manager, gate, g) for g in todo))
+        pending = iter(todo)
+        workers = [
+            asyncio.create_task(self._work(player, pending))
+            for _ in range(min(spec.concurrency, len(todo)))
+        ]
+        await _all_or_none(workers)
 
-    async def _one(
-        self, manager: MatchManager, gate: asyncio.Semaphore, game: ScheduledGame
-    ) -> None:
-        spec = self.spec
-        async with gate:
-            self.progress.running += 1
+    async def _work(self, player: GamePlayer, pending: Iterator[ScheduledGame]) -> None:
+        for game in pending:
+            await self._one(player, game)
+
+    async def _one(self, player: GamePlayer, game: ScheduledGame) -> None:
+        self.progress.running += 1
+        self.on_progress(self.progress)
+        try:
+            played = await player.play(game, self.commands)
+            self.progress.replayed += played.replays
+            if played.record is None:
+                self.progress.errors += 1
+                self.progress.last = f"{game.key}: {played.error}"
+                return
+            await self.db.call(
+                self.ledger.record_game, self.tid, self.spec.variant, game, self.ids, played.record
+            )
+            if played.outcome != "normal":
+                self.progress.failures += 1
+            self.progress.done += 1
+            self.progress.last = f"{game.key}: {played.outcome}"
+        finally:
+            self.progress.running -= 1
             self.on_progress(self.progress)
-            try:
-                config = MatchConfig(
-                    variant=spec.variant,
-                    options=spec.options,
-                    seed=game.seed,
-                    games=1,
-                    time_control=spec.time_control,
-                    policies=spec.policies,
-                    game_seeds=(game.seed,),
-                )
-                players = [[PlayerSpec(n, self.commands[n]) for n in seat] for seat in game.seats]
-                entry = manager.create(
-                    config, players, CONNECT_TIMEOUT, spec.limits, spec.matches_per_process
-                )
-                await manager.start(entry)
-                await entry.done.wait()
-                if entry.record is None:
-                    self.progress.errors += 1
-                    self.progress.last = f"{game.key}: {entry.error or 'no record'}"
-                    return
-                data = entry.record.to_dict()
-                self.ledger.record_game(self.tid, spec.variant, game, self.ids, data)
-                outcome = data["games"][0]["outcome"]
-                if outcome != "normal":
-                    self.progress.failures += 1
-                self.progress.done += 1
-                self.progress.last = f"{game.key}: {outcome}"
-            finally:
-                self.progress.running -= 1
-                self.on_progress(self.progress)
+
+
+async def _all_or_none(tasks: Iterable[asyncio.Task[None]]) -> None:
+    """Wait for every task; the first to fail cancels the others (their games and bots stop) and its
+    error is raised once they are all gone."""
+    tasks = list(tasks)
+    if not tasks:
+        return
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

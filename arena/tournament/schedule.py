@@ -1,7 +1,7 @@
 """The schedule: which entrants meet, on which deals, in which seats, in a canonical order.
 
 Formats share one idea (cutechess's ``next_pair``): a list of *pairings*, each a group of entrants in a
-base order, played on ``games_per_pairing`` deals. With duplicate deals (the default) every deal is
+base order, played on ``deals_per_pairing`` deals. With duplicate deals (the default) every deal is
 played once per seat rotation, so that each entrant holds each position's cards; luck cancels out and a
 *duplicate set* of games can be compared as a whole. Without duplicates, successive deals rotate the seats.
 
@@ -17,7 +17,9 @@ import hashlib
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
+from arena.game import Variant
 from arena.tournament.spec import TournamentSpec
 
 
@@ -43,7 +45,11 @@ def deal_seed(spec_seed: int, round_: int, pairing: int, deal: int) -> int:
     return int.from_bytes(digest[:6], "big")
 
 
-def players_per_game(spec: TournamentSpec) -> tuple[int, ...]:
+class HasVariant(Protocol):
+    def build_variant(self) -> Variant: ...
+
+
+def players_per_game(spec: HasVariant) -> tuple[int, ...]:
     v = spec.build_variant()
     return tuple(v.team_size(s) for s in range(v.seats))
 
@@ -66,7 +72,7 @@ def pairings(spec: TournamentSpec) -> list[tuple[str, ...]]:
     return groups
 
 
-def _two_teams_of_two(spec: TournamentSpec) -> bool:
+def _two_teams_of_two(spec: HasVariant) -> bool:
     """Partners (seats 0 and 2 against 1 and 3), or two seats each shared by two players: a group of
     four meets in its three team splits, not in rotations (which keep two of the teams apart)."""
     v = spec.build_variant()
@@ -78,7 +84,7 @@ def _team_splits(group: tuple[str, ...]) -> list[tuple[str, ...]]:
     return [(a, c, b, d), (a, b, c, d), (a, b, d, c)]  # teams {a,b}, {a,c}, {a,d}
 
 
-def arrangements(spec: TournamentSpec, group: tuple[str, ...]) -> list[tuple[tuple[str, ...], ...]]:
+def arrangements(spec: HasVariant, group: tuple[str, ...]) -> list[tuple[tuple[str, ...], ...]]:
     """The seatings of one deal's duplicate set: each player through every position (with partners:
     the two teams exchange sides). Each seating gives the players of each seat."""
     sizes = players_per_game(spec)
@@ -108,7 +114,7 @@ def games_for_round(
     ord_ = first_ord
     for p, group in enumerate(groups):
         seatings = arrangements(spec, group)
-        for deal in range(spec.games_per_pairing):
+        for deal in range(spec.deals_per_pairing):
             seed = deal_seed(spec.seed, round_, p, deal)
             # Duplicate: every seating on the same deal. Otherwise deals take the seatings in turn.
             rots = range(len(seatings)) if spec.duplicate else (deal % len(seatings),)

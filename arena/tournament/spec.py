@@ -1,14 +1,15 @@
 """Tournament files (``tournaments/*.toml``): parsing and validation with errors that name the file, the
-field and what was expected.
+field and what was expected, every error of a file at once.
 
     name = "Quickstart"
     variant = "two-handed"          # any engine variant
     format = "round-robin"          # round-robin, double-round-robin, gauntlet, swiss
-    games_per_pairing = 2           # deals per pairing (each played once per seat rotation if duplicate)
+    deals_per_pairing = 2           # deals per pairing; with duplicate deals each is played once per
+                                    # seat rotation (two-handed: 2 deals -> 4 games per pairing)
     duplicate = true                # default: every deal is replayed with the seats rotated
     concurrency = 2                 # games played at once
     matches_per_process = 1         # games a launched bot process may play before it is replaced
-    seed = 1
+    seed = 1                        # the public seed; deals also depend on the ledger's secret
     rounds = 3                      # swiss only
     challenger = "greedy"           # gauntlet only: the entrant who meets the whole field
 
@@ -31,34 +32,60 @@ field and what was expected.
     file_size_mb = 64
     open_files = 1024
     log_bytes = 1000000             # of its output kept per process
-    sandbox = "none"                # or "bubblewrap": no network, read-only system
     freeze = false                  # SIGSTOP a bot while it is not its turn
 
     [[entrants]]
     name = "random"
-    command = "{python} -m arena_bot.random_bot"   # {python}: the interpreter running the arena
+    command = "{python} -m arena_bot.random_bot"   # {python}: the interpreter running the arena;
+                                                   # relative paths: from this file's folder
     language = "python"             # optional
     version = "1"                   # optional
+
+The file is validated with a pydantic model, which reports every problem of a file at once and gives
+editors a JSON Schema (``arena schema``); the model is turned into the plain :class:`TournamentSpec`
+the rest of the arena uses. ``games_per_pairing``, the field's earlier name, is still read (it always
+meant deals per pairing), with a warning.
 """
 
 from __future__ import annotations
 
 import hashlib
-import tomllib
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from arena.bots.launcher import bubblewrap_available
+import pydantic
+from pydantic import BaseModel, Field, StringConstraints
+
+from arena.bots.launcher import LaunchError, check_command
 from arena.bots.limits import Limits
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant
-from arena.referee import FailurePolicy, Policies, TimeControl
+from arena.referee import Policies, TimeControl
+from arena.tournament.files import (
+    STRICT,
+    LimitsModel,
+    PoliciesModel,
+    Text,
+    TimeControlModel,
+    describe_errors,
+    read_toml,
+    to_policies,
+)
 
 FORMATS = ("round-robin", "double-round-robin", "gauntlet", "swiss")
 
+# Bounds on every count, so that a typing slip cannot ask for a schedule that never ends.
+MAX_ENTRANTS = 1000
+MAX_DEALS_PER_PAIRING = 10_000
+MAX_ROUNDS = 1000
+MAX_CONCURRENCY = 256
+MAX_PLANNED_GAMES = 1_000_000
+MAX_MATCHES_PER_PROCESS = 10_000
+
 
 class TournamentFileError(ValueError):
-    """A tournament file that cannot be used; the message names the file and the field."""
+    """A tournament file that cannot be used; the message names the file and the field (one line per
+    problem, every problem of the file)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +108,7 @@ class TournamentSpec:
     options: tuple[tuple[str, str], ...]
     format: str
     entrants: tuple[Entrant, ...]
-    games_per_pairing: int = 1
+    deals_per_pairing: int = 1
     duplicate: bool = True
     concurrency: int = 1
     seed: int = 0
@@ -92,13 +119,19 @@ class TournamentSpec:
     limits: Limits = field(default_factory=Limits)
     matches_per_process: int = 1
     source: str = ""  # the file it came from
+    warnings: tuple[str, ...] = ()  # what the file should say otherwise (not part of its identity)
+
+    @property
+    def base_dir(self) -> Path:
+        """The folder relative paths in entrants' commands start from: the file's own."""
+        return Path(self.source).resolve().parent if self.source else Path.cwd()
 
     def build_variant(self) -> Variant:
         return variant(self.variant, **dict(self.options))
 
     def to_dict(self) -> dict[str, Any]:
-        # matches_per_process appears only when set, so that a tournament's identity (the hash of this
-        # dict) is what it was before the field existed.
+        # matches_per_process appears only when set, so that a tournament's identity (this dict) is
+        # what it was before the field existed.
         reuse = (
             {"matches_per_process": self.matches_per_process}
             if self.matches_per_process > 1
@@ -109,7 +142,7 @@ class TournamentSpec:
             "variant": self.variant,
             "options": dict(self.options),
             "format": self.format,
-            "games_per_pairing": self.games_per_pairing,
+            "deals_per_pairing": self.deals_per_pairing,
             "duplicate": self.duplicate,
             "concurrency": self.concurrency,
             "seed": self.seed,
@@ -135,241 +168,186 @@ class TournamentSpec:
         }
 
 
+# ---------------------------------------------------------------- the file's model
+
+
+class EntrantModel(BaseModel):
+    model_config = STRICT
+    name: Text
+    command: Text = Field(
+        description="{python}: the arena's interpreter; relative paths: from the file's folder"
+    )
+    language: Annotated[str, StringConstraints(strip_whitespace=True)] = ""
+    version: str | int | float = ""
+
+
+class TournamentModel(BaseModel):
+    """A tournament file."""
+
+    model_config = STRICT
+    name: Text
+    variant: Literal[VARIANT_NAMES] = "two-handed"  # type: ignore[valid-type]
+    options: dict[str, str] = {}
+    format: Literal[FORMATS] = "round-robin"  # type: ignore[valid-type]
+    entrants: Annotated[list[EntrantModel], Field(min_length=1, max_length=MAX_ENTRANTS)]
+    deals_per_pairing: Annotated[int, Field(ge=1, le=MAX_DEALS_PER_PAIRING)] = 1
+    games_per_pairing: Annotated[int, Field(ge=1, le=MAX_DEALS_PER_PAIRING)] | None = Field(
+        default=None, description="The earlier name of deals_per_pairing."
+    )
+    duplicate: bool = True
+    concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] = 1
+    seed: Annotated[int, Field(ge=0, lt=2**63)] = 0
+    rounds: Annotated[int, Field(ge=0, le=MAX_ROUNDS)] = 0
+    challenger: str = ""
+    time_control: TimeControlModel = TimeControlModel()
+    policies: PoliciesModel = PoliciesModel()
+    limits: LimitsModel = LimitsModel()
+    matches_per_process: Annotated[int, Field(ge=1, le=MAX_MATCHES_PER_PROCESS)] = 1
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of tournament files, for editors (``arena schema``)."""
+    schema = TournamentModel.model_json_schema()
+    schema["title"] = "Bezique Arena tournament file"
+    return schema
+
+
+# ---------------------------------------------------------------- loading
+
+
 def load(path: str | Path) -> TournamentSpec:
     """Read and validate a tournament file."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TournamentFileError(f"{p}: cannot read the file: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise TournamentFileError(
-            f"{p}: not UTF-8 text (byte {exc.start}): save it as UTF-8"
-        ) from exc
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise TournamentFileError(f"{p}: not valid TOML: {exc}") from exc
-    return parse(data, str(p))
+    return parse(read_toml(path, TournamentFileError), str(path))
 
 
 def parse(data: dict[str, Any], source: str = "<tournament>") -> TournamentSpec:
-    r = _Reader(data, source)
-    known = {
-        "name", "variant", "options", "format", "entrants", "games_per_pairing", "duplicate",
-        "concurrency", "seed", "rounds", "challenger", "time_control", "policies", "limits",
-        "matches_per_process",
-    }  # fmt: skip
-    for key in data:
-        if key not in known:
-            raise r.error(key, f"unknown field; expected one of {', '.join(sorted(known))}")
-    name = r.string("name")
-    vname = r.string("variant", "two-handed")
-    if vname not in VARIANT_NAMES:
-        raise r.error("variant", f"expected one of {', '.join(VARIANT_NAMES)}, got {vname!r}")
-    options_raw = r.table("options")
-    options = {}
-    for key, value in options_raw.items():
-        if not isinstance(value, str):
-            raise r.error(f"options.{key}", f"expected a string, got {value!r}")
-        options[key] = value
     try:
-        v = variant(vname, **options)
+        model = TournamentModel.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise TournamentFileError(describe_errors(exc, TournamentModel, source)) from None
+    checks, spec = _check(model, source)
+    if checks:
+        raise TournamentFileError("\n".join(f"{source}: {k}: {m}" for k, m in checks))
+    assert spec is not None
+    return spec
+
+
+def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], TournamentSpec | None]:
+    """What the model alone cannot say: the variant's options, the format's fields, the size of the
+    schedule, the limits' own checks."""
+    problems: list[tuple[str, str]] = []
+    warnings: list[str] = []
+    try:
+        v: Variant | None = variant(m.variant, **m.options)
     except VariantError as exc:
-        raise r.error("options", str(exc)) from exc
-    fmt = r.string("format", "round-robin")
-    if fmt not in FORMATS:
-        raise r.error("format", f"expected one of {', '.join(FORMATS)}, got {fmt!r}")
-    entrants = _entrants(r, data.get("entrants"))
-    per_game = sum(v.team_size(s) for s in range(v.seats))
-    if len(entrants) < per_game:
-        raise r.error(
-            "entrants", f"{vname} needs at least {per_game} entrants, got {len(entrants)}"
-        )
-    games = r.integer("games_per_pairing", 1, minimum=1)
-    concurrency = r.integer("concurrency", 1, minimum=1)
-    seed = r.integer("seed", 0, minimum=0)
-    rounds = r.integer("rounds", 0, minimum=0)
-    challenger = r.string("challenger", "")
-    if fmt == "swiss":
-        if rounds < 1:
-            raise r.error("rounds", "a swiss tournament needs rounds >= 1")
-        if per_game != 2:
-            raise r.error("format", f"swiss pairs two players at a time; {vname} seats {per_game}")
-    elif "rounds" in data:
-        raise r.error("rounds", f"only a swiss tournament has rounds (format is {fmt!r})")
-    if fmt == "gauntlet":
-        if not challenger:
-            raise r.error("challenger", "a gauntlet needs the name of its challenger")
-        if challenger not in {e.name for e in entrants}:
-            raise r.error("challenger", f"no entrant is named {challenger!r}")
-    elif challenger:
-        raise r.error("challenger", f"only a gauntlet has a challenger (format is {fmt!r})")
-    return TournamentSpec(
-        name=name,
-        variant=vname,
-        options=v.options,
-        format=fmt,
-        entrants=tuple(entrants),
-        games_per_pairing=games,
-        duplicate=r.boolean("duplicate", True),
-        concurrency=concurrency,
-        seed=seed,
-        rounds=rounds,
-        challenger=challenger,
-        time_control=_time_control(r),
-        policies=_policies(r),
-        limits=_limits(r),
-        matches_per_process=r.integer("matches_per_process", 1, minimum=1),
-        source=source,
-    )
-
-
-class _Reader:
-    def __init__(self, data: dict[str, Any], source: str) -> None:
-        self.data = data
-        self.source = source
-
-    def error(self, key: str, message: str) -> TournamentFileError:
-        return TournamentFileError(f"{self.source}: {key}: {message}")
-
-    def string(self, key: str, default: str | None = None) -> str:
-        if key not in self.data:
-            if default is None:
-                raise self.error(key, "missing; expected a string")
-            return default
-        value = self.data[key]
-        if not isinstance(value, str) or not value.strip():
-            raise self.error(key, f"expected a non-empty string, got {value!r}")
-        return value.strip()
-
-    def integer(self, key: str, default: int, minimum: int) -> int:
-        value = self.data.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(key, f"expected an integer, got {value!r}")
-        if value < minimum:
-            raise self.error(key, f"expected an integer >= {minimum}, got {value}")
-        return value
-
-    def boolean(self, key: str, default: bool) -> bool:
-        value = self.data.get(key, default)
-        if not isinstance(value, bool):
-            raise self.error(key, f"expected true or false, got {value!r}")
-        return value
-
-    def table(self, key: str) -> dict[str, Any]:
-        value = self.data.get(key, {})
-        if not isinstance(value, dict):
-            raise self.error(key, f"expected a table ([{key}]), got {value!r}")
-        return value
-
-
-def _entrants(r: _Reader, raw: Any) -> list[Entrant]:
-    if not isinstance(raw, list) or not raw:
-        raise r.error(
-            "entrants", "expected at least one [[entrants]] table with a name and a command"
-        )
-    out: list[Entrant] = []
+        problems.append(("options", str(exc)))
+        v = None
     seen: set[str] = set()
-    for i, item in enumerate(raw):
-        where = f"entrants[{i}]"
-        if not isinstance(item, dict):
-            raise r.error(where, f"expected a table, got {item!r}")
-        sub = _Reader(item, r.source)
-        for key in item:
-            if key not in ("name", "command", "language", "version"):
-                raise r.error(
-                    f"{where}.{key}", "unknown field; expected name, command, language, version"
-                )
+    for i, e in enumerate(m.entrants):
+        if e.name in seen:
+            problems.append((f"entrants[{i}].name", f"two entrants are named {e.name!r}"))
+        seen.add(e.name)
         try:
-            name = sub.string("name")
-            command = sub.string("command")
-            language = sub.string("language", "")
-            raw_version = item.get("version", "")
-            if isinstance(raw_version, bool) or not isinstance(raw_version, str | int | float):
-                raise TournamentFileError(
-                    f"{r.source}: version: expected a string or a number, got {raw_version!r}"
-                )
-            version = str(raw_version)
-        except TournamentFileError as exc:
-            raise TournamentFileError(
-                str(exc).replace(f"{r.source}: ", f"{r.source}: {where}.", 1)
-            ) from None
-        if name in seen:
-            raise r.error(f"{where}.name", f"two entrants are named {name!r}")
-        seen.add(name)
-        out.append(Entrant(name, command, language, version))
-    return out
-
-
-def _time_control(r: _Reader) -> TimeControl:
-    raw = r.table("time_control")
-    d = TimeControl()
-    sub = _Reader(raw, r.source)
-    for key in raw:
-        if key not in ("budget_ms", "bank_ms", "grace_ms"):
-            raise r.error(
-                f"time_control.{key}", "unknown field; expected budget_ms, bank_ms, grace_ms"
-            )
-    try:
-        return TimeControl(
-            budget_ms=sub.integer("budget_ms", d.budget_ms, 0),
-            bank_ms=sub.integer("bank_ms", d.bank_ms, 0),
-            grace_ms=sub.integer("grace_ms", d.grace_ms, 0),
+            check_command(e.command, e.name)
+        except LaunchError as exc:
+            problems.append((f"entrants[{i}].command", str(exc)))
+    per_game = sum(v.team_size(s) for s in range(v.seats)) if v is not None else 2
+    if v is not None and len(m.entrants) < per_game:
+        problems.append(
+            ("entrants", f"{m.variant} needs at least {per_game} entrants, got {len(m.entrants)}")
         )
-    except TournamentFileError as exc:
-        raise TournamentFileError(
-            str(exc).replace(f"{r.source}: ", f"{r.source}: time_control.", 1)
-        ) from None
-    except ValueError as exc:
-        raise r.error("time_control", str(exc)) from exc
-
-
-def _policies(r: _Reader) -> Policies:
-    raw = r.table("policies")
-    d = Policies()
-    values = {p.value: p for p in FailurePolicy}
-    chosen: dict[str, Any] = {}
-    for key, value in raw.items():
-        if key == "max_strikes":
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise r.error("policies.max_strikes", f"expected an integer >= 0, got {value!r}")
-            chosen[key] = value
-        elif key in ("on_timeout", "on_illegal_action", "on_crash", "on_protocol_error"):
-            if not isinstance(value, str) or value not in values:
-                raise r.error(
-                    f"policies.{key}", f"expected one of {', '.join(values)}, got {value!r}"
+    deals = m.deals_per_pairing
+    if m.games_per_pairing is not None:
+        if "deals_per_pairing" in m.model_fields_set:
+            problems.append(
+                (
+                    "games_per_pairing",
+                    "give deals_per_pairing only (games_per_pairing is its old name)",
                 )
-            chosen[key] = values[value]
-        else:
-            raise r.error(
-                f"policies.{key}",
-                "unknown field; expected on_timeout, on_illegal_action, on_crash, on_protocol_error, "
-                "max_strikes",
             )
-    return replace(d, **chosen)
+        deals = m.games_per_pairing
+        warnings.append(
+            "games_per_pairing is now called deals_per_pairing (with duplicate deals each deal is "
+            "played once per seat rotation): rename it in the file"
+        )
+    if m.format == "swiss":
+        if m.rounds < 1:
+            problems.append(("rounds", "a swiss tournament needs rounds >= 1"))
+        if per_game != 2:
+            problems.append(
+                ("format", f"swiss pairs two players at a time; {m.variant} seats {per_game}")
+            )
+    elif "rounds" in m.model_fields_set:
+        problems.append(("rounds", f"only a swiss tournament has rounds (format is {m.format!r})"))
+    if m.format == "gauntlet":
+        if not m.challenger:
+            problems.append(("challenger", "a gauntlet needs the name of its challenger"))
+        elif m.challenger not in seen:
+            problems.append(("challenger", f"no entrant is named {m.challenger!r}"))
+    elif m.challenger:
+        problems.append(
+            ("challenger", f"only a gauntlet has a challenger (format is {m.format!r})")
+        )
+    try:
+        time_control = TimeControl(**m.time_control.model_dump())
+    except ValueError as exc:
+        problems.append(("time_control", str(exc)))
+    try:
+        limits = Limits(**m.limits.model_dump())
+    except ValueError as exc:  # "<field> must be ...": name the field
+        name = str(exc).split(" ", 1)[0]
+        problems.append(
+            (f"limits.{name}" if name in type(m.limits).model_fields else "limits", str(exc))
+        )
+    if problems or v is None:
+        return problems, None
+    spec = TournamentSpec(
+        name=m.name,
+        variant=m.variant,
+        options=v.options,
+        format=m.format,
+        entrants=tuple(Entrant(e.name, e.command, e.language, str(e.version)) for e in m.entrants),
+        deals_per_pairing=deals,
+        duplicate=m.duplicate,
+        concurrency=m.concurrency,
+        seed=m.seed,
+        rounds=m.rounds,
+        challenger=m.challenger,
+        time_control=time_control,
+        policies=to_policies(m.policies),
+        limits=limits,
+        matches_per_process=m.matches_per_process,
+        source=source,
+        warnings=tuple(warnings),
+    )
+    planned = planned_games(spec)
+    if planned > MAX_PLANNED_GAMES:
+        where = "rounds" if spec.format == "swiss" else "deals_per_pairing"
+        return [
+            (
+                where,
+                f"the schedule would have {planned:,} games, more than the {MAX_PLANNED_GAMES:,} a "
+                "tournament may plan: fewer entrants, deals or rounds",
+            )
+        ], None
+    return [], spec
 
 
-def _limits(r: _Reader) -> Limits:
-    raw = r.table("limits")
-    d = Limits()
-    known = [f.name for f in fields(Limits)]
-    chosen: dict[str, Any] = {}
-    for key, value in raw.items():
-        if key not in known:
-            raise r.error(f"limits.{key}", f"unknown field; expected one of {', '.join(known)}")
-        if key == "sandbox":
-            if value not in ("none", "bubblewrap"):
-                raise r.error("limits.sandbox", f"expected none or bubblewrap, got {value!r}")
-            if value == "bubblewrap" and not bubblewrap_available():
-                raise r.error(
-                    "limits.sandbox",
-                    "bubblewrap was asked for but bwrap is not installed (Debian package: bubblewrap)",
-                )
-        elif key == "freeze":
-            if not isinstance(value, bool):
-                raise r.error("limits.freeze", f"expected true or false, got {value!r}")
-        elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise r.error(f"limits.{key}", f"expected an integer >= 0, got {value!r}")
-        chosen[key] = value
-    return replace(d, **chosen)
+def planned_games(spec: TournamentSpec) -> int:
+    """How many games the schedule has (counted, not built)."""
+    v = spec.build_variant()
+    sizes = [v.team_size(s) for s in range(v.seats)]
+    size = sum(sizes)
+    n = len(spec.entrants)
+    per_pairing = spec.deals_per_pairing * (size if spec.duplicate else 1)
+    if spec.format == "swiss":
+        return spec.rounds * (n // 2) * per_pairing
+    from math import comb
+
+    if spec.format == "gauntlet":
+        groups = comb(n - 1, size - 1)
+    else:
+        groups = comb(n, size) * (2 if spec.format == "double-round-robin" else 1)
+    if v.partnerships or tuple(sizes) == (2, 2):
+        groups *= 3  # each group of four meets in its three team splits
+    return groups * per_pairing

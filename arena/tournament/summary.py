@@ -11,7 +11,10 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True)
 class PairingLine:
-    """Head to head between two entrants (two-player variants)."""
+    """Head to head between two entrants (two-player variants). A game a bot forfeited (a timeout,
+    crash, illegal action... under the forfeit policy) is its loss in every column: in wins and losses,
+    in its duplicate set, and it is left out of the average points, which only games played to their end
+    give."""
 
     a: str
     b: str
@@ -19,9 +22,13 @@ class PairingLine:
     wins: int  # of a
     losses: int
     draws: int
-    points_a: float  # average game score
-    points_b: float
-    sets_won: int  # duplicate sets (one deal, every seat rotation) won by a on total points
+    forfeits_a: int  # games a lost by its own failure
+    forfeits_b: int
+    points_a: float | None  # average game score over the games played to their end (None: none)
+    points_b: float | None
+    # Duplicate sets (one deal, every seat rotation) won by a: the side that forfeited a game of the set
+    # loses it; otherwise more wins, then more points.
+    sets_won: int
     sets_lost: int
     sets_tied: int
     score: float  # a's share: (wins + draws / 2) / games
@@ -35,11 +42,21 @@ class EntrantLine:
 
     entrant: str
     games: int
+    forfeits: int  # games it lost by its own failure
     firsts: float  # first places (shared ones count a fraction)
     average_place: float
-    average_score: float
+    average_score: float | None  # over the games played to their end (None: none)
     low: float  # 95% Wilson interval of the share of first places
     high: float
+
+
+def forfeited(row: dict[str, Any]) -> bool:
+    """Whether this seat's failure ended its game (the game's culprit)."""
+    return row["outcome"] not in ("normal", "adjudicated") and row.get("culprit", -1) == row["seat"]
+
+
+def _played_out(seats: Sequence[dict[str, Any]]) -> bool:
+    return all(r["outcome"] in ("normal", "adjudicated") for r in seats)
 
 
 def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -61,31 +78,41 @@ def _by_game(rows: Sequence[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
 
 def pairing_lines(rows: Sequence[dict[str, Any]]) -> list[PairingLine]:
     """Head-to-head lines from the ledger's seat rows of a two-player tournament."""
-    games = _by_game(rows)
     stats: dict[tuple[str, str], dict[str, Any]] = {}
-    for seats in games.values():
+    for seats in _by_game(rows).values():
         if len(seats) != 2:
             continue
         x, y = sorted(seats, key=lambda r: r["entrant"])
-        key = (x["entrant"], y["entrant"])
-        s = stats.setdefault(key, {"n": 0, "w": 0, "l": 0, "d": 0, "pa": 0, "pb": 0, "sets": {}})
+        s = stats.setdefault(
+            (x["entrant"], y["entrant"]),
+            {"n": 0, "w": 0, "l": 0, "d": 0, "fa": 0, "fb": 0, "played": 0, "pa": 0, "pb": 0,
+             "sets": {}},
+        )  # fmt: skip
         s["n"] += 1
-        s["pa"] += x["score"]
-        s["pb"] += y["score"]
-        if x["place"] < y["place"]:
-            s["w"] += 1
-        elif x["place"] > y["place"]:
-            s["l"] += 1
-        else:
-            s["d"] += 1
-        diff = s["sets"].setdefault((x["pairing"], x["deal"]), 0)
-        s["sets"][(x["pairing"], x["deal"])] = diff + x["score"] - y["score"]
+        s["fa"] += forfeited(x)
+        s["fb"] += forfeited(y)
+        won = (x["place"] < y["place"]) - (x["place"] > y["place"])
+        s["w" if won > 0 else "l" if won < 0 else "d"] += 1
+        diff = 0
+        if _played_out(seats):
+            s["played"] += 1
+            s["pa"] += x["score"]
+            s["pb"] += y["score"]
+            diff = x["score"] - y["score"]
+        # A set: forfeits (each side's, as a penalty), then wins, then points.
+        fouls, games, points = s["sets"].get((x["pairing"], x["deal"]), (0, 0, 0))
+        s["sets"][(x["pairing"], x["deal"])] = (
+            fouls + forfeited(y) - forfeited(x),
+            games + won,
+            points + diff,
+        )
     out = []
     for (a, b), s in sorted(stats.items()):
         n = s["n"]
         share = (s["w"] + s["d"] / 2) / n
         low, high = wilson(s["w"] + s["d"] / 2, n)
         sets = list(s["sets"].values())
+        played = s["played"]
         out.append(
             PairingLine(
                 a,
@@ -94,11 +121,13 @@ def pairing_lines(rows: Sequence[dict[str, Any]]) -> list[PairingLine]:
                 s["w"],
                 s["l"],
                 s["d"],
-                s["pa"] / n,
-                s["pb"] / n,
-                sum(1 for d in sets if d > 0),
-                sum(1 for d in sets if d < 0),
-                sum(1 for d in sets if d == 0),
+                s["fa"],
+                s["fb"],
+                s["pa"] / played if played else None,
+                s["pb"] / played if played else None,
+                sum(1 for d in sets if d > (0, 0, 0)),
+                sum(1 for d in sets if d < (0, 0, 0)),
+                sum(1 for d in sets if d == (0, 0, 0)),
                 share,
                 low,
                 high,
@@ -109,21 +138,27 @@ def pairing_lines(rows: Sequence[dict[str, Any]]) -> list[PairingLine]:
 
 def entrant_lines(rows: Sequence[dict[str, Any]]) -> list[EntrantLine]:
     """Per-entrant lines from the ledger's seat rows (any number of players)."""
-    games = _by_game(rows)
     acc: dict[str, dict[str, float]] = {}
-    for seats in games.values():
+    for seats in _by_game(rows).values():
         first = [r for r in seats if r["place"] == 0]
         sides_first = {r["side"] for r in first}
+        played = _played_out(seats)
         for r in seats:
-            a = acc.setdefault(r["entrant"], {"n": 0, "f": 0.0, "place": 0.0, "score": 0.0})
+            a = acc.setdefault(
+                r["entrant"], {"n": 0, "f": 0.0, "place": 0.0, "played": 0, "score": 0.0, "lost": 0}
+            )
             a["n"] += 1
             a["place"] += r["place"]
-            a["score"] += r["score"]
+            a["lost"] += forfeited(r)
+            if played:
+                a["played"] += 1
+                a["score"] += r["score"]
             if r["place"] == 0:
                 a["f"] += 1 / len(sides_first)
     out = []
     for name, a in sorted(acc.items(), key=lambda kv: (-kv[1]["f"] / kv[1]["n"], kv[0])):
         n = int(a["n"])
         low, high = wilson(a["f"], n)
-        out.append(EntrantLine(name, n, a["f"], a["place"] / n, a["score"] / n, low, high))
+        average = a["score"] / a["played"] if a["played"] else None
+        out.append(EntrantLine(name, n, int(a["lost"]), a["f"], a["place"] / n, average, low, high))
     return out

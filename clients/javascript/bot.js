@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 'use strict';
 // An example Bezique Arena bot in JavaScript: it makes the best-scoring declaration it is allowed,
-// and otherwise plays a random legal action drawn from a seeded generator (env BOT_SEED, default 0).
+// and otherwise plays a random legal action. Its random numbers come from the game it is playing (the
+// SDK's per-game seed, mixed with BOT_SEED, default 0), so it plays the same deal the same way in
+// every run, however many games its process has played before.
 //
 //   node bot.js --address 127.0.0.1:50051 --token TOKEN
 //   ARENA_ADDRESS=127.0.0.1:50051 ARENA_TOKEN=TOKEN node bot.js
 
-const { Bot, main } = require('./sdk');
+const { Bot, main, seededRandom } = require('./sdk');
 
 // Points of each combination, by the name used in action texts ("declare <name> <cards>"). The ordinary
 // scores; plain-sequence and carte-blanche occur only in Rubicon. Exchanging the seven of trumps for the
@@ -38,18 +40,6 @@ function declarationScore(text) {
   return null;
 }
 
-/** mulberry32: a small, fast, seeded 32-bit generator; returns floats in [0, 1). */
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A 32-bit seed from BOT_SEED: an integer as given, any other text hashed (FNV-1a). */
 function seedFrom(text) {
   const value = String(text === undefined ? '0' : text).trim();
@@ -63,9 +53,15 @@ function seedFrom(text) {
 }
 
 class DeclaringRandomBot extends Bot {
-  constructor(seed = seedFrom(process.env.BOT_SEED)) {
-    super('js-declarer', '1');
-    this.random = mulberry32(seed);
+  constructor(salt = seedFrom(process.env.BOT_SEED)) {
+    super('js-declarer', '2');
+    this.salt = BigInt(salt);
+    this.random = seededRandom(this.salt); // until a game starts
+  }
+
+  onGameStart(start) {
+    super.onGameStart(start);
+    this.random = seededRandom(start.seed ^ this.salt);
   }
 
   decide(turn) {
@@ -86,7 +82,7 @@ class DeclaringRandomBot extends Bot {
   }
 }
 
-module.exports = { DeclaringRandomBot, SCORES, declarationScore, mulberry32, seedFrom };
+module.exports = { DeclaringRandomBot, SCORES, declarationScore, seedFrom };
 
 if (require.main === module) {
   main(new DeclaringRandomBot());

@@ -1,5 +1,6 @@
-"""The bot launcher: own process group and working directory, scrubbed environment, resource limits,
-logs truncated, every descendant killed at the end (issue 6)."""
+"""The bot launcher in the light mode (``sandbox = "none"``): own process group and working directory,
+scrubbed environment, resource limits from the first instruction, logs truncated and the last lines
+kept, every descendant killed at the end, killed with the arena. (The isolated mode: test_sandbox.py.)"""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import contextlib
 import os
 import shlex
+import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -14,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from arena import scratch
-from arena.bots.launcher import BotProcess, LaunchError, marked_processes
+from arena.bots.launcher import BotProcess, LaunchError, check_command, marked_processes
 from arena.bots.limits import Limits
 
 PY = shlex.quote(sys.executable)
+LIGHT = Limits(sandbox="none")
 
 
 def _script(tmp_path: Path, name: str, body: str) -> str:
@@ -38,7 +41,7 @@ async def _run(
     command: str, tmp_path: Path, limits: Limits | None = None, wait: float = 20
 ) -> tuple[BotProcess, str]:
     log = tmp_path / "bot.log"
-    bot = await BotProcess.start("t", command, "127.0.0.1:1", "tok", log, limits)
+    bot = await BotProcess.start("t", command, "127.0.0.1:1", "tok", log, limits or LIGHT)
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(bot.wait(), timeout=wait)
     await bot.stop()
@@ -85,7 +88,7 @@ def test_memory_limit_stops_unbounded_allocation(tmp_path: Path) -> None:
             raise SystemExit(3)
         """,
     )
-    bot, out = asyncio.run(_run(cmd, tmp_path, Limits(memory_mb=256)))
+    bot, out = asyncio.run(_run(cmd, tmp_path, Limits(memory_mb=256, sandbox="none")))
     assert bot.returncode != 0
     assert "memory error" in out
     mib = int(out.split("after")[1].split()[0])
@@ -102,7 +105,7 @@ def test_output_is_truncated_at_the_limit(tmp_path: Path) -> None:
             sys.stderr.write("x" * 1000 + "\\n")
         """,
     )
-    _, out = asyncio.run(_run(cmd, tmp_path, Limits(log_bytes=10_000)))
+    _, out = asyncio.run(_run(cmd, tmp_path, Limits(log_bytes=10_000, sandbox="none")))
     assert len(out) < 10_200
     assert out.endswith("[log truncated]\n")
 
@@ -128,7 +131,7 @@ def test_children_that_leave_the_process_group_are_killed(tmp_path: Path) -> Non
     )
 
     async def scenario() -> tuple[list[int], list[int]]:
-        bot = await BotProcess.start("t", cmd, "127.0.0.1:1", "tok", None, Limits())
+        bot = await BotProcess.start("t", cmd, "127.0.0.1:1", "tok", None, LIGHT)
         for _ in range(100):
             if pidfile.exists() and len(pidfile.read_text().split()) == 2:
                 break
@@ -146,23 +149,32 @@ def test_children_that_leave_the_process_group_are_killed(tmp_path: Path) -> Non
 
 def test_cpu_limit(tmp_path: Path) -> None:
     cmd = _script(tmp_path, "spin.py", "while True:\n    pass\n")
-    bot, _ = asyncio.run(_run(cmd, tmp_path, Limits(cpu_seconds=1), wait=30))
+    bot, _ = asyncio.run(_run(cmd, tmp_path, Limits(cpu_seconds=1, sandbox="none"), wait=30))
     assert bot.returncode is not None and bot.returncode < 0  # killed by SIGXCPU/SIGKILL
 
 
 def test_a_command_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(LaunchError, match="no-such-program"):
-        asyncio.run(
-            BotProcess.start("t", "no-such-program --x", "127.0.0.1:1", "tok", None, Limits())
-        )
+    for limits in (LIGHT, Limits()):
+        with pytest.raises(LaunchError, match="no-such-program"):
+            asyncio.run(
+                BotProcess.start("t", "no-such-program --x", "127.0.0.1:1", "tok", None, limits)
+            )
     with pytest.raises(LaunchError, match="cannot split"):
-        asyncio.run(BotProcess.start("t", "python 'unclosed", "127.0.0.1:1", "tok", None, Limits()))
+        asyncio.run(BotProcess.start("t", "python 'unclosed", "127.0.0.1:1", "tok", None, LIGHT))
 
 
-def test_bubblewrap_missing_or_without_a_socket_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(LaunchError, match="bubblewrap"):
+def test_a_token_never_goes_on_a_command_line() -> None:
+    with pytest.raises(LaunchError, match="ARENA_TOKEN"):
+        check_command("{python} -m arena_bot.random_bot --token {token}")
+    with pytest.raises(LaunchError, match="ARENA_TOKEN"):
+        asyncio.run(BotProcess.start("t", "bot {token}", "127.0.0.1:1", "tok", None, LIGHT))
+    check_command("{python} -m arena_bot.random_bot --address {address}")  # an address may
+
+
+def test_an_isolated_bot_needs_the_referees_socket() -> None:
+    with pytest.raises(LaunchError, match="Unix socket"):
         asyncio.run(
-            BotProcess.start("t", "true", "127.0.0.1:1", "tok", None, Limits(sandbox="bubblewrap"))
+            BotProcess.start("t", "true", "127.0.0.1:1", "tok", None, Limits(sandbox="required"))
         )
 
 
@@ -171,6 +183,78 @@ def test_limits_are_validated() -> None:
         Limits(memory_mb=-1)
     with pytest.raises(ValueError, match="sandbox"):
         Limits(sandbox="docker")
+    assert Limits().sandbox == "auto"  # isolation on by default
+    assert Limits.from_table({"memory_mb": 512, "sandbox": "required"}) == Limits(
+        memory_mb=512, sandbox="required"
+    )
+    with pytest.raises(ValueError, match=r"limits\.memory: unknown field"):
+        Limits.from_table({"memory": 512})
+    with pytest.raises(ValueError, match=r"limits\.cpu_seconds: .*integer"):
+        Limits.from_table({"cpu_seconds": "lots"})
+
+
+def test_limits_hold_from_the_first_instruction(tmp_path: Path) -> None:
+    """Set by an exec wrapper before the bot's program runs: a child forked at once is bound."""
+    cmd = _script(
+        tmp_path,
+        "forker.py",
+        """
+        import os, resource
+        if os.fork() == 0:
+            print("child", resource.getrlimit(resource.RLIMIT_AS)[0],
+                  resource.getrlimit(resource.RLIMIT_NOFILE)[0], flush=True)
+            os._exit(0)
+        os.wait()
+        """,
+    )
+    _, out = asyncio.run(_run(cmd, tmp_path, Limits(memory_mb=300, open_files=200, sandbox="none")))
+    assert f"child {300 * 1024 * 1024} 200" in out
+
+
+def test_limits_hold_without_util_linux(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where setpriv and prlimit are missing, a small Python wrapper sets the limits (and the
+    parent-death signal) before the bot's program runs."""
+    from arena.sandbox import core
+
+    real = shutil.which
+    monkeypatch.setattr(
+        core.shutil,
+        "which",
+        lambda name, *a, **k: None if name in ("setpriv", "prlimit") else real(name, *a, **k),
+    )
+    cmd = _script(
+        tmp_path,
+        "limits.py",
+        """
+        import ctypes, resource
+        libc = ctypes.CDLL(None)
+        signal = ctypes.c_int()
+        libc.prctl(2, ctypes.byref(signal))  # PR_GET_PDEATHSIG
+        print("limits", resource.getrlimit(resource.RLIMIT_AS)[0], signal.value, flush=True)
+        """,
+    )
+    _, out = asyncio.run(_run(cmd, tmp_path, Limits(memory_mb=300, sandbox="none")))
+    assert f"limits {300 * 1024 * 1024} 9" in out  # SIGKILL when the arena dies
+
+
+def test_the_last_lines_of_output_are_kept_printable(tmp_path: Path) -> None:
+    cmd = _script(
+        tmp_path,
+        "talker.py",
+        """
+        import sys
+        for i in range(100):
+            print("line", i, flush=True)
+        sys.stderr.write("boom \\x1b[2J[bold]done[/]\\n" + "x" * 5000)
+        raise SystemExit(4)
+        """,
+    )
+    bot, _ = asyncio.run(_run(cmd, tmp_path))
+    lines = bot.last_output(3)
+    assert lines[0] == "line 99"
+    assert lines[1] == "boom \ufffd[2J[bold]done[/]"  # no escape sequence reaches a terminal
+    assert lines[2] == "x" * 300  # cut
+    assert bot.exit_text() == "bot process exited with code 4"
 
 
 def _state(pid: int) -> str:
@@ -182,7 +266,9 @@ def test_freeze_stops_the_bot_between_its_turns(tmp_path: Path) -> None:
     cmd = _script(tmp_path, "idle.py", "import time\ntime.sleep(60)\n")
 
     async def scenario() -> tuple[str, str, str]:
-        bot = await BotProcess.start("t", cmd, "127.0.0.1:1", "tok", None, Limits(freeze=True))
+        bot = await BotProcess.start(
+            "t", cmd, "127.0.0.1:1", "tok", None, Limits(freeze=True, sandbox="none")
+        )
         await asyncio.sleep(0.3)
         running = _state(bot.proc.pid)
         bot.freeze()
@@ -214,7 +300,7 @@ def test_a_match_with_frozen_bots_plays_normally() -> None:
                     [PlayerSpec("b", f"{PY} -m arena_bot.first_bot")],
                 ],
                 30.0,
-                Limits(freeze=True),
+                Limits(freeze=True, sandbox="none"),
             )
             await manager.start(entry)
             await asyncio.wait_for(entry.done.wait(), 120)

@@ -1,97 +1,349 @@
-"""Bots under bubblewrap (issue 6): no network but the referee's Unix socket, a read-only system, a
-writable working directory of their own; a match still plays normally."""
+"""Bots under the sandbox (issue 12), with real bubblewrap: what a bot sees and may do, limits, freezing
+and CPU accounting, and that every bot process dies with its match and with the arena.
+
+On CI these tests must not skip (.ci/run installs bubblewrap)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import secrets
 import shlex
 import shutil
+import signal
+import socket
+import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from arena import scratch
 from arena.bots.launcher import BotProcess
 from arena.bots.limits import Limits
 from arena.referee import MatchConfig
+from arena.sandbox import HOME, SOCKET, probe, procs, require, uids
 from arena.service.manager import PlayerSpec
 from arena.service.server import create_server
 
 pytestmark = pytest.mark.slow
 
-if shutil.which("bwrap") is None:
+if not probe("auto").isolated:
+    why = probe("auto").reason
     if os.environ.get("CI"):
-        pytest.fail("bubblewrap (bwrap) is missing: .ci/run installs it", pytrace=False)
-    pytest.skip("bubblewrap is not installed (Debian package: bubblewrap)", allow_module_level=True)
-
-
-def test_a_sandboxed_bot_has_no_network_and_a_read_only_system(tmp_path: Path) -> None:
-    outside = tmp_path / "outside.txt"
-    probe = tmp_path / "probe.py"
-    probe.write_text(
-        textwrap.dedent(
-            f"""
-            import json, os, socket
-            out = {{}}
-            try:
-                socket.create_connection(("127.0.0.1", 22), timeout=2)
-                out["tcp"] = "connected"
-            except OSError as exc:
-                out["tcp"] = type(exc).__name__
-            try:
-                open({str(outside)!r}, "w").write("x")
-                out["outside"] = "written"
-            except OSError as exc:
-                out["outside"] = type(exc).__name__
-            open("mine.txt", "w").write("x")
-            out["workdir"] = os.path.exists("mine.txt")
-            print(json.dumps(out))
-            """
+        pytest.fail(
+            f"the sandbox is unavailable ({why}): .ci/run installs bubblewrap", pytrace=False
         )
+    pytest.skip(f"the sandbox is unavailable: {why}", allow_module_level=True)
+
+PY = shlex.quote(sys.executable)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def referee_socket(tmp_path: Path) -> Iterator[str]:
+    """A Unix socket for the bot to be given (nobody answers on it)."""
+    folder = tmp_path / "sock"
+    folder.mkdir(mode=0o700)
+    path = folder / "referee.sock"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(path))
+    listener.listen()
+    path.chmod(0o666)
+    yield str(path)
+    listener.close()
+
+
+def _script(folder: Path, body: str) -> str:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "probe.py"
+    path.write_text(textwrap.dedent(body))
+    return f"{PY} {shlex.quote(str(path))}"
+
+
+async def _run_once(command: str, sock: str, log: Path, limits: Limits | None = None) -> BotProcess:
+    bot = await BotProcess.start("probe", command, "127.0.0.1:1", "tok", log, limits, socket=sock)
+    await asyncio.wait_for(bot.wait(), 120)
+    await bot.stop()
+    return bot
+
+
+def test_the_probe_says_which_mode_runs_and_why() -> None:
+    auto = probe("auto")
+    assert auto.isolated and auto.mode == "bubblewrap"
+    assert "bubblewrap" in auto.describe()
+    assert require("required").isolated and require("bubblewrap").isolated
+    light = probe("none")
+    assert not light.isolated and "--sandbox none" in light.describe()
+    assert auto.own_uids == (os.geteuid() == 0)
+    with pytest.raises(ValueError, match="sandbox"):
+        probe("docker")
+
+
+def test_what_a_sandboxed_bot_sees(
+    tmp_path: Path, referee_socket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SECRET_API_KEY", "hunter2")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not for bots")
+    folder = tmp_path / "bot"
+    (folder / "data.txt").parent.mkdir(parents=True)
+    (folder / "data.txt").write_text("mine")
+    command = _script(
+        folder,
+        f"""
+        import json, os
+        out = {{"uid": os.getuid(), "cwd": os.getcwd(), "env": sorted(os.environ),
+               "home": os.environ["HOME"], "tmpdir": os.environ["TMPDIR"],
+               "address": os.environ["ARENA_ADDRESS"], "socket": os.path.exists({SOCKET!r}),
+               "processes": len([p for p in os.listdir("/proc") if p.isdigit()])}}
+        def attempt(what, action):
+            try:
+                action()
+                out[what] = "ok"
+            except OSError as exc:
+                out[what] = type(exc).__name__
+        attempt("write home", lambda: open("mine.txt", "w").write("x"))
+        attempt("write tmp", lambda: open("/tmp/x", "w").write("x"))
+        attempt("write usr", lambda: open("/usr/x", "w").write("x"))
+        attempt("write own folder", lambda: open({str(folder / "new.txt")!r}, "w").write("x"))
+        attempt("read own folder", lambda: open({str(folder / "data.txt")!r}).read())
+        attempt("read outside", lambda: open({str(outside)!r}).read())
+        attempt("list scratch", lambda: os.listdir({str(scratch.run_dir())!r}))
+        attempt("list project", lambda: os.listdir({str(ROOT)!r}))
+        out["project"] = sorted(os.listdir({str(ROOT)!r})) if out["list project"] == "ok" else []
+        out["home owner"] = os.stat(".").st_uid
+        print(json.dumps(out))
+        """,
     )
+    log = tmp_path / "probe.log"
+    bot = asyncio.run(_run_once(command, referee_socket, log))
+    assert bot.returncode == 0, log.read_text()
+    out = json.loads(log.read_text().strip().splitlines()[-1])
+    if os.geteuid() == 0:
+        assert out["uid"] in uids.uid_range()  # a uid of its own, not root
+    assert out["cwd"] == out["home"] == out["tmpdir"] == HOME
+    assert out["home owner"] == out["uid"]
+    assert out["address"] == f"unix:{SOCKET}" and out["socket"]
+    assert "SECRET_API_KEY" not in out["env"] and "ARENA_TOKEN" in out["env"]
+    assert out["processes"] <= 4  # its own: nobody else's
+    assert out["write home"] == out["write tmp"] == "ok"
+    assert out["write usr"] != "ok" and out["write own folder"] != "ok"  # read-only
+    assert out["read own folder"] == "ok"
+    assert out["read outside"] == "FileNotFoundError"  # not in its view at all
+    assert out["list scratch"] == "FileNotFoundError"  # other bots' folders, the referee's socket
+    # The project folder (where the default ledger lives) shows only the runtime inside it.
+    assert "pyproject.toml" not in out["project"] and "tests" not in out["project"]
+    assert not (folder / "new.txt").exists() and not Path("/usr/x").exists()
+
+
+def test_a_hidden_path_named_on_the_command_line_stays_hidden(
+    tmp_path: Path, referee_socket: str
+) -> None:
+    folder = tmp_path / "bot"
+    ledger = folder / "arena.sqlite"
+    command = _script(
+        folder,
+        """
+        import os, sys
+        for path in sys.argv[1:]:
+            print(path.rsplit("/", 1)[-1], os.path.exists(path))
+        """,
+    )
+    ledger.write_text("secret")
+    (folder / "arena.sqlite-wal").write_text("secret")
+    (folder / "link").symlink_to(ledger)
+    (folder / "notes.txt").write_text("public")
+    args = " ".join(shlex.quote(str(folder / n)) for n in ("arena.sqlite", "arena.sqlite-wal"))
+    args += f" {shlex.quote(str(folder / 'link'))} {shlex.quote(str(folder / 'notes.txt'))}"
 
     async def go() -> str:
-        sock_dir = tmp_path / "sock"
-        sock_dir.mkdir()
-        address = f"unix:{sock_dir / 'referee.sock'}"
         log = tmp_path / "probe.log"
-        cmd = f"{shlex.quote(sys.executable)} {shlex.quote(str(probe))}"
         bot = await BotProcess.start(
-            "probe", cmd, address, "tok", log, Limits(sandbox="bubblewrap")
+            "probe",
+            f"{command} {args}",
+            "127.0.0.1:1",
+            "tok",
+            log,
+            Limits(),
+            socket=referee_socket,
+            hide=(ledger,),
         )
-        await asyncio.wait_for(bot.wait(), 60)
+        await asyncio.wait_for(bot.wait(), 120)
         await bot.stop()
         return log.read_text()
 
-    out = json.loads(asyncio.run(go()).strip().splitlines()[-1])
-    assert out["tcp"] != "connected"
-    assert out["outside"] != "written" and not outside.exists()
-    assert out["workdir"] is True
+    out = asyncio.run(go())
+    assert "arena.sqlite False" in out and "arena.sqlite-wal False" in out
+    assert "link False" in out  # a link to it leads nowhere
+    assert "notes.txt True" in out
 
 
-def test_a_match_between_sandboxed_bots_plays_normally() -> None:
+def test_cpu_time_and_freezing_work_in_the_sandbox(tmp_path: Path, referee_socket: str) -> None:
+    command = _script(tmp_path / "spin", "while True:\n    pass\n")
+
+    async def go() -> tuple[float, set[str], set[str]]:
+        bot = await BotProcess.start(
+            "spin",
+            command,
+            "127.0.0.1:1",
+            "tok",
+            None,
+            Limits(freeze=True),
+            socket=referee_socket,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while bot.cpu_seconds() < 0.5 and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            spent = bot.cpu_seconds()
+            bot.freeze()
+            await asyncio.sleep(0.3)
+            frozen = {_state(p) for p in bot.processes()}
+            bot.thaw()
+            await asyncio.sleep(0.3)
+            thawed = {_state(p) for p in bot.processes()}
+            return spent, frozen, thawed
+        finally:
+            await bot.stop()
+
+    spent, frozen, thawed = asyncio.run(go())
+    assert spent >= 0.5
+    assert frozen == {"T"}
+    assert "T" not in thawed
+
+
+def _state(pid: int) -> str:
+    fields = procs.stat(pid)
+    return fields[0] if fields else "gone"
+
+
+def _tagged(tag: str) -> list[int]:
+    found = []
+    for pid in procs.pids():
+        try:
+            if tag.encode() in Path(f"/proc/{pid}/cmdline").read_bytes() and procs.alive(pid):
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+LAUNCHING_ARENA = """
+import asyncio, sys
+from arena.bots.launcher import BotProcess
+from arena.bots.limits import Limits
+
+async def main():
+    sock, mode, command = sys.argv[1], sys.argv[2], sys.argv[3]
+    await BotProcess.start("b", command, "127.0.0.1:1", "tok", None, Limits(sandbox=mode),
+                           socket=sock)
+    print("started", flush=True)
+    await asyncio.sleep(600)
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("mode", ["auto", "none"])
+def test_bots_die_with_the_arena(tmp_path: Path, referee_socket: str, mode: str) -> None:
+    """An arena killed with SIGKILL runs no clean-up: its bots go anyway (issue 14.7). Isolated, with
+    every descendant (its PID namespace ends); light, the bot itself (a parent-death signal)."""
+    tag = f"orphan-{secrets.token_hex(6)}"
+    grandchild = (
+        "import os, subprocess, sys, time\n"
+        "if sys.argv[2] == 'auto':\n"
+        "    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', sys.argv[1]],"
+        " start_new_session=True, env={})\n"
+        "time.sleep(600)\n"
+    )
+    script = tmp_path / "never_talks.py"
+    script.write_text(grandchild)
+    command = shlex.join([sys.executable, str(script), tag, mode])
+    arena = subprocess.Popen(
+        [sys.executable, "-c", LAUNCHING_ARENA, referee_socket, mode, command],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert arena.stdout is not None
+        assert arena.stdout.readline().strip() == "started"
+        expected = 2 if mode == "auto" else 1  # the bot and its grandchild (and any wrapper)
+        deadline = time.monotonic() + 60
+        while len(_tagged(tag)) < expected and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(_tagged(tag)) >= expected
+        arena.send_signal(signal.SIGKILL)
+        arena.wait(30)
+        deadline = time.monotonic() + 30
+        while _tagged(tag) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _tagged(tag) == []
+    finally:
+        if arena.poll() is None:
+            arena.kill()
+            arena.wait()
+        procs.kill_all(_tagged(tag))
+
+
+def test_the_example_bots_play_a_sandboxed_match() -> None:
+    """The Python SDK's bots (which import the arena package) and the Node bot (with its
+    node_modules) find their runtime in the sandbox."""
+    node = shutil.which("node")
+    js = ROOT / "clients" / "javascript"
+    if node is None or not (js / "node_modules").is_dir():
+        if os.environ.get("CI"):
+            pytest.fail("node and clients/javascript/node_modules are needed (.ci/run)")
+        pytest.skip("node or clients/javascript/node_modules is missing")
+
     async def go() -> list[str]:
         server, _, manager = await create_server()
         try:
-            py = shlex.quote(sys.executable)
             entry = manager.create(
-                MatchConfig(seed=3),
+                MatchConfig(seed=3, games=2),
                 [
-                    [PlayerSpec("random", f"{py} -m arena_bot.random_bot")],
-                    [PlayerSpec("greedy", f"{py} -m arena_bot.greedy_bot")],
+                    [PlayerSpec("greedy", f"{PY} -m arena_bot.greedy_bot")],
+                    [PlayerSpec("js", f"node {shlex.quote(str(js / 'bot.js'))}")],
                 ],
-                30.0,
-                Limits(sandbox="bubblewrap"),
+                120.0,
+                Limits(sandbox="required"),
             )
             await manager.start(entry)
-            await asyncio.wait_for(entry.done.wait(), 120)
+            await asyncio.wait_for(entry.done.wait(), 300)
             assert entry.record is not None, entry.error
-            return [g.outcome for g in entry.record.games]
+            assert all(p.isolated for p in entry.processes)
+            return [f"{g.outcome} {g.detail}".strip() for g in entry.record.games]
         finally:
             await manager.close()
             await server.stop(None)
 
-    assert asyncio.run(go()) == ["normal"]
+    assert asyncio.run(go()) == ["normal", "normal"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the uid pool serves an arena running as root")
+def test_every_bot_gets_a_uid_of_its_own_and_nothing_survives_under_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first, second = uids.lease(), uids.lease()
+    try:
+        assert first.uid != second.uid
+    finally:
+        first.release()
+        second.release()
+    # A process left under a uid (as by an arena killed before its clean-up) dies when the uid is
+    # leased again.
+    monkeypatch.setenv(uids.ENV, f"{first.uid}:1")
+    sleeper = subprocess.Popen(["sleep", "600"], user=first.uid, group=first.uid, extra_groups=[])
+    try:
+        again = uids.lease()
+        assert again.uid == first.uid
+        assert sleeper.wait(30) == -signal.SIGKILL
+        again.release()
+    finally:
+        if sleeper.poll() is None:
+            sleeper.kill()
+            sleeper.wait()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shlex
 import signal
 import subprocess
@@ -106,11 +107,16 @@ def test_match_end_to_end(tmp_path: Path) -> None:
     assert game.startswith("game 1: normal | alice ")
     assert ", bob " in game
     assert any("alice" in line and "bob" not in line for line in lines)  # the summary table
+    assert "predictable" in result.output  # --seed: reproducible, and said to be predictable
     data = json.loads(record.read_text())
     parsed = MatchRecord.from_dict(data)
     assert parsed.variant == "rubicon"
     assert parsed.players == [["alice"], ["bob"]]
-    assert [g.outcome for g in parsed.games] == ["normal"]
+    # A duplicate pair by default: the same deal twice, dealt by each seat in turn, so that each bot
+    # holds the other's cards the second time.
+    assert [g.outcome for g in parsed.games] == ["normal", "normal"]
+    first, second = parsed.games
+    assert first.decks == second.decks and first.dealer != second.dealer
     assert len(parsed.games[0].decisions) > 20
     for seat in (0, 1):
         view = json.loads((seats / f"seat{seat}.json").read_text())
@@ -137,6 +143,113 @@ def test_match_exit_code_1_when_a_bot_fails(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     assert "game 1: illegal-action (seat 0 (broken_bot): " in result.output
     assert "'play 7H' is not legal here" in result.output
+
+
+ATTACKER = ROOT / "tests" / "service" / "bots" / "attacker.py"
+
+
+@pytest.mark.slow
+def test_bot_text_is_printed_as_text_and_the_record_is_written(tmp_path: Path) -> None:
+    """Issue 12.7: a reply holding console markup neither crashes arena match nor is rendered."""
+    for reply in ("play [/x]", "play [bold red]QS[/]"):
+        record = tmp_path / f"{len(reply)}.json"
+        result = runner.invoke(
+            app,
+            [
+                "match", "--bot", f"{PYTHON} {shlex.quote(str(ATTACKER))} reply {shlex.quote(reply)}",
+                "--bot", FIRST, "--variant", "rubicon", "--no-duplicate", "--games", "1",
+                "--budget-ms", "10000", "--record", str(record),
+            ],
+            env={"COLUMNS": "300"},
+        )  # fmt: skip
+        assert result.exit_code == 1, result.output
+        assert f"{reply!r} is not" in result.output or f"{reply!r}:" in result.output
+        assert record.exists()
+        assert MatchRecord.from_dict(json.loads(record.read_text())).games[0].outcome == (
+            "illegal-action"
+        )
+
+
+@pytest.mark.slow
+def test_a_bot_that_dies_before_connecting_is_reported_at_once() -> None:
+    """Issue 13.2 and 13.7: no wait for the connect timeout; the exit code and the last lines of the
+    bot's output are shown."""
+    crash = (
+        f'{PYTHON} -c \'import sys; print("loading the model"); sys.exit("model file missing")\''
+    )
+    started = time.monotonic()
+    result = runner.invoke(
+        app,
+        [
+            "match", "--bot", crash, "--bot", FIRST, "--variant", "rubicon",
+            "--connect-timeout", "3600",
+        ],
+    )  # fmt: skip
+    assert time.monotonic() - started < 600  # not the hour of the connect timeout
+    assert result.exit_code == 1, result.output
+    assert "crash (seat 0 (python): bot process exited with code 1 before connecting)" in (
+        result.output
+    )
+    assert "| loading the model" in result.output and "| model file missing" in result.output
+
+
+@pytest.mark.slow
+def test_deals_are_secret_without_a_seed_and_repeat_with_one(tmp_path: Path) -> None:
+    def decks(*extra: str) -> list[list[str]]:
+        record = tmp_path / f"r{secrets.token_hex(4)}.json"
+        result = runner.invoke(
+            app,
+            [
+                "match", "--bot", FIRST, "--bot", FIRST, "--variant", "rubicon",
+                "--no-duplicate", "--record", str(record), *extra,
+            ],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        return MatchRecord.from_dict(json.loads(record.read_text())).games[0].decks
+
+    assert decks() != decks()  # a fresh secret each time
+    assert decks("--seed", "4") == decks("--seed", "4")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sandbox", ["none", "auto"])
+def test_an_escaped_child_holding_the_output_does_not_crash_the_arena(sandbox: str) -> None:
+    """Issue 12.8: a grandchild in a session of its own, its environment cleared, holding the bot's
+    output pipe: arena match ends normally and the grandchild is gone."""
+    tag = f"escapee-{secrets.token_hex(6)}"
+    result = runner.invoke(
+        app,
+        [
+            "match", "--bot", f"{PYTHON} {shlex.quote(str(ATTACKER))} escape {tag}",
+            "--bot", FIRST, "--variant", "rubicon", "--no-duplicate", "--sandbox", sandbox,
+            "--budget-ms", "10000",
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and "CancelledError" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    deadline = time.monotonic() + 20
+    while _tagged(tag) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _tagged(tag) == []
+
+
+def _tagged(tag: str) -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if tag.encode() in Path("/proc", pid, "cmdline").read_bytes():
+                    found.append(int(pid))
+            except OSError:
+                continue
+    return found
+
+
+def test_a_token_placeholder_is_refused() -> None:
+    result = runner.invoke(app, ["match", "--bot", "mybot --token {token}", "--bot", FIRST])
+    assert result.exit_code == 2
+    assert "ARENA_TOKEN" in flat(result.output)
 
 
 def test_match_rejects_an_unknown_variant() -> None:
@@ -215,35 +328,43 @@ def test_bot_names_from_commands() -> None:
 # ---------------------------------------------------------------------------------------- serve
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def test_serve_until_sigterm_kills_local_bots(tmp_path: Path) -> None:
-    pid_file = tmp_path / "bot.pid"
-    sleeper = (
-        f"{PYTHON} -c 'import os, sys, time; "
-        f'open(sys.argv[1], "w").write(str(os.getpid())); time.sleep(600)\' {pid_file}'
-    )
+def _serve(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], str, str]:
+    """An ``arena serve`` on free ports: the process, the bot address and the admin address."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli.main", "serve", "--address", "127.0.0.1:0"],
+        [
+            sys.executable, "-m", "arena.cli.main", "serve", "--address", "127.0.0.1:0",
+            "--admin-address", "127.0.0.1:0", *args,
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-    )
+        env={**os.environ, "XDG_RUNTIME_DIR": str(tmp_path)},
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.startswith("referee listening on 127.0.0.1:"), line
+    admin = proc.stdout.readline()
+    assert admin.startswith("admin service on 127.0.0.1:"), admin
+    return proc, line.split()[-1], admin.split()[-1]
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def test_serve_until_sigterm_kills_local_bots(tmp_path: Path) -> None:
+    tag = f"sleeper-{secrets.token_hex(6)}"
+    sleeper = f"{PYTHON} -c 'import time; time.sleep(600)' {tag}"
+    proc, address, admin_address = _serve(tmp_path)
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("referee listening on 127.0.0.1:"), line
-        address = line.split()[-1]
+        token = token_file(admin_address, tmp_path).read_text().strip()
         with grpc.insecure_channel(address) as channel:
             health = health_pb2_grpc.HealthStub(channel)
             status = health.Check(health_pb2.HealthCheckRequest(), timeout=WAIT_S)
             assert status.status == health_pb2.HealthCheckResponse.SERVING
+        with grpc.insecure_channel(admin_address) as channel:
             admin = admin_pb2_grpc.AdminStub(channel)
             started = admin.StartMatch(
                 admin_pb2.StartMatchRequest(
@@ -255,32 +376,94 @@ def test_serve_until_sigterm_kills_local_bots(tmp_path: Path) -> None:
                     connect_timeout_ms=600_000,
                 ),
                 timeout=WAIT_S,
+                metadata=(("authorization", f"Bearer {token}"),),
             )
-            assert started.match_id
+            assert started.match_id and started.bot_address == address
         deadline = time.monotonic() + WAIT_S
-        while not pid_file.exists() or not pid_file.read_text():
+        while not _tagged(tag):
             assert time.monotonic() < deadline, "the local bot never started"
             time.sleep(0.05)
-        bot_pid = int(pid_file.read_text())
-        assert _alive(bot_pid)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=WAIT_S) == 0
         deadline = time.monotonic() + WAIT_S
-        while _alive(bot_pid):
+        while _tagged(tag):
             assert time.monotonic() < deadline, "the local bot outlived the server"
             time.sleep(0.05)
         assert proc.stderr is not None
-        assert "stopped" in proc.stderr.read()
+        err = proc.stderr.read()
+        assert "stopped" in err and "sandbox:" in err
+        assert not token_file(admin_address, tmp_path).exists()  # removed with the server
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _stop(proc)
 
 
-def test_serve_beyond_loopback_needs_an_admin_token() -> None:
-    result = runner.invoke(app, ["serve", "--address", "0.0.0.0:0"], env={"ARENA_ADMIN_TOKEN": ""})
-    assert result.exit_code == 2
-    assert "admin token" in flat(result.output)
+def token_file(admin_address: str, runtime_dir: Path) -> Path:
+    port = admin_address.rsplit(":", 1)[1]
+    return runtime_dir / "bezique-arena" / f"admin-loopback-{port}.token"
+
+
+def test_serve_admin_needs_its_token_and_the_cli_finds_it(tmp_path: Path) -> None:
+    proc, address, admin_address = _serve(tmp_path)
+    try:
+        path = token_file(admin_address, tmp_path)
+        assert path.stat().st_mode & 0o077 == 0  # readable by its user only
+        with grpc.insecure_channel(admin_address) as channel:
+            with pytest.raises(grpc.RpcError) as caught:
+                admin_pb2_grpc.AdminStub(channel).ListMatches(
+                    admin_pb2.ListMatchesRequest(), timeout=WAIT_S
+                )
+            assert caught.value.code() is grpc.StatusCode.UNAUTHENTICATED  # loopback too
+        with grpc.insecure_channel(address) as channel:  # the bots' address serves no admin
+            with pytest.raises(grpc.RpcError) as caught:
+                admin_pb2_grpc.AdminStub(channel).ListMatches(
+                    admin_pb2.ListMatchesRequest(), timeout=WAIT_S
+                )
+            assert caught.value.code() is grpc.StatusCode.UNIMPLEMENTED
+        env = {"XDG_RUNTIME_DIR": str(tmp_path), "ARENA_ADMIN_TOKEN": ""}
+        listed = runner.invoke(app, ["matches", "--server", admin_address], env=env)
+        assert listed.exit_code == 0, listed.output
+        assert "no matches" in listed.output
+        other = tmp_path / "elsewhere"
+        other.mkdir()
+        lost = runner.invoke(
+            app, ["matches", "--server", admin_address], env={**env, "XDG_RUNTIME_DIR": str(other)}
+        )
+        assert lost.exit_code == 2 and "no admin token" in flat(lost.output)
+    finally:
+        _stop(proc)
+
+
+def test_a_second_serve_on_a_port_in_use_is_refused(tmp_path: Path) -> None:
+    proc, address, _ = _serve(tmp_path)
+    try:
+        second = subprocess.run(
+            [
+                sys.executable, "-m", "arena.cli.main", "serve", "--address", address,
+                "--admin-address", "127.0.0.1:0",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=WAIT_S,
+            env={**os.environ, "XDG_RUNTIME_DIR": str(tmp_path)},
+        )  # fmt: skip
+        assert second.returncode == 1
+        assert "in use" in second.stderr and address in second.stderr
+        assert proc.poll() is None  # the first one serves on
+    finally:
+        _stop(proc)
+
+
+def test_serve_takes_a_limits_file(tmp_path: Path) -> None:
+    from arena.cli.serve import load_limits
+
+    good = tmp_path / "limits.toml"
+    good.write_text('[limits]\nmemory_mb = 512\nsandbox = "required"\n')
+    limits = load_limits(good)
+    assert (limits.memory_mb, limits.sandbox) == (512, "required")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("memory = 1\n")
+    with pytest.raises(typer.BadParameter, match=r"limits\.memory: unknown field"):
+        load_limits(bad)
 
 
 # ---------------------------------------------------------------------------------------- play

@@ -1,5 +1,6 @@
 """arena start / matches / watch against a running referee, and replay --record (issue 4: a new user
-starts the server, launches two bots, watches the match and reads its record)."""
+starts the server, launches two bots, watches the match and reads its record). The admin address and
+its token come from arena serve: the commands find the token in the file serve wrote."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,20 +25,30 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+RUNTIME: dict[str, str] = {}  # XDG_RUNTIME_DIR of the running referee: where its token is
+
+
 @pytest.fixture
-def referee(tmp_path: Path) -> tuple[str, Path]:
-    address = f"127.0.0.1:{_free_port()}"
+def referee(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A running arena serve: its admin address, and its records folder."""
+    admin = f"127.0.0.1:{_free_port()}"
     records = tmp_path / "records"
+    RUNTIME["XDG_RUNTIME_DIR"] = str(tmp_path)
     proc = subprocess.Popen(
-        [*ARENA, "serve", "--address", address, "--records", str(records)],
+        [
+            *ARENA, "serve", "--address", "127.0.0.1:0", "--admin-address", admin,
+            "--records", str(records),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-    )
+        env={**os.environ, **RUNTIME},
+    )  # fmt: skip
     assert proc.stdout is not None
     line = proc.stdout.readline()
     assert "listening on" in line, line
-    yield address, records
+    assert proc.stdout.readline().startswith(f"admin service on {admin}")
+    yield admin, records
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=30)
 
@@ -47,7 +59,7 @@ def arena(*args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=180,
-        env={**os.environ, "COLUMNS": "200"},
+        env={**os.environ, "COLUMNS": "200", **RUNTIME},
     )
 
 
@@ -85,6 +97,34 @@ def test_remote_players_get_tokens(referee: tuple[str, Path]) -> None:
     started = arena("start", "--server", address, "--remote", "alice", "--remote", "bob")
     assert started.returncode == 0, started.stderr
     assert len(re.findall(r"seat \d \((alice|bob)\): token \S+", started.stdout)) == 2
+    assert re.search(r"remote bots dial 127\.0\.0\.1:\d+ within 10 s", started.stdout)
+
+
+def test_a_remote_bot_may_be_given_a_longer_connect_window(referee: tuple[str, Path]) -> None:
+    """Issue 13.5: arena start takes arena match's options (connect timeout, policies, grace); a bot
+    started by hand that dials in after the default 10 s still plays."""
+    address, _ = referee
+    started = arena(
+        "start", "--server", address, "--bot", "{python} -m arena_bot.random_bot",
+        "--remote", "late", "--connect-timeout", "300", "--grace-ms", "2000",
+        "--on-failure", "random-action", "--max-strikes", "5", "--variant", "rubicon",
+    )  # fmt: skip
+    assert started.returncode == 0, started.stderr
+    match = re.search(r"match (\S+) started", started.stdout)
+    token = re.search(r"\(late\): token (\S+)", started.stdout)
+    dial = re.search(r"remote bots dial (\S+) within 300 s", started.stdout)
+    assert match and token and dial, started.stdout
+    time.sleep(11)  # past the default connect window
+    bot = subprocess.run(
+        [sys.executable, "-m", "arena_bot.first_bot"],
+        env={**os.environ, "ARENA_ADDRESS": dial.group(1), "ARENA_TOKEN": token.group(1)},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert bot.returncode == 0, bot.stderr
+    watched = arena("watch", match.group(1), "--server", address)
+    assert "game 1: normal" in watched.stdout, watched.stdout + watched.stderr
 
 
 def test_bad_requests_are_clear_errors(referee: tuple[str, Path]) -> None:

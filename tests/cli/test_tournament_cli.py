@@ -28,7 +28,7 @@ TINY = textwrap.dedent(
     name = "Tiny"
     variant = "two-handed"
     format = "round-robin"
-    games_per_pairing = 1
+    deals_per_pairing = 1
     concurrency = 2
     seed = 5
 
@@ -98,8 +98,10 @@ def test_run_prints_the_leaderboard_and_the_pairings(played: tuple[Path, Path, R
     _, ledger, result = played
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert "Leaderboard: two-handed" in out
+    assert "Leaderboard: Tiny" in out, "the tournament's own board"
     assert "Pairings: Tiny" in out
+    # without a terminal, progress comes as plain lines
+    assert re.search(r"^\[0:00:\d\d\] Tiny: 2/2 games, 0 running, 0 bot failures", out, re.M)
     for header in ("mu - 3 sigma", "W-L-D", "avg points", "duplicate sets W-L-T"):
         assert header in out
     board = [line for line in out.splitlines() if "rnd" in line or "fst" in line]
@@ -127,7 +129,7 @@ def test_run_again_resumes_and_plays_nothing(
 @pytest.mark.parametrize(
     ("old", "new", "field", "expected"),
     [
-        ("games_per_pairing = 1", "games_per_pairing = 0", "games_per_pairing", "integer >= 1"),
+        ("deals_per_pairing = 1", "deals_per_pairing = 0", "deals_per_pairing", "integer >= 1"),
         ('format = "round-robin"', 'format = "ko"', "format", "expected one of round-robin"),
         ('variant = "two-handed"', 'variant = "5"', "variant", "expected one of two-handed"),
         (
@@ -184,7 +186,7 @@ def test_run_into_a_read_only_ledger(
     """A ledger that cannot be written (opened read-only, as SQLite opens a file it may not write):
     a clear error and exit 2, not a traceback."""
     toml = tmp_path / "other.toml"
-    toml.write_text(played[0].read_text().replace("seed = 5", "seed = 6"))
+    toml.write_text(played[0].read_text().replace('name = "Tiny"', 'name = "Other"'))
     data = ledger.read_bytes()
 
     def read_only(database: Any, *args: Any, **kwargs: Any) -> sqlite3.Connection:
@@ -204,9 +206,9 @@ def test_run_into_a_read_only_ledger(
 def test_leaderboard(ledger: Path) -> None:
     result = invoke("leaderboard", "--ledger", str(ledger))
     assert result.exit_code == 0, result.output
-    assert "Leaderboard: two-handed" in result.stdout
+    assert "Leaderboard: Tiny" in result.stdout
     led = Ledger(ledger)
-    board = led.leaderboard("two-handed")
+    board = led.leaderboard(tournament="Tiny")
     led.close()
     lines = [line for line in result.stdout.splitlines() if "rnd" in line or "fst" in line]
     assert [("rnd" if "rnd" in line else "fst") for line in lines] == [r.entrant for r in board]
@@ -319,11 +321,16 @@ def test_export_ratings(ledger: Path) -> None:
     led = Ledger(ledger)
     board = led.leaderboard("two-handed")
     led.close()
-    assert [(r["entrant"], r["mu"], r["sigma"], r["games"]) for r in data] == [
+    pooled = [r for r in data if r["board_kind"] == "pooled"]
+    assert [(r["entrant"], r["mu"], r["sigma"], r["games"]) for r in pooled] == [
         (b.entrant, b.mu, b.sigma, b.games) for b in board
     ]
+    assert {(r["board_kind"], r["board"]) for r in data} == {
+        ("pooled", "two-handed"),
+        ("tournament", "Tiny"),
+    }
     as_csv = invoke("export", "--ledger", str(ledger), "--what", "ratings")
-    got = list(csv.DictReader(io.StringIO(as_csv.stdout)))
+    got = [r for r in csv.DictReader(io.StringIO(as_csv.stdout)) if r["board_kind"] == "pooled"]
     assert [(r["entrant"], float(r["mu"])) for r in got] == [(b.entrant, b.mu) for b in board]
 
 
@@ -341,11 +348,11 @@ def test_export_bad_options(ledger: Path, args: list[str], message: str) -> None
 
 
 def test_ratings_rebuild(ledger: Path) -> None:
-    before = rows(ledger, "SELECT * FROM ratings ORDER BY entrant_id")
+    before = rows(ledger, "SELECT * FROM ratings ORDER BY board_id, entrant_id")
     result = invoke("ratings", "rebuild", "--ledger", str(ledger))
     assert result.exit_code == 0, result.output
     assert "identical" in result.stdout
-    assert rows(ledger, "SELECT * FROM ratings ORDER BY entrant_id") == before
+    assert rows(ledger, "SELECT * FROM ratings ORDER BY board_id, entrant_id") == before
     conn = REAL_CONNECT(ledger)
     conn.execute("UPDATE ratings SET sigma = sigma + 1")
     conn.commit()
@@ -353,7 +360,134 @@ def test_ratings_rebuild(ledger: Path) -> None:
     result = invoke("ratings", "rebuild", "--ledger", str(ledger))
     assert result.exit_code == 0
     assert "differed" in result.stdout and "identical" not in result.stdout
-    assert rows(ledger, "SELECT * FROM ratings ORDER BY entrant_id") == before
+    assert rows(ledger, "SELECT * FROM ratings ORDER BY board_id, entrant_id") == before
+
+
+def test_tournaments_and_their_boards(ledger: Path, tmp_path: Path) -> None:
+    listed = invoke("tournaments", "--ledger", str(ledger))
+    assert listed.exit_code == 0, listed.output
+    line = next(line for line in listed.stdout.splitlines() if "Tiny" in line)
+    assert "two-handed" in line and "2/2" in line
+    one = invoke("leaderboard", "--ledger", str(ledger), "--tournament", "Tiny")
+    assert one.exit_code == 0 and "Leaderboard: Tiny" in one.stdout
+    assert "version" in one.stdout
+    pooled = invoke("leaderboard", "--ledger", str(ledger), "--pooled")
+    assert pooled.exit_code == 0 and "Leaderboard: two-handed (every tournament)" in pooled.stdout
+    unknown = invoke("leaderboard", "--ledger", str(ledger), "--tournament", "Nope")
+    assert unknown.exit_code == 2
+    assert "no tournament 'Nope' (tournaments: 'Tiny')" in flat(unknown.stderr)
+
+
+def test_void_games_and_run_again(played: tuple[Path, Path, Result], ledger: Path) -> None:
+    """Issue 13: the organiser voids games spoiled by the arena; the boards are rebuilt without them and
+    running the tournament again plays them again."""
+    gid = rows(ledger, "SELECT min(id) FROM games")[0][0]
+    refused = invoke(
+        "games", "void", "--ledger", str(ledger), "--tournament", "Tiny", "--reason", "x"
+    )
+    assert refused.exit_code == 2 and "say which games" in flat(refused.stderr)
+    result = invoke(
+        "games", "void", "--ledger", str(ledger), "--tournament", "Tiny", "--game", str(gid),
+        "--reason", "the bots' disk was full",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "voided 1 game(s) of Tiny" in flat(result.stdout)
+    assert rows(ledger, "SELECT count(*) FROM games") == [(1,)]
+    assert rows(ledger, "SELECT reason FROM voided_games") == [("the bots' disk was full",)]
+    again = invoke("run", str(played[0]), "--ledger", str(ledger))
+    assert again.exit_code == 0, again.output
+    assert "resumed: 1 game(s)" in again.stdout
+    assert rows(ledger, "SELECT count(*) FROM games WHERE rating_seq IS NOT NULL") == [(2,)]
+    assert "identical" in invoke("ratings", "rebuild", "--ledger", str(ledger)).stdout
+
+
+def test_bot_text_is_printed_as_it_is(ledger: Path) -> None:
+    """Issue 12: a detail holding rich markup (a bot's reply quoted in it) must not crash arena games
+    nor be applied."""
+    conn = REAL_CONNECT(ledger)
+    conn.execute("UPDATE games SET detail = 'illegal action play [/x] then [bold red]QS[/]'")
+    conn.commit()
+    conn.close()
+    result = invoke("games", "--ledger", str(ledger))
+    assert result.exit_code == 0, result.output
+    assert "play [/x] then [bold red]QS[/]" in result.stdout
+
+
+def test_games_filtered_by_outcome_and_tournament(ledger: Path) -> None:
+    none = invoke("games", "--ledger", str(ledger), "--outcome", "timeout")
+    assert none.exit_code == 0 and "r000" not in none.stdout
+    both = invoke("games", "--ledger", str(ledger), "--tournament", "Tiny", "--outcome", "normal")
+    assert both.stdout.count("r000") == 2
+
+
+def test_export_records(ledger: Path, tmp_path: Path) -> None:
+    result = invoke("export", "--ledger", str(ledger), "--what", "records", "--format", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [d["game_id"] for d in data] == [
+        r[0] for r in rows(ledger, "SELECT id FROM games ORDER BY id")
+    ]
+    assert all(d["record"]["games"][0]["decisions"] for d in data)
+    csv_records = invoke("export", "--ledger", str(ledger), "--what", "records")
+    assert csv_records.exit_code == 2 and "--format json" in flat(csv_records.stderr)
+    missing = invoke("export", "--ledger", str(ledger), "-o", str(tmp_path / "no" / "where.csv"))
+    assert missing.exit_code == 2
+    assert "does not exist" in flat(missing.stderr)
+
+
+def test_replay_of_a_damaged_record(ledger: Path) -> None:
+    gid = rows(ledger, "SELECT min(id) FROM games")[0][0]
+    conn = REAL_CONNECT(ledger)
+    conn.execute("UPDATE game_records SET record = '{oops', encoding = 'json'")
+    conn.commit()
+    conn.close()
+    result = invoke("replay", str(gid), "--ledger", str(ledger))
+    assert result.exit_code == 2
+    assert f"game {gid}: the stored record is damaged" in flat(result.stderr)
+
+
+def test_a_changed_file_is_refused_and_can_run_under_a_new_name(
+    played: tuple[Path, Path, Result], ledger: Path, tmp_path: Path
+) -> None:
+    """Issue 14: the same name with another seed would replay and rate the same deals again."""
+    toml = tmp_path / "changed.toml"
+    toml.write_text(played[0].read_text().replace("seed = 5", "seed = 6"))
+    before = rows(ledger, "SELECT id, key FROM games")
+    refused = invoke("run", str(toml), "--ledger", str(ledger))
+    assert refused.exit_code == 2
+    message = flat(refused.stderr)
+    assert "seed changed" in message and "--name" in message
+    assert rows(ledger, "SELECT id, key FROM games") == before
+    harmless = tmp_path / "harmless.toml"
+    harmless.write_text(played[0].read_text().replace("concurrency = 2", "concurrency = 1"))
+    resumed = invoke("run", str(harmless), "--ledger", str(ledger))
+    assert resumed.exit_code == 0 and "resumed: 2 game(s)" in resumed.stdout
+    renamed = invoke("run", str(toml), "--ledger", str(ledger), "--name", "Tiny 2")
+    assert renamed.exit_code == 0, renamed.output
+    assert [r[0] for r in rows(ledger, "SELECT name FROM tournaments ORDER BY id")] == [
+        "Tiny",
+        "Tiny 2",
+    ]
+
+
+def test_relative_paths_in_commands_start_from_the_files_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 13: an entrant's bot next to the tournament file runs whatever folder arena runs in."""
+    season = tmp_path / "mybot"
+    season.mkdir()
+    (season / "mine.py").write_text(
+        "from arena_bot.first_bot import main\nif __name__ == '__main__':\n    main()\n"
+    )
+    (season / "season.toml").write_text(
+        TINY.replace("{python} -m arena_bot.first_bot", "{python} mine.py")
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = invoke("run", "../mybot/season.toml", "--ledger", "l.sqlite")
+    assert result.exit_code == 0, result.output
+    assert rows(elsewhere / "l.sqlite", "SELECT outcome FROM games") == [("normal",), ("normal",)]
 
 
 # ---------------------------------------------------------------- unusable ledgers
@@ -404,11 +538,23 @@ def commands() -> Iterator[tuple[str, typer.models.CommandInfo]]:
     for group in app.registered_groups:
         sub = group.typer_instance
         assert sub is not None
+        callback = sub.registered_callback
+        if callback is not None and sub.info.invoke_without_command:
+            yield group.name or "", typer.models.CommandInfo(callback=callback.callback)
         for info in sub.registered_commands:
             yield f"{group.name} {info.name}", info
 
 
-LEDGER_COMMANDS = ["run", "leaderboard", "games", "replay", "export", "ratings rebuild"]
+LEDGER_COMMANDS = [
+    "run",
+    "tournaments",
+    "leaderboard",
+    "games",
+    "games void",
+    "replay",
+    "export",
+    "ratings rebuild",
+]
 
 
 def test_every_command_has_help_and_is_in_the_readme() -> None:

@@ -11,14 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import grpc
 import pytest
 
 from arena.game import Action
 from arena.referee import MatchConfig, MatchRecord, TimeControl
 from arena.referee.record import replay
 from arena.service.manager import PlayerSpec
-from arena.service.server import create_server
+from arena.service.server import admin_channel, create_server
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, game_pb2
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,9 +71,9 @@ def _node() -> str:
 
 
 async def _play(node: str, logs: Path) -> tuple[MatchRecord, admin_pb2.MatchInfo, list[str]]:
-    server, port, manager = await create_server(logs_dir=logs)
+    server, _, manager = await create_server(logs_dir=logs, admin_address="127.0.0.1:0")
     try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        async with admin_channel(server.admin_address, server.admin_token) as channel:
             admin = admin_pb2_grpc.AdminStub(channel)
             seats = [
                 admin_pb2.SeatSpec(
@@ -213,3 +212,44 @@ def test_javascript_bot_plays_several_matches_over_one_stream(tmp_path: Path) ->
         assert [p.bot_name for seat in entry.players for p in seat] == ["js-declarer", "random"]
     assert len(first.processes) == 2
     assert second.processes == [], "the second match launched new processes"
+
+
+def test_javascript_bot_plays_a_deal_the_same_whatever_it_played_before(tmp_path: Path) -> None:
+    """issue 14: the JavaScript bot (and the Python random bot beside it) draw their random numbers
+    from the game's seed, so a process that has played a match before plays the next match's deal
+    move for move as fresh processes do."""
+    node = _node()
+    specs = [
+        [PlayerSpec("js", f"{shlex.quote(node)} {shlex.quote(str(JS_BOT))}")],
+        [PlayerSpec("py", f"{shlex.quote(sys.executable)} -m arena_bot.random_bot")],
+    ]
+
+    async def go(seeds: list[int], per_process: int) -> list[Any]:
+        server, _, manager = await create_server(logs_dir=tmp_path)
+        try:
+            entries = []
+            for seed in seeds:
+                config = MatchConfig(
+                    seed=seed,
+                    time_control=TimeControl(budget_ms=5000, bank_ms=30_000, grace_ms=1000),
+                )
+                entry = manager.create(config, specs, 120.0, matches_per_process=per_process)
+                await manager.start(entry)
+                await asyncio.wait_for(entry.done.wait(), timeout=MATCH_TIMEOUT_S)
+                entries.append(entry)
+            return entries
+        finally:
+            await manager.close()
+            await server.stop(grace=None)
+
+    _, second = asyncio.run(go([31, 32], per_process=2))
+    (alone,) = asyncio.run(go([32], per_process=1))
+    context = _bot_logs(tmp_path)
+    assert second.processes == [], "the second match launched new processes"
+    plays = []
+    for entry in (second, alone):
+        assert entry.record is not None, (entry.error, context)
+        assert [g.outcome for g in entry.record.games] == ["normal"], context
+        plays.append([(d.seat, d.action) for d in entry.record.games[0].decisions])
+    assert plays[0] == plays[1]
+    assert any(seat == JS_SEAT for seat, _ in plays[0])

@@ -5,7 +5,10 @@ the file untouched for a corrupt, locked or read-only ledger."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +27,7 @@ from ledger_helpers import (
     synthetic_record,
 )
 
-from arena.ledger import Ledger, LedgerError
+from arena.ledger import LeaseHeld, Ledger, LedgerError, TournamentChanged
 from arena.ledger import schema as ledger_schema
 from arena.ledger.schema import MIGRATIONS
 from arena.rating import Rating, initial, rate_game
@@ -37,8 +40,10 @@ def table(led: Ledger, sql: str) -> list[tuple[Any, ...]]:
 
 
 def ratings_by_name(led: Ledger) -> dict[tuple[str, str], tuple[float, float, float, int]]:
+    """The pooled boards (every tournament of a variant), by entrant and variant."""
     rows = led.conn.execute(
-        "SELECT e.name, r.variant, r.mu, r.sigma, r.exposed, r.games FROM ratings r "
+        "SELECT e.name, b.variant, r.mu, r.sigma, r.exposed, r.games FROM ratings r "
+        "JOIN boards b ON b.id = r.board_id AND b.kind = 'pooled' "
         "JOIN entrants e ON e.id = r.entrant_id"
     )
     return {(r[0], r[1]): (r[2], r[3], r[4], r[5]) for r in rows}
@@ -47,9 +52,9 @@ def ratings_by_name(led: Ledger) -> dict[tuple[str, str], tuple[float, float, fl
 def history(led: Ledger) -> list[tuple[Any, ...]]:
     return table(
         led,
-        "SELECT g.key, e.name, h.variant, h.mu_before, h.sigma_before, h.mu_after, h.sigma_after "
+        "SELECT g.key, e.name, b.variant, h.mu_before, h.sigma_before, h.mu_after, h.sigma_after "
         "FROM rating_history h JOIN games g ON g.id = h.game_id JOIN entrants e ON e.id = h.entrant_id "
-        "ORDER BY g.rating_seq, e.name",
+        "JOIN boards b ON b.id = h.board_id AND b.kind = 'pooled' ORDER BY g.rating_seq, e.name",
     )
 
 
@@ -133,16 +138,105 @@ def test_a_newer_schema_is_refused_untouched(ledger_path: Path) -> None:
 # ---------------------------------------------------------------- tournaments, entrants, plans
 
 
-def test_a_tournament_is_found_again_by_its_spec(led: Ledger) -> None:
+def test_a_tournament_is_found_again_by_its_name(led: Ledger) -> None:
     spec = make_spec()
     tid, resumed = led.tournament(spec)
     assert resumed is False
     assert led.tournament(spec) == (tid, True)
     # the same file run from another place is the same tournament
     assert led.tournament(dataclasses.replace(spec, source="elsewhere/t.toml")) == (tid, True)
-    other = make_spec(seed=9)
+    other = make_spec(seed=9, name="Other")
     tid2, resumed2 = led.tournament(other)
     assert tid2 != tid and resumed2 is False
+
+
+def test_a_changed_file_is_refused_naming_the_fields(led: Ledger) -> None:
+    """Issue 14: a change that can change the games (the seed, a command, an entrant's version, the
+    clock) would replay and rate the same deals again under the same name: refused, naming the fields."""
+    tid, _ = led.tournament(make_spec())
+    for changed, fields in [
+        (make_spec(seed=9), ["seed"]),
+        (make_spec(time_control={"budget_ms": 5}), ["time_control.budget_ms"]),
+        (make_spec(deals_per_pairing=3), ["deals_per_pairing"]),
+        (make_spec(4), ["entrants"]),
+    ]:
+        with pytest.raises(TournamentChanged) as info:
+            led.register(changed)
+        assert list(info.value.fields) == fields
+        assert all(f in str(info.value) for f in fields)
+        assert "--name" in str(info.value)
+    assert [t.id for t in led.tournaments()] == [tid]
+
+
+def test_a_harmless_change_resumes(led: Ledger) -> None:
+    """Concurrency and an entrant's language label cannot change any game: the tournament resumes."""
+    first = led.register(make_spec())
+    changed = make_spec(concurrency=4)
+    changed = dataclasses.replace(
+        changed,
+        entrants=(dataclasses.replace(changed.entrants[0], language="rust"), *changed.entrants[1:]),
+    )
+    again = led.register(changed)
+    assert (again.id, again.resumed, again.deal_key) == (first.id, True, first.deal_key)
+    assert set(again.changes) == {"concurrency", "entrants[0].language"}
+    assert led.register(changed).changes == ()  # the stored spec now is the new one
+
+
+def test_each_tournament_has_its_own_secret(led: Ledger) -> None:
+    a = led.register(make_spec(name="A"))
+    b = led.register(make_spec(name="B"))
+    assert a.deal_key and b.deal_key and a.deal_key != b.deal_key and len(a.deal_key) == 32
+    assert led.register(make_spec(name="A")).deal_key == a.deal_key
+    chosen = bytes(range(32))
+    assert led.register(make_spec(name="C"), deal_key=chosen).deal_key == chosen
+
+
+def test_two_processes_registering_the_same_new_tournament_get_one(ledger_path: Path) -> None:
+    """Registering is one transaction: the second process finds the first one's tournament instead of
+    failing on the unique name."""
+    one, two = Ledger(ledger_path), Ledger(ledger_path)
+    try:
+        spec = make_spec()
+        a = one.register(spec)
+        b = two.register(spec)
+        assert a.id == b.id and b.resumed and a.deal_key == b.deal_key
+    finally:
+        one.close()
+        two.close()
+
+
+def test_a_lease_admits_one_process_and_passes_on_when_its_holder_is_gone(
+    ledger_path: Path, led: Ledger
+) -> None:
+    tid, _ = led.tournament(make_spec())
+    led.take_lease(tid)
+    led.take_lease(tid)  # its own again
+    # Another process of this host holds it while it lives.
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        led.conn.execute("UPDATE leases SET pid = ?, pid_started = ''", (child.pid,))
+        with pytest.raises(LeaseHeld, match=f"process {child.pid}"):
+            led.take_lease(tid)
+    finally:
+        child.kill()
+        child.wait()
+    led.take_lease(tid)  # its holder is gone: taken over
+    holder = table(led, "SELECT pid FROM leases")
+    assert holder == [(os.getpid(),)]
+    led.release_lease(tid)
+    assert table(led, "SELECT count(*) FROM leases") == [(0,)]
+
+
+def test_another_programs_database_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "other.sqlite"
+    conn = REAL_CONNECT(path)
+    conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+    conn.commit()
+    conn.close()
+    before = dump(path)
+    with pytest.raises(LedgerError, match=r"another program.*invoices"):
+        Ledger(path)
+    assert dump(path) == before
 
 
 def test_entrants_are_programs(led: Ledger) -> None:
@@ -164,7 +258,7 @@ def test_entrants_are_programs(led: Ledger) -> None:
 
 
 def test_plan_and_planned_round_trip(led: Ledger) -> None:
-    f = Fixture(led, make_spec(3, games_per_pairing=2))
+    f = Fixture(led, make_spec(3, deals_per_pairing=2))
     assert led.planned(f.tid, 0) == f.games
     led.plan(f.tid, f.games)  # planning again changes nothing
     assert led.planned(f.tid, 0) == f.games
@@ -203,7 +297,8 @@ def test_record_game_writes_seats_record_and_rating(led: Ledger) -> None:
     assert seats == [(s, 0, f.ids[game.seats[s][0]], s, ranking[s], scores[s]) for s in range(2)]
     assert led.game_record(gid) == rec
     assert table(led, f"SELECT rating_seq FROM games WHERE id = {gid}") == [(1,)]
-    assert len(table(led, f"SELECT * FROM rating_history WHERE game_id = {gid}")) == 2
+    # Two entrants, each on two boards: the tournament's own and the variant's pooled board.
+    assert len(table(led, f"SELECT * FROM rating_history WHERE game_id = {gid}")) == 4
     with pytest.raises(LedgerError, match="no game"):
         led.game_record(gid + 100)
 
@@ -249,7 +344,7 @@ def prefix_check(f: Fixture) -> None:
 
 
 def test_games_out_of_order_wait_for_the_prefix(tmp_path: Path) -> None:
-    spec = make_spec(3, games_per_pairing=2)  # 12 games
+    spec = make_spec(3, deals_per_pairing=2)  # 12 games
     order = [3, 1, 0, 5, 2, 4, 11, 7, 6, 8, 10, 9]
     shuffled = Ledger(tmp_path / "shuffled.sqlite")
     f = play_in_order(shuffled, spec, order[:3], prefix_check)
@@ -268,7 +363,7 @@ def test_games_out_of_order_wait_for_the_prefix(tmp_path: Path) -> None:
 @settings(max_examples=25, deadline=None)
 @given(st.permutations(list(range(12))))
 def test_any_finishing_order_gives_the_in_order_ratings(order: list[int]) -> None:
-    spec = make_spec(4, duplicate=False, games_per_pairing=2)  # 12 games
+    spec = make_spec(4, duplicate=False, deals_per_pairing=2)  # 12 games
     led = Ledger(":memory:")
     f = play_in_order(led, spec, order, prefix_check)
     assert ratings_by_name(led) == expected_ratings(spec, f.games)
@@ -285,7 +380,8 @@ def test_multi_player_games_are_rated_as_their_sides(tmp_path: Path, variant: st
     assert ratings_by_name(led) == expected_ratings(spec, f.games)
     players = sum(len(g.players) for g in f.games)
     assert table(led, "SELECT count(*) FROM game_seats") == [(players,)]
-    assert table(led, "SELECT count(*) FROM rating_history") == [(players,)]
+    # each player on two boards: the tournament's and the pooled one
+    assert table(led, "SELECT count(*) FROM rating_history") == [(2 * players,)]
     assert led.rebuild_ratings() == 0.0
 
 
@@ -309,14 +405,14 @@ def test_consultation_seats_record_each_member(led: Ledger) -> None:
 
 
 def test_rebuild_reproduces_the_stored_ratings(ledger_path: Path, led: Ledger) -> None:
-    spec = make_spec(4, games_per_pairing=2)
+    spec = make_spec(4, deals_per_pairing=2)
     f = play_in_order(led, spec, [5, 0, 1, 9, 2, 3, 4, 6, 8, 7, *range(10, 24)])
-    ratings = table(led, "SELECT * FROM ratings ORDER BY entrant_id, variant")
-    hist = table(led, "SELECT * FROM rating_history ORDER BY game_id, entrant_id")
+    ratings = table(led, "SELECT * FROM ratings ORDER BY board_id, entrant_id")
+    hist = table(led, "SELECT * FROM rating_history ORDER BY board_id, game_id, entrant_id")
     assert led.rebuild_ratings() == 0.0
-    assert table(led, "SELECT * FROM ratings ORDER BY entrant_id, variant") == ratings
-    assert table(led, "SELECT * FROM rating_history ORDER BY game_id, entrant_id") == hist
-    assert len(hist) == 2 * len(f.games)
+    assert table(led, "SELECT * FROM ratings ORDER BY board_id, entrant_id") == ratings
+    assert table(led, "SELECT * FROM rating_history ORDER BY board_id, game_id, entrant_id") == hist
+    assert len(hist) == 2 * 2 * len(f.games)  # two players, on two boards, per game
 
 
 def test_rebuild_repairs_a_tampered_rating(led: Ledger) -> None:
@@ -334,7 +430,7 @@ def test_rebuild_repairs_a_tampered_rating(led: Ledger) -> None:
 def test_rebuild_with_two_tournaments_sharing_entrants(led: Ledger) -> None:
     """Two tournaments of the same entrants, their games finishing interleaved and out of order:
     each entrant's rating runs through both, and a rebuild gets exactly the stored numbers."""
-    a = Fixture(led, make_spec(3, name="A", games_per_pairing=2))
+    a = Fixture(led, make_spec(3, name="A", deals_per_pairing=2))
     b = Fixture(led, make_spec(3, name="B", seed=4))
     assert a.tid != b.tid and a.ids == b.ids
     steps = [(a, 2), (b, 1), (a, 0), (b, 0), (a, 1), (b, 3), (b, 2), (a, 4), (a, 3)]
@@ -353,7 +449,7 @@ def test_rebuild_with_two_tournaments_sharing_entrants(led: Ledger) -> None:
 
 
 def test_leaderboard_sorted_by_exposed(led: Ledger) -> None:
-    play_in_order(led, make_spec(4, games_per_pairing=2), list(range(24)))
+    play_in_order(led, make_spec(4, deals_per_pairing=2), list(range(24)))
     board = led.leaderboard("two-handed")
     assert len(board) == 4
     assert [r.exposed for r in board] == sorted((r.exposed for r in board), reverse=True)
@@ -370,7 +466,7 @@ def test_leaderboard_sorted_by_exposed(led: Ledger) -> None:
 
 
 def test_games_and_seat_rows(led: Ledger) -> None:
-    f = play_in_order(led, make_spec(2, games_per_pairing=2), [1, 0, 3, 2])
+    f = play_in_order(led, make_spec(2, deals_per_pairing=2), [1, 0, 3, 2])
     listed = led.games()
     assert [g["key"] for g in listed] == [f.games[i].key for i in (2, 3, 0, 1)]
     assert all(g["tournament"] == "Synthetic" for g in listed)

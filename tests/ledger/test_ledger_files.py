@@ -100,7 +100,7 @@ def test_a_locked_ledger_cannot_be_opened(filled: Path) -> None:
 @pytest.mark.usefixtures("short_busy_timeout")
 def test_writing_while_locked(filled: Path) -> None:
     led = Ledger(filled)
-    f = Fixture(led, make_spec(3, seed=77))
+    f = Fixture(led, make_spec(3, seed=77, name="Another"))
     data = filled.read_bytes()
     before = dump(filled)
     holder = REAL_CONNECT(filled, isolation_level=None)
@@ -166,7 +166,9 @@ def test_a_read_only_ledger_can_be_read(read_only: Path) -> None:
 def test_writing_a_read_only_ledger(read_only: Path) -> None:
     data = read_only.read_bytes()
     led = Ledger(read_only)
-    spec = make_spec(3, seed=1234)  # a tournament it has not seen: writing it must fail clearly
+    spec = make_spec(
+        3, seed=1234, name="New"
+    )  # a tournament it has not seen: writing it must fail clearly
     with pytest.raises(LedgerError) as info:
         led.tournament(spec)
     assert str(read_only) in str(info.value)

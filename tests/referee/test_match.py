@@ -7,14 +7,16 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
 import random
 import re
 import zlib
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 
 import pytest
 
-from arena.game import GameResult, GameState, variant
+from arena.game import Action, GameResult, GameState, kind_text, variant
 from arena.referee import (
     Decision,
     FailurePolicy,
@@ -155,6 +157,60 @@ def test_same_seed_and_answers_give_identical_record_content() -> None:
     )
     timed = first.to_dict()
     assert all("elapsed_ms" in d for g in timed["games"] for d in g["decisions"])
+
+
+# ---------------------------------------------------------------------- secret deals
+
+
+def _decks(config: MatchConfig) -> list[list[list[str]]]:
+    ports = two(FakePort("a", seeded(1)), FakePort("b", seeded(2)))
+    return [g.decks for g in play(config, ports).games]
+
+
+def test_deals_come_from_the_public_seed_and_the_secret_key() -> None:
+    """ARCHITECTURE: reproducible without being predictable. Fresh secrets deal differently from the
+    same seed; the same seed and key deal the same cards (duplicate deals, reruns); without a key a
+    deal is what anyone can compute from the seed."""
+    base = MatchConfig(seed=5, games=2, time_control=GENEROUS)
+    key = bytes(range(32))
+    first = _decks(replace(base, deal_key=os.urandom(32)))
+    second = _decks(replace(base, deal_key=os.urandom(32)))
+    assert first != second
+    assert _decks(replace(base, deal_key=key)) == _decks(replace(base, deal_key=key))
+    public = _decks(base)
+    assert public != first and public != _decks(replace(base, deal_key=key))
+    v = variant("two-handed")
+    for game, decks in enumerate(public):
+        computed = GameState.new(v, seed=base.game_seed(game))  # anyone can do this
+        assert decks[0] == [kind_text(k) for k in computed.deck_for(0)]
+    assert base.predictable and not replace(base, deal_key=key).predictable
+
+
+def test_the_key_is_never_recorded_or_shown() -> None:
+    key = os.urandom(32)
+    config = MatchConfig(seed=5, time_control=GENEROUS, deal_key=key)
+    assert key.hex() not in repr(config) and repr(key) not in repr(config)
+    record = play(config, two(FakePort("a"), FakePort("b")))
+    text = json.dumps(record.to_dict())
+    assert key.hex() not in text
+    assert str(config.deal_seed(0)) not in text  # nor the seed derived from it
+    assert record.seed == 5 and record.games[0].seed == config.game_seed(0)  # the public seed
+
+
+def test_a_record_replays_its_secret_deal() -> None:
+    """A record keeps every deal's shuffled cards: replaying needs no key."""
+    config = MatchConfig(seed=9, games=2, time_control=GENEROUS, deal_key=os.urandom(32))
+    record = play(config, two(FakePort("a"), FakePort("b")))
+    for game in record.games:
+        state = replay(MatchRecord.from_dict(json.loads(json.dumps(record.to_dict()))), game)
+        for d in game.decisions:
+            assert sorted(a.text for a in state.legal_actions()) == sorted(d.legal)
+            if not d.action:
+                break
+            state.apply(Action.parse(d.action))
+        assert state.is_terminal() or game.outcome != "normal"
+        assert len(game.decks) == state.deal_index + 1
+        assert [kind_text(k) for k in state.deck_for(0)] == game.decks[0]
 
 
 def test_requests_carry_observe_the_legal_actions_and_the_clock() -> None:
@@ -304,6 +360,37 @@ def test_unreadable_text_is_an_illegal_action(text: str) -> None:
     assert game.outcome == "illegal-action"
     assert "unreadable action" in game.detail
     assert game.decisions[-1].reply == text
+
+
+@pytest.mark.parametrize(
+    "spelling", ["PLAY {card}", " play {card}", "play {card} ", "play  {card}"]
+)
+def test_a_reply_must_be_the_exact_text_of_a_legal_action(spelling: str) -> None:
+    """One text per action: a reply that only spells a legal action differently is illegal, and the
+    detail says which action it resembles."""
+
+    async def sloppy(d: Decision) -> object:
+        card = d.legal[0].text.split()[1] if d.legal[0].text.startswith("play ") else None
+        if card is None:
+            return d.legal[0].text
+        return spelling.format(card=card if not spelling.startswith("PLAY") else card.lower())
+
+    a, b = FakePort("a", sloppy), FakePort("b")
+    record = play(MatchConfig(seed=5, time_control=GENEROUS, dealers=(1,)), two(a, b))
+    game = record.games[0]
+    assert (game.outcome, game.culprit) == ("illegal-action", 0)
+    assert "is not written exactly as the legal action 'play " in game.detail
+
+
+def test_what_a_bot_replies_is_kept_short_in_the_record() -> None:
+    huge = "play " + "[bold red]QS[/]" * 1000
+    a, b = FakePort("a", returning(huge)), FakePort("b")
+    record = play(MatchConfig(seed=5, time_control=GENEROUS, dealers=(1,)), two(a, b))
+    game = record.games[0]
+    reply = game.decisions[-1].reply
+    assert reply is not None and len(reply) < 250 and reply.startswith("play [bold red]QS[/]")
+    assert reply.endswith(f"[{len(huge)} characters]")
+    assert len(game.detail) < 400  # the detail quotes the reply cut short
 
 
 def test_random_action_policy_without_a_strike_limit_plays_on() -> None:

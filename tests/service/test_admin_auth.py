@@ -1,4 +1,6 @@
-"""The admin service is safe by default: loopback only, or a token on every call (issue 6)."""
+"""The admin service lives on a listener of its own, with a token on every call, loopback included
+(issue 12); the bot listener serves no admin; a port already in use is refused, not shared (issue
+13.3)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import asyncio
 import grpc
 import pytest
 
-from arena.service.server import create_server, is_loopback
+from arena.service.server import admin_channel, create_server, is_loopback
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc
 
 
@@ -19,16 +21,40 @@ def test_loopback_addresses() -> None:
     assert not is_loopback("[::]:50051")
 
 
-def test_binding_beyond_loopback_needs_a_token() -> None:
-    with pytest.raises(ValueError, match="admin token"):
-        asyncio.run(create_server("0.0.0.0:0"))
+def test_a_token_without_an_admin_listener_is_a_mistake() -> None:
+    with pytest.raises(ValueError, match="admin address"):
+        asyncio.run(create_server("127.0.0.1:0", admin_token="s3cret"))
 
 
-def test_admin_calls_need_the_token_when_one_is_set() -> None:
-    async def scenario() -> tuple[grpc.StatusCode, grpc.StatusCode, int]:
-        server, port, manager = await create_server("127.0.0.1:0", admin_token="s3cret")
+def test_in_process_referees_serve_no_admin() -> None:
+    async def scenario() -> grpc.StatusCode:
+        server, port, manager = await create_server("127.0.0.1:0")
         try:
+            assert server.admin is None and server.admin_address == ""
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await admin_pb2_grpc.AdminStub(channel).ListMatches(
+                        admin_pb2.ListMatchesRequest()
+                    )
+            return caught.value.code()
+        finally:
+            await manager.close()
+            await server.stop(None)
+
+    assert asyncio.run(scenario()) is grpc.StatusCode.UNIMPLEMENTED
+
+
+@pytest.mark.parametrize("given", ["s3cret", None])
+def test_every_admin_call_needs_the_token_on_loopback_too(given: str | None) -> None:
+    async def scenario() -> dict[str, object]:
+        server, port, manager = await create_server(
+            "127.0.0.1:0", admin_token=given, admin_address="127.0.0.1:0"
+        )
+        out: dict[str, object] = {"token": server.admin_token}
+        try:
+            assert is_loopback(server.admin_address)
+            assert server.admin_address != f"127.0.0.1:{port}"
+            async with grpc.aio.insecure_channel(server.admin_address) as channel:
                 admin = admin_pb2_grpc.AdminStub(channel)
                 with pytest.raises(grpc.aio.AioRpcError) as missing:
                     await admin.ListMatches(admin_pb2.ListMatchesRequest())
@@ -36,19 +62,47 @@ def test_admin_calls_need_the_token_when_one_is_set() -> None:
                     await admin.ListMatches(
                         admin_pb2.ListMatchesRequest(), metadata=(("authorization", "Bearer nope"),)
                     )
-                ok = await admin.ListMatches(
-                    admin_pb2.ListMatchesRequest(), metadata=(("authorization", "Bearer s3cret"),)
-                )
                 with pytest.raises(grpc.aio.AioRpcError) as watch:
                     async for _ in admin.WatchMatch(admin_pb2.WatchMatchRequest(match_id="x")):
                         pass
-                assert watch.value.code() is grpc.StatusCode.UNAUTHENTICATED
-            return missing.value.code(), wrong.value.code(), len(ok.matches)
+                out["missing"] = missing.value.code()
+                out["wrong"] = wrong.value.code()
+                out["watch"] = watch.value.code()
+            async with admin_channel(server.admin_address, server.admin_token) as channel:
+                out["listed"] = await admin_pb2_grpc.AdminStub(channel).ListMatches(
+                    admin_pb2.ListMatchesRequest()
+                )
+            return out
         finally:
             await manager.close()
             await server.stop(None)
 
-    missing, wrong, count = asyncio.run(scenario())
-    assert missing is grpc.StatusCode.UNAUTHENTICATED
-    assert wrong is grpc.StatusCode.UNAUTHENTICATED
-    assert count == 0
+    out = asyncio.run(scenario())
+    if given:
+        assert out["token"] == given
+    else:
+        assert isinstance(out["token"], str) and len(out["token"]) >= 32  # a fresh secret
+    assert out["missing"] is out["wrong"] is out["watch"] is grpc.StatusCode.UNAUTHENTICATED
+    assert isinstance(out["listed"], admin_pb2.ListMatchesResponse)
+
+
+def test_a_port_in_use_is_refused_not_shared() -> None:
+    async def scenario() -> list[str]:
+        server, port, manager = await create_server("127.0.0.1:0", admin_address="127.0.0.1:0")
+        errors = []
+        try:
+            for bots, admin in (
+                (f"127.0.0.1:{port}", None),
+                ("127.0.0.1:0", server.admin_address),
+            ):
+                with pytest.raises(OSError) as caught:
+                    await create_server(bots, admin_address=admin)
+                errors.append(str(caught.value))
+        finally:
+            await manager.close()
+            await server.stop(None)
+        return errors
+
+    errors = asyncio.run(scenario())
+    assert "in use" in errors[0] and "bots" in errors[0]
+    assert "in use" in errors[1] and "admin" in errors[1]

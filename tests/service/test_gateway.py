@@ -1,4 +1,6 @@
-"""Gateway: garbage on the bot stream is a protocol error; a Hello of another protocol version is refused."""
+"""Gateway: garbage on the bot stream is a protocol error; a Hello of another protocol version is
+refused, and so is a stream that never says Hello; what a bot says of itself is capped and printable;
+a reply must name its match."""
 
 from __future__ import annotations
 
@@ -7,14 +9,18 @@ import shlex
 import sys
 
 import grpc
+import pytest
 
 from arena.referee import MatchConfig, TimeControl
-from arena.service.manager import PlayerSpec
+from arena.service import servicers
+from arena.service.manager import MatchEntry, PlayerSpec
 from arena.service.server import create_server
 from arena.wire.v1 import bot_pb2
 
 
-async def _raw_session(garbage: bool, protocol_version: int) -> tuple[list[str], str]:
+async def _raw_session(
+    garbage: bool, protocol_version: int, name: str = "", match_id: str | None = None
+) -> tuple[list[str], str, MatchEntry]:
     server, port, manager = await create_server()
     try:
         random_bot = f"{shlex.quote(sys.executable)} -m arena_bot.random_bot"
@@ -25,7 +31,9 @@ async def _raw_session(garbage: bool, protocol_version: int) -> tuple[list[str],
         )
         await manager.start(entry)
         hello = bot_pb2.BotMessage(
-            hello=bot_pb2.Hello(token=entry.players[0][0].token, protocol_version=protocol_version)
+            hello=bot_pb2.Hello(
+                token=entry.players[0][0].token, name=name, protocol_version=protocol_version
+            )
         )
         kinds: list[str] = []
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
@@ -43,7 +51,7 @@ async def _raw_session(garbage: bool, protocol_version: int) -> tuple[list[str],
                     req = message.request
                     reply = bot_pb2.Reply(
                         request_id=req.request_id,
-                        match_id=req.match_id,
+                        match_id=req.match_id if match_id is None else match_id,
                         action=req.legal_actions[0].text,
                     )
                     await call.write(bot_pb2.BotMessage(reply=reply).SerializeToString())
@@ -51,17 +59,64 @@ async def _raw_session(garbage: bool, protocol_version: int) -> tuple[list[str],
                     break
         await asyncio.wait_for(entry.done.wait(), 120)
         assert entry.record is not None
-        return kinds, entry.record.games[0].outcome
+        return kinds, entry.record.games[0].outcome, entry
     finally:
         await manager.close()
         await server.stop(None)
 
 
 def test_garbage_bytes_are_a_protocol_error() -> None:
-    _, outcome = asyncio.run(_raw_session(garbage=True, protocol_version=1))
+    _, outcome, _ = asyncio.run(_raw_session(garbage=True, protocol_version=1))
     assert outcome == "protocol-error"
 
 
 def test_a_hello_of_another_protocol_version_is_refused() -> None:
-    kinds, _ = asyncio.run(_raw_session(garbage=False, protocol_version=99))
+    kinds, _, _ = asyncio.run(_raw_session(garbage=False, protocol_version=99))
     assert kinds[0] == "refused"
+
+
+def test_a_bots_name_is_capped_and_printable() -> None:
+    name = "[bold red]evil[/] \x1b[2J" + "x" * 10_000
+    _, outcome, entry = asyncio.run(_raw_session(False, 1, name=name))
+    assert outcome == "normal"
+    said = entry.players[0][0].bot_name
+    assert len(said) == servicers.MAX_NAME_CHARS
+    assert said.startswith("[bold red]evil[/] \ufffd[2J")  # kept as text, without the escape
+
+
+def test_a_reply_must_name_its_match() -> None:
+    """An empty match_id is a protocol error (a stream may carry several matches, each numbering its
+    requests from 1), as is another match's."""
+    for given, detail in (("", "without match_id"), ("m-other", "'m-other'")):
+        _, _, entry = asyncio.run(_raw_session(False, 1, match_id=given))
+        assert entry.record is not None
+        game = entry.record.games[0]
+        assert (game.outcome, game.culprit) == ("protocol-error", 0)
+        assert detail in game.detail
+
+
+async def _silent_stream(close: bool) -> list[str]:
+    server, port, manager = await create_server()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            call = channel.stream_stream(
+                "/arena.v1.BotGateway/Play",
+                request_serializer=lambda b: b,
+                response_deserializer=bot_pb2.RefereeMessage.FromString,
+            )()
+            if close:
+                await call.done_writing()
+            reasons = [m.refused.reason async for m in call if m.HasField("refused")]
+            assert await call.code() is grpc.StatusCode.OK
+            return reasons
+    finally:
+        await manager.close()
+        await server.stop(None)
+
+
+def test_a_stream_that_never_says_hello_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(servicers, "HELLO_TIMEOUT", 0.5)
+    assert asyncio.run(_silent_stream(close=False)) == [
+        "no Hello within 0.5 s of opening the stream"
+    ]
+    assert asyncio.run(_silent_stream(close=True)) == ["the stream ended before a Hello"]

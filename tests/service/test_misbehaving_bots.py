@@ -27,6 +27,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from arena.bots.limits import Limits
 from arena.referee import FailurePolicy, MatchConfig, Policies, TimeControl
 from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
 from arena.service.server import create_server
@@ -46,6 +47,7 @@ SHORT = TimeControl(budget_ms=300, bank_ms=300, grace_ms=100)
 # For faults the referee should catch at once, yet would only notice as a timeout if it did not.
 MODERATE = TimeControl(budget_ms=1_500, bank_ms=1_500, grace_ms=100)
 MATCH_TIMEOUT = 90.0
+LIGHT = Limits(sandbox="none")  # for bots that report by writing a file where the test reads it
 
 
 def bad(mode: str, *args: str) -> str:
@@ -82,11 +84,15 @@ async def play_beside(
     tc: TimeControl = GENEROUS,
     policies: Policies | None = None,
     connect_timeout: float = 10.0,
+    limits: Limits | None = None,
 ) -> Finished:
     """Run a match with ``command`` at seat 0 against the greedy bot, and a normal match beside it."""
     config = MatchConfig(seed=21, time_control=tc, policies=policies or Policies(), dealers=(1,))
     bad_entry = manager.create(
-        config, [[PlayerSpec("bad", command)], [PlayerSpec("greedy", GREEDY)]], connect_timeout
+        config,
+        [[PlayerSpec("bad", command)], [PlayerSpec("greedy", GREEDY)]],
+        connect_timeout,
+        limits,
     )
     beside = manager.create(
         MatchConfig(seed=22, time_control=GENEROUS),
@@ -196,8 +202,10 @@ def test_a_bot_that_hangs_after_hello_times_out(tmp_path: Path) -> None:
 
 
 def test_a_hanging_bots_children_are_killed_with_it(tmp_path: Path) -> None:
+    # Light mode: the bot writes its child's pid where the test reads it (a sandboxed bot can write
+    # nothing outside; its escaped children are tried in test_attacks.py).
     out = tmp_path / "child.json"
-    done = scenario(tmp_path, bad("fork-hang", "--out", str(out)), tc=SHORT)
+    done = scenario(tmp_path, bad("fork-hang", "--out", str(out)), tc=SHORT, limits=LIGHT)
     check(done, "timeout", "no reply")
     child = json.loads(out.read_text())["child"]
     assert_no_process_left([child])
@@ -305,8 +313,10 @@ def test_a_non_grpc_client_writing_nonsense_harms_nothing(tmp_path: Path) -> Non
 
 
 def test_connecting_twice_for_one_seat_is_refused_the_second_time(tmp_path: Path) -> None:
-    out = tmp_path / "twice.json"
-    done = scenario(tmp_path, bad("connect-twice", "--out", str(out)))
+    out = (
+        tmp_path / "twice.json"
+    )  # written by the bot: light mode (a sandboxed bot writes nothing here)
+    done = scenario(tmp_path, bad("connect-twice", "--out", str(out)), limits=LIGHT)
     assert json.loads(out.read_text()) == {
         "answers": ["refused"],
         "reasons": ["this seat is already connected"],
@@ -317,9 +327,12 @@ def test_connecting_twice_for_one_seat_is_refused_the_second_time(tmp_path: Path
 
 
 def test_an_unknown_token_is_refused(tmp_path: Path) -> None:
-    out = tmp_path / "token.json"
+    out = tmp_path / "token.json"  # written by the bot: light mode
     done = scenario(
-        tmp_path, bad("token", "--token", "nonsense", "--out", str(out)), connect_timeout=5.0
+        tmp_path,
+        bad("token", "--token", "nonsense", "--out", str(out)),
+        connect_timeout=5.0,
+        limits=LIGHT,
     )
     assert json.loads(out.read_text()) == {"refused": "unknown or expired token"}
     check(done, "crash", "never connected", "exited with code 0")

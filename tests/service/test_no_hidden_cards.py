@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
+from arena.bots.limits import Limits
 from arena.game import GameState, observe, variant
 from arena.game.cards import ANY_COPY, card_text
 from arena.game.declarations import COMBO_MARKS
@@ -61,23 +62,15 @@ def play_recorded(
     tmp_path: Path, name: str, options: dict[str, str], seed: int
 ) -> tuple[MatchRecord, dict[tuple[int, int], list[bot_pb2.RefereeMessage]]]:
     v = variant(name, **options)
-    files = {
-        (s, m): tmp_path / f"seat{s}-{m}.jsonl"
-        for s in range(v.seats)
-        for m in range(v.team_size(s))
-    }
+    # The recorders run sandboxed, as any bot: they write what they receive to their logs.
     specs = [
         [
-            PlayerSpec(
-                f"recorder{s}{m}",
-                shlex.join(
-                    ["env", f"ARENA_RECORD_TO={files[s, m]}", sys.executable, str(RECORDER)]
-                ),
-            )
+            PlayerSpec(f"recorder{s}{m}", shlex.join([sys.executable, str(RECORDER)]))
             for m in range(v.team_size(s))
         ]
         for s in range(v.seats)
     ]
+    logs = tmp_path / "logs"
     config = MatchConfig(
         variant=name,
         options=tuple(sorted(options.items())),
@@ -87,9 +80,9 @@ def play_recorded(
     )
 
     async def go() -> MatchRecord:
-        server, _, manager = await create_server("127.0.0.1:0")
+        server, _, manager = await create_server("127.0.0.1:0", logs_dir=logs)
         try:
-            entry = manager.create(config, specs, 60.0)
+            entry = manager.create(config, specs, 60.0, Limits(log_bytes=100_000_000))
             await manager.start(entry)
             await asyncio.wait_for(entry.done.wait(), timeout=120)
             assert entry.record is not None, entry.error
@@ -100,11 +93,14 @@ def play_recorded(
 
     record = asyncio.run(go())
     received = {
-        key: [
-            json_format.Parse(line, bot_pb2.RefereeMessage())
-            for line in path.read_text().splitlines()
+        (s, m): [
+            json_format.Parse(line.removeprefix("RECORD "), bot_pb2.RefereeMessage())
+            for log in logs.glob(f"{record.match_id}-seat{s}-{m}.log")
+            for line in log.read_text().splitlines()
+            if line.startswith("RECORD ")
         ]
-        for key, path in files.items()
+        for s in range(v.seats)
+        for m in range(v.team_size(s))
     }
     return record, received
 

@@ -1,12 +1,13 @@
-"""The referee service end to end, through a real server on a free loopback port: the admin service
-(StartMatch with local bots, ListMatches, GetMatch, WatchMatch from the start), the health and
-reflection services, remote bots dialling in with the tokens StartMatch returns, and bad StartMatch
-arguments."""
+"""The referee service end to end, through a real server on free loopback ports: the admin service on
+its own listener with its token (StartMatch with local bots, ListMatches, GetMatch, WatchMatch from the
+start), the health and reflection services, remote bots dialling in with the tokens StartMatch returns
+on the bot listener, bad StartMatch arguments, and the server's own limits for admin-started bots."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shlex
 import sys
@@ -20,8 +21,11 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
+from arena.bots.limits import Limits
+from arena.sandbox import SOCKET_ADDRESS
+from arena.sandbox import probe as sandbox_probe
 from arena.service.manager import MatchManager
-from arena.service.server import create_server
+from arena.service.server import admin_channel, create_server
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, game_pb2
 from arena_bot import run
 from arena_bot.greedy_bot import GreedyBot
@@ -52,20 +56,31 @@ PUBLIC_EVENT = re.compile(
 
 
 @asynccontextmanager
-async def serving(records: Path | None = None) -> AsyncIterator[tuple[str, MatchManager]]:
-    server, port, manager = await create_server("127.0.0.1:0", records_dir=records)
+async def serving(
+    records: Path | None = None, logs: Path | None = None, limits: Limits | None = None
+) -> AsyncIterator[tuple[str, str, str, MatchManager]]:
+    """The bot address, the admin address and token, and the manager of a running server."""
+    server, port, manager = await create_server(
+        "127.0.0.1:0",
+        records_dir=records,
+        logs_dir=logs,
+        admin_address="127.0.0.1:0",
+        limits=limits,
+    )
     try:
-        yield f"127.0.0.1:{port}", manager
+        yield f"127.0.0.1:{port}", server.admin_address, server.admin_token, manager
     finally:
         await manager.close()
         await server.stop(None)
 
 
 def scenario(body: Callable[[str, MatchManager, grpc.aio.Channel], Any], **kw: Any) -> Any:
+    """Run ``body(bot address, manager, admin channel)`` against a running server."""
+
     async def go() -> Any:
         async with (
-            serving(**kw) as (address, manager),
-            grpc.aio.insecure_channel(address) as channel,
+            serving(**kw) as (address, admin_address, token, manager),
+            admin_channel(admin_address, token) as channel,
         ):
             return await asyncio.wait_for(body(address, manager, channel), TIMEOUT)
 
@@ -156,17 +171,13 @@ def test_local_bots_hear_every_game_over_and_the_match_over(tmp_path: Path) -> N
     the stream. Local bots (recording every message) must get them before they are stopped."""
     recorder = Path(__file__).resolve().parent / "bots" / "recorder.py"
 
-    def command(path: Path) -> str:
-        return shlex.join(["env", f"ARENA_RECORD_TO={path}", sys.executable, str(recorder)])
+    command = shlex.join([sys.executable, str(recorder)])  # what it receives goes to its log
 
     async def body(address: str, manager: MatchManager, channel: grpc.aio.Channel) -> Any:
         admin = admin_pb2_grpc.AdminStub(channel)
         started = []
         for m in range(2):
-            seats = [
-                admin_pb2.SeatSpec(name=f"rec{s}", command=command(tmp_path / f"{m}-{s}.jsonl"))
-                for s in range(2)
-            ]
+            seats = [admin_pb2.SeatSpec(name=f"rec{s}", command=command) for s in range(2)]
             started.append(
                 await admin.StartMatch(
                     admin_pb2.StartMatchRequest(
@@ -179,12 +190,16 @@ def test_local_bots_hear_every_game_over_and_the_match_over(tmp_path: Path) -> N
             await entry.done.wait()
         return entries
 
-    entries = scenario(body)
+    logs = tmp_path / "logs"
+    entries = scenario(body, logs=logs, limits=Limits(log_bytes=100_000_000))
     for m, entry in enumerate(entries):
         assert entry.record is not None, entry.error
         assert [g.outcome for g in entry.record.games] == ["normal", "normal"]
         for s in range(2):
-            lines = (tmp_path / f"{m}-{s}.jsonl").read_text().splitlines()
+            text = (logs / f"{entry.match_id}-seat{s}-0.log").read_text()
+            lines = [
+                x.removeprefix("RECORD ") for x in text.splitlines() if x.startswith("RECORD ")
+            ]
             kinds = [next(iter(json.loads(line))) for line in lines]
             assert kinds.count("gameOver") == 2 and kinds[-1] == "matchOver", (m, s, kinds[-3:])
             over = json.loads(lines[-1])["matchOver"]
@@ -192,34 +207,123 @@ def test_local_bots_hear_every_game_over_and_the_match_over(tmp_path: Path) -> N
 
 
 def test_health_and_reflection() -> None:
-    async def body(address: str, manager: MatchManager, channel: grpc.aio.Channel) -> Any:
-        health = health_pb2_grpc.HealthStub(channel)
-        statuses = {
-            name: (await health.Check(health_pb2.HealthCheckRequest(service=name))).status
-            for name in ("", "arena.v1.Admin", "arena.v1.BotGateway")
-        }
-        call = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo()
-        await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
-        listed = await call.read()
-        await call.write(
-            reflection_pb2.ServerReflectionRequest(file_containing_symbol="arena.v1.Admin")
-        )
-        described = await call.read()
-        await call.done_writing()
-        return statuses, listed, described
+    """The bot listener serves the bot gateway and health, nothing else; the admin listener serves
+    admin, health and reflection, every call with the token."""
 
-    statuses, listed, described = scenario(body)
-    assert statuses == dict.fromkeys(
-        ("", "arena.v1.Admin", "arena.v1.BotGateway"), health_pb2.HealthCheckResponse.SERVING
-    )
-    names = {s.name for s in listed.list_services_response.service}
-    assert {
+    async def go() -> dict[str, Any]:
+        async with serving() as (address, admin_address, token, _):
+            out: dict[str, Any] = {}
+            async with grpc.aio.insecure_channel(address) as bots:
+                health = health_pb2_grpc.HealthStub(bots)
+                out["bot health"] = {
+                    name: (await health.Check(health_pb2.HealthCheckRequest(service=name))).status
+                    for name in ("", "arena.v1.BotGateway")
+                }
+                with pytest.raises(grpc.aio.AioRpcError) as absent:
+                    await health.Check(health_pb2.HealthCheckRequest(service="arena.v1.Admin"))
+                out["admin health on bots"] = absent.value.code()
+                for name, call in (
+                    ("admin on bots", _list(bots)),
+                    ("reflection on bots", _reflect(bots, "")),
+                ):
+                    with pytest.raises(grpc.aio.AioRpcError) as refused:
+                        await call
+                    out[name] = refused.value.code()
+            async with grpc.aio.insecure_channel(admin_address) as anonymous:
+                for name, call in (
+                    ("admin without token", _list(anonymous)),
+                    ("reflection without token", _reflect(anonymous, "")),
+                    (
+                        "health without token",
+                        health_pb2_grpc.HealthStub(anonymous).Check(
+                            health_pb2.HealthCheckRequest()
+                        ),
+                    ),
+                ):
+                    with pytest.raises(grpc.aio.AioRpcError) as refused:
+                        await call
+                    out[name] = refused.value.code()
+            async with admin_channel(admin_address, token) as admin:
+                health = health_pb2_grpc.HealthStub(admin)
+                out["admin health"] = {
+                    name: (await health.Check(health_pb2.HealthCheckRequest(service=name))).status
+                    for name in ("", "arena.v1.Admin")
+                }
+                out["listed"] = await _reflect(admin, "")
+                out["described"] = await _reflect(admin, "arena.v1.Admin")
+            return out
+
+    out = asyncio.run(go())
+    serving_ = health_pb2.HealthCheckResponse.SERVING
+    assert out["bot health"] == {"": serving_, "arena.v1.BotGateway": serving_}
+    assert out["admin health on bots"] is grpc.StatusCode.NOT_FOUND
+    assert out["admin on bots"] is grpc.StatusCode.UNIMPLEMENTED
+    assert out["reflection on bots"] is grpc.StatusCode.UNIMPLEMENTED
+    for name in ("admin without token", "reflection without token", "health without token"):
+        assert out[name] is grpc.StatusCode.UNAUTHENTICATED, name
+    assert out["admin health"] == {"": serving_, "arena.v1.Admin": serving_}
+    names = {s.name for s in out["listed"].list_services_response.service}
+    assert names == {
         "arena.v1.Admin",
-        "arena.v1.BotGateway",
         "grpc.health.v1.Health",
         "grpc.reflection.v1alpha.ServerReflection",
-    } <= names
-    assert described.file_descriptor_response.file_descriptor_proto
+    }
+    assert out["described"].file_descriptor_response.file_descriptor_proto
+
+
+async def _list(channel: grpc.aio.Channel) -> admin_pb2.ListMatchesResponse:
+    return await admin_pb2_grpc.AdminStub(channel).ListMatches(admin_pb2.ListMatchesRequest())
+
+
+async def _reflect(
+    channel: grpc.aio.Channel, symbol: str
+) -> reflection_pb2.ServerReflectionResponse:
+    call = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo()
+    if symbol:
+        await call.write(reflection_pb2.ServerReflectionRequest(file_containing_symbol=symbol))
+    else:
+        await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
+    response = await call.read()
+    await call.done_writing()
+    assert isinstance(response, reflection_pb2.ServerReflectionResponse)
+    return response
+
+
+@pytest.mark.slow
+def test_admin_started_bots_run_under_the_servers_sandbox_and_limits(tmp_path: Path) -> None:
+    """A caller cannot loosen the server's policy: the request has no say in limits or sandbox."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import os, resource, sys\n"
+        "print('limits', resource.getrlimit(resource.RLIMIT_AS)[0], os.getuid(),\n"
+        "      os.environ['ARENA_ADDRESS'], file=sys.stderr, flush=True)\n"
+    )
+
+    async def body(address: str, manager: MatchManager, channel: grpc.aio.Channel) -> Any:
+        admin = admin_pb2_grpc.AdminStub(channel)
+        started = await admin.StartMatch(
+            admin_pb2.StartMatchRequest(
+                variant="two-handed",
+                seats=[
+                    admin_pb2.SeatSpec(name="probe", command=f"{PY} {shlex.quote(str(probe))}"),
+                    admin_pb2.SeatSpec(name="remote"),
+                ],
+                connect_timeout_ms=1_000,
+            )
+        )
+        entry = manager.matches[started.match_id]
+        await entry.done.wait()
+        return entry
+
+    logs = tmp_path / "logs"
+    entry = scenario(body, logs=logs, limits=Limits(memory_mb=300))
+    text = "".join(p.read_text() for p in logs.glob(f"{entry.match_id}-*"))
+    words = text.split("limits ", 1)[1].split()
+    assert int(words[0]) == 300 * 1024 * 1024  # the server's limit, not the default
+    if sandbox_probe("auto").isolated:  # the server's sandbox (the default: isolated)
+        assert words[2] == SOCKET_ADDRESS
+        if os.geteuid() == 0:
+            assert int(words[1]) != 0
 
 
 @pytest.mark.slow

@@ -164,7 +164,7 @@ def test_a_bot_that_speaks_between_matches_is_retired() -> None:
                 break
             await asyncio.sleep(0.1)
         assert chatter.returncode is not None
-        assert not chatter.workdir.exists()  # cleaned up like any other
+        assert chatter.workdir is None or not chatter.workdir.exists()  # cleaned up like any other
         second = await play(manager, seed=2, quota=5, players=pair)
         assert len(second.processes) == 1  # a new chatter; the random bot came from the pool
         assert second.processes[0] is not chatter

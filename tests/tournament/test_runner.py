@@ -48,7 +48,7 @@ def tournament_file(directory: Path, name: str, entrants: int, **top: Any) -> Pa
     """A small tournament of the example bots, with a generous clock so that no game ends on time
     and every game is decided by the bots alone (deterministic)."""
     lines = [f'name = "{name}"']
-    top = {"variant": "two-handed", "games_per_pairing": 1, "concurrency": 2, "seed": 7, **top}
+    top = {"variant": "two-handed", "deals_per_pairing": 1, "concurrency": 2, "seed": 7, **top}
     for key, value in top.items():
         lines.append(f"{key} = {toml_value(value)}")
     lines += ["[time_control]", "budget_ms = 10000", "bank_ms = 120000", "grace_ms = 2000"]
@@ -74,10 +74,12 @@ class Sink:
         self.max_running = max(self.max_running, p.running)
 
 
-def run(spec: TournamentSpec, path: Path) -> tuple[int, Progress, Sink]:
+def run(
+    spec: TournamentSpec, path: Path, deal_key: bytes | None = None
+) -> tuple[int, Progress, Sink]:
     led = Ledger(path)
     sink = Sink()
-    runner = TournamentRunner(spec, led, sink)
+    runner = TournamentRunner(spec, led, sink, deal_key=deal_key)
     try:
         tid = asyncio.run(asyncio.wait_for(runner.run(), RUN_TIMEOUT))
     finally:
@@ -106,9 +108,12 @@ def dump(path: Path, skip: tuple[str, ...] = ()) -> list[str]:
 
 
 def ratings(path: Path) -> dict[str, tuple[float, float, int]]:
+    """The pooled boards' ratings (in these tests, one tournament per ledger: the same numbers as its
+    own board)."""
     rows = query(
         path,
-        "SELECT e.name, r.mu, r.sigma, r.games FROM ratings r JOIN entrants e ON e.id = r.entrant_id",
+        "SELECT e.name, r.mu, r.sigma, r.games FROM ratings r JOIN entrants e ON e.id = r.entrant_id "
+        "JOIN boards b ON b.id = r.board_id AND b.kind = 'pooled'",
     )
     return {name: (mu, sigma, games) for name, mu, sigma, games in rows}
 
@@ -133,7 +138,8 @@ def check_complete(path: Path, spec: TournamentSpec) -> None:
     assert query(path, "SELECT count(*) FROM game_records") == [(len(planned),)]
     players = sum(len(g.players) for g in full_schedule(spec))
     assert query(path, "SELECT count(*) FROM game_seats") == [(players,)]
-    assert query(path, "SELECT count(*) FROM rating_history") == [(players,)]
+    # every player on two boards: the tournament's and the variant's pooled board
+    assert query(path, "SELECT count(*) FROM rating_history") == [(2 * players,)]
     rated = [r[0] for r in query(path, "SELECT key FROM games ORDER BY rating_seq")]
     assert rated == planned, "every game rated, in the canonical order"
     assert query(path, "SELECT count(*) FROM games WHERE rating_seq IS NULL") == [(0,)]
@@ -209,6 +215,10 @@ def arena_command(toml: Path, ledger: Path) -> list[str]:
     return [sys.executable, "-m", "arena.cli.main", "run", str(toml), "--ledger", str(ledger)]
 
 
+def deal_key_of(path: Path) -> bytes:
+    return bytes.fromhex(query(path, "SELECT deal_key FROM tournaments")[0][0])
+
+
 def count_games(path: Path) -> int:
     if not path.exists():
         return 0
@@ -257,7 +267,7 @@ def test_a_killed_run_resumes_with_nothing_lost_or_doubled(tmp_path: Path) -> No
     check_complete(ledger, spec)
 
     fresh = tmp_path / "fresh.sqlite"
-    run(spec, fresh)
+    run(spec, fresh, deal_key_of(ledger))  # the same secret: the same deals
     check_complete(fresh, spec)
     assert results(ledger) == results(fresh), "the same games, seat by seat"
     assert ratings(ledger) == ratings(fresh), "exactly the ratings of an uninterrupted run"
@@ -297,7 +307,8 @@ def test_killed_again_and_again_at_random_moments(tmp_path: Path) -> None:
             log.close()
         before = count_games(ledger)
         assert before <= planned
-        assert query(ledger, "SELECT count(*) FROM game_records") == [(before,)]
+        if before:  # (a process killed while it started may not have made the tables yet)
+            assert query(ledger, "SELECT count(*) FROM game_records") == [(before,)]
     assert kills >= 2, "the tournament was interrupted several times"
     final = subprocess.run(
         arena_command(toml, ledger), capture_output=True, text=True, timeout=RUN_TIMEOUT
@@ -306,7 +317,7 @@ def test_killed_again_and_again_at_random_moments(tmp_path: Path) -> None:
     check_complete(ledger, spec)
     assert query(ledger, "SELECT count(*), count(DISTINCT key) FROM games") == [(planned, planned)]
     fresh = tmp_path / "fresh.sqlite"
-    run(spec, fresh)
+    run(spec, fresh, deal_key_of(ledger))  # the same secret: the same deals
     assert results(ledger) == results(fresh), "the same games, seat by seat"
     assert ratings(ledger) == ratings(fresh), "exactly the ratings of an uninterrupted run"
 
@@ -385,7 +396,7 @@ def test_bot_processes_play_several_games_when_the_tournament_allows(tmp_path: P
     for reuse in (1, 4):
         d = tmp_path / f"reuse-{reuse}"
         d.mkdir()
-        spec = load(tournament_file(d, "reuse", 3, games_per_pairing=2, matches_per_process=reuse))
+        spec = load(tournament_file(d, "reuse", 3, deals_per_pairing=2, matches_per_process=reuse))
         assert spec.matches_per_process == reuse
         logs = d / "logs"
         led = Ledger(d / "ledger.sqlite")
@@ -400,7 +411,9 @@ def test_bot_processes_play_several_games_when_the_tournament_allows(tmp_path: P
             "SELECT g.key, g.outcome, s.seat, s.score FROM games g "
             "JOIN game_seats s ON s.game_id = g.id ORDER BY g.ord, s.seat",
         )
-        launched[reuse] = len(list(logs.glob("*.log")))  # one log per launched process
+        # One log per launched process; the first of each entrant's is its check before the run.
+        assert len(list(logs.glob("check*.log"))) == 3
+        launched[reuse] = len([p for p in logs.glob("*.log") if not p.name.startswith("check")])
     games = len(full_schedule(spec))
     assert launched[1] == 2 * games
     assert launched[4] < launched[1]

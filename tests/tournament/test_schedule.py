@@ -48,7 +48,7 @@ def check_canonical(games: list[ScheduledGame]) -> None:
 
 
 def test_round_robin_meets_each_pair_once_on_duplicate_deals() -> None:
-    s = spec(4, games_per_pairing=2)
+    s = spec(4, deals_per_pairing=2)
     games = full_schedule(s)
     names = [e.name for e in s.entrants]
     groups = Counter(frozenset(g) for g in pairings(s))
@@ -86,7 +86,7 @@ def test_double_round_robin_meets_each_pair_twice_on_other_deals() -> None:
 
 
 def test_gauntlet_pits_the_challenger_against_each() -> None:
-    s = spec(5, format="gauntlet", challenger="e3", games_per_pairing=2)
+    s = spec(5, format="gauntlet", challenger="e3", deals_per_pairing=2)
     groups = pairings(s)
     assert sorted(groups) == sorted(("e3", o) for o in ["e0", "e1", "e2", "e4"])
     games = full_schedule(s)
@@ -99,7 +99,7 @@ def test_gauntlet_pits_the_challenger_against_each() -> None:
 
 
 def test_without_duplicates_rotations_alternate() -> None:
-    s = spec(2, games_per_pairing=5, duplicate=False)
+    s = spec(2, deals_per_pairing=5, duplicate=False)
     games = full_schedule(s)
     assert len(games) == 5
     check_canonical(games)
@@ -128,7 +128,7 @@ def test_three_handed_rotates_groups_of_three() -> None:
 
 
 def test_partners_play_every_team_split_and_exchange_sides() -> None:
-    s = spec(4, variant="four-handed-partners", games_per_pairing=2)
+    s = spec(4, variant="four-handed-partners", deals_per_pairing=2)
     games = full_schedule(s)
     assert len(pairings(s)) == 3, "three team splits of one group of four"
     check_canonical(games)
@@ -195,9 +195,9 @@ def test_consultation_four_handed_every_two_share_a_seat_equally_often() -> None
 
 
 def test_schedule_is_deterministic_and_seeded() -> None:
-    a = full_schedule(spec(3, seed=5, games_per_pairing=2))
-    assert a == full_schedule(spec(3, seed=5, games_per_pairing=2))
-    b = full_schedule(spec(3, seed=6, games_per_pairing=2))
+    a = full_schedule(spec(3, seed=5, deals_per_pairing=2))
+    assert a == full_schedule(spec(3, seed=5, deals_per_pairing=2))
+    b = full_schedule(spec(3, seed=6, deals_per_pairing=2))
     assert [g.key for g in a] == [g.key for g in b]
     assert {g.seed for g in a}.isdisjoint({g.seed for g in b})
     assert deal_seed(5, 0, 1, 1) == deal_seed(5, 0, 1, 1) != deal_seed(5, 1, 1, 1)
@@ -219,10 +219,10 @@ def test_games_for_round_start_at_first_ord() -> None:
 @pytest.mark.parametrize(
     "fields",
     [
-        {"games_per_pairing": 12},
-        {"format": "double-round-robin", "games_per_pairing": 3},
-        {"variant": "four-handed-partners", "games_per_pairing": 2},
-        {"variant": "three-handed", "duplicate": False, "games_per_pairing": 11},
+        {"deals_per_pairing": 12},
+        {"format": "double-round-robin", "deals_per_pairing": 3},
+        {"variant": "four-handed-partners", "deals_per_pairing": 2},
+        {"variant": "three-handed", "duplicate": False, "deals_per_pairing": 11},
     ],
 )
 def test_keys_sort_canonically(fields: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from arena.referee import FailurePolicy
 from arena.tournament.schedule import full_schedule
-from arena.tournament.spec import Entrant, TournamentFileError, load, parse
+from arena.tournament.spec import Entrant, TournamentFileError, json_schema, load, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "tournaments").glob("*.toml"))
@@ -89,7 +89,7 @@ def test_defaults(tmp_path: Path) -> None:
     assert spec.variant == "two-handed"
     assert spec.format == "round-robin"
     assert spec.duplicate is True
-    assert spec.games_per_pairing == 1
+    assert spec.deals_per_pairing == 1
     assert spec.concurrency == 1
     assert spec.rounds == 0
     assert spec.challenger == ""
@@ -115,7 +115,7 @@ name = "  Full  "
 variant = "three-handed"
 format = "swiss"
 rounds = 2
-games_per_pairing = 3
+deals_per_pairing = 3
 duplicate = false
 concurrency = 4
 seed = 99
@@ -140,7 +140,7 @@ max_strikes = 0
     spec = load(write(tmp_path, text.replace("three-handed", "two-handed")))
     assert spec.name == "Full"
     assert spec.format == "swiss" and spec.rounds == 2
-    assert spec.games_per_pairing == 3 and spec.duplicate is False
+    assert spec.deals_per_pairing == 3 and spec.duplicate is False
     assert spec.concurrency == 4 and spec.seed == 99
     assert dict(spec.options)["game_end"] == "immediate"
     assert (spec.time_control.budget_ms, spec.time_control.bank_ms) == (500, 0)
@@ -278,15 +278,15 @@ BAD: list[tuple[str, str, str, tuple[str, ...]]] = [
     ("negative-seed", 'name = "T"\nseed = -1\n' + TWO, "seed", (">= 0", "-1")),
     (
         "fractional-games",
-        'name = "T"\ngames_per_pairing = 1.5\n' + TWO,
-        "games_per_pairing",
+        'name = "T"\ndeals_per_pairing = 1.5\n' + TWO,
+        "deals_per_pairing",
         ("integer", "1.5"),
     ),
-    ("zero-games", 'name = "T"\ngames_per_pairing = 0\n' + TWO, "games_per_pairing", (">= 1",)),
+    ("zero-games", 'name = "T"\ndeals_per_pairing = 0\n' + TWO, "deals_per_pairing", (">= 1",)),
     (
         "string-games",
-        'name = "T"\ngames_per_pairing = "2"\n' + TWO,
-        "games_per_pairing",
+        'name = "T"\ndeals_per_pairing = "2"\n' + TWO,
+        "deals_per_pairing",
         ("integer",),
     ),
     ("boolean-concurrency", 'name = "T"\nconcurrency = true\n' + TWO, "concurrency", ("integer",)),
@@ -451,3 +451,44 @@ def test_a_file_not_in_utf8(tmp_path: Path) -> None:
         load(path)
     assert str(info.value).startswith(f"{path}: ")
     assert "UTF-8" in str(info.value) or "utf-8" in str(info.value)
+
+
+def test_every_problem_of_a_file_is_reported_at_once(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        'name = "T"\nseed = -1\nconcurrency = 0\n[time_control]\nbudget_ms = "x"\n' + TWO,
+    )
+    with pytest.raises(TournamentFileError) as info:
+        load(path)
+    lines = str(info.value).splitlines()
+    assert [line.split(": ")[1] for line in lines] == [
+        "concurrency",
+        "seed",
+        "time_control.budget_ms",
+    ]
+    assert all(line.startswith(f"{path}: ") for line in lines)
+
+
+def test_counts_are_bounded(tmp_path: Path) -> None:
+    """A slip such as 10**12 deals is refused at once, before any schedule is built."""
+    with pytest.raises(TournamentFileError, match=r"deals_per_pairing: expected an integer <= "):
+        load(write(tmp_path, f'name = "T"\ndeals_per_pairing = {10**12}\n' + TWO))
+    many = "".join(f'[[entrants]]\nname = "e{i}"\ncommand = "x"\n' for i in range(400))
+    with pytest.raises(TournamentFileError, match=r"the schedule would have [\d,]+ games"):
+        load(write(tmp_path, 'name = "T"\ndeals_per_pairing = 10000\n' + many, "big.toml"))
+
+
+def test_the_old_name_of_deals_per_pairing_still_reads(tmp_path: Path) -> None:
+    spec = load(write(tmp_path, 'name = "T"\ngames_per_pairing = 3\n' + TWO))
+    assert spec.deals_per_pairing == 3
+    assert len(full_schedule(spec)) == 6, "3 deals, each played with the seats both ways"
+    assert any("deals_per_pairing" in w for w in spec.warnings)
+    with pytest.raises(TournamentFileError, match="games_per_pairing: give deals_per_pairing only"):
+        load(write(tmp_path, 'name = "T"\ngames_per_pairing = 3\ndeals_per_pairing = 3\n' + TWO))
+
+
+def test_the_json_schema_describes_the_file() -> None:
+    schema = json_schema()
+    assert "deals_per_pairing" in schema["properties"]
+    assert schema["additionalProperties"] is False
+    assert "entrants" in schema["required"]

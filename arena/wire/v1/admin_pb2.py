@@ -26,7 +26,7 @@ from arena.wire.v1 import bot_pb2 as arena_dot_wire_dot_v1_dot_bot__pb2
 from arena.wire.v1 import game_pb2 as arena_dot_wire_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x61rena/wire/v1/admin.proto\x12\x08\x61rena.v1\x1a\x17\x61rena/wire/v1/bot.proto\x1a\x18\x61rena/wire/v1/game.proto\")\n\x08SeatSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x02 \x01(\t\"\xbe\x02\n\x11StartMatchRequest\x12\x0f\n\x07variant\x18\x01 \x01(\t\x12\x39\n\x07options\x18\x02 \x03(\x0b\x32(.arena.v1.StartMatchRequest.OptionsEntry\x12!\n\x05seats\x18\x03 \x03(\x0b\x32\x12.arena.v1.SeatSpec\x12\r\n\x05games\x18\x04 \x01(\x05\x12\x0c\n\x04seed\x18\x05 \x01(\x04\x12+\n\x0ctime_control\x18\x06 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12$\n\x08policies\x18\x07 \x01(\x0b\x32\x12.arena.v1.Policies\x12\x1a\n\x12\x63onnect_timeout_ms\x18\x08 \x01(\r\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"K\n\tSeatToken\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x13\n\x0bteam_member\x18\x02 \x01(\x05\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05token\x18\x04 \x01(\t\"K\n\x12StartMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12#\n\x06tokens\x18\x02 \x03(\x0b\x32\x13.arena.v1.SeatToken\"\x14\n\x12ListMatchesRequest\"z\n\x0cMatchSummary\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0f\n\x07variant\x18\x02 \x01(\t\x12\x0e\n\x06status\x18\x03 \x01(\t\x12\x12\n\nseat_names\x18\x04 \x03(\t\x12\x14\n\x0cgames_played\x18\x05 \x01(\x05\x12\r\n\x05games\x18\x06 \x01(\x05\">\n\x13ListMatchesResponse\x12\'\n\x07matches\x18\x01 \x03(\x0b\x32\x16.arena.v1.MatchSummary\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"Y\n\tMatchInfo\x12\'\n\x07summary\x18\x01 \x01(\x0b\x32\x16.arena.v1.MatchSummary\x12#\n\x05games\x18\x02 \x03(\x0b\x32\x14.arena.v1.GameResult\"9\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nfrom_start\x18\x02 \x01(\x08\x32\x9b\x02\n\x05\x41\x64min\x12G\n\nStartMatch\x12\x1b.arena.v1.StartMatchRequest\x1a\x1c.arena.v1.StartMatchResponse\x12J\n\x0bListMatches\x12\x1c.arena.v1.ListMatchesRequest\x1a\x1d.arena.v1.ListMatchesResponse\x12:\n\x08GetMatch\x12\x19.arena.v1.GetMatchRequest\x1a\x13.arena.v1.MatchInfo\x12\x41\n\nWatchMatch\x12\x1b.arena.v1.WatchMatchRequest\x1a\x14.arena.v1.MatchEvent0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x61rena/wire/v1/admin.proto\x12\x08\x61rena.v1\x1a\x17\x61rena/wire/v1/bot.proto\x1a\x18\x61rena/wire/v1/game.proto\")\n\x08SeatSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x02 \x01(\t\"\xbe\x02\n\x11StartMatchRequest\x12\x0f\n\x07variant\x18\x01 \x01(\t\x12\x39\n\x07options\x18\x02 \x03(\x0b\x32(.arena.v1.StartMatchRequest.OptionsEntry\x12!\n\x05seats\x18\x03 \x03(\x0b\x32\x12.arena.v1.SeatSpec\x12\r\n\x05games\x18\x04 \x01(\x05\x12\x0c\n\x04seed\x18\x05 \x01(\x04\x12+\n\x0ctime_control\x18\x06 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12$\n\x08policies\x18\x07 \x01(\x0b\x32\x12.arena.v1.Policies\x12\x1a\n\x12\x63onnect_timeout_ms\x18\x08 \x01(\r\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"K\n\tSeatToken\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x13\n\x0bteam_member\x18\x02 \x01(\x05\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05token\x18\x04 \x01(\t\"`\n\x12StartMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12#\n\x06tokens\x18\x02 \x03(\x0b\x32\x13.arena.v1.SeatToken\x12\x13\n\x0b\x62ot_address\x18\x03 \x01(\t\"\x14\n\x12ListMatchesRequest\"z\n\x0cMatchSummary\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0f\n\x07variant\x18\x02 \x01(\t\x12\x0e\n\x06status\x18\x03 \x01(\t\x12\x12\n\nseat_names\x18\x04 \x03(\t\x12\x14\n\x0cgames_played\x18\x05 \x01(\x05\x12\r\n\x05games\x18\x06 \x01(\x05\">\n\x13ListMatchesResponse\x12\'\n\x07matches\x18\x01 \x03(\x0b\x32\x16.arena.v1.MatchSummary\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"Y\n\tMatchInfo\x12\'\n\x07summary\x18\x01 \x01(\x0b\x32\x16.arena.v1.MatchSummary\x12#\n\x05games\x18\x02 \x03(\x0b\x32\x14.arena.v1.GameResult\"9\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nfrom_start\x18\x02 \x01(\x08\x32\x9b\x02\n\x05\x41\x64min\x12G\n\nStartMatch\x12\x1b.arena.v1.StartMatchRequest\x1a\x1c.arena.v1.StartMatchResponse\x12J\n\x0bListMatches\x12\x1c.arena.v1.ListMatchesRequest\x1a\x1d.arena.v1.ListMatchesResponse\x12:\n\x08GetMatch\x12\x19.arena.v1.GetMatchRequest\x1a\x13.arena.v1.MatchInfo\x12\x41\n\nWatchMatch\x12\x1b.arena.v1.WatchMatchRequest\x1a\x14.arena.v1.MatchEvent0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -44,19 +44,19 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SEATTOKEN']._serialized_start=454
   _globals['_SEATTOKEN']._serialized_end=529
   _globals['_STARTMATCHRESPONSE']._serialized_start=531
-  _globals['_STARTMATCHRESPONSE']._serialized_end=606
-  _globals['_LISTMATCHESREQUEST']._serialized_start=608
-  _globals['_LISTMATCHESREQUEST']._serialized_end=628
-  _globals['_MATCHSUMMARY']._serialized_start=630
-  _globals['_MATCHSUMMARY']._serialized_end=752
-  _globals['_LISTMATCHESRESPONSE']._serialized_start=754
-  _globals['_LISTMATCHESRESPONSE']._serialized_end=816
-  _globals['_GETMATCHREQUEST']._serialized_start=818
-  _globals['_GETMATCHREQUEST']._serialized_end=853
-  _globals['_MATCHINFO']._serialized_start=855
-  _globals['_MATCHINFO']._serialized_end=944
-  _globals['_WATCHMATCHREQUEST']._serialized_start=946
-  _globals['_WATCHMATCHREQUEST']._serialized_end=1003
-  _globals['_ADMIN']._serialized_start=1006
-  _globals['_ADMIN']._serialized_end=1289
+  _globals['_STARTMATCHRESPONSE']._serialized_end=627
+  _globals['_LISTMATCHESREQUEST']._serialized_start=629
+  _globals['_LISTMATCHESREQUEST']._serialized_end=649
+  _globals['_MATCHSUMMARY']._serialized_start=651
+  _globals['_MATCHSUMMARY']._serialized_end=773
+  _globals['_LISTMATCHESRESPONSE']._serialized_start=775
+  _globals['_LISTMATCHESRESPONSE']._serialized_end=837
+  _globals['_GETMATCHREQUEST']._serialized_start=839
+  _globals['_GETMATCHREQUEST']._serialized_end=874
+  _globals['_MATCHINFO']._serialized_start=876
+  _globals['_MATCHINFO']._serialized_end=965
+  _globals['_WATCHMATCHREQUEST']._serialized_start=967
+  _globals['_WATCHMATCHREQUEST']._serialized_end=1024
+  _globals['_ADMIN']._serialized_start=1027
+  _globals['_ADMIN']._serialized_end=1310
 # @@protoc_insertion_point(module_scope)

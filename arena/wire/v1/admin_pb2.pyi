@@ -4,6 +4,10 @@ isort:skip_file
 Bezique Arena protocol, version 1: the admin and spectator service.
 
 Start a match, list matches, watch a match's public events live (never a hidden card), read results.
+It is served on a listener of its own, never on the address bots dial, and every call (health and
+reflection included) must carry the metadata "authorization: Bearer <admin token>". Local bots are
+launched under the server's own sandbox and limits, which a request cannot change, and dealt with the
+server's secret deal key.
 """
 
 from arena.wire.v1 import bot_pb2 as _bot_pb2
@@ -31,8 +35,9 @@ class SeatSpec(_message.Message):
     COMMAND_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     command: _builtins.str
-    """A command line to launch a local bot process (the referee passes the address and token); empty:
-    a remote bot, which dials in with the token returned in StartMatchResponse.
+    """A command line to launch a local bot process (the referee passes the address and token in the
+    environment: ARENA_ADDRESS, ARENA_TOKEN; {token} is refused); empty: a remote bot, which dials in
+    with the token returned in StartMatchResponse.
     """
     def __init__(
         self,
@@ -84,7 +89,7 @@ class StartMatchRequest(_message.Message):
     games: _builtins.int
     seed: _builtins.int
     connect_timeout_ms: _builtins.int
-    """how long to wait for every bot to dial in"""
+    """how long to wait for every bot to dial in (0: 10 s)"""
     @_builtins.property
     def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
     @_builtins.property
@@ -149,7 +154,10 @@ class StartMatchResponse(_message.Message):
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     TOKENS_FIELD_NUMBER: _builtins.int
+    BOT_ADDRESS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    bot_address: _builtins.str
+    """where remote bots dial in with their tokens (HOST:PORT)"""
     @_builtins.property
     def tokens(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatToken]: ...
     def __init__(
@@ -157,10 +165,11 @@ class StartMatchResponse(_message.Message):
         *,
         match_id: _builtins.str = ...,
         tokens: _abc.Iterable[Global___SeatToken] | None = ...,
+        bot_address: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "tokens", b"tokens"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_address", b"bot_address", "match_id", b"match_id", "tokens", b"tokens"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -4,6 +4,10 @@ isort:skip_file
 Bezique Arena protocol, version 1: the admin and spectator service.
 
 Start a match, list matches, watch a match's public events live (never a hidden card), read results.
+It is served on a listener of its own, never on the address bots dial, and every call (health and
+reflection included) must carry the metadata "authorization: Bearer <admin token>". Local bots are
+launched under the server's own sandbox and limits, which a request cannot change, and dealt with the
+server's secret deal key.
 """
 
 from arena.wire.v1 import admin_pb2 as _admin_pb2

@@ -4,9 +4,55 @@
 ...     name = "my-bot"
 ...     def decide(self, view, legal, clock):
 ...         return legal[0]
->>> run(MyBot())   # address and token from ARENA_ADDRESS and ARENA_TOKEN, as the referee sets them
+>>> run(MyBot())   # --address/--token from the command line, else ARENA_ADDRESS and ARENA_TOKEN
+
+Before each game's first ``decide`` the SDK calls ``on_game_start`` with the game's seed (see
+:func:`game_seed`); by default it reseeds ``self.rng``, so a bot drawing from ``self.rng`` plays the
+same deal the same way in every run.
 """
 
-from arena_bot.sdk import Bot, Clock, GameEnd, run
+from arena_bot.sdk import (
+    EXIT_BOT_ERROR,
+    EXIT_CONNECTION,
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_USAGE,
+    ArenaError,
+    Bot,
+    Clock,
+    GameEnd,
+    GameStart,
+    RefusedError,
+    StreamError,
+    UnreachableError,
+    UsageError,
+    game_seed,
+    game_seed_text,
+    main_for,
+    play,
+    run,
+    view_seed,
+)
 
-__all__ = ["Bot", "Clock", "GameEnd", "run"]
+__all__ = [
+    "EXIT_BOT_ERROR",
+    "EXIT_CONNECTION",
+    "EXIT_OK",
+    "EXIT_REFUSED",
+    "EXIT_USAGE",
+    "ArenaError",
+    "Bot",
+    "Clock",
+    "GameEnd",
+    "GameStart",
+    "RefusedError",
+    "StreamError",
+    "UnreachableError",
+    "UsageError",
+    "game_seed",
+    "game_seed_text",
+    "main_for",
+    "play",
+    "run",
+    "view_seed",
+]

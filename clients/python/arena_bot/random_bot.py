@@ -1,4 +1,9 @@
-"""A bot that plays a random legal action: the floor of any ladder."""
+"""A bot that plays a random legal action: the floor of any ladder.
+
+Its random numbers come from the game it is playing (the SDK's per-game seed, see
+:func:`arena_bot.sdk.game_seed`), mixed with ``BOT_SEED`` (an integer, default 0): the same deal is
+played the same way in every run, whatever the process played before.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +11,30 @@ import os
 import random
 
 from arena.game import Action, Observation
-from arena_bot.sdk import Bot, Clock, main_for
+from arena_bot.sdk import Bot, Clock, GameStart, main_for
+
+
+def bot_seed() -> int:
+    """``BOT_SEED`` from the environment (default 0): an integer, else a usage error."""
+    text = os.environ.get("BOT_SEED", "").strip() or "0"
+    try:
+        return int(text)
+    except ValueError:
+        raise SystemExit(f"BOT_SEED must be an integer, got {text!r}") from None
 
 
 class RandomBot(Bot):
     name = "random"
-    version = "1"
+    version = "2"
 
     def __init__(self, seed: int | None = None) -> None:
-        self.rng = random.Random(seed if seed is not None else int(os.environ.get("BOT_SEED", "0")))
+        super().__init__()
+        self.salt = seed if seed is not None else bot_seed()
+        self.rng = random.Random(self.salt)  # until a game starts (or when played in-process)
+
+    def on_game_start(self, start: GameStart) -> None:
+        super().on_game_start(start)
+        self.rng = random.Random(start.seed ^ self.salt)
 
     def decide(self, view: Observation, legal: list[Action], clock: Clock) -> Action:
         return self.rng.choice(legal)

@@ -4,23 +4,46 @@ One stream carries one or several matches (the referee may send a new Welcome af
 SDK keeps each game's public log, since requests carry only the events the seat has not seen yet, and
 hands the bot the engine's own values: an :class:`arena.game.Observation` and the legal
 :class:`arena.game.Action` list, so a Python bot can use the rules engine to simulate.
+
+Before a game's first ``decide`` the bot's :meth:`Bot.on_game_start` is called with the game's seed
+(:func:`game_seed`), a pure function of what the bot is told about the game: a bot that draws its random
+numbers from it plays the same deal the same way in every run, however many games its process has
+played before.
+
+:func:`run` reports every failure with a one-line message on stderr and an exit status of its own
+(:data:`EXIT_USAGE`, :data:`EXIT_CONNECTION`, :data:`EXIT_REFUSED`; a bot's own exception: its traceback
+and :data:`EXIT_BOT_ERROR`). :func:`play` is the same session for a program that handles errors itself.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import os
+import random
 import sys
+import traceback
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import grpc
 
 from arena.game import Action, Observation
+from arena.game.cards import ref_text
 from arena.wire.serde import observation_from_pb
 from arena.wire.v1 import bot_pb2, bot_pb2_grpc, game_pb2
 
 PROTOCOL_VERSION = 1
+
+# Exit statuses of run() (and of the JavaScript SDK's main(): the same numbers).
+EXIT_OK = 0  # the referee ended the stream after the last match
+EXIT_BOT_ERROR = 1  # the bot's own code raised (its traceback is printed)
+EXIT_USAGE = 2  # no referee address or token, or a bad command-line option
+EXIT_CONNECTION = 3  # the referee could not be reached, or the stream broke or ended mid-match
+EXIT_REFUSED = 4  # the referee refused the Hello (the reason is printed)
+
+SEED_VERSION = "arena-game-seed/1"  # the first field of the text game_seed() hashes
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,11 +59,77 @@ class GameEnd:
     result: game_pb2.GameResult
 
 
+@dataclass(frozen=True, slots=True)
+class GameStart:
+    """A game's first decision for this bot is about to be asked."""
+
+    match_id: str
+    game: int  # 0-based, within the match
+    seat: int
+    seed: int  # game_seed() of this game: the same deal gives the same seed in every run
+    view: Observation  # the bot's first observation of the game
+
+
+# ---------------------------------------------------------------------------------- the game's seed
+
+
+def game_seed_text(
+    variant: str, seat: int, game: int, dealer: int, turn_up: str, hand: Iterable[str]
+) -> str:
+    """The text :func:`game_seed` hashes: ``arena-game-seed/1|variant|seat|game|dealer|turn-up|hand``.
+
+    ``turn_up`` and ``hand`` are card texts as the referee sends them (``AD.1``, ``QS``); only the
+    kind is kept (``AD``, ``QS``: a copy's pack number depends on what was shown before), the hand's
+    kinds sorted as plain ASCII strings and joined by single spaces, duplicates kept. No turn-up: empty.
+    """
+    kinds = sorted(card.split(".", 1)[0] for card in hand)
+    up = turn_up.split(".", 1)[0]
+    return f"{SEED_VERSION}|{variant}|{seat}|{game}|{dealer}|{up}|{' '.join(kinds)}"
+
+
+def game_seed(
+    variant: str, seat: int, game: int, dealer: int, turn_up: str, hand: Iterable[str]
+) -> int:
+    """A game's seed for a bot's random numbers: the first 8 bytes of the SHA-256 of
+    :func:`game_seed_text` (UTF-8), read as a big-endian unsigned integer (0 to 2**64 - 1).
+
+    Its arguments come from the bot's first decision request of the game: the request's ``seat`` and
+    ``game`` and its observation's ``variant``, ``dealer``, ``turn_up`` and ``hand``. They depend only
+    on the deal (not on the match id, which is random, nor on anything the process did before), so a
+    tournament replaying the same deals gives every deterministic bot the same seeds.
+    """
+    text = game_seed_text(variant, seat, game, dealer, turn_up, hand)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+
+def view_seed(view: Observation, game: int) -> int:
+    """:func:`game_seed` from the engine's observation (for a bot played in-process: a benchmark, a
+    test); equal to the seed the SDK computes from the wire for the same observation."""
+    seat = view.seat if view.seat is not None else view.to_act
+    turn_up = ref_text(view.turn_up) if view.turn_up is not None else ""
+    return game_seed(
+        view.variant, seat, game, view.dealer, turn_up, (ref_text(r) for r in view.hand)
+    )
+
+
+def _request_seed(req: bot_pb2.DecisionRequest) -> int:
+    obs = req.observation
+    return game_seed(obs.variant, req.seat, req.game, obs.dealer, obs.turn_up, obs.hand)
+
+
+# ---------------------------------------------------------------------------------- the bot
+
+
 class Bot:
     """Override :meth:`decide`; the other hooks are optional."""
 
     name = "bot"
     version = "0"
+    game_seed = 0  # the current game's seed (see on_game_start)
+
+    def __init__(self) -> None:
+        self.game_seed = 0  # the current game's seed (see on_game_start)
+        self.rng = random.Random(0)  # reseeded from the game's seed before each game
 
     def decide(self, view: Observation, legal: list[Action], clock: Clock) -> Action | str:
         raise NotImplementedError
@@ -48,63 +137,233 @@ class Bot:
     def on_welcome(self, welcome: bot_pb2.Welcome) -> None:
         """A match starts: seat, variant, options, time control, policies."""
 
+    def on_game_start(self, start: GameStart) -> None:
+        """A game starts for this bot (before its first ``decide`` in the game). By default: keep the
+        game's seed in ``self.game_seed`` and reseed ``self.rng`` with it. Override it (calling this or
+        not) to seed your own generators from ``start.seed``."""
+        self.game_seed = start.seed
+        self.rng = random.Random(start.seed)
+
     def on_game_over(self, end: GameEnd) -> None:
         """A game has ended."""
 
-
-def run(bot: Bot, address: str | None = None, token: str | None = None) -> None:
-    """Play until the referee closes the stream. Address and token default to the environment."""
-    address = address or os.environ.get("ARENA_ADDRESS", "")
-    token = token or os.environ.get("ARENA_TOKEN", "")
-    if not address or not token:
-        raise SystemExit("no referee address or token: set ARENA_ADDRESS and ARENA_TOKEN")
-    asyncio.run(_play(bot, address, token))
+    def on_match_over(self, over: bot_pb2.MatchOver) -> None:
+        """A match has ended: every game's result and the match points per seat."""
 
 
-async def _play(bot: Bot, address: str, token: str) -> None:
+# ---------------------------------------------------------------------------------- errors
+
+
+class ArenaError(Exception):
+    """A failure of the session (not of the bot's own code), reported by its message alone."""
+
+    exit_code = EXIT_CONNECTION
+
+
+class UsageError(ArenaError):
+    """No referee address or token."""
+
+    exit_code = EXIT_USAGE
+
+
+class UnreachableError(ArenaError):
+    """The referee could not be reached."""
+
+
+class StreamError(ArenaError):
+    """The stream broke, or the referee ended it in the middle of a match."""
+
+
+class RefusedError(ArenaError):
+    """The referee refused the Hello."""
+
+    exit_code = EXIT_REFUSED
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the referee refused the bot: {reason}")
+        self.reason = reason
+
+
+# ---------------------------------------------------------------------------------- the session
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+async def _send(
+    call: grpc.aio.StreamStreamCall[bot_pb2.BotMessage, bot_pb2.RefereeMessage],
+    message: bot_pb2.BotMessage,
+) -> None:
+    try:
+        await call.write(message)
+    except asyncio.InvalidStateError:
+        return  # the call is over (the referee ended it meanwhile): the next read says how
+
+
+async def _play(bot: Bot, address: str, token: str) -> int:
     hello = bot_pb2.Hello(
         token=token, name=bot.name, version=bot.version, protocol_version=PROTOCOL_VERSION
     )
     logs: dict[tuple[str, int], list[str]] = {}
+    playing: set[str] = set()  # matches welcomed and not over
+    welcomed = matches_over = 0
+    heard = False  # anything at all from the referee
     async with grpc.aio.insecure_channel(address) as channel:
         call = bot_pb2_grpc.BotGatewayStub(channel).Play()
         try:
-            await call.write(bot_pb2.BotMessage(hello=hello))
+            await _send(call, bot_pb2.BotMessage(hello=hello))
             while (message := await call.read()) is not grpc.aio.EOF:
                 assert isinstance(message, bot_pb2.RefereeMessage)
+                heard = True
                 kind = message.WhichOneof("body")
                 if kind == "request":
                     req = message.request
-                    log = logs.setdefault((req.match_id, req.game), [])
-                    log.extend(req.events)
-                    view = observation_from_pb(req.observation, tuple(log))
+                    key = (req.match_id, req.game)
+                    log = logs.get(key)
+                    if log is None:
+                        log = logs[key] = list(req.events)
+                        view = observation_from_pb(req.observation, tuple(log))
+                        seed = _request_seed(req)
+                        bot.on_game_start(GameStart(req.match_id, req.game, req.seat, seed, view))
+                    else:
+                        log.extend(req.events)
+                        view = observation_from_pb(req.observation, tuple(log))
                     legal = [Action.parse(a.text) for a in req.legal_actions]  # cached per text
                     choice = bot.decide(view, legal, Clock(req.clock.budget_ms, req.clock.bank_ms))
-                    text = choice.text if isinstance(choice, Action) else str(choice)
+                    if isinstance(choice, Action):
+                        text = choice.text
+                    elif isinstance(choice, str):
+                        text = choice
+                    else:
+                        raise TypeError(
+                            f"{type(bot).__name__}.decide() must return an Action or an action's "
+                            f"text, got {choice!r:.80}"
+                        )
                     reply = bot_pb2.Reply(
                         request_id=req.request_id, match_id=req.match_id, action=text
                     )
-                    await call.write(bot_pb2.BotMessage(reply=reply))
+                    await _send(call, bot_pb2.BotMessage(reply=reply))
                 elif kind == "welcome":
+                    welcomed += 1
+                    playing.add(message.welcome.match_id)
                     bot.on_welcome(message.welcome)
                 elif kind == "game_over":
                     end = message.game_over
                     logs.pop((end.match_id, end.game), None)
                     bot.on_game_over(GameEnd(end.match_id, end.game, end.result))
+                elif kind == "match_over":
+                    over = message.match_over
+                    matches_over += 1
+                    playing.discard(over.match_id)
+                    for key in [k for k in logs if k[0] == over.match_id]:
+                        del logs[key]
+                    bot.on_match_over(over)
                 elif kind == "refused":
-                    raise SystemExit(f"the referee refused the bot: {message.refused.reason}")
+                    raise RefusedError(message.refused.reason)
+                # Any other body (event, or one added later) is not for bots: ignore it.
         except grpc.aio.AioRpcError as exc:
-            if exc.code() not in (grpc.StatusCode.CANCELLED, grpc.StatusCode.UNAVAILABLE):
-                raise
+            what = f"{exc.code().name}: {exc.details() or ''}"
+            if not heard:
+                if exc.code() is grpc.StatusCode.UNAVAILABLE:
+                    raise UnreachableError(
+                        _one_line(f"cannot reach the referee at {address}: {exc.details() or ''}")
+                    ) from None
+                raise StreamError(
+                    _one_line(f"the referee at {address} ended the stream before a Welcome: {what}")
+                ) from None
+            if playing:
+                raise StreamError(
+                    _one_line(
+                        f"the stream to the referee at {address} broke during match "
+                        f"{sorted(playing)[0]}: {what}"
+                    )
+                ) from None
+            if matches_over == 0:
+                raise StreamError(
+                    _one_line(f"the stream to the referee at {address} broke: {what}")
+                ) from None
+            # Broken between matches, after the last one was over: no game is affected.
+            return matches_over
+    if welcomed == 0:
+        raise StreamError(f"the referee at {address} ended the stream without a Welcome or Refused")
+    if playing:
+        raise StreamError(
+            f"the referee at {address} ended the stream in the middle of match {sorted(playing)[0]}"
+        )
+    return matches_over
 
 
-def main_for(bot: Bot) -> None:
-    """Command-line entry point shared by the example bots."""
-    parser = argparse.ArgumentParser(description=f"Bezique Arena bot {bot.name!r}")
-    parser.add_argument("--address", help="referee address (default: $ARENA_ADDRESS)")
-    parser.add_argument("--token", help="seat token (default: $ARENA_TOKEN)")
-    args = parser.parse_args()
+def play(bot: Bot, address: str, token: str) -> int:
+    """One session on one stream, until the referee ends it; the number of matches played.
+
+    Raises :class:`RefusedError`, :class:`UnreachableError` or :class:`StreamError` for the session's
+    failures, and whatever the bot's own code raises (the stream is then dropped, which the referee
+    records for the seat)."""
+    if not address:
+        raise UsageError("no referee address: pass --address HOST:PORT or set ARENA_ADDRESS")
+    if not token:
+        raise UsageError("no token: set ARENA_TOKEN (or pass --token TOKEN)")
+    return asyncio.run(_play(bot, address, token))
+
+
+def parser(bot: Bot) -> argparse.ArgumentParser:
+    """The SDK's command-line options (``--address``, ``--token``), for a bot to extend."""
+    p = argparse.ArgumentParser(
+        prog=os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else bot.name,
+        description=f"Bezique Arena bot {bot.name!r}. The referee address and the seat's token come "
+        "from these options, else from ARENA_ADDRESS and ARENA_TOKEN (a bot the arena launches "
+        "gets its token only from ARENA_TOKEN).",
+    )
+    p.add_argument("--address", help="referee address, HOST:PORT (default: $ARENA_ADDRESS)")
+    p.add_argument("--token", help="the seat's token (default: $ARENA_TOKEN)")
+    return p
+
+
+def run(
+    bot: Bot,
+    address: str | None = None,
+    token: str | None = None,
+    *,
+    argv: Sequence[str] | None = None,
+) -> int:
+    """Play until the referee ends the stream; the number of matches played.
+
+    The address and the token are taken from the arguments, else from the command line
+    (``--address HOST:PORT``, ``--token TOKEN``; ``argv`` defaults to ``sys.argv[1:]``, and options
+    the SDK does not know are left to the bot), else from ``ARENA_ADDRESS`` and ``ARENA_TOKEN``.
+
+    Every failure ends the program (``SystemExit``) with a one-line message on stderr: no address or
+    token (status 2), the referee unreachable, or the stream broken or ended mid-match (3), the token
+    refused, with the referee's reason (4). An exception from the bot's own code prints its traceback
+    and exits with status 1.
+    """
+    if address is None or token is None:
+        given, _ = parser(bot).parse_known_args(sys.argv[1:] if argv is None else list(argv))
+        address = address if address is not None else given.address
+        token = token if token is not None else given.token
+    address = address or os.environ.get("ARENA_ADDRESS", "")
+    token = token or os.environ.get("ARENA_TOKEN", "")
     try:
-        run(bot, args.address, args.token)
+        return play(bot, address, token)
+    except ArenaError as exc:
+        print(f"{bot.name}: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(exc.exit_code) from None
     except KeyboardInterrupt:
-        sys.exit(130)
+        raise SystemExit(130) from None
+    except Exception:
+        traceback.print_exc()
+        print(
+            f"{bot.name}: the bot's own code failed; stopping",
+            file=sys.stderr,
+            flush=True,
+        )
+        raise SystemExit(EXIT_BOT_ERROR) from None
+
+
+def main_for(bot: Bot, argv: Sequence[str] | None = None) -> None:
+    """Command-line entry point shared by the example bots: ``--address``, ``--token``, ``--help``;
+    an unknown option is a usage error (status 2)."""
+    args = parser(bot).parse_args(sys.argv[1:] if argv is None else list(argv))
+    run(bot, args.address or "", args.token or "")  # "": not given, so from the environment

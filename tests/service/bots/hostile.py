@@ -57,12 +57,20 @@ def main() -> None:
             if args.mode == "oversized":
                 huge = "play " + "X" * 2_000_000
                 outgoing.put(
-                    bot_pb2.BotMessage(reply=bot_pb2.Reply(request_id=req.request_id, action=huge))
+                    bot_pb2.BotMessage(
+                        reply=bot_pb2.Reply(
+                            request_id=req.request_id, match_id=req.match_id, action=huge
+                        )
+                    )
                 )
             elif args.mode == "flood":
                 for i in range(5000):
                     outgoing.put(
-                        bot_pb2.BotMessage(reply=bot_pb2.Reply(request_id=10**9 + i, action="done"))
+                        bot_pb2.BotMessage(
+                            reply=bot_pb2.Reply(
+                                request_id=10**9 + i, match_id=req.match_id, action="done"
+                            )
+                        )
                     )
             elif args.mode == "memory":
                 blocks = []

@@ -1,8 +1,10 @@
-"""A bot that writes every message the referee sends it, as JSON lines, to the file named by the
-environment variable ARENA_RECORD_TO, and plays the greedy bot's choice (a seeded random legal action
-one time in four, to vary the games).
+"""A bot that writes every message the referee sends it as a JSON line, and plays the greedy bot's
+choice (a seeded random legal action one time in four, to vary the games). The lines go to the file
+named by the environment variable ARENA_RECORD_TO, or else to its standard output (hence its log when
+the arena launched it, sandboxed), each after the prefix ``RECORD ``.
 
     ARENA_RECORD_TO=seat0.jsonl python recorder.py
+    python recorder.py                             # RECORD {...} lines on stdout
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 import os
 import queue
 import random
+import sys
 from collections.abc import Iterator
+from typing import TextIO
 
 import grpc
 from google.protobuf import json_format
@@ -38,10 +42,13 @@ def main() -> None:
     greedy = GreedyBot()
     rng = random.Random(0)
     logs: dict[int, list[str]] = {}
-    with open(os.environ["ARENA_RECORD_TO"], "w") as out, grpc.insecure_channel(address) as channel:
+    target = os.environ.get("ARENA_RECORD_TO")
+    out: TextIO = open(target, "w") if target else sys.stdout  # noqa: SIM115
+    prefix = "" if target else "RECORD "
+    with out, grpc.insecure_channel(address) as channel:
         try:
             for message in bot_pb2_grpc.BotGatewayStub(channel).Play(messages()):
-                out.write(json_format.MessageToJson(message, indent=None) + "\n")
+                out.write(prefix + json_format.MessageToJson(message, indent=None) + "\n")
                 out.flush()
                 if message.HasField("welcome"):
                     w = message.welcome

@@ -1,0 +1,222 @@
+"""Submission bundles: a bot's files and its manifest, packed as a gzipped tar, stored by content.
+
+A bundle is hostile until proven otherwise. Unpacking refuses, before writing anything: absolute
+paths, ``..`` in a path, links (symbolic or hard), devices and other special files, more files than the
+competition allows, and more bytes than it allows (counted from the archive's headers and checked again
+while writing). What is unpacked is plain files and folders, none of them writable by the bot.
+
+The manifest is ``arena-bot.toml`` at the bundle's root::
+
+    name = "my-bot"                  # letters, digits, . _ - (the bot's name on the leaderboard)
+    version = "1.2"
+    language = "python"              # python or node: the runtime the arena provides
+    build = "{python} -m compileall -q ."   # optional, run once in the sandbox with no network
+    run = "{python} bot.py"          # how to start it; {python}: the arena's Python (grpc and the
+                                     # arena_bot SDK installed); node: Node.js with arena-bot-js
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import re
+import shutil
+import stat
+import tarfile
+import tomllib
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+MANIFEST = "arena-bot.toml"
+LANGUAGES = ("python", "node")
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
+MAX_COMMAND = 1000
+
+
+class BundleError(ValueError):
+    """A bundle that cannot be accepted; the message says what is wrong, for its author."""
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    name: str
+    version: str
+    language: str
+    run: str
+    build: str = ""
+
+
+def parse_manifest(text: str) -> Manifest:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise BundleError(f"{MANIFEST}: not valid TOML: {exc}") from exc
+    unknown = set(data) - {"name", "version", "language", "run", "build"}
+    if unknown:
+        raise BundleError(
+            f"{MANIFEST}: unknown field(s) {', '.join(sorted(unknown))}; expected name, version, "
+            "language, run, build"
+        )
+    out = {}
+    for key in ("name", "version", "language", "run", "build"):
+        value = data.get(key, "")
+        if isinstance(value, int | float) and not isinstance(value, bool) and key == "version":
+            value = str(value)
+        if not isinstance(value, str):
+            raise BundleError(f"{MANIFEST}: {key}: expected a string, got {value!r}")
+        out[key] = value.strip()
+    if not NAME.match(out["name"]):
+        raise BundleError(
+            f"{MANIFEST}: name: expected 1-64 letters, digits, '.', '_' or '-', got {out['name']!r}"
+        )
+    if not VERSION.match(out["version"]):
+        raise BundleError(
+            f"{MANIFEST}: version: expected 1-64 letters, digits, '.', '_', '+' or '-', "
+            f"got {out['version']!r}"
+        )
+    if out["language"] not in LANGUAGES:
+        raise BundleError(
+            f"{MANIFEST}: language: expected one of {', '.join(LANGUAGES)}, got {out['language']!r}"
+        )
+    if not out["run"]:
+        raise BundleError(f"{MANIFEST}: run: missing; the command that starts the bot")
+    for key in ("run", "build"):
+        if len(out[key]) > MAX_COMMAND or "\n" in out[key] or "\0" in out[key]:
+            raise BundleError(
+                f"{MANIFEST}: {key}: expected one line of at most {MAX_COMMAND} characters"
+            )
+        if "{token}" in out[key]:
+            raise BundleError(
+                f"{MANIFEST}: {key}: the token is never put on a command line; the bot reads "
+                "ARENA_TOKEN from its environment"
+            )
+    return Manifest(out["name"], out["version"], out["language"], out["run"], out["build"])
+
+
+def pack(folder: Path, limit_bytes: int) -> bytes:
+    """A folder as a bundle (gzipped tar, names relative to the folder), refusing what unpack would."""
+    if not (folder / MANIFEST).is_file():
+        raise BundleError(f"{folder}: no {MANIFEST} (the manifest: name, version, language, run)")
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for path in sorted(folder.rglob("*")):
+            rel = path.relative_to(folder)
+            if any(part in ("__pycache__", ".git") for part in rel.parts):
+                continue
+            if path.is_symlink():
+                raise BundleError(f"{rel}: a symbolic link; bundles hold plain files only")
+            info = tar.gettarinfo(str(path), arcname=str(rel))
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            info.mtime = 0
+            if info.isfile():
+                with path.open("rb") as f:
+                    tar.addfile(info, f)
+            elif info.isdir():
+                tar.addfile(info)
+            if buf.tell() > limit_bytes:
+                raise BundleError(f"{folder}: over the bundle size limit of {limit_bytes} bytes")
+    return buf.getvalue()
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def unpack(data: bytes, into: Path, max_files: int, max_bytes: int) -> Manifest:
+    """Check a bundle, then unpack it into the new folder ``into``; its manifest."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+            members = tar.getmembers()
+            _check(members, max_files, max_bytes)
+            into.mkdir(parents=True)
+            try:
+                _extract(tar, members, into, max_bytes)
+                text = (into / MANIFEST).read_text(encoding="utf-8", errors="replace")
+                return parse_manifest(text)
+            except BaseException:
+                shutil.rmtree(into, ignore_errors=True)
+                raise
+    except (tarfile.TarError, EOFError, zlib.error) as exc:
+        raise BundleError(f"not a readable tar archive (gzipped or not): {exc}") from exc
+    except OSError as exc:  # e.g. a file and a folder of the same name
+        raise BundleError(f"cannot unpack: {exc.strerror or exc}") from exc
+
+
+def _check(members: list[tarfile.TarInfo], max_files: int, max_bytes: int) -> None:
+    """Refuse, before anything is written, what must never be unpacked."""
+    if len(members) > max_files:
+        raise BundleError(f"{len(members)} entries, over the limit of {max_files} files")
+    total = 0
+    names: set[str] = set()
+    for m in members:
+        name = m.name
+        parts = Path(name).parts
+        if name.startswith("/") or os.path.isabs(name) or ".." in parts or "\\" in name:
+            raise BundleError(f"{name!r}: a path outside the bundle")
+        if not (m.isfile() or m.isdir()):
+            what = "a link" if (m.issym() or m.islnk()) else "a special file"
+            raise BundleError(f"{name!r}: {what}; bundles hold plain files and folders only")
+        normal = os.path.normpath(name)
+        if normal in names and not m.isdir():
+            raise BundleError(f"{name!r}: appears twice")
+        names.add(normal)
+        total += max(m.size, 0)
+        if total > max_bytes:
+            raise BundleError(f"unpacked, over the limit of {max_bytes} bytes")
+    if MANIFEST not in names:
+        raise BundleError(f"no {MANIFEST} at the bundle's root")
+
+
+def _extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], into: Path, limit: int) -> None:
+    """Plain files and folders only (checked), read-only, counting the bytes as they are written."""
+    written = 0
+    for m in members:
+        target = into / os.path.normpath(m.name)
+        if m.isdir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        source = tar.extractfile(m)
+        assert source is not None
+        with target.open("xb") as out:
+            while chunk := source.read(65536):
+                written += len(chunk)
+                if written > limit:
+                    raise BundleError(f"unpacked, over the limit of {limit} bytes")
+                out.write(chunk)
+        mode = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+        if m.mode & 0o111:
+            mode |= stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+        target.chmod(mode)
+    for folder in [into, *(p for p in into.rglob("*") if p.is_dir())]:
+        folder.chmod(0o755)
+
+
+class Store:
+    """Bundles by content: ``<root>/<sha256>.tar.gz`` as received and ``<root>/<sha256>/`` unpacked."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def put(self, data: bytes, max_files: int, max_bytes: int) -> tuple[str, Manifest, Path]:
+        """Store and unpack a bundle (once per content): its digest, manifest and folder."""
+        sha = digest(data)
+        folder = self.root / sha
+        self.root.mkdir(parents=True, exist_ok=True)
+        if folder.is_dir() and (folder / MANIFEST).is_file():
+            manifest = parse_manifest((folder / MANIFEST).read_text(encoding="utf-8"))
+            return sha, manifest, folder
+        shutil.rmtree(folder, ignore_errors=True)  # a half-unpacked folder of a killed server
+        work = self.root / f".{sha}.tmp"
+        shutil.rmtree(work, ignore_errors=True)
+        manifest = unpack(data, work, max_files, max_bytes)
+        (self.root / f"{sha}.tar.gz").write_bytes(data)
+        work.rename(folder)
+        return sha, manifest, folder
+
+    def folder(self, sha: str) -> Path:
+        return self.root / sha

@@ -1,0 +1,141 @@
+"""From a submitted bundle to an entrant in play: store it, build it, check it.
+
+The bundle is stored by content and unpacked (hostile input: see :mod:`.bundles`). Its build command, if
+it has one, runs once in a writable copy of the bundle, confined like a bot (no network, the
+competition's limits) and with a time limit; the result is made read-only and is what the bot runs
+from. Then the conformance check (``arena check-bot``) plays its scripted session against the bot,
+confined the same way. Only a bot that passes enters play; a failing one gets its build or check log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena.bots.conformance import check_bot
+from arena.bots.launcher import LaunchError, bot_environment, resolve_paths, split_command
+from arena.bots.limits import Limits
+from arena.competition.bundles import Manifest
+from arena.sandbox import SandboxError, confine, procs
+
+LOG_LIMIT = 64 * 1024  # bytes of a build's output kept
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    ok: bool
+    reason: str  # one line, for the author and the leaderboard
+    log: str  # the build's and the check's output
+
+
+def runtime_command(manifest: Manifest, folder: Path) -> str:
+    """The command that starts the bot: its ``run`` line with the runtime's placeholders filled and
+    its relative paths made absolute within ``folder``."""
+    return resolve_paths(manifest.run, folder)
+
+
+async def build(
+    manifest: Manifest, source: Path, into: Path, limits: Limits, seconds: int
+) -> Outcome:
+    """Copy the bundle to ``into`` and run its build command there (if any); make it read-only."""
+    shutil.rmtree(into, ignore_errors=True)
+    shutil.copytree(source, into)
+    for path in [into, *into.rglob("*")]:
+        with contextlib.suppress(OSError):
+            path.chmod(path.stat().st_mode | 0o200)
+    log = ""
+    if manifest.build:
+        ok, log = await _run(resolve_paths(manifest.build, into), into, limits, seconds)
+        if not ok:
+            _read_only(into)
+            return Outcome(False, log.splitlines()[-1] if log else "the build failed", log)
+    _read_only(into)
+    return Outcome(True, "", log)
+
+
+async def check(command: str, variant: str, limits: Limits, seconds: int) -> Outcome:
+    """The conformance check of the built bot, confined with the competition's limits; passes when
+    it makes no mistake."""
+    lines: list[str] = []
+    try:
+        report = await asyncio.wait_for(
+            check_bot(command, variant, on_progress=lines.append, limits=limits), timeout=seconds
+        )
+    except TimeoutError:
+        return Outcome(
+            False, f"the conformance check took longer than {seconds} s", "\n".join(lines)
+        )
+    lines.extend(report.lines(per_kind=10))
+    if report.ok:
+        return Outcome(True, "", "\n".join(lines))
+    first = report.mistakes[0]
+    return Outcome(False, f"the conformance check found {len(report.mistakes)} mistake(s): "
+                   f"{first.kind}", "\n".join(lines))  # fmt: skip
+
+
+async def _run(command: str, cwd: Path, limits: Limits, seconds: int) -> tuple[bool, str]:
+    """Run a build command in ``cwd``, confined like a bot (no network, the limits from its first
+    instruction, a uid of its own where the machine allows), with a time limit; every process it
+    started is killed at the end. (ok, output)."""
+    try:
+        argv = split_command(command, "the build")
+        conf = confine(
+            argv, bot_environment(), mode=limits.sandbox, rlimits=limits.rlimits(), workdir=cwd
+        )
+    except (LaunchError, SandboxError) as exc:
+        return False, str(exc)
+    if conf.uid is not None:
+        _own(cwd, conf.uid)
+    out = bytearray()
+    try:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *conf.argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                **conf.spawn_options(),
+            )
+        except OSError as exc:
+            return False, f"the build command cannot start: {exc.strerror or exc}"
+
+        async def drain() -> None:
+            assert proc.stdout is not None
+            while chunk := await proc.stdout.read(65536):
+                if len(out) < LOG_LIMIT:
+                    out.extend(chunk[: LOG_LIMIT - len(out)])
+
+        try:
+            await asyncio.wait_for(asyncio.gather(drain(), proc.wait()), timeout=seconds)
+        except TimeoutError:
+            text = out.decode("utf-8", "replace")
+            return False, text + f"\nthe build took longer than {seconds} s"
+        finally:
+            procs.kill_all(conf.members(proc.pid))
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+    finally:
+        conf.release()
+        if conf.uid is not None:
+            _own(cwd, os.getuid())
+    text = out.decode("utf-8", "replace")
+    if proc.returncode != 0:
+        return False, text + f"\nthe build command exited with code {proc.returncode}"
+    return True, text
+
+
+def _own(folder: Path, uid: int) -> None:
+    for path in [folder, *folder.rglob("*")]:
+        with contextlib.suppress(OSError):
+            os.lchown(path, uid, uid)
+
+
+def _read_only(folder: Path) -> None:
+    for path in [folder, *folder.rglob("*")]:
+        with contextlib.suppress(OSError):
+            path.chmod(path.stat().st_mode & ~0o222)

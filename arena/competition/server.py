@@ -1,0 +1,422 @@
+"""A standing competition: the submission service, the matchmaker and the referee, until stopped.
+
+On start it registers the competition in the ledger (or finds it again: it resumes after a crash),
+takes its lease, forgets the games planned but never recorded, and builds the matchmaker's pool from the
+active submissions and the competition's board. Then:
+
+- authors submit bundles over gRPC (:mod:`.service`); each is stored, built and checked in the
+  background (:mod:`.intake`) and enters play when it passes; a new version replaces the old one;
+- the matchmaker pairs the entrant that needs games most (:mod:`.matchmaker`) and plays the pairing's
+  deal once per seat rotation, one game at a time, ``games_at_once`` pairings at a time;
+- every game is recorded in one ledger transaction through a worker thread (never on the loop that
+  times the bots) and rated in pairing order on the competition's board;
+- a bot that causes more than ``max_error_rate`` of its recent games to fail is suspended, with the
+  reason shown to its author;
+- the organiser's commands (pause, suspend, withdraw...) write the ledger; the server reads them every
+  few seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena.competition import bundles, intake
+from arena.competition.matchmaker import Candidate, Pool
+from arena.competition.spec import CompetitionSpec
+from arena.ledger import Ledger, LedgerError
+from arena.ledger import competitions as store
+from arena.ledger.leases import RENEW_SECONDS
+from arena.service.server import create_server
+from arena.tournament.games import GamePlayer, Rules
+from arena.tournament.schedule import ScheduledGame, arrangements, deal_seed
+from arena.tournament.stalls import StallWatch
+from arena.tournament.worker import LedgerWorker
+
+log = logging.getLogger("arena.competition")
+
+REFRESH_SECONDS = 2.0  # how often the organiser's changes in the ledger are read
+INTAKES_AT_ONCE = 2  # submissions built and checked at the same time
+MIN_GAMES_JUDGED = 3  # games an entrant plays before its error rate can suspend it
+
+
+class SubmissionError(Exception):
+    """A submission refused; the message is for its author."""
+
+
+@dataclass(slots=True)
+class Entry:
+    """An entrant in play: its submission and how to start it."""
+
+    submission: store.Submission
+    command: str  # "" for a remote entrant
+
+
+class CompetitionServer:
+    def __init__(
+        self,
+        spec: CompetitionSpec,
+        ledger: Ledger,
+        data_dir: Path,
+        logs_dir: Path | None = None,
+        on_event: Callable[[str], None] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.ledger = ledger
+        self.store = store.Competitions(ledger)
+        data_dir = data_dir.resolve()  # bound into sandboxes by its full path
+        self.bundles = bundles.Store(data_dir / "bundles")
+        self.builds = data_dir / "builds"
+        self.logs_dir = logs_dir
+        self.say = on_event or (lambda text: None)
+        self.pool = Pool()
+        self.entries: dict[int, Entry] = {}  # by entrant id
+        self.candidates: dict[int, Candidate] = {}  # the matchmaker's view of each entrant
+        self.remote_tokens: dict[str, str] = {}  # a remote entrant's token hash: its bot name
+        self.played: dict[int, int] = {}  # games planned for each entrant
+        self.paused = False
+        self.running = 0
+        self.order = 0  # the next planned game's order
+        self._wake = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._background: list[asyncio.Task[None]] = []
+        self.bots_address = ""
+        self.submissions_address = ""
+        self._stopping = asyncio.Event()
+        self._intakes = asyncio.Semaphore(INTAKES_AT_ONCE)
+        self.fatal: Exception | None = None
+
+    # ------------------------------------------------------------------ life
+
+    async def start(self) -> None:
+        spec = self.spec
+        self.db = LedgerWorker("competition-ledger")
+        entry = await self.db.call(self.ledger.register, spec, None, "competition")
+        self.cid, self.deal_key = entry.id, entry.deal_key
+        await self.db.call(self.ledger.take_lease, self.cid)
+        forgotten = await self.db.call(self.store.unplan_unplayed, self.cid)
+        if forgotten:
+            self.say(f"forgot {forgotten} game(s) planned but never played before the last stop")
+        self.order = await self.db.call(self.store.next_ord, self.cid)
+        self.rng = random.Random(f"{(self.deal_key or b'').hex()}:{self.order}")
+        # The bots' listener serves the bot gateway alone: no admin, no spectating.
+        self.referee, _, self.manager = await create_server(
+            spec.server.bots, logs_dir=self.logs_dir, limits=spec.limits
+        )
+        self.manager.idle_per_kind = 0
+        self.manager.lobby = self._lobby
+        self.manager.on_lobby = self._lobby_changed
+        self.bots_address = self.manager.address
+        self.watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
+        self.watch.start()
+        rules = Rules(
+            spec.variant, spec.options, spec.time_control, spec.policies, spec.limits, 1,
+            self.deal_key,
+        )  # fmt: skip
+        self.player = GamePlayer(self.manager, rules, self.watch)
+        from arena.competition.service import serve_submissions
+
+        self.submissions, self.submissions_address = await serve_submissions(self)
+        await self._refresh()
+        for sub in await self.db.call(
+            self.store.submissions, self.cid, None, (store.BUILDING, store.CHECKING)
+        ):
+            if sub.kind == "bundle":
+                self._spawn(self._intake(sub))  # interrupted by the last stop: done again
+        self._background = [
+            asyncio.create_task(self._matchmake()),
+            asyncio.create_task(self._refresher()),
+            asyncio.create_task(self._renew_lease()),
+        ]
+
+    async def stop(self) -> None:
+        for task in [*self._background, *self._tasks]:
+            task.cancel()
+        await asyncio.gather(*self._background, *self._tasks, return_exceptions=True)
+        await self.watch.stop()
+        await self.manager.close()
+        await self.referee.stop(0)
+        await self.submissions.stop(0)
+        with contextlib.suppress(Exception):
+            # The games cut short are forgotten now rather than at the next start.
+            await asyncio.wait_for(self.db.call(self.store.unplan_unplayed, self.cid), 5.0)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.db.call(self.ledger.release_lease, self.cid), 2.0)
+        self.db.close()
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            exc = task.exception()
+            self.say(f"error: {exc}")
+            if isinstance(exc, LedgerError):
+                self.fatal = exc
+                self._stopping.set()
+
+    async def wait(self) -> None:
+        """Until a fatal error (the ledger cannot be written); it is raised."""
+        await self._stopping.wait()
+        if self.fatal is not None:
+            raise self.fatal
+
+    async def _renew_lease(self) -> None:
+        while True:
+            await asyncio.sleep(RENEW_SECONDS)
+            await self.db.call(self.ledger.renew_lease, self.cid)
+
+    # ------------------------------------------------------------------ submissions
+
+    async def submit(self, author: store.Author, data: bytes) -> store.Submission:
+        caps = self.spec.submissions
+        if len(data) > caps.max_bundle_mb * 1024 * 1024:
+            raise SubmissionError(
+                f"the bundle is {len(data)} bytes, over the limit of {caps.max_bundle_mb} MB"
+            )
+        try:
+            sha, manifest, _ = await asyncio.to_thread(
+                self.bundles.put, data, caps.max_files, caps.max_unpacked_mb * 1024 * 1024
+            )
+        except bundles.BundleError as exc:
+            raise SubmissionError(f"bundle refused: {exc}") from exc
+        try:
+            sid, _ = await self.db.call(
+                self.store.submit, self.cid, author.id, manifest.name, manifest.version,
+                manifest.language, bundle=sha, run=manifest.run, build=manifest.build,
+            )  # fmt: skip
+        except LedgerError as exc:
+            raise SubmissionError(str(exc).split(": ", 1)[-1]) from exc
+        sub = await self.db.call(self.store.submission, sid)
+        self.say(f"{author.name} submitted {sub.bot} {sub.version}")
+        self._spawn(self._intake(sub))
+        return sub
+
+    async def register_remote(
+        self, author: store.Author, bot: str, version: str, language: str
+    ) -> tuple[store.Submission, str]:
+        for what, value, pattern in (
+            ("bot", bot, bundles.NAME),
+            ("version", version, bundles.VERSION),
+        ):
+            if not pattern.match(value):
+                raise SubmissionError(f"{what}: letters, digits, '.', '_', '-', got {value!r}")
+        try:
+            sid, token = await self.db.call(
+                self.store.submit, self.cid, author.id, bot, version, language[:32] or "remote"
+            )
+            await self.db.call(self.store.activate, sid, f"remote:{author.id}:{bot}")
+        except LedgerError as exc:
+            raise SubmissionError(str(exc).split(": ", 1)[-1]) from exc
+        await self._refresh()
+        return await self.db.call(self.store.submission, sid), token
+
+    async def withdraw(self, author: store.Author, bot: str) -> int:
+        subs = await self.db.call(
+            self.store.submissions, self.cid, author.id,
+            (store.ACTIVE, store.SUSPENDED, store.BUILDING, store.CHECKING),
+        )  # fmt: skip
+        mine = [s for s in subs if s.bot == bot]
+        for s in mine:
+            await self.db.call(
+                self.store.set_status, s.id, store.WITHDRAWN, "withdrawn by its author"
+            )
+        await self._refresh()
+        return len(mine)
+
+    async def _intake(self, sub: store.Submission) -> None:
+        async with self._intakes:
+            await self._build_and_check(sub)
+
+    async def _build_and_check(self, sub: store.Submission) -> None:
+        caps = self.spec.submissions
+        manifest = bundles.Manifest(sub.bot, sub.version, sub.language, sub.run, sub.build)
+        built = self.builds / str(sub.id)
+        await self.db.call(self.store.set_status, sub.id, store.BUILDING)
+        result = await intake.build(
+            manifest, self.bundles.folder(sub.bundle), built, self.spec.limits, caps.build_seconds
+        )
+        if not result.ok:
+            await self.db.call(
+                self.store.set_status, sub.id, store.FAILED, result.reason, result.log
+            )
+            self.say(f"{sub.bot} {sub.version}: the build failed")
+            return
+        await self.db.call(self.store.set_status, sub.id, store.CHECKING, "", result.log)
+        command = intake.runtime_command(manifest, built)
+        checked = await intake.check(
+            command, self.spec.variant, self.spec.limits, caps.check_seconds
+        )
+        log_text = "\n".join(t for t in (result.log, checked.log) if t)
+        if not checked.ok:
+            await self.db.call(
+                self.store.set_status, sub.id, store.FAILED, checked.reason, log_text
+            )
+            self.say(f"{sub.bot} {sub.version}: the conformance check failed")
+            return
+        await self.db.call(self.store.set_status, sub.id, store.CHECKING, "", log_text)
+        await self.db.call(self.store.activate, sub.id, f"bundle:{sub.bundle}:{sub.run}")
+        self.say(f"{sub.bot} {sub.version} is in play")
+        await self._refresh()
+
+    # ------------------------------------------------------------------ the pool
+
+    async def _refresher(self) -> None:
+        while True:
+            await asyncio.sleep(REFRESH_SECONDS)
+            await self._refresh()
+
+    async def _refresh(self) -> None:
+        """Bring the pool up to the ledger: active entrants in, the others out; ratings; pause."""
+        self.paused = await self.db.call(self.store.paused, self.cid)
+        active = await self.db.call(self.store.submissions, self.cid, None, (store.ACTIVE,))
+        standings = await self.db.call(self.store.standings, self.cid)
+        tokens = await self.db.call(self.store.remote_tokens, self.cid)
+        self.remote_tokens = {digest: name for digest, name in tokens}
+        keep: set[int] = set()
+        for sub in active:
+            if sub.entrant_id is None:
+                continue
+            entrant = sub.entrant_id
+            keep.add(entrant)
+            if entrant not in self.entries:
+                command = ""  # a remote entrant plays from its own machine
+                if sub.kind == "bundle":
+                    manifest = bundles.Manifest(
+                        sub.bot, sub.version, sub.language, sub.run, sub.build
+                    )
+                    command = intake.runtime_command(manifest, self.builds / str(sub.id))
+                self.entries[entrant] = Entry(sub, command)
+            mu, sigma, games, last = standings.get(entrant, (25.0, 25.0 / 3, 0, -1))
+            self.played[entrant] = max(self.played.get(entrant, 0), games)
+            old = self.candidates.get(entrant)
+            self.candidates[entrant] = Candidate(
+                entrant, sub.author_id, mu, sigma, self.played[entrant],
+                max(last, old.last if old else -1), sub.bot,
+            )  # fmt: skip
+            self._sync(entrant)
+        for entrant in list(self.entries):
+            if entrant not in keep:
+                self.pool.remove(entrant)
+                del self.entries[entrant]
+                self.candidates.pop(entrant, None)
+        self._wake.set()
+
+    def _sync(self, entrant: int) -> None:
+        """Pool membership: a bundle entrant while it is active; a remote one while it also waits,
+        connected, in the lobby."""
+        entry = self.entries.get(entrant)
+        candidate = self.candidates.get(entrant)
+        if entry is None or candidate is None:
+            return
+        if entry.command or self.manager.waiting(entry.submission.bot):
+            self.pool.put(candidate)
+        else:
+            self.pool.remove(entrant)
+
+    def _lobby(self, token: str) -> str | None:
+        """The remote entrant whose token this is (the bot gateway asks when a token opens no
+        seat)."""
+        return self.remote_tokens.get(store.hash_token(token))
+
+    def _lobby_changed(self, name: str) -> None:
+        for entrant, entry in self.entries.items():
+            if entry.submission.bot == name and not entry.command:
+                self._sync(entrant)
+        self._wake.set()
+
+    # ------------------------------------------------------------------ play
+
+    def _rotations(self) -> int:
+        return len(arrangements(self.spec, tuple(f"p{i}" for i in range(self.spec.players))))
+
+    async def _matchmake(self) -> None:
+        mm = self.spec.matchmaking
+        while True:
+            if self.paused or self.running >= mm.games_at_once:
+                await self._sleep(mm.pause_seconds)
+                continue
+            game = self.pool.pick(self.spec.players, mm.opponent_window, self.rng)
+            if game is None:
+                await self._sleep(mm.pause_seconds)
+                continue
+            names = tuple(c.name for c in game)
+            pairing = self.order
+            seed = deal_seed(self.spec.seed, 0, pairing, 0)
+            seatings = arrangements(self.spec, names)
+            remote = [c for c in game if not self.entries[c.entrant].command]
+            # A remote bot keeps its memory from one game to the next: it would know the cards when
+            # the deal came round again with the seats rotated. Its games are single deals.
+            if not mm.duplicate or remote:
+                seatings = [seatings[pairing % len(seatings)]]
+            games = []
+            for rot, seats in enumerate(seatings):
+                key = f"c{self.order:09d}-s{rot}"
+                games.append(ScheduledGame(key, self.order, 0, pairing, 0, rot, seed, seats, names))
+                self.order += 1
+            await self.db.call(self.ledger.plan, self.cid, games)
+            for c in game:
+                self.played[c.entrant] = self.played.get(c.entrant, 0) + len(games)
+                self.candidates[c.entrant] = Candidate(
+                    c.entrant, c.author, c.mu, c.sigma, self.played[c.entrant], self.order, c.name
+                )
+                self.pool.put(self.candidates[c.entrant])
+            for c in remote:
+                self.pool.remove(c.entrant)  # back when it waits in the lobby again
+            commands = {c.name: self.entries[c.entrant].command for c in game}
+            ids = {c.name: c.entrant for c in game}
+            self.running += 1
+            self._spawn(self._play(games, commands, ids))
+
+    async def _sleep(self, seconds: float) -> None:
+        self._wake.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), timeout=seconds)
+
+    async def _play(
+        self, games: list[ScheduledGame], commands: dict[str, str], ids: dict[str, int]
+    ) -> None:
+        try:
+            for game in games:
+                played = await self.player.play(game, commands)
+                if played.record is None:
+                    self.say(f"{game.key}: the arena could not play it: {played.error}")
+                    await self.db.call(self.store.unplan_unplayed, self.cid, (game.key,))
+                    continue
+                await self.db.call(
+                    self.ledger.record_game, self.cid, self.spec.variant, game, ids, played.record
+                )
+                self.say(f"{game.key}: {' v '.join(ids)}: {played.outcome}")
+                g = played.record["games"][0]
+                if g["outcome"] != "normal" and g["culprit"] >= 0:
+                    for name in game.seats[g["culprit"]]:
+                        await self._judge(ids[name])
+        finally:
+            self.running -= 1
+            await self._refresh()
+
+    async def _judge(self, entrant: int) -> None:
+        """Suspend an entrant that caused too many of its recent games to fail."""
+        mm = self.spec.matchmaking
+        caused, total = await self.db.call(self.store.failures, self.cid, entrant, mm.error_window)
+        if total < min(MIN_GAMES_JUDGED, mm.error_window) or caused / total <= mm.max_error_rate:
+            return
+        entry = self.entries.get(entrant)
+        if entry is None:
+            return
+        reason = (
+            f"suspended: it caused {caused} of its last {total} games to fail "
+            f"(the limit is {mm.max_error_rate:.0%}); see arena compete games for the details"
+        )
+        await self.db.call(self.store.set_status, entry.submission.id, store.SUSPENDED, reason)
+        self.say(f"{entry.submission.bot} {entry.submission.version} {reason}")
+        self.pool.remove(entrant)

@@ -1,0 +1,217 @@
+"""Competition files (``competitions/*.toml``): a standing competition's rules, limits, matchmaking and
+submission settings, validated like tournament files (every problem at once, naming file and field).
+
+    name = "Example Ladder"
+    variant = "two-handed"
+    seed = 0                      # public seed of the deals (they also depend on the ledger's secret)
+
+    [options]                     # the variant's options
+    [time_control]                # as in tournament files
+    [policies]
+    [limits]                      # per bot process, and the sandbox mode
+
+    [matchmaking]
+    games_at_once = 2             # games played at the same time
+    duplicate = true              # each pairing's deal is played once per seat rotation
+    opponent_window = 4           # opponents are drawn from this many entrants nearest in mu
+    max_error_rate = 0.5          # a bot that caused more of its recent games' failures is suspended
+    error_window = 10             # ... counting its last this many games
+    pause_seconds = 1.0           # how long the matchmaker waits when nobody can be paired
+
+    [submissions]
+    max_bundle_mb = 20            # a bundle's size, packed
+    max_unpacked_mb = 100         # ... and unpacked
+    max_files = 2000
+    build_seconds = 300           # the build command's time limit (no network)
+    check_seconds = 180           # the conformance check's time limit
+
+    [server]
+    submissions = "127.0.0.1:50061"   # the submission service (authors, organisers)
+    bots = "127.0.0.1:50062"          # where remote entrants dial in
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import pydantic
+from pydantic import BaseModel, Field
+
+from arena.bots.limits import Limits
+from arena.game import VARIANT_NAMES, Variant, VariantError, variant
+from arena.referee import Policies, TimeControl
+from arena.tournament.files import (
+    STRICT,
+    LimitsModel,
+    PoliciesModel,
+    Text,
+    TimeControlModel,
+    checked,
+    describe_errors,
+    read_toml,
+    to_policies,
+)
+
+
+class CompetitionFileError(ValueError):
+    """A competition file that cannot be used; one line per problem, naming the file and the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class Matchmaking:
+    games_at_once: int = 2
+    duplicate: bool = True
+    opponent_window: int = 4
+    max_error_rate: float = 0.5
+    error_window: int = 10
+    pause_seconds: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Submissions:
+    max_bundle_mb: int = 20
+    max_unpacked_mb: int = 100
+    max_files: int = 2000
+    build_seconds: int = 300
+    check_seconds: int = 180
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    submissions: str = "127.0.0.1:50061"
+    bots: str = "127.0.0.1:50062"
+
+
+@dataclass(frozen=True, slots=True)
+class CompetitionSpec:
+    name: str
+    variant: str
+    options: tuple[tuple[str, str], ...] = ()
+    seed: int = 0
+    time_control: TimeControl = field(default_factory=TimeControl)
+    policies: Policies = field(default_factory=Policies)
+    limits: Limits = field(default_factory=Limits)
+    matchmaking: Matchmaking = field(default_factory=Matchmaking)
+    submissions: Submissions = field(default_factory=Submissions)
+    server: ServerSettings = field(default_factory=ServerSettings)
+    source: str = ""
+
+    def build_variant(self) -> Variant:
+        return variant(self.variant, **dict(self.options))
+
+    @property
+    def players(self) -> int:
+        """Players in one game (a consultation seat counts each of its players)."""
+        v = self.build_variant()
+        return sum(v.team_size(s) for s in range(v.seats))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The competition's identity in the ledger: what its games depend on. Matchmaking, submission
+        and server settings may change between runs without starting a new competition."""
+        return {
+            "kind": "competition",
+            "name": self.name,
+            "variant": self.variant,
+            "options": dict(self.options),
+            "seed": self.seed,
+            "time_control": asdict(self.time_control),
+            "policies": {
+                **{k: v.value for k, v in asdict(self.policies).items() if k != "max_strikes"},
+                "max_strikes": self.policies.max_strikes,
+            },
+            "limits": asdict(self.limits),
+        }
+
+    @property
+    def identity(self) -> str:
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()
+
+
+_MM, _SUB, _SRV = Matchmaking(), Submissions(), ServerSettings()
+
+
+class MatchmakingModel(BaseModel):
+    model_config = STRICT
+    games_at_once: Annotated[int, Field(ge=1, le=256)] = _MM.games_at_once
+    duplicate: bool = _MM.duplicate
+    opponent_window: Annotated[int, Field(ge=1, le=1000)] = _MM.opponent_window
+    max_error_rate: Annotated[float, Field(gt=0, le=1)] = _MM.max_error_rate
+    error_window: Annotated[int, Field(ge=1, le=10_000)] = _MM.error_window
+    pause_seconds: Annotated[float, Field(gt=0, le=3600)] = _MM.pause_seconds
+
+
+class SubmissionsModel(BaseModel):
+    model_config = STRICT
+    max_bundle_mb: Annotated[int, Field(ge=1, le=4096)] = _SUB.max_bundle_mb
+    max_unpacked_mb: Annotated[int, Field(ge=1, le=16384)] = _SUB.max_unpacked_mb
+    max_files: Annotated[int, Field(ge=1, le=1_000_000)] = _SUB.max_files
+    build_seconds: Annotated[int, Field(ge=1, le=86400)] = _SUB.build_seconds
+    check_seconds: Annotated[int, Field(ge=10, le=86400)] = _SUB.check_seconds
+
+
+class ServerModel(BaseModel):
+    model_config = STRICT
+    submissions: Text = _SRV.submissions
+    bots: Text = _SRV.bots
+
+
+class CompetitionModel(BaseModel):
+    """A competition file."""
+
+    model_config = STRICT
+    name: Text
+    variant: Literal[VARIANT_NAMES] = "two-handed"  # type: ignore[valid-type]
+    options: dict[str, str] = {}
+    seed: Annotated[int, Field(ge=0, lt=2**63)] = 0
+    time_control: TimeControlModel = TimeControlModel()
+    policies: PoliciesModel = PoliciesModel()
+    limits: LimitsModel = LimitsModel()
+    matchmaking: MatchmakingModel = MatchmakingModel()
+    submissions: SubmissionsModel = SubmissionsModel()
+    server: ServerModel = ServerModel()
+
+
+def json_schema() -> dict[str, Any]:
+    schema = CompetitionModel.model_json_schema()
+    schema["title"] = "Bezique Arena competition file"
+    return schema
+
+
+def load(path: str | Path) -> CompetitionSpec:
+    """Read and validate a competition file."""
+    return parse(read_toml(path, CompetitionFileError), str(path))
+
+
+def parse(data: dict[str, Any], source: str = "<competition>") -> CompetitionSpec:
+    try:
+        m = CompetitionModel.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise CompetitionFileError(describe_errors(exc, CompetitionModel, source)) from None
+    problems: list[tuple[str, str]] = []
+    try:
+        v: Variant | None = variant(m.variant, **m.options)
+    except VariantError as exc:
+        problems.append(("options", str(exc)))
+        v = None
+    if m.server.submissions == m.server.bots and not m.server.bots.endswith(":0"):
+        problems.append(("server.bots", "the bots' address must differ from the submissions'"))
+    time_control, limits = checked(problems, m.time_control, m.limits)
+    if problems or v is None or time_control is None or limits is None:
+        raise CompetitionFileError("\n".join(f"{source}: {k}: {msg}" for k, msg in problems))
+    return CompetitionSpec(
+        name=m.name,
+        variant=m.variant,
+        options=v.options,
+        seed=m.seed,
+        time_control=time_control,
+        policies=to_policies(m.policies),
+        limits=limits,
+        matchmaking=Matchmaking(**m.matchmaking.model_dump()),
+        submissions=Submissions(**m.submissions.model_dump()),
+        server=ServerSettings(**m.server.model_dump()),
+        source=source,
+    )

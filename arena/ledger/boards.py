@@ -1,0 +1,197 @@
+"""Leaderboards: TrueSkill ratings per board, updated game by game in the ledger's rating order.
+
+Every game of a tournament counts on two boards: its tournament's own, and the pooled board of its
+variant, which gathers every tournament of that variant. A standing competition's game counts on the
+competition's board only. All follow one sequence (``games.rating_seq``): a tournament's
+games are rated in its schedule's order, so each board is a pure function of the games and can be
+rebuilt exactly.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from arena.rating import Rating, initial, rate_game
+
+TOURNAMENT = "tournament"
+POOLED = "pooled"
+COMPETITION = "competition"
+
+Current = Callable[[int, int], tuple[Rating, int]]  # (board, entrant) -> (rating, games)
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    board: int
+    entrant: int
+    before: Rating
+    after: Rating
+    games: int
+
+
+def board_id(
+    conn: sqlite3.Connection, kind: str, name: str, variant: str, tournament_id: int | None
+) -> int:
+    """The board's id, made on first use (inside the caller's transaction)."""
+    row = conn.execute("SELECT id FROM boards WHERE kind = ? AND name = ?", (kind, name)).fetchone()
+    if row is not None:
+        return int(row[0])
+    cur = conn.execute(
+        "INSERT INTO boards (kind, name, variant, tournament_id) VALUES (?, ?, ?, ?)",
+        (kind, name, variant, tournament_id),
+    )
+    return int(cur.lastrowid or 0)
+
+
+def boards_of_game(conn: sqlite3.Connection, game_id: int) -> list[int]:
+    """The boards a game counts on: its tournament's and its variant's pooled board, or its
+    competition's."""
+    tid, tname, kind, variant = conn.execute(
+        "SELECT t.id, t.name, t.kind, g.variant FROM games g "
+        "JOIN tournaments t ON t.id = g.tournament_id WHERE g.id = ?",
+        (game_id,),
+    ).fetchone()
+    return [board_id(conn, k, n, v, t) for k, n, v, t in _boards(tid, tname, kind, variant)]
+
+
+def _boards(tid: int, name: str, kind: str, variant: str) -> list[tuple[str, str, str, int | None]]:
+    if kind == COMPETITION:
+        return [(COMPETITION, name, variant, tid)]
+    return [(TOURNAMENT, name, variant, tid), (POOLED, variant, variant, None)]
+
+
+def stored(conn: sqlite3.Connection) -> Current:
+    def current(board: int, entrant: int) -> tuple[Rating, int]:
+        row = conn.execute(
+            "SELECT mu, sigma, games FROM ratings WHERE board_id = ? AND entrant_id = ?",
+            (board, entrant),
+        ).fetchone()
+        if row is None:
+            return initial(), 0
+        return Rating(row[0], row[1]), int(row[2])
+
+    return current
+
+
+def rate_seats(
+    seats: Sequence[tuple[int, int, int]], boards: Iterable[int], current: Current
+) -> list[Update]:
+    """TrueSkill update of one game, from its (side, place, entrant) rows, on each board."""
+    teams: dict[int, list[int]] = {}
+    places: dict[int, int] = {}
+    for side, place, entrant in seats:
+        teams.setdefault(side, []).append(entrant)
+        places[side] = place
+    order = sorted(teams)
+    out = []
+    for board in boards:
+        before = {e: current(board, e) for side in order for e in teams[side]}
+        new = rate_game(
+            [[before[e][0] for e in teams[s]] for s in order], [places[s] for s in order]
+        )
+        for side, ratings in zip(order, new, strict=True):
+            for entrant, r in zip(teams[side], ratings, strict=True):
+                old, games = before[entrant]
+                out.append(Update(board, entrant, old, r, games + 1))
+    return out
+
+
+def write(conn: sqlite3.Connection, game_id: int, updates: Sequence[Update]) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO ratings VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (u.board, u.entrant, u.after.mu, u.after.sigma, u.after.exposed, u.games)
+            for u in updates
+        ],
+    )
+    conn.executemany(
+        "INSERT OR REPLACE INTO rating_history VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (u.board, game_id, u.entrant, u.before.mu, u.before.sigma, u.after.mu, u.after.sigma)
+            for u in updates
+        ],
+    )
+
+
+def seats_of(conn: sqlite3.Connection, game_id: int) -> list[tuple[int, int, int]]:
+    return [
+        (int(r[0]), int(r[1]), int(r[2]))
+        for r in conn.execute(
+            "SELECT side, place, entrant_id FROM game_seats WHERE game_id = ? "
+            "ORDER BY side, seat, member",
+            (game_id,),
+        )
+    ]
+
+
+def rate(conn: sqlite3.Connection, game_id: int) -> None:
+    """Rate one game on its boards from the stored ratings, and write the result."""
+    write(
+        conn,
+        game_id,
+        rate_seats(seats_of(conn, game_id), boards_of_game(conn, game_id), stored(conn)),
+    )
+
+
+def rebuild(conn: sqlite3.Connection) -> float:
+    """Recompute every board from the rated games in rating order; rewrite them (inside the caller's
+    transaction) and return the largest difference from the numbers stored before (0.0 when the ledger
+    was consistent)."""
+    before = {
+        (r[0], r[1]): (r[2], r[3])
+        for r in conn.execute("SELECT board_id, entrant_id, mu, sigma FROM ratings")
+    }
+    seats: dict[int, list[tuple[int, int, int]]] = {}
+    for game_id, side, place, entrant in conn.execute(
+        "SELECT s.game_id, s.side, s.place, s.entrant_id FROM game_seats s "
+        "JOIN games g ON g.id = s.game_id WHERE g.rating_seq IS NOT NULL "
+        "ORDER BY s.game_id, s.side, s.seat, s.member"
+    ):
+        seats.setdefault(game_id, []).append((side, place, entrant))
+    games = conn.execute(
+        "SELECT g.id, g.variant, t.id, t.name, t.kind FROM games g "
+        "JOIN tournaments t ON t.id = g.tournament_id "
+        "WHERE g.rating_seq IS NOT NULL ORDER BY g.rating_seq"
+    ).fetchall()
+    boards: dict[tuple[str, str], int] = {}
+
+    def board(kind: str, name: str, variant: str, tid: int | None) -> int:
+        if (kind, name) not in boards:
+            boards[(kind, name)] = board_id(conn, kind, name, variant, tid)
+        return boards[(kind, name)]
+
+    current: dict[tuple[int, int], tuple[Rating, int]] = {}
+    history = []
+    for game_id, variant, tid, tname, kind in games:
+        on = [board(*b) for b in _boards(tid, tname, kind, variant)]
+        updates = rate_seats(
+            seats.get(game_id, []), on, lambda b, e: current.get((b, e), (initial(), 0))
+        )
+        for u in updates:
+            current[(u.board, u.entrant)] = (u.after, u.games)
+            history.append(
+                (
+                    u.board,
+                    game_id,
+                    u.entrant,
+                    u.before.mu,
+                    u.before.sigma,
+                    u.after.mu,
+                    u.after.sigma,
+                )
+            )
+    conn.execute("DELETE FROM ratings")
+    conn.execute("DELETE FROM rating_history")
+    conn.executemany(
+        "INSERT INTO ratings VALUES (?, ?, ?, ?, ?, ?)",
+        [(b, e, r.mu, r.sigma, r.exposed, n) for (b, e), (r, n) in current.items()],
+    )
+    conn.executemany("INSERT INTO rating_history VALUES (?, ?, ?, ?, ?, ?, ?)", history)
+    diff = 0.0 if set(before) == set(current) else float("inf")
+    for key, (mu, sigma) in before.items():
+        if key in current:
+            r = current[key][0]
+            diff = max(diff, abs(r.mu - mu), abs(r.sigma - sigma))
+    return diff

@@ -1,0 +1,399 @@
+"""A standing competition's records in the ledger: its authors, their submissions, its pause switch,
+and what its matchmaker needs to know of its entrants.
+
+A competition is a row of ``tournaments`` of kind ``competition``: its games are planned one pairing at
+a time (``planned_games``, in a growing order) and rated in that order on the competition's own board,
+like a tournament's. Authors' and remote entrants' tokens are stored as SHA-256 hashes only: a token is
+shown once, when it is made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from arena.ledger.boards import COMPETITION
+from arena.ledger.db import Ledger, _now
+from arena.ledger.errors import LedgerError
+from arena.ledger.errors import guarded as _guarded
+from arena.rating import initial as rating_initial
+from arena.tournament.spec import Entrant
+
+# Submission statuses.
+BUILDING = "building"
+CHECKING = "checking"
+ACTIVE = "active"
+FAILED = "failed"
+SUSPENDED = "suspended"
+WITHDRAWN = "withdrawn"
+REPLACED = "replaced"
+STATUSES = (BUILDING, CHECKING, ACTIVE, FAILED, SUSPENDED, WITHDRAWN, REPLACED)
+MAX_LOG = 64 * 1024  # characters of build and check log kept per submission
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+@dataclass(frozen=True, slots=True)
+class Author:
+    id: int
+    name: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class BoardLine:
+    rank: int
+    bot: str
+    version: str
+    author: str
+    exposed: float
+    mu: float
+    sigma: float
+    games: int
+    status: str
+    entrant_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    id: int
+    author_id: int
+    author: str
+    bot: str
+    version: str
+    language: str
+    kind: str  # "bundle" or "remote"
+    bundle: str  # the bundle's content hash
+    run: str
+    build: str
+    entrant_id: int | None
+    status: str
+    reason: str
+    submitted_at: str
+    updated_at: str
+
+
+_SUBMISSION = (
+    "SELECT s.id, s.author_id, a.name, s.bot, s.version, s.language, s.kind, s.bundle, s.run, s.build, "
+    "s.entrant_id, s.status, s.reason, s.submitted_at, s.updated_at FROM submissions s "
+    "JOIN authors a ON a.id = s.author_id"
+)
+
+
+class Competitions:
+    """The competition tables of one ledger (its connection, its transactions)."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.conn = ledger.conn
+        self.path = ledger.path
+
+    # ------------------------------------------------------------------ authors
+
+    @_guarded
+    def add_author(self, competition_id: int, name: str) -> str:
+        """A new author; returns the author's token (shown once: only its hash is kept)."""
+        name = name.strip()
+        if not name or len(name) > 64 or any(ch in name for ch in "\n\r\0"):
+            raise LedgerError(f"{self.path}: an author's name is 1-64 characters on one line")
+        token = new_token()
+        with self.ledger.transaction():
+            if self.conn.execute(
+                "SELECT 1 FROM authors WHERE competition_id = ? AND name = ?",
+                (competition_id, name),
+            ).fetchone():
+                raise LedgerError(f"{self.path}: there is already an author named {name!r}")
+            self.conn.execute(
+                "INSERT INTO authors (competition_id, name, token_hash, created_at) VALUES (?, ?, ?, ?)",
+                (competition_id, name, hash_token(token), _now()),
+            )
+        return token
+
+    @_guarded
+    def author_of(self, competition_id: int, token: str) -> Author | None:
+        row = self.conn.execute(
+            "SELECT id, name, created_at FROM authors WHERE competition_id = ? AND token_hash = ?",
+            (competition_id, hash_token(token)),
+        ).fetchone()
+        return Author(*row) if row else None
+
+    @_guarded
+    def authors(self, competition_id: int) -> list[Author]:
+        rows = self.conn.execute(
+            "SELECT id, name, created_at FROM authors WHERE competition_id = ? ORDER BY id",
+            (competition_id,),
+        )
+        return [Author(*r) for r in rows]
+
+    # ------------------------------------------------------------------ submissions
+
+    @_guarded
+    def submit(
+        self,
+        competition_id: int,
+        author_id: int,
+        bot: str,
+        version: str,
+        language: str,
+        *,
+        bundle: str = "",
+        run: str = "",
+        build: str = "",
+    ) -> tuple[int, str]:
+        """Record a new submission (a bundle, or a remote entrant when no bundle is given): its id, and
+        for a remote entrant the token it dials in with (else ""). A bot's name belongs to the author
+        who first submitted it; a version is submitted once."""
+        token = "" if bundle else new_token()
+        with self.ledger.transaction():
+            owner = self.conn.execute(
+                "SELECT a.name, s.author_id FROM submissions s JOIN authors a ON a.id = s.author_id "
+                "WHERE s.competition_id = ? AND s.bot = ? LIMIT 1",
+                (competition_id, bot),
+            ).fetchone()
+            if owner is not None and owner[1] != author_id:
+                raise LedgerError(f"the bot name {bot!r} belongs to another author ({owner[0]})")
+            earlier = self.conn.execute(
+                "SELECT id, status FROM submissions WHERE competition_id = ? AND bot = ? "
+                "AND version = ?",
+                (competition_id, bot, version),
+            ).fetchone()
+            now = _now()
+            if earlier is not None and earlier[1] == FAILED and bundle:
+                # A version that failed its build or check never played: submitted again (fixed),
+                # it is built and checked afresh under the same number.
+                self.conn.execute(
+                    "UPDATE submissions SET language = ?, bundle = ?, run = ?, build = ?, status = ?, "
+                    "reason = '', log = '', submitted_at = ?, updated_at = ? WHERE id = ?",
+                    (language, bundle, run, build, BUILDING, now, now, earlier[0]),
+                )
+                return int(earlier[0]), ""
+            if earlier is not None:
+                raise LedgerError(
+                    f"{bot} version {version} was submitted already: give a new version"
+                )
+            cur = self.conn.execute(
+                "INSERT INTO submissions (competition_id, author_id, bot, version, language, kind, "
+                "bundle, run, build, token_hash, status, submitted_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (competition_id, author_id, bot, version, language,
+                 "bundle" if bundle else "remote", bundle, run, build,
+                 hash_token(token) if token else None, BUILDING if bundle else CHECKING, now, now),
+            )  # fmt: skip
+        return int(cur.lastrowid or 0), token
+
+    @_guarded
+    def set_status(
+        self, submission_id: int, status: str, reason: str = "", log: str | None = None
+    ) -> None:
+        if status not in STATUSES:
+            raise ValueError(f"unknown status {status!r}")
+        with self.ledger.transaction():
+            self.conn.execute(
+                "UPDATE submissions SET status = ?, reason = ?, updated_at = ?, "
+                "log = CASE WHEN ? IS NULL THEN log ELSE ? END WHERE id = ?",
+                (status, reason[:500], _now(), log, _cap(log), submission_id),
+            )
+
+    @_guarded
+    def activate(self, submission_id: int, command: str) -> int:
+        """The submission plays from now on, as a new entrant (``command`` identifies its program);
+        the bot's earlier active or suspended version is replaced. Returns the entrant's id."""
+        with self.ledger.transaction():
+            sub = self._one(submission_id)
+            digest = Entrant(sub.bot, command, version=sub.version).command_hash
+            self.conn.execute(
+                "INSERT OR IGNORE INTO entrants (name, command, command_hash, language, version, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (sub.bot, command, digest, sub.language, sub.version, _now()),
+            )  # fmt: skip
+            entrant = int(
+                self.conn.execute(
+                    "SELECT id FROM entrants WHERE name = ? AND command_hash = ?",
+                    (sub.bot, digest),
+                ).fetchone()[0]
+            )
+            self.conn.execute(
+                "UPDATE submissions SET status = ?, reason = ?, updated_at = ? "
+                "WHERE competition_id = (SELECT competition_id FROM submissions WHERE id = ?) "
+                "AND bot = ? AND id != ? AND status IN (?, ?, ?, ?)",
+                (REPLACED, f"replaced by version {sub.version}", _now(), submission_id, sub.bot,
+                 submission_id, ACTIVE, SUSPENDED, BUILDING, CHECKING),
+            )  # fmt: skip
+            self.conn.execute(
+                "UPDATE submissions SET status = ?, reason = '', entrant_id = ?, updated_at = ? "
+                "WHERE id = ?",
+                (ACTIVE, entrant, _now(), submission_id),
+            )
+        return entrant
+
+    def _one(self, submission_id: int) -> Submission:
+        row = self.conn.execute(f"{_SUBMISSION} WHERE s.id = ?", (submission_id,)).fetchone()
+        if row is None:
+            raise LedgerError(f"{self.path}: no submission {submission_id}")
+        return Submission(*row)
+
+    @_guarded
+    def submission(self, submission_id: int) -> Submission:
+        return self._one(submission_id)
+
+    @_guarded
+    def submissions(
+        self, competition_id: int, author_id: int | None = None, statuses: tuple[str, ...] = ()
+    ) -> list[Submission]:
+        where = ["s.competition_id = ?"]
+        args: list[Any] = [competition_id]
+        if author_id is not None:
+            where.append("s.author_id = ?")
+            args.append(author_id)
+        if statuses:
+            where.append(f"s.status IN ({', '.join('?' * len(statuses))})")
+            args.extend(statuses)
+        rows = self.conn.execute(f"{_SUBMISSION} WHERE {' AND '.join(where)} ORDER BY s.id", args)
+        return [Submission(*r) for r in rows]
+
+    @_guarded
+    def log(self, submission_id: int) -> str:
+        row = self.conn.execute("SELECT log FROM submissions WHERE id = ?", (submission_id,))
+        found = row.fetchone()
+        if found is None:
+            raise LedgerError(f"{self.path}: no submission {submission_id}")
+        return str(found[0])
+
+    @_guarded
+    def remote_submission(self, competition_id: int, token: str) -> Submission | None:
+        row = self.conn.execute(
+            f"{_SUBMISSION} WHERE s.competition_id = ? AND s.token_hash = ?",
+            (competition_id, hash_token(token)),
+        ).fetchone()
+        return Submission(*row) if row else None
+
+    @_guarded
+    def board(self, competition_id: int) -> list[BoardLine]:
+        """The competition's leaderboard by mu - 3 sigma: every version that has played or is in
+        play, with its author and status (an entrant in play with no game yet has the initial
+        rating)."""
+        rows = self.conn.execute(
+            "SELECT s.bot, s.version, a.name, r.exposed, r.mu, r.sigma, coalesce(r.games, 0), "
+            "s.status, s.entrant_id FROM submissions s JOIN authors a ON a.id = s.author_id "
+            "LEFT JOIN boards b ON b.kind = ? AND b.tournament_id = s.competition_id "
+            "LEFT JOIN ratings r ON r.board_id = b.id AND r.entrant_id = s.entrant_id "
+            "WHERE s.competition_id = ? AND s.entrant_id IS NOT NULL "
+            "AND (r.entrant_id IS NOT NULL OR s.status = ?)",
+            (COMPETITION, competition_id, ACTIVE),
+        ).fetchall()
+        initial = rating_initial()
+        lines = [
+            (
+                bot,
+                version,
+                author,
+                exposed if exposed is not None else initial.exposed,
+                mu if mu is not None else initial.mu,
+                sigma if sigma is not None else initial.sigma,
+                int(games),
+                status,
+                int(entrant),
+            )
+            for bot, version, author, exposed, mu, sigma, games, status, entrant in rows
+        ]
+        lines.sort(key=lambda t: (-t[3], t[0], t[1]))
+        return [BoardLine(i, *line) for i, line in enumerate(lines, start=1)]
+
+    @_guarded
+    def remote_tokens(self, competition_id: int) -> list[tuple[str, str]]:
+        """(token hash, bot name) of every active remote entrant."""
+        return [
+            (str(r[0]), str(r[1]))
+            for r in self.conn.execute(
+                "SELECT token_hash, bot FROM submissions WHERE competition_id = ? AND kind = 'remote' "
+                "AND status = ? AND token_hash IS NOT NULL",
+                (competition_id, ACTIVE),
+            )
+        ]
+
+    # ------------------------------------------------------------------ matchmaking
+
+    @_guarded
+    def paused(self, competition_id: int) -> bool:
+        row = self.conn.execute(
+            "SELECT paused FROM competition_state WHERE competition_id = ?", (competition_id,)
+        ).fetchone()
+        return bool(row and row[0])
+
+    @_guarded
+    def set_paused(self, competition_id: int, paused: bool) -> None:
+        with self.ledger.transaction():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO competition_state VALUES (?, ?, ?)",
+                (competition_id, int(paused), _now()),
+            )
+
+    @_guarded
+    def standings(self, competition_id: int) -> dict[int, tuple[float, float, int, int]]:
+        """Per entrant on the competition's board: (mu, sigma, games, order of its last game)."""
+        last = {
+            int(r[0]): int(r[1])
+            for r in self.conn.execute(
+                "SELECT s.entrant_id, max(g.ord) FROM games g JOIN game_seats s ON s.game_id = g.id "
+                "WHERE g.tournament_id = ? GROUP BY s.entrant_id",
+                (competition_id,),
+            )
+        }
+        out = {}
+        for entrant, mu, sigma, games in self.conn.execute(
+            "SELECT r.entrant_id, r.mu, r.sigma, r.games FROM ratings r JOIN boards b "
+            "ON b.id = r.board_id WHERE b.kind = ? AND b.tournament_id = ?",
+            (COMPETITION, competition_id),
+        ):
+            out[int(entrant)] = (float(mu), float(sigma), int(games), last.get(int(entrant), -1))
+        return out
+
+    @_guarded
+    def failures(self, competition_id: int, entrant_id: int, window: int) -> tuple[int, int]:
+        """Of the entrant's last ``window`` games: how many it caused to fail, and how many there were."""
+        rows = self.conn.execute(
+            "SELECT g.outcome, g.culprit, s.seat FROM games g JOIN game_seats s ON s.game_id = g.id "
+            "WHERE g.tournament_id = ? AND s.entrant_id = ? ORDER BY g.ord DESC LIMIT ?",
+            (competition_id, entrant_id, window),
+        ).fetchall()
+        caused = sum(
+            1 for outcome, culprit, seat in rows if outcome != "normal" and culprit == seat
+        )
+        return caused, len(rows)
+
+    @_guarded
+    def next_ord(self, competition_id: int) -> int:
+        row = self.conn.execute(
+            "SELECT coalesce(max(ord), -1) FROM planned_games WHERE tournament_id = ?",
+            (competition_id,),
+        ).fetchone()
+        return int(row[0]) + 1
+
+    @_guarded
+    def unplan_unplayed(self, competition_id: int, keys: tuple[str, ...] = ()) -> int:
+        """Forget planned games that were never recorded (all of them, or these keys): a competition
+        that stopped mid-game pairs afresh, and the games after them can be rated."""
+        where = f"AND key IN ({', '.join('?' * len(keys))})" if keys else ""
+        with self.ledger.transaction():
+            cur = self.conn.execute(
+                "DELETE FROM planned_games WHERE tournament_id = ? AND NOT EXISTS "
+                "(SELECT 1 FROM games g WHERE g.tournament_id = planned_games.tournament_id "
+                f"AND g.key = planned_games.key) {where}",
+                (competition_id, *keys),
+            )
+            self.ledger._rate_ready(competition_id)
+        return int(cur.rowcount)
+
+
+def _cap(log: str | None) -> str | None:
+    if log is None or len(log) <= MAX_LOG:
+        return log
+    return log[: MAX_LOG // 2] + "\n[... cut ...]\n" + log[-MAX_LOG // 2 :]

@@ -1,0 +1,184 @@
+"""The ledger's read side: tournaments, boards, leaderboards, games and their records."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+import sqlite_utils
+
+from arena.ledger import boards, records
+from arena.ledger.errors import LedgerError
+from arena.ledger.errors import guarded as _guarded
+
+
+@dataclass(frozen=True, slots=True)
+class BoardRow:
+    entrant: str
+    version: str
+    variant: str
+    mu: float
+    sigma: float
+    exposed: float
+    games: int
+    entrant_id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class BoardInfo:
+    id: int
+    kind: str  # "tournament", "pooled" or "competition"
+    name: str
+    variant: str
+    entrants: int
+    games: int
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentInfo:
+    id: int
+    name: str
+    variant: str
+    source: str
+    created_at: str
+    finished_at: str | None
+    planned: int
+    played: int
+    failures: int
+    voided: int
+    kind: str = "tournament"
+
+
+class Queries:
+    """Read-only queries, shared by :class:`arena.ledger.Ledger`."""
+
+    path: str
+    conn: sqlite3.Connection
+    db: sqlite_utils.Database
+
+    @_guarded
+    def find_tournament(self, name_or_id: str) -> TournamentInfo:
+        """A tournament by its name (or its id), or a LedgerError listing the names there are."""
+        for t in self.tournaments():
+            if t.name == name_or_id or str(t.id) == name_or_id:
+                return t
+        names = ", ".join(repr(t.name) for t in self.tournaments()) or "none yet"
+        raise LedgerError(f"{self.path}: no tournament {name_or_id!r} (tournaments: {names})")
+
+    @_guarded
+    def finished(self, name: str) -> bool:
+        """Whether the tournament of this name has played every planned game (False: unknown)."""
+        row = self.conn.execute(
+            "SELECT finished_at FROM tournaments WHERE name = ?", (name,)
+        ).fetchone()
+        return row is not None and row[0] is not None
+
+    @_guarded
+    def tournaments(self) -> list[TournamentInfo]:
+        rows = self.conn.execute(
+            "SELECT t.id, t.name, t.variant, t.source, t.created_at, t.finished_at, "
+            "(SELECT count(*) FROM planned_games p WHERE p.tournament_id = t.id), "
+            "(SELECT count(*) FROM games g WHERE g.tournament_id = t.id), "
+            "(SELECT count(*) FROM games g WHERE g.tournament_id = t.id AND g.outcome != 'normal'), "
+            "(SELECT count(*) FROM voided_games v WHERE v.tournament_id = t.id), t.kind "
+            "FROM tournaments t ORDER BY t.id"
+        ).fetchall()
+        return [TournamentInfo(*r) for r in rows]
+
+    @_guarded
+    def board(self, kind: str, name: str) -> BoardInfo | None:
+        for b in self.boards():
+            if b.kind == kind and b.name == name:
+                return b
+        return None
+
+    @_guarded
+    def boards(self) -> list[BoardInfo]:
+        rows = self.conn.execute(
+            "SELECT b.id, b.kind, b.name, b.variant, count(r.entrant_id), "
+            "coalesce(sum(r.games), 0) FROM boards b LEFT JOIN ratings r ON r.board_id = b.id "
+            "GROUP BY b.id ORDER BY b.kind, b.id"
+        ).fetchall()
+        return [BoardInfo(*r) for r in rows]
+
+    @_guarded
+    def leaderboard(
+        self, variant: str | None = None, *, tournament: str | None = None
+    ) -> list[BoardRow]:
+        """A board by mu - 3 sigma: a tournament's own, or (given a variant) the pooled board of every
+        tournament of that variant."""
+        if (variant is None) == (tournament is None):
+            raise ValueError("give a variant (the pooled board) or a tournament's name")
+        kind, name = (
+            (boards.TOURNAMENT, tournament) if tournament is not None else (boards.POOLED, variant)
+        )
+        rows = self.conn.execute(
+            "SELECT e.name, e.version, b.variant, r.mu, r.sigma, r.exposed, r.games, e.id "
+            "FROM ratings r JOIN boards b ON b.id = r.board_id JOIN entrants e ON e.id = r.entrant_id "
+            "WHERE b.kind = ? AND b.name = ? ORDER BY r.exposed DESC, e.name, e.version",
+            (kind, name),
+        ).fetchall()
+        return [BoardRow(*r) for r in rows]
+
+    @_guarded
+    def variants(self) -> list[str]:
+        """Variants with a pooled board."""
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT DISTINCT b.name FROM boards b JOIN ratings r ON r.board_id = b.id "
+                "WHERE b.kind = ? ORDER BY b.name",
+                (boards.POOLED,),
+            )
+        ]
+
+    @_guarded
+    def games(
+        self, tournament_id: int | None = None, limit: int = 50, outcome: str | None = None
+    ) -> list[dict[str, Any]]:
+        where: list[str] = []
+        args: list[Any] = []
+        if tournament_id is not None:
+            where.append("g.tournament_id = ?")
+            args.append(tournament_id)
+        if outcome is not None:
+            where.append("g.outcome = ?")
+            args.append(outcome)
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        rows = self.db.query(
+            "SELECT g.id, t.name AS tournament, g.key, g.variant, g.outcome, g.detail, g.finished_at, "
+            "(SELECT group_concat(e.name || ':' || s.score, ' ') FROM game_seats s "
+            " JOIN entrants e ON e.id = s.entrant_id WHERE s.game_id = g.id) AS players "
+            f"FROM games g JOIN tournaments t ON t.id = g.tournament_id {clause} "
+            "ORDER BY g.id DESC LIMIT ?",
+            [*args, limit],
+        )
+        return list(rows)
+
+    @_guarded
+    def game_record(self, game_id: int) -> dict[str, Any]:
+        row = self.conn.execute(
+            "SELECT encoding, record FROM game_records WHERE game_id = ?", (game_id,)
+        ).fetchone()
+        if row is None:
+            raise LedgerError(f"{self.path}: no game {game_id}")
+        try:
+            return records.decode(row[0], row[1])
+        except records.RecordError as exc:
+            raise LedgerError(f"{self.path}: game {game_id}: {exc}") from exc
+
+    @_guarded
+    def seat_rows(self, tournament_id: int) -> list[dict[str, Any]]:
+        """Every seat of every game of a tournament, with the game's key parts, for summaries."""
+        return list(
+            self.db.query(
+                "SELECT g.id AS game_id, g.key, g.pairing, g.deal, g.rotation, g.outcome, g.culprit, "
+                "s.seat, s.side, s.place, s.score, e.name AS entrant FROM games g "
+                "JOIN game_seats s ON s.game_id = g.id JOIN entrants e ON e.id = s.entrant_id "
+                "WHERE g.tournament_id = ? ORDER BY g.ord, s.seat, s.member",
+                [tournament_id],
+            )
+        )
+
+    # ------------------------------------------------------------------ rebuild

@@ -1,0 +1,396 @@
+"""Confining one bot process: the probe of what this machine can do, and the command that runs a bot
+under it.
+
+Isolated (bubblewrap) — each bot process in its own user, PID, IPC, mount, UTS and network namespaces,
+in a session of its own (no terminal to write to), seeing only what :mod:`arena.sandbox.mounts` shows,
+unable to make further user namespaces. When the arena runs as root the mounts are made by a privileged
+bubblewrap (so that a runtime under a private folder such as ``/root`` can be shown), which then drops
+to a uid of the pool (:mod:`arena.sandbox.uids`) with no capabilities and ``no_new_privs``, and an
+unprivileged bubblewrap makes the bot's user namespace and its home. Otherwise one unprivileged
+bubblewrap does it all under the arena's own uid.
+
+Light (``none``, or ``auto`` where isolation is unavailable) — the bot runs as the arena's user in its
+own process group, in a working folder of its own, with the environment scrubbed; it can see the
+machine as that user can.
+
+In both, the resource limits are set by an exec wrapper (util-linux ``prlimit``) before the bot's first
+instruction, so that a child it forks at once is bound too (the arena cannot run Python between fork
+and exec: it has gRPC threads), and the bot dies with the arena: bubblewrap's ``--die-with-parent``
+(its PID namespace takes every descendant with it), or in light mode a parent-death signal set by
+``setpriv --pdeathsig`` (a small Python wrapper does both jobs where util-linux is missing).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena.sandbox import mounts, procs, runtime, uids
+from arena.scratch import run_dir, scratch_dir
+
+MODES = ("auto", "required", "none", "bubblewrap")  # bubblewrap: the old name of required
+ISOLATING = ("required", "bubblewrap")
+
+
+class SandboxError(Exception):
+    """A bot cannot be confined as asked; the message says why."""
+
+
+class SandboxUnavailable(SandboxError):
+    """Isolation was required, and this machine cannot provide it (the message names what is
+    missing)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """Which mode will really run for a requested one, and why."""
+
+    requested: str
+    isolated: bool
+    reason: str
+    own_uids: bool = False  # each bot under a uid of its own (the arena runs as root)
+
+    @property
+    def mode(self) -> str:
+        return "bubblewrap" if self.isolated else "light"
+
+    def describe(self) -> str:
+        """One line for the user, before the first game."""
+        if self.isolated:
+            who = "under a uid of its own" if self.own_uids else "under this user's uid"
+            return (
+                "sandbox: bubblewrap: each bot in its own user, PID, IPC, mount and network "
+                f"namespaces, {who}, seeing only its runtime and its own folder"
+            )
+        if self.requested == "none":
+            return (
+                "sandbox: light (--sandbox none): bots run as this user and can read what it can; "
+                "use it only for bots you trust"
+            )
+        return (
+            f"warning: sandbox: light, because {self.reason}: bots run as this user and can read "
+            "what it can; use it only for bots you trust"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Rlimits:
+    """Resource limits as the kernel takes them (0: none)."""
+
+    address_space: int = 0  # bytes
+    cpu_seconds: int = 0
+    processes: int = 0
+    file_size: int = 0  # bytes
+    open_files: int = 0
+    home_bytes: int = 256 * 1024 * 1024  # the writable space of an isolated bot (0: no limit)
+
+    def prlimit_args(self) -> list[str]:
+        out = []
+        for flag, which, value in (
+            ("--as", resource.RLIMIT_AS, self.address_space),
+            ("--cpu", resource.RLIMIT_CPU, self.cpu_seconds),
+            ("--nproc", resource.RLIMIT_NPROC, self.processes),
+            ("--fsize", resource.RLIMIT_FSIZE, self.file_size),
+            ("--nofile", resource.RLIMIT_NOFILE, self.open_files),
+        ):
+            if value > 0:
+                out.append(f"{flag}={_lowered(which, value)}")
+        return out
+
+    def values(self) -> list[int]:
+        return [
+            _lowered(which, value) if value > 0 else 0
+            for which, value in (
+                (resource.RLIMIT_AS, self.address_space),
+                (resource.RLIMIT_CPU, self.cpu_seconds),
+                (resource.RLIMIT_NPROC, self.processes),
+                (resource.RLIMIT_FSIZE, self.file_size),
+                (resource.RLIMIT_NOFILE, self.open_files),
+            )
+        ]
+
+
+def _lowered(which: int, value: int) -> int:
+    """A limit never above the arena's own hard limit (raising it would fail)."""
+    _soft, hard = resource.getrlimit(which)
+    return value if hard == resource.RLIM_INFINITY else min(value, hard)
+
+
+# ------------------------------------------------------------------------------------- the probe
+
+_probed: dict[int, tuple[bool, str]] = {}
+_probe_lock = threading.Lock()
+
+
+def probe(requested: str = "auto") -> Probe:
+    """What ``requested`` (one of :data:`MODES`) will run as on this machine, and why. The first call
+    tries a sandbox once (about 50 ms); later calls reuse the answer."""
+    if requested not in MODES:
+        raise ValueError(f"sandbox must be one of {', '.join(MODES)}, got {requested!r}")
+    if requested == "none":
+        return Probe(requested, False, "chosen explicitly")
+    with _probe_lock:
+        key = os.geteuid()
+        if key not in _probed:
+            _probed[key] = _try_isolation()
+        works, reason = _probed[key]
+    return Probe(requested, works, reason, own_uids=works and os.geteuid() == 0)
+
+
+def require(requested: str) -> Probe:
+    """The probe, raising :class:`SandboxUnavailable` when isolation is required and missing."""
+    found = probe(requested)
+    if requested in ISOLATING and not found.isolated:
+        raise SandboxUnavailable(
+            f"sandbox = {requested!r} needs bubblewrap isolation, which is unavailable: {found.reason}"
+        )
+    return found
+
+
+def _try_isolation() -> tuple[bool, str]:
+    if not sys.platform.startswith("linux"):
+        return False, f"bubblewrap isolation needs Linux (this is {sys.platform})"
+    missing = [t for t in _tools_needed() if shutil.which(t) is None]
+    if missing:
+        package = {"bwrap": "bubblewrap", "prlimit": "util-linux", "setpriv": "util-linux"}
+        names = ", ".join(f"{t} (Debian package: {package[t]})" for t in missing)
+        return False, f"not installed: {names}"
+    true = shutil.which("true") or "/bin/true"
+    lease = None
+    try:
+        if os.geteuid() == 0:
+            lease = uids.lease()
+        layout = mounts.Mounts()
+        layout.layout(Rlimits().home_bytes, None if lease else Rlimits().home_bytes)
+        argv = _isolated_argv([true], Rlimits(), lease.uid if lease else None, layout)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd="/")
+    except (OSError, subprocess.SubprocessError, uids.UidPoolError) as exc:
+        return False, f"bubblewrap could not start: {exc}"
+    finally:
+        if lease is not None:
+            lease.release()
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        return False, f"bubblewrap cannot make its namespaces here ({why})"
+    return True, "bubblewrap works"
+
+
+def _tools_needed() -> tuple[str, ...]:
+    return ("bwrap", "prlimit", "setpriv") if os.geteuid() == 0 else ("bwrap", "prlimit")
+
+
+# ------------------------------------------------------------------------------------- confinement
+
+
+@dataclass(frozen=True, slots=True)
+class Referee:
+    """Where a bot finds the referee: TCP (light mode) and a Unix socket (any mode)."""
+
+    tcp: str = ""  # HOST:PORT
+    socket: str = ""  # a Unix socket's path
+
+
+class Confinement:
+    """One bot process's sandbox, from its launch to its end: the command to execute (wrappers
+    included), its environment and working folder, how to find its processes, and what to release."""
+
+    def __init__(
+        self,
+        probe: Probe,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str,
+        address: str,
+        workdir: Path | None,
+        lease: uids.UidLease | None,
+    ) -> None:
+        self.probe = probe
+        self.argv = argv
+        self.env = env
+        self.cwd = cwd
+        self.address = address  # what the bot is told (ARENA_ADDRESS)
+        self.workdir = workdir  # light mode: its folder on this machine (removed on release)
+        self._lease = lease
+        self.uid = lease.uid if lease is not None else None  # its uid (kept after release)
+        self._namespace: str | None = None
+
+    @property
+    def isolated(self) -> bool:
+        return self.probe.isolated
+
+    def spawn_options(self) -> dict[str, Any]:
+        """Keyword arguments for ``subprocess``/``asyncio`` to start :attr:`argv` with. Isolated: a
+        session of its own (no controlling terminal). Light: a process group of its own (a new session
+        would put it in a scheduler autogroup of its own, which makes every round trip dearer)."""
+        if self.isolated:
+            return {"env": self.env, "cwd": self.cwd, "start_new_session": True}
+        return {"env": self.env, "cwd": self.cwd, "process_group": 0}
+
+    def members(self, leader: int, marker: tuple[str, str] | None = None) -> set[int]:
+        """The bot's processes now, the leader (the process the arena started) included. Isolated:
+        every process of its PID namespace; light: its process group and the processes carrying its
+        environment marker."""
+        found = {leader} if procs.alive(leader) else set()
+        if self.isolated:
+            namespace = self._pid_namespace(leader)
+            if namespace is not None:
+                found.update(procs.in_namespace(namespace))
+            return found
+        found.update(procs.in_group(leader))
+        if marker is not None:
+            found.update(procs.with_marker(*marker))
+        return found
+
+    @property
+    def namespace(self) -> str | None:
+        """Its PID namespace, once :meth:`members` has found it (isolated)."""
+        return self._namespace
+
+    def _pid_namespace(self, leader: int) -> str | None:
+        """The namespace of the bot's processes: that of the leader's child (bubblewrap's init)."""
+        if self._namespace is None:
+            own = procs.pid_namespace(os.getpid())
+            for child in procs.children(leader):
+                ns = procs.pid_namespace(child)
+                if ns is not None and ns != own:
+                    self._namespace = ns
+                    break
+        return self._namespace
+
+    def release(self) -> None:
+        """Give back the uid (killing whatever still runs under it) and remove the working folder."""
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def confine(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    mode: str = "auto",
+    rlimits: Rlimits | None = None,
+    referee: Referee | None = None,
+    hide: Sequence[Path] = (),
+    workdir: Path | None = None,
+) -> Confinement:
+    """The confinement of a bot started by ``argv`` (``{address}`` in it is replaced by the address
+    the bot is to dial) with the environment ``env`` (already scrubbed by the caller; HOME, TMPDIR and
+    ARENA_ADDRESS are set here). ``hide``: paths never shown to an isolated bot even inside a folder it
+    may see. ``workdir``: a folder the process works in and may write (a submission's build, which
+    talks to no referee); the caller makes it writable by :attr:`Confinement.uid`. Raises
+    :class:`SandboxUnavailable` when ``mode`` requires isolation and there is none,
+    :class:`SandboxError` when the bot cannot be confined."""
+    found = require(mode)
+    limits = rlimits or Rlimits()
+    referee = referee or Referee()
+    env = dict(env)
+    if not found.isolated:
+        return _light(found, argv, env, limits, referee, workdir)
+    if not referee.socket and workdir is None:
+        raise SandboxError("an isolated bot reaches the referee only through its Unix socket")
+    argv = [a.replace("{address}", mounts.SOCKET_ADDRESS) for a in argv]
+    env.update(HOME=mounts.HOME, TMPDIR=mounts.HOME, ARENA_ADDRESS=mounts.SOCKET_ADDRESS)
+    try:
+        lease = uids.lease() if os.geteuid() == 0 else None
+    except uids.UidPoolError as exc:
+        raise SandboxError(str(exc)) from exc
+    try:
+        shown = mounts.Mounts([*hide, run_dir()])
+        # Under its own uid its home is made by the unprivileged bubblewrap (owned by that uid).
+        shown.layout(limits.home_bytes, None if lease else limits.home_bytes)
+        shown.show(runtime.runtime_folders(env) + runtime.command_folders(argv, env))
+        if referee.socket:
+            shown.bind(referee.socket, mounts.SOCKET)
+        if workdir is not None:
+            workdir = workdir.resolve()
+            shown.bind(str(workdir), str(workdir))
+        chdir = str(workdir) if workdir is not None else mounts.HOME
+        full = _isolated_argv(argv, limits, lease.uid if lease else None, shown, chdir)
+    except BaseException:
+        if lease is not None:
+            lease.release()
+        raise
+    return Confinement(found, full, env, "/", mounts.SOCKET_ADDRESS, None, lease)
+
+
+def _isolated_argv(
+    argv: Sequence[str],
+    limits: Rlimits,
+    uid: int | None,
+    shown: mounts.Mounts,
+    chdir: str = mounts.HOME,
+) -> list[str]:
+    bwrap = shutil.which("bwrap") or "bwrap"
+    prlimit = [shutil.which("prlimit") or "prlimit", *limits.prlimit_args(), "--"]
+    home = ["--size", str(limits.home_bytes)] if limits.home_bytes else []
+    namespaces = [
+        "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+        "--die-with-parent", "--hostname", "bot",
+    ]  # fmt: skip
+    if uid is None:
+        # One unprivileged bubblewrap, under the arena's own uid.
+        return [
+            *prlimit, bwrap, *namespaces, "--unshare-user", "--disable-userns", *shown.args,
+            "--chdir", chdir, "--", *argv,
+        ]  # fmt: skip
+    # Root: the mounts are made with root's rights (a runtime under a private folder can be shown),
+    # then the bot's uid, without capabilities, makes its own user namespace and its home.
+    drop = [
+        shutil.which("setpriv") or "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+        "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
+    ]  # fmt: skip
+    inner = [
+        bwrap, "--unshare-user", "--disable-userns", "--die-with-parent", "--dev-bind", "/", "/",
+        *home, "--tmpfs", mounts.HOME, "--chdir", chdir, "--",
+    ]  # fmt: skip
+    return [bwrap, *namespaces, *shown.args, "--chdir", "/", "--", *drop, *prlimit, *inner, *argv]
+
+
+# A stand-in for setpriv and prlimit where util-linux is missing: limits and the parent-death signal
+# set before the bot's program is executed.
+_WRAPPER = """
+import ctypes, os, resource, signal, sys
+parent = int(sys.argv[1])
+for which, value in zip((resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_NPROC,
+                         resource.RLIMIT_FSIZE, resource.RLIMIT_NOFILE), map(int, sys.argv[2].split(","))):
+    if value > 0:
+        resource.setrlimit(which, (value, value))
+ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+if os.getppid() != parent:
+    os._exit(1)  # the arena died before the signal was armed
+os.execvp(sys.argv[3], sys.argv[3:])
+"""
+
+
+def _light(
+    found: Probe,
+    argv: Sequence[str],
+    env: dict[str, str],
+    limits: Rlimits,
+    referee: Referee,
+    given: Path | None = None,
+) -> Confinement:
+    address = referee.tcp or (f"unix:{referee.socket}" if referee.socket else "")
+    argv = [a.replace("{address}", address) for a in argv]
+    workdir = given or scratch_dir("bot-")
+    env.update(HOME=str(workdir), TMPDIR=str(workdir), ARENA_ADDRESS=address)
+    setpriv, prlimit = shutil.which("setpriv"), shutil.which("prlimit")
+    if setpriv and prlimit:
+        wrapped = [setpriv, "--pdeathsig", "KILL", "--", prlimit, *limits.prlimit_args(), "--"]
+    else:
+        values = ",".join(map(str, limits.values()))
+        wrapped = [sys.executable, "-S", "-c", _WRAPPER, str(os.getpid()), values]
+    # A given folder is the caller's to remove; a scratch folder goes with the confinement.
+    owned = None if given is not None else workdir
+    return Confinement(found, [*wrapped, *argv], env, str(workdir), address, owned, None)

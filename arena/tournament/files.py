@@ -1,0 +1,195 @@
+"""What tournament and competition files share: TOML reading, the pydantic models of their common
+tables, and error messages in the words of the arena ("file: field: expected ..."), every problem of a
+file at once."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from arena.bots.limits import Limits
+from arena.referee import FailurePolicy, Policies, TimeControl
+
+
+def read_toml(path: str | Path, error: type[ValueError]) -> dict[str, Any]:
+    """A TOML file's data, or ``error`` naming the file and what is wrong with it."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise error(f"{p}: cannot read the file: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise error(f"{p}: not UTF-8 text (byte {exc.start}): save it as UTF-8") from exc
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{p}: not valid TOML: {exc}") from exc
+
+
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+Count = Annotated[int, Field(ge=0)]
+PolicyName = Literal["forfeit", "random-action"]
+
+STRICT = ConfigDict(extra="forbid", strict=True)
+
+
+class TimeControlModel(BaseModel):
+    model_config = STRICT
+    budget_ms: Count = TimeControl().budget_ms
+    bank_ms: Count = TimeControl().bank_ms
+    grace_ms: Count = TimeControl().grace_ms
+
+
+class PoliciesModel(BaseModel):
+    model_config = STRICT
+    on_timeout: PolicyName = "forfeit"
+    on_illegal_action: PolicyName = "forfeit"
+    on_crash: PolicyName = "forfeit"
+    on_protocol_error: PolicyName = "forfeit"
+    max_strikes: Count = Policies().max_strikes
+
+
+def _limits_model() -> type[BaseModel]:
+    """The [limits] table, field for field from :class:`Limits` (its own checks run after)."""
+    spec: dict[str, Any] = {}
+    for f in fields(Limits):
+        default = getattr(Limits(), f.name)
+        if isinstance(default, bool):
+            spec[f.name] = (bool, default)
+        elif isinstance(default, int):
+            spec[f.name] = (Count, default)
+        else:
+            spec[f.name] = (str, default)
+    return pydantic.create_model("LimitsModel", __config__=STRICT, **spec)
+
+
+if TYPE_CHECKING:
+    LimitsModel = BaseModel
+else:
+    LimitsModel = _limits_model()
+
+
+def to_policies(m: PoliciesModel) -> Policies:
+    return Policies(
+        on_timeout=FailurePolicy(m.on_timeout),
+        on_illegal_action=FailurePolicy(m.on_illegal_action),
+        on_crash=FailurePolicy(m.on_crash),
+        on_protocol_error=FailurePolicy(m.on_protocol_error),
+        max_strikes=m.max_strikes,
+    )
+
+
+def checked(
+    problems: list[tuple[str, str]], time_control: BaseModel, limits: BaseModel
+) -> tuple[TimeControl | None, Limits | None]:
+    """The time control and limits, their own checks' failures added to ``problems``."""
+    tc = lim = None
+    try:
+        tc = TimeControl(**time_control.model_dump())
+    except ValueError as exc:
+        problems.append(("time_control", str(exc)))
+    try:
+        lim = Limits(**limits.model_dump())
+    except ValueError as exc:  # "<field> must be ...": name the field
+        name = str(exc).split(" ", 1)[0]
+        problems.append(
+            (f"limits.{name}" if name in type(limits).model_fields else "limits", str(exc))
+        )
+    return tc, lim
+
+
+def describe_errors(exc: pydantic.ValidationError, root: type[BaseModel], source: str) -> str:
+    """One line per field with a problem (a union reports each of its branches: one line)."""
+    found: dict[str, str] = {}
+    for err in exc.errors():
+        where, message = _describe(err, root)
+        found.setdefault(where, message)
+    return "\n".join(f"{source}: {k}: {m}" for k, m in found.items())
+
+
+_TYPES = {
+    "int": "an integer",
+    "bool": "true or false",
+    "string": "a string",
+    "dict": "a table",
+    "list": "a list of tables",
+    "model": "a table",
+}
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("int", "str", "float", "function-after[...]"):
+            continue  # union branches
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _known(root: type[BaseModel], loc: tuple[int | str, ...]) -> str:
+    """The fields expected at the table holding ``loc``."""
+    model: type[BaseModel] = root
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        annotation = model.model_fields[str(part)].annotation
+        inner = getattr(annotation, "__args__", None)
+        candidate = inner[0] if inner else annotation
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            model = candidate
+    return ", ".join(model.model_fields)
+
+
+def _describe(err: Any, root: type[BaseModel]) -> tuple[str, str]:
+    """(field, message) for one of pydantic's errors, in the words of this module."""
+    loc = tuple(err["loc"])
+    where = _location(loc)
+    kind = err["type"]
+    given = err.get("input")
+    ctx = err.get("ctx") or {}
+    if loc and loc[-1] in ("str", "int", "float"):  # the branches of a string-or-number field
+        return where, f"expected a string or a number, got {given!r}"
+    if kind == "missing":
+        what = (
+            "at least one [[entrants]] table with a name and a command"
+            if where == "entrants"
+            else "a string"
+        )
+        return where, f"missing; expected {what}"
+    if kind == "extra_forbidden":
+        return where, f"unknown field; expected one of {_known(root, loc)}"
+    if kind == "literal_error":
+        expected = str(ctx.get("expected", "")).replace("'", "")
+        return where, f"expected one of {expected}, got {given!r}"
+    if kind in _BOUNDS:
+        bound = next(iter(ctx.values()))
+        return where, f"expected an integer {_BOUNDS[kind]} {bound}, got {given!r}"
+    if kind in ("too_short", "too_long") and where == "entrants":
+        bound = f"at most {ctx.get('max_length')}" if kind == "too_long" else "at least one"
+        return where, f"expected {bound} [[entrants]] tables with a name and a command"
+    if kind == "string_too_short":
+        return where, f"expected a non-empty string, got {given!r}"
+    for prefix, words in _TYPES.items():
+        if kind.startswith(prefix):
+            if prefix in ("dict", "model") and where and "." not in where and "[" not in where:
+                return where, f"expected {words} ([{where}]), got {given!r}"
+            if prefix == "list" and where == "entrants":
+                return where, "expected [[entrants]] tables with a name and a command"
+            return where, f"expected {words}, got {given!r}"
+    return where, str(err["msg"])
+
+
+_BOUNDS = {
+    "greater_than_equal": ">=",
+    "greater_than": ">",
+    "less_than_equal": "<=",
+    "less_than": "<",
+}

@@ -1,0 +1,171 @@
+"""Following a running referee (``arena serve``) through its admin service: the list of its matches, and
+a match's public events as server-sent events.
+
+The spectator stream (``WatchMatch``) carries the public log alone: what every player at the table
+sees (cards played, declarations, scores), never a hand or the stock. It is passed on as it comes, one
+server-sent event per entry (``id`` game:sequence, so that a browser that reconnects picks up where it
+left off), then the match's results (``GetMatch``) as an ``end`` event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from arena.web.queries import MAX_DETAIL, MAX_TEXT, cap
+from arena.wire.v1 import admin_pb2, admin_pb2_grpc, game_pb2
+
+HEARTBEAT = 15.0  # seconds between comments on an idle stream (proxies close silent ones)
+CALL_TIMEOUT = 10.0  # seconds for a unary call to the referee
+
+OUTCOME_NAMES = {
+    v.number: v.name.removeprefix("OUTCOME_").lower().replace("_", "-")
+    for v in game_pb2.Outcome.DESCRIPTOR.values
+}
+
+
+class LiveError(Exception):
+    """The referee could not be asked; the message says what it answered. ``status``: the HTTP status
+    that says so (404 for a match it does not have, 502 for a referee that cannot be used)."""
+
+    def __init__(self, message: str, status: int = 502) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class Referee:
+    address: str
+    token: str | None = None
+
+    @property
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.token}"),) if self.token else ()
+
+    def _explain(self, exc: grpc.aio.AioRpcError) -> LiveError:
+        code = exc.code()
+        if code is grpc.StatusCode.UNAVAILABLE:
+            return LiveError(f"the referee at {self.address} cannot be reached")
+        if code is grpc.StatusCode.UNAUTHENTICATED:
+            return LiveError(
+                f"the referee at {self.address} wants its admin token (arena web --admin-token)"
+            )
+        if code is grpc.StatusCode.NOT_FOUND:
+            return LiveError(cap(exc.details() or "no such match", MAX_TEXT), 404)
+        return LiveError(
+            f"the referee at {self.address} answered {code.name}: {cap(exc.details() or '')}"
+        )
+
+    async def matches(self) -> list[dict[str, Any]]:
+        try:
+            async with grpc.aio.insecure_channel(self.address) as channel:
+                found = await admin_pb2_grpc.AdminStub(channel).ListMatches(
+                    admin_pb2.ListMatchesRequest(), metadata=self.metadata, timeout=CALL_TIMEOUT
+                )
+        except grpc.aio.AioRpcError as exc:
+            raise self._explain(exc) from exc
+        return [_summary(m) for m in found.matches]
+
+    async def match(self, match_id: str) -> dict[str, Any]:
+        try:
+            async with grpc.aio.insecure_channel(self.address) as channel:
+                info = await admin_pb2_grpc.AdminStub(channel).GetMatch(
+                    admin_pb2.GetMatchRequest(match_id=match_id),
+                    metadata=self.metadata,
+                    timeout=CALL_TIMEOUT,
+                )
+        except grpc.aio.AioRpcError as exc:
+            raise self._explain(exc) from exc
+        return {
+            **_summary(info.summary),
+            "results": [
+                {
+                    "game": i,
+                    "outcome": OUTCOME_NAMES.get(g.outcome, str(g.outcome)),
+                    "detail": cap(g.detail, MAX_DETAIL),
+                    "scores": list(g.scores),
+                    "ranking": list(g.ranking),
+                    "culprit": g.culprit,
+                }
+                for i, g in enumerate(info.games)
+            ],
+        }
+
+    async def stream(self, match_id: str, after: tuple[int, int] | None) -> AsyncIterator[str]:
+        """Server-sent events: the match's public events from the start (those up to ``after``,
+        (game, sequence), left out), a comment every :data:`HEARTBEAT` seconds while it is quiet, then
+        ``end`` with the results, or ``failure`` with what went wrong."""
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+
+        async def pump() -> None:
+            try:
+                async with grpc.aio.insecure_channel(self.address) as channel:
+                    call = admin_pb2_grpc.AdminStub(channel).WatchMatch(
+                        admin_pb2.WatchMatchRequest(match_id=match_id, from_start=True),
+                        metadata=self.metadata,
+                    )
+                    async for e in call:
+                        await queue.put(("event", e))
+                await queue.put(("end", await self.match(match_id)))
+            except grpc.aio.AioRpcError as exc:
+                await queue.put(("failure", str(self._explain(exc))))
+            except LiveError as exc:
+                await queue.put(("failure", str(exc)))
+
+        task = asyncio.create_task(pump())
+        try:
+            yield "retry: 2000\n\n"
+            while True:
+                try:
+                    kind, value = await asyncio.wait_for(queue.get(), HEARTBEAT)
+                except TimeoutError:
+                    yield ": still watching\n\n"
+                    continue
+                if kind == "event":
+                    if after is not None and (value.game, value.sequence) <= after:
+                        continue
+                    data = {"game": value.game, "sequence": value.sequence, "text": cap(value.text)}
+                    yield _sse("public", data, f"{value.game}:{value.sequence}")
+                elif kind == "end":
+                    yield _sse("end", value)
+                    return
+                else:
+                    yield _sse("failure", {"message": value})
+                    return
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+def _summary(m: admin_pb2.MatchSummary) -> dict[str, Any]:
+    return {
+        "match_id": cap(m.match_id),
+        "variant": cap(m.variant),
+        "status": cap(m.status),
+        "seat_names": [cap(n) for n in m.seat_names],
+        "games_played": m.games_played,
+        "games": m.games,
+    }
+
+
+def _sse(event: str, data: Any, event_id: str | None = None) -> str:
+    # JSON has no raw newline, so the data is one line; the browser parses it, never as markup.
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+def parse_last_id(value: str | None) -> tuple[int, int] | None:
+    """The ``Last-Event-ID`` a reconnecting browser sends: ``game:sequence``."""
+    if not value:
+        return None
+    game, colon, sequence = value.partition(":")
+    if not colon or not game.isdigit() or not sequence.isdigit():
+        return None
+    return int(game), int(sequence)

@@ -1,0 +1,763 @@
+"""Read-only queries over the ledger for the web pages and the JSON API.
+
+The ledger is opened read-only (``mode=ro``) and every page reads in one short transaction: a running
+tournament or competition, the ledger's only writer, is never made to wait for longer than a query takes
+(its busy timeout is ten seconds; our queries take milliseconds). No query selects the tournaments'
+``deal_key``: it never leaves the ledger.
+
+Text that bots or tournament files provide (entrant names, versions, languages, authors, failure details)
+is data: it is capped here (:data:`MAX_TEXT`) and escaped by the templates.
+
+Win rates need every game of a board: on a large ledger that is the costly part of a leaderboard, so
+:class:`Tally` keeps them per board (and the games of each event) and brings them up to date
+incrementally from the games added since (game ids only grow; voiding, the only deletion, starts the
+count again).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from arena.ledger import records
+from arena.ledger.leases import RENEW_SECONDS
+from arena.ledger.schema import MIGRATIONS
+from arena.tournament.summary import wilson
+
+MAX_TEXT = 200  # characters of any bot- or file-provided text served
+MAX_DETAIL = 500  # characters of a game's failure detail
+BUSY_TIMEOUT = 5.0  # seconds a read waits while a writer commits (commits take milliseconds)
+GAMES_PAGE = 50
+
+# Outcomes a game can have (arena/referee): the game list's filter offers these.
+OUTCOMES = (
+    "normal",
+    "timeout",
+    "illegal-action",
+    "crash",
+    "disconnect",
+    "protocol-error",
+    "adjudicated",
+)
+EVENT_KINDS = ("tournament", "competition")
+
+
+class LedgerUnavailable(Exception):
+    """The ledger cannot be read (missing, not a ledger, busy for too long, of another schema)."""
+
+
+class NotFound(LookupError):
+    """No such event, board, entrant or game; the message says which."""
+
+
+def cap(value: object, limit: int = MAX_TEXT) -> str:
+    """``value`` as text, cut at ``limit`` characters (an ellipsis marks the cut)."""
+    text = "" if value is None else str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Reader:
+    """Read-only access to one ledger file, from any thread (a connection per thread)."""
+
+    def __init__(self, path: str | Path, timeout: float = BUSY_TIMEOUT) -> None:
+        self.path = Path(path)
+        self.timeout = timeout
+        self.tally = Tally()
+        self._local = threading.local()
+        if not self.path.is_file():
+            raise LedgerUnavailable(
+                f"no ledger at {self.path} (run a tournament first: arena run FILE)"
+            )
+        with self.read() as conn:
+            check_schema(conn, self.path)
+
+    def _connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+            try:
+                conn = sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
+            except sqlite3.Error as exc:
+                raise LedgerUnavailable(f"{self.path}: cannot open the ledger: {exc}") from exc
+            conn.row_factory = sqlite3.Row
+            self._local.conn = conn
+        return conn
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction: a consistent view of the ledger, its shared lock held only while the
+        caller queries."""
+        conn = self._connection()
+        try:
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            text = str(exc).lower()
+            if "locked" in text or "busy" in text:
+                raise LedgerUnavailable(
+                    f"the ledger is busy (a writer held it for more than {self.timeout:g} s); try again"
+                ) from exc
+            raise LedgerUnavailable(f"{self.path}: cannot read the ledger: {exc}") from exc
+        except sqlite3.DatabaseError as exc:
+            raise LedgerUnavailable(f"{self.path}: cannot read the ledger: {exc}") from exc
+
+
+def check_schema(conn: sqlite3.Connection, path: Path) -> None:
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError as exc:
+        raise LedgerUnavailable(f"{path}: not a SQLite ledger: {exc}") from exc
+    if "_migrations" not in tables:
+        raise LedgerUnavailable(f"{path}: not an arena ledger (no _migrations table)")
+    version = conn.execute("SELECT coalesce(max(version), 0) FROM _migrations").fetchone()[0]
+    if version < len(MIGRATIONS):
+        raise LedgerUnavailable(
+            f"{path}: the ledger has schema version {version} and this arena reads version "
+            f"{len(MIGRATIONS)}; upgrade it once with a command that opens it for writing "
+            f"(arena tournaments --ledger {path})"
+        )
+    if version > len(MIGRATIONS):
+        raise LedgerUnavailable(
+            f"{path}: schema version {version} is newer than this arena ({len(MIGRATIONS)}); "
+            "upgrade the arena"
+        )
+
+
+def _has_table(conn: sqlite3.Connection, table: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+    ).fetchone()
+    return row is not None
+
+
+def _author_sql(conn: sqlite3.Connection, alias: str) -> str:
+    """An entrant's author: the author of the competition submission it plays as ('' for an entrant
+    of a tournament file)."""
+    if not _has_table(conn, "submissions"):
+        return "''"
+    return (
+        "coalesce((SELECT a.name FROM submissions s JOIN authors a ON a.id = s.author_id "
+        f"WHERE s.entrant_id = {alias}.id LIMIT 1), '')"
+    )
+
+
+# ---------------------------------------------------------------- events and boards
+
+
+def _status(finished_at: str | None, renewed_at: float | None) -> str:
+    if finished_at:
+        return "finished"
+    if renewed_at is not None and time.time() - renewed_at < 3 * RENEW_SECONDS:
+        return "running"
+    return "stopped"
+
+
+def _settings(spec_text: str) -> dict[str, Any]:
+    """The public settings of an event, from its stored spec (never the bots' command lines)."""
+    try:
+        spec = json.loads(spec_text)
+    except ValueError:
+        return {}
+    if not isinstance(spec, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for key in ("format", "deals_per_pairing", "duplicate", "rounds", "challenger", "seed"):
+        if key in spec and isinstance(spec[key], str | int | bool):
+            out[key] = cap(spec[key]) if isinstance(spec[key], str) else spec[key]
+    for key in ("options", "time_control", "policies"):
+        value = spec.get(key)
+        if isinstance(value, dict):
+            out[key] = {
+                cap(k): (cap(v) if isinstance(v, str) else v)
+                for k, v in value.items()
+                if isinstance(v, str | int | float | bool)
+            }
+    return out
+
+
+_EVENT_SQL = """
+SELECT t.id, t.name, t.kind, t.variant, t.created_at, t.finished_at, t.spec,
+    (SELECT count(*) FROM voided_games v WHERE v.tournament_id = t.id) AS voided,
+    (SELECT b.id FROM boards b WHERE b.tournament_id = t.id AND b.kind = t.kind) AS board_id,
+    (SELECT l.renewed_at FROM leases l WHERE l.tournament_id = t.id) AS renewed_at
+FROM tournaments t
+"""
+
+
+def _event(row: sqlite3.Row, counts: _EventCount) -> dict[str, Any]:
+    tid = row["id"]
+    return {
+        "id": tid,
+        "name": cap(row["name"]),
+        "kind": row["kind"],
+        "variant": row["variant"],
+        "created_at": row["created_at"],
+        "finished_at": row["finished_at"],
+        "status": _status(row["finished_at"], row["renewed_at"]),
+        "planned": counts.planned.get(tid, 0),
+        "played": counts.played.get(tid, 0),
+        "failures": counts.failures.get(tid, 0),
+        "voided": row["voided"],
+        "board_id": row["board_id"],
+        "settings": _settings(row["spec"]),
+    }
+
+
+def events(reader: Reader) -> list[dict[str, Any]]:
+    """Tournaments and competitions, newest first."""
+    counts = reader.tally.events(reader)
+    with reader.read() as conn:
+        rows = conn.execute(_EVENT_SQL + " ORDER BY t.id DESC").fetchall()
+    return [_event(r, counts) for r in rows]
+
+
+def event(reader: Reader, event_id: int) -> dict[str, Any]:
+    counts = reader.tally.events(reader)
+    with reader.read() as conn:
+        row = conn.execute(_EVENT_SQL + " WHERE t.id = ?", (event_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no tournament or competition {event_id}")
+    return _event(row, counts)
+
+
+def boards(conn: sqlite3.Connection, kind: str | None = None) -> list[dict[str, Any]]:
+    where, args = ("WHERE b.kind = ?", [kind]) if kind else ("", [])
+    rows = conn.execute(
+        "SELECT b.id, b.kind, b.name, b.variant, b.tournament_id, "
+        "(SELECT count(*) FROM ratings r WHERE r.board_id = b.id) AS entrants "
+        f"FROM boards b {where} ORDER BY b.kind, b.name",
+        args,
+    )
+    return [_board(r) for r in rows]
+
+
+def _board(row: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "kind": row["kind"],
+        "name": cap(row["name"]),
+        "variant": row["variant"],
+        "event_id": row["tournament_id"],
+        "entrants": row["entrants"],
+    }
+
+
+def board(conn: sqlite3.Connection, board_id: int) -> dict[str, Any]:
+    row = conn.execute(
+        "SELECT b.id, b.kind, b.name, b.variant, b.tournament_id, "
+        "(SELECT count(*) FROM ratings r WHERE r.board_id = b.id) AS entrants "
+        "FROM boards b WHERE b.id = ?",
+        (board_id,),
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no leaderboard {board_id}")
+    return _board(row)
+
+
+def _scope(b: dict[str, Any]) -> tuple[str, list[Any]]:
+    """SQL (over games ``g``) choosing the games that count on a board, as the ledger rates them: an
+    event's board has its games; a pooled board every tournament's game of its variant."""
+    if b["kind"] == "pooled":
+        return (
+            "g.variant = ? AND g.tournament_id IN "
+            "(SELECT id FROM tournaments WHERE kind != 'competition')",
+            [b["variant"]],
+        )
+    return "g.tournament_id = ?", [b["event_id"]]
+
+
+# ---------------------------------------------------------------- counts kept up to date
+
+
+@dataclass(frozen=True, slots=True)
+class Marks:
+    """Where the ledger stands: its last game, voided game and planned game (row ids only grow)."""
+
+    game: int
+    voided: int
+    planned: int
+
+
+def marks(conn: sqlite3.Connection) -> Marks:
+    row = conn.execute(
+        "SELECT (SELECT coalesce(max(id), 0) FROM games), "
+        "(SELECT coalesce(max(id), 0) FROM voided_games), "
+        "(SELECT coalesce(max(rowid), 0) FROM planned_games)"
+    ).fetchone()
+    return Marks(*row)
+
+
+@dataclass(slots=True)
+class _Count:
+    """Per-entrant games and first places of one board, counted up to game ``last_game``."""
+
+    last_game: int = 0
+    last_voided: int = 0
+    games: dict[int, int] = field(default_factory=dict)
+    firsts: dict[int, float] = field(default_factory=dict)
+
+    def copy(self) -> _Count:
+        return _Count(self.last_game, self.last_voided, dict(self.games), dict(self.firsts))
+
+
+@dataclass(slots=True)
+class _EventCount:
+    """Per-event games played, games ended by a failure, and games planned."""
+
+    last_game: int = 0
+    last_voided: int = 0
+    last_planned: int = 0
+    played: dict[int, int] = field(default_factory=dict)
+    failures: dict[int, int] = field(default_factory=dict)
+    planned: dict[int, int] = field(default_factory=dict)
+
+    def copy(self) -> _EventCount:
+        return _EventCount(
+            self.last_game,
+            self.last_voided,
+            self.last_planned,
+            dict(self.played),
+            dict(self.failures),
+            dict(self.planned),
+        )
+
+
+class Tally:
+    """Counts that need every game of the ledger (win rates per board, games per event), kept up to
+    date incrementally instead of counted on every page.
+
+    Games are only ever added, with growing ids, except by voiding, which also adds a row to
+    ``voided_games``; planned games are only ever added. So a count is brought up to date from the
+    rows whose id is above the last one counted, and counted again from scratch when a game was
+    voided since. The catching up reads in chunks of :data:`CHUNK` games, each in a transaction of
+    its own: even the first count of a large ledger never holds the ledger's lock for long. (Call
+    these outside any read transaction of your own.) One count is brought up to date by one thread at
+    a time; the others wait for it rather than count the same games again."""
+
+    CHUNK = 20_000
+
+    def __init__(self) -> None:
+        self._boards: dict[int, _Count] = {}
+        self._events = _EventCount()
+        self._lock = threading.Lock()
+        self._catching: dict[object, threading.Lock] = {}
+
+    def _catch_up(self, key: object) -> threading.Lock:
+        with self._lock:
+            return self._catching.setdefault(key, threading.Lock())
+
+    def board(self, reader: Reader, b: dict[str, Any]) -> tuple[dict[int, int], dict[int, float]]:
+        """(games, first places) per entrant on board ``b``. A first place shared by k sides counts
+        1/k (a draw between two is half a win)."""
+        with self._catch_up(("board", b["id"])):
+            return self._board(reader, b)
+
+    def _board(self, reader: Reader, b: dict[str, Any]) -> tuple[dict[int, int], dict[int, float]]:
+        with self._lock:
+            count = self._boards.get(b["id"]) or _Count()
+        where, args = _scope(b)
+        fresh = False
+        while True:
+            with reader.read() as conn:
+                m = marks(conn)
+                if count.last_voided != m.voided or count.last_game > m.game:
+                    count, fresh = _Count(last_voided=m.voided), True
+                if count.last_game >= m.game:
+                    break
+                upto = min(m.game, count.last_game + self.CHUNK)
+                rows = conn.execute(
+                    "SELECT s.game_id, s.entrant_id, s.side, s.place FROM games g JOIN game_seats s "
+                    f"ON s.game_id = g.id WHERE g.id > ? AND g.id <= ? AND {where}",
+                    [count.last_game, upto, *args],
+                ).fetchall()
+            if not fresh:
+                count, fresh = count.copy(), True  # the cached count is shared: add to a copy
+            _add(count, rows)
+            count.last_game = upto
+        with self._lock:
+            stored = self._boards.get(b["id"])
+            if stored is None or (stored.last_voided, stored.last_game) != (
+                count.last_voided,
+                count.last_game,
+            ):
+                self._boards[b["id"]] = count
+        return count.games, count.firsts
+
+    def events(self, reader: Reader) -> _EventCount:
+        """Games played, failed and planned per event."""
+        with self._catch_up("events"):
+            return self._events_now(reader)
+
+    def _events_now(self, reader: Reader) -> _EventCount:
+        with self._lock:
+            count = self._events
+        fresh = False
+        while True:
+            with reader.read() as conn:
+                m = marks(conn)
+                if count.last_voided != m.voided or count.last_game > m.game:
+                    count = _EventCount(last_voided=m.voided, last_planned=count.last_planned,
+                                        planned=dict(count.planned))  # fmt: skip
+                    fresh = True
+                if count.last_game >= m.game and count.last_planned >= m.planned:
+                    break
+                upto = min(m.game, count.last_game + self.CHUNK)
+                games = conn.execute(
+                    "SELECT tournament_id, count(*), sum(outcome != 'normal') FROM games "
+                    "WHERE id > ? AND id <= ? GROUP BY tournament_id",
+                    (count.last_game, upto),
+                ).fetchall()
+                planned_upto = min(m.planned, count.last_planned + self.CHUNK)
+                planned = conn.execute(
+                    "SELECT tournament_id, count(*) FROM planned_games "
+                    "WHERE rowid > ? AND rowid <= ? GROUP BY tournament_id",
+                    (count.last_planned, planned_upto),
+                ).fetchall()
+            if not fresh:
+                count, fresh = count.copy(), True
+            for tid, n, failed in games:
+                count.played[tid] = count.played.get(tid, 0) + n
+                count.failures[tid] = count.failures.get(tid, 0) + (failed or 0)
+            for tid, n in planned:
+                count.planned[tid] = count.planned.get(tid, 0) + n
+            count.last_game, count.last_planned = upto, planned_upto
+        with self._lock:
+            self._events = count
+        return count
+
+
+def warm(reader: Reader) -> None:
+    """Count what the pages need (every board's win rates, every event's games) ahead of the first
+    request; on a ledger of many games the first count takes a moment."""
+    reader.tally.events(reader)
+    with reader.read() as conn:
+        found = boards(conn)
+    for b in found:
+        reader.tally.board(reader, b)
+
+
+def _add(count: _Count, rows: Sequence[sqlite3.Row] | Sequence[tuple[int, int, int, int]]) -> None:
+    by_game: dict[int, list[tuple[int, int, int]]] = {}
+    for game_id, entrant, side, place in rows:
+        by_game.setdefault(game_id, []).append((entrant, side, place))
+    games, firsts = count.games, count.firsts
+    for seats in by_game.values():
+        first_sides = {side for _, side, place in seats if place == 0}
+        share = 1.0 / len(first_sides) if first_sides else 0.0
+        for entrant in {e for e, _, _ in seats}:
+            games[entrant] = games.get(entrant, 0) + 1
+        for entrant in {e for e, _, place in seats if place == 0}:
+            firsts[entrant] = firsts.get(entrant, 0.0) + share
+
+
+def _win_rate(firsts: float, games: int) -> dict[str, Any]:
+    low, high = wilson(firsts, games)
+    return {
+        "played": games,
+        "firsts": round(firsts, 3),
+        "win_rate": firsts / games if games else None,
+        "win_low": low,
+        "win_high": high,
+    }
+
+
+# ---------------------------------------------------------------- leaderboards
+
+
+def leaderboard(reader: Reader, b: dict[str, Any]) -> list[dict[str, Any]]:
+    """A board by mu - 3 sigma, with each entrant's win rate (first places over games recorded on
+    the board) and its 95% Wilson interval."""
+    games, firsts = reader.tally.board(reader, b)
+    with reader.read() as conn:
+        return _board_rows(conn, b, games, firsts)
+
+
+def _board_rows(
+    conn: sqlite3.Connection, b: dict[str, Any], games: dict[int, int], firsts: dict[int, float]
+) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        f"SELECT e.id, e.name, e.version, e.language, {_author_sql(conn, 'e')} AS author, "
+        "r.mu, r.sigma, r.exposed, r.games FROM ratings r JOIN entrants e ON e.id = r.entrant_id "
+        "WHERE r.board_id = ? ORDER BY r.exposed DESC, e.name, e.version",
+        (b["id"],),
+    )
+    out = []
+    for rank, r in enumerate(rows, start=1):
+        out.append(
+            {
+                "rank": rank,
+                "entrant_id": r["id"],
+                "entrant": cap(r["name"]),
+                "version": cap(r["version"]),
+                "language": cap(r["language"]),
+                "author": cap(r["author"]),
+                "exposed": r["exposed"],
+                "mu": r["mu"],
+                "sigma": r["sigma"],
+                "games": r["games"],
+                **_win_rate(firsts.get(r["id"], 0.0), games.get(r["id"], 0)),
+            }
+        )
+    return out
+
+
+def event_board(conn: sqlite3.Connection, event_id: int) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT b.id FROM boards b JOIN tournaments t ON t.id = b.tournament_id AND b.kind = t.kind "
+        "WHERE t.id = ?",
+        (event_id,),
+    ).fetchone()
+    return board(conn, row[0]) if row else None
+
+
+# ---------------------------------------------------------------- entrants
+
+
+def entrants(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every entrant, by name and version (for choosing one)."""
+    return [
+        {"id": r["id"], "name": cap(r["name"]), "version": cap(r["version"])}
+        for r in conn.execute("SELECT id, name, version FROM entrants ORDER BY name, version, id")
+    ]
+
+
+def entrant(conn: sqlite3.Connection, entrant_id: int) -> dict[str, Any]:
+    row = conn.execute(
+        f"SELECT e.id, e.name, e.version, e.language, {_author_sql(conn, 'e')} AS author, "
+        "e.created_at FROM entrants e WHERE e.id = ?",
+        (entrant_id,),
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no entrant {entrant_id}")
+    others = conn.execute(
+        "SELECT id, version FROM entrants WHERE name = ? AND id != ? ORDER BY id",
+        (row["name"], entrant_id),
+    ).fetchall()
+    return {
+        "id": row["id"],
+        "name": cap(row["name"]),
+        "version": cap(row["version"]),
+        "language": cap(row["language"]),
+        "author": cap(row["author"]),
+        "created_at": row["created_at"],
+        "other_versions": [{"id": o["id"], "version": cap(o["version"])} for o in others],
+    }
+
+
+def entrant_board_ids(conn: sqlite3.Connection, entrant_id: int) -> list[int]:
+    """The boards an entrant is rated on: events' boards first, newest first, then pooled ones."""
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT b.id FROM ratings r JOIN boards b ON b.id = r.board_id WHERE r.entrant_id = ? "
+            "ORDER BY b.kind = 'pooled', b.id DESC",
+            (entrant_id,),
+        )
+    ]
+
+
+def entrant_boards(reader: Reader, entrant_id: int) -> list[dict[str, Any]]:
+    """The boards an entrant is rated on, with its rating, rank and win rate on each."""
+    with reader.read() as conn:
+        rows = conn.execute(
+            "SELECT b.id, b.kind, b.name, b.variant, b.tournament_id, r.mu, r.sigma, r.exposed, "
+            "r.games, (SELECT count(*) FROM ratings o WHERE o.board_id = r.board_id) AS entrants, "
+            "1 + (SELECT count(*) FROM ratings o WHERE o.board_id = r.board_id "
+            "AND o.exposed > r.exposed) AS rank "
+            "FROM ratings r JOIN boards b ON b.id = r.board_id WHERE r.entrant_id = ? "
+            "ORDER BY b.kind = 'pooled', b.id DESC",
+            (entrant_id,),
+        ).fetchall()
+    out = []
+    for r in rows:
+        b = _board(r)
+        games, firsts = reader.tally.board(reader, b)
+        out.append(
+            {
+                "board": b,
+                "rank": r["rank"],
+                "mu": r["mu"],
+                "sigma": r["sigma"],
+                "exposed": r["exposed"],
+                "games": r["games"],
+                **_win_rate(firsts.get(entrant_id, 0.0), games.get(entrant_id, 0)),
+            }
+        )
+    return out
+
+
+def history(conn: sqlite3.Connection, entrant_id: int, board_id: int) -> list[dict[str, Any]]:
+    """An entrant's rating on a board game by game, in rating order."""
+    rows = conn.execute(
+        "SELECT h.game_id, h.mu_before, h.sigma_before, h.mu_after, h.sigma_after, g.finished_at "
+        "FROM rating_history h JOIN games g ON g.id = h.game_id "
+        "WHERE h.entrant_id = ? AND h.board_id = ? ORDER BY g.rating_seq",
+        (entrant_id, board_id),
+    )
+    return [
+        {
+            "n": n,
+            "game_id": r["game_id"],
+            "mu_before": r["mu_before"],
+            "sigma_before": r["sigma_before"],
+            "mu": r["mu_after"],
+            "sigma": r["sigma_after"],
+            "finished_at": r["finished_at"],
+        }
+        for n, r in enumerate(rows, start=1)
+    ]
+
+
+def thinned(points: list[dict[str, Any]], most: int) -> list[dict[str, Any]]:
+    """At most about ``most`` points, evenly spread, the first and the last kept (a chart of tens of
+    thousands of games draws the same line from a few thousand)."""
+    if len(points) <= most:
+        return points
+    step = -(-len(points) // most)
+    kept = points[::step]
+    return kept if kept[-1] is points[-1] else [*kept, points[-1]]
+
+
+# ---------------------------------------------------------------- games
+
+
+@dataclass(frozen=True, slots=True)
+class GameFilter:
+    event: int | None = None
+    entrant: int | None = None
+    outcome: str | None = None
+    before: int | None = None  # only games with a smaller id (the next page)
+    limit: int = GAMES_PAGE
+
+
+_GAME_SQL = (
+    "SELECT g.id, g.tournament_id, t.name AS event, t.kind AS event_kind, g.key, g.round, "
+    "g.pairing, g.deal, g.rotation, g.variant, g.outcome, g.detail, g.culprit, g.finished_at, "
+    "g.rating_seq FROM games g JOIN tournaments t ON t.id = g.tournament_id"
+)
+
+
+def games(conn: sqlite3.Connection, f: GameFilter) -> tuple[list[dict[str, Any]], int | None]:
+    """Games newest first, filtered; and the id to continue from (None: no more)."""
+    where: list[str] = []
+    args: list[Any] = []
+    if f.event is not None:
+        where.append("g.tournament_id = ?")
+        args.append(f.event)
+    if f.entrant is not None:
+        where.append("g.id IN (SELECT game_id FROM game_seats WHERE entrant_id = ?)")
+        args.append(f.entrant)
+    if f.outcome is not None:
+        where.append("g.outcome = ?")
+        args.append(f.outcome)
+    if f.before is not None:
+        where.append("g.id < ?")
+        args.append(f.before)
+    clause = f" WHERE {' AND '.join(where)}" if where else ""
+    rows = conn.execute(
+        f"{_GAME_SQL}{clause} ORDER BY g.id DESC LIMIT ?", [*args, f.limit + 1]
+    ).fetchall()
+    more = len(rows) > f.limit
+    rows = rows[: f.limit]
+    seats = _seats(conn, [r["id"] for r in rows])
+    out = [_game(r, seats.get(r["id"], [])) for r in rows]
+    return out, (rows[-1]["id"] if more and rows else None)
+
+
+def _game(r: sqlite3.Row, seats: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "id": r["id"],
+        "event_id": r["tournament_id"],
+        "event": cap(r["event"]),
+        "event_kind": r["event_kind"],
+        "key": cap(r["key"]),
+        "variant": r["variant"],
+        "outcome": r["outcome"],
+        "detail": cap(r["detail"], MAX_DETAIL),
+        "culprit": r["culprit"],
+        "finished_at": r["finished_at"],
+        "rated": r["rating_seq"] is not None,
+        "seats": seats,
+    }
+
+
+def _seats(conn: sqlite3.Connection, game_ids: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
+    if not game_ids:
+        return {}
+    marks = ", ".join("?" * len(game_ids))
+    rows = conn.execute(
+        "SELECT s.game_id, s.seat, s.member, s.side, s.place, s.score, e.id AS entrant_id, e.name, "
+        "e.version FROM game_seats s JOIN entrants e ON e.id = s.entrant_id "
+        f"WHERE s.game_id IN ({marks}) ORDER BY s.game_id, s.seat, s.member",
+        list(game_ids),
+    )
+    out: dict[int, list[dict[str, Any]]] = {}
+    for r in rows:
+        out.setdefault(r["game_id"], []).append(
+            {
+                "seat": r["seat"],
+                "member": r["member"],
+                "side": r["side"],
+                "place": r["place"],
+                "score": r["score"],
+                "entrant_id": r["entrant_id"],
+                "entrant": cap(r["name"]),
+                "version": cap(r["version"]),
+            }
+        )
+    return out
+
+
+def game(conn: sqlite3.Connection, game_id: int) -> dict[str, Any]:
+    row = conn.execute(f"{_GAME_SQL} WHERE g.id = ?", (game_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no game {game_id}")
+    out = _game(row, _seats(conn, [game_id]).get(game_id, []))
+    out["sealed"] = sealed(conn, row["tournament_id"], row["round"], row["pairing"], row["deal"])
+    return out
+
+
+def sealed(conn: sqlite3.Connection, event_id: int, round_: int, pairing: int, deal: int) -> bool:
+    """Whether the game's deal is still to be played in another seat rotation (duplicate deals): then
+    its hidden cards are still secret, for that game's players, and its record stays closed."""
+    row = conn.execute(
+        "SELECT 1 FROM planned_games p WHERE p.tournament_id = ? AND p.round = ? AND p.pairing = ? "
+        "AND p.deal = ? AND NOT EXISTS (SELECT 1 FROM games g WHERE g.tournament_id = p.tournament_id "
+        "AND g.key = p.key) LIMIT 1",
+        (event_id, round_, pairing, deal),
+    ).fetchone()
+    return row is not None
+
+
+def stored_record(conn: sqlite3.Connection, game_id: int) -> tuple[str, bytes | str]:
+    """A game's record as stored: (encoding, data)."""
+    row = conn.execute(
+        "SELECT encoding, record FROM game_records WHERE game_id = ?", (game_id,)
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no record of game {game_id}")
+    return row["encoding"], row["record"]
+
+
+def decode_record(game_id: int, encoding: str, data: bytes | str) -> dict[str, Any]:
+    try:
+        return records.decode(encoding, data)
+    except records.RecordError as exc:
+        raise LedgerUnavailable(f"game {game_id}: {exc}") from exc
+
+
+def record(conn: sqlite3.Connection, game_id: int) -> dict[str, Any]:
+    """A game's full match record (decoded)."""
+    return decode_record(game_id, *stored_record(conn, game_id))

@@ -1,0 +1,810 @@
+"""The bot SDKs (Python ``arena_bot``, JavaScript ``clients/javascript/sdk.js``) as a bot author meets them,
+and ``clients/README.md`` against the code.
+
+- Failures end the bot with a one-line message and an exit status of their own (issue 13 item 4): the
+  referee unreachable (3), the token refused, with the referee's reason (4), the stream broken or ended
+  in the middle of a match (3), no address or token (2); an exception in the bot's own ``decide`` is
+  printed with its traceback and exits 1.
+- The address and the token are taken from ``--address``/``--token`` and from ``ARENA_ADDRESS``/
+  ``ARENA_TOKEN``, both ways, by the documented template (``run(MyBot())``) and by ``main(bot)`` /
+  ``run(bot)`` in JavaScript.
+- The per-game seed (issue 14 item 6) is a pure function of what a bot is told about the game: the
+  same deal gives the same seed, in Python and JavaScript alike, and a random bot process that has
+  played other games plays a deal exactly as a fresh process does.
+- The limits, refusal reasons, timeouts and launched environment quoted by ``clients/README.md`` are
+  the code's.
+
+Bots run as real processes against a real referee (``create_server`` on a free loopback port).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import os
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from arena.bots import conformance
+from arena.cli import match as cli_match
+from arena.game import GameState, observe, variant
+from arena.referee import MatchConfig, TimeControl
+from arena.referee.record import MatchRecord
+from arena.service import servicers
+from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
+from arena.service.server import MAX_RECEIVE_BYTES, create_server
+from arena.tournament import runner
+from arena.wire.serde import observation_to_pb
+from arena.wire.v1 import bot_pb2, bot_pb2_grpc
+from arena_bot import sdk
+from arena_bot.first_bot import FirstBot
+from arena_bot.random_bot import RandomBot
+from arena_bot.sdk import GameStart, game_seed, game_seed_text, play, view_seed
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "clients" / "README.md"
+JS_DIR = ROOT / "clients" / "javascript"
+JS_SDK = JS_DIR / "sdk.js"
+PROTO = ROOT / "proto"
+TC = TimeControl(budget_ms=5_000, bank_ms=30_000, grace_ms=1_000)
+WAIT = 300.0  # seconds for a bot process or a match on a loaded 2-core machine (normally ~2 s)
+
+# The documented template (clients/python/README.md), with a switch to make decide() fail.
+PY_TEMPLATE = """\
+import os
+
+from arena_bot import Bot, Clock, run
+from arena.game import Action, Observation
+
+
+class MyBot(Bot):
+    name = "template"
+    version = "1"
+
+    def decide(self, view: Observation, legal: list[Action], clock: Clock) -> Action | str:
+        if os.environ.get("BOT_BOOM"):
+            raise RuntimeError("boom in decide")
+        return legal[0]
+
+
+if __name__ == "__main__":
+    run(MyBot())
+"""
+
+# A JavaScript bot on the SDK: main(bot) (the documented way), or run(bot) with no options.
+JS_TEMPLATE = """\
+'use strict';
+const { Bot, main, run } = require(SDK_PATH);
+
+class FirstBot extends Bot {
+  constructor() {
+    super('js-first', '1');
+  }
+
+  decide(turn) {
+    if (process.env.BOT_BOOM) throw new Error('boom in decide');
+    return turn.legal[0].text;
+  }
+}
+
+if (process.env.BOT_MODE === 'run') {
+  run(new FirstBot()).then(
+    (matches) => process.stdout.write(`matches ${matches}\\n`),
+    (error) => {
+      process.stderr.write(`run failed: ${error.message}\\n`);
+      process.exitCode = 9;
+    },
+  );
+} else {
+  main(new FirstBot());
+}
+"""
+
+
+# ---------------------------------------------------------------------------------- helpers
+
+
+@dataclass(frozen=True, slots=True)
+class Exited:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def _node() -> str:
+    """The node executable with the SDK's dependencies installed; fail in CI, else skip."""
+    node = shutil.which("node")
+    if node is None or not (JS_DIR / "node_modules").is_dir():
+        message = "node or clients/javascript/node_modules is missing: run `npm ci --prefix clients/javascript`"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return node
+
+
+def _env(**extra: str) -> dict[str, str]:
+    """This environment without any ARENA_* or BOT_* variable, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARENA_", "BOT_"))}
+    env.update(extra)
+    return env
+
+
+def _closed_port() -> int:
+    """A loopback port nobody listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _run(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> Exited:
+    done = subprocess.run(
+        list(argv),
+        env=dict(env),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+    )
+    return Exited(done.returncode, done.stdout, done.stderr)
+
+
+async def _spawn(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> asyncio.Task[Exited]:
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        env=dict(env),
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+
+    async def finish() -> Exited:
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), WAIT)
+        except TimeoutError:
+            proc.kill()
+            out, err = await proc.communicate()
+        assert proc.returncode is not None
+        return Exited(proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"))
+
+    return asyncio.create_task(finish())
+
+
+@contextlib.asynccontextmanager
+async def serving() -> AsyncIterator[tuple[str, MatchManager, Any]]:
+    server, port, manager = await create_server("127.0.0.1:0")
+    try:
+        yield f"127.0.0.1:{port}", manager, server
+    finally:
+        await manager.close()
+        await server.stop(None)
+
+
+async def _remote_match(manager: MatchManager, seed: int = 5, connect: float = 120.0) -> MatchEntry:
+    """A one-game two-handed match of two remote seats (the tests dial in with the tokens)."""
+    entry = manager.create(
+        MatchConfig(seed=seed, time_control=TC), [[PlayerSpec("s0")], [PlayerSpec("s1")]], connect
+    )
+    await manager.start(entry)
+    return entry
+
+
+def _tokens(entry: MatchEntry) -> list[str]:
+    return [p.token for seat in entry.players for p in seat]
+
+
+async def _attached(entry: MatchEntry, seat: int) -> None:
+    async with asyncio.timeout(WAIT):
+        while not entry.players[seat][0].attached.is_set():
+            await asyncio.sleep(0.05)
+
+
+# A log line of gRPC's C core (e.g. "I1130 12:41:07.095157 6614 chttp2_transport.cc:1403] ... Got
+# goaway"), which it may print on its own when the server goes away: not the SDK's.
+GRPC_CORE_LOG = re.compile(r"^[IWE]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.]+:\d+\] ")
+
+
+def _one_line_error(exited: Exited, name: str) -> str:
+    """The message of a failed session: one line on stderr, no traceback."""
+    lines = [line for line in exited.stderr.strip().splitlines() if not GRPC_CORE_LOG.match(line)]
+    assert len(lines) == 1, exited.stderr
+    assert lines[0].startswith(f"{name}: "), exited.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def py_bot(tmp_path: Path) -> list[str]:
+    path = tmp_path / "my_bot.py"
+    path.write_text(PY_TEMPLATE)
+    return [sys.executable, str(path)]
+
+
+@pytest.fixture
+def js_bot(tmp_path: Path) -> list[str]:
+    node = _node()
+    path = tmp_path / "my_bot.js"
+    path.write_text(JS_TEMPLATE.replace("SDK_PATH", json.dumps(str(JS_SDK))))
+    return [node, str(path)]
+
+
+# ---------------------------------------------------------------------------------- failures
+
+
+@pytest.mark.parametrize("language", ["python", "javascript"])
+def test_an_unreachable_referee_is_a_clear_failure(
+    language: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    bot: list[str] = request.getfixturevalue("py_bot" if language == "python" else "js_bot")
+    name = "template" if language == "python" else "js-first"
+    address = f"127.0.0.1:{_closed_port()}"
+    exited = _run([*bot, "--address", address, "--token", "t"], _env(), tmp_path)
+    assert exited.code == sdk.EXIT_CONNECTION == 3, exited
+    line = _one_line_error(exited, name)
+    assert f"cannot reach the referee at {address}" in line
+
+
+@pytest.mark.parametrize("language", ["python", "javascript"])
+def test_no_address_or_token_is_a_usage_error(
+    language: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    bot: list[str] = request.getfixturevalue("py_bot" if language == "python" else "js_bot")
+    name = "template" if language == "python" else "js-first"
+    exited = _run(bot, _env(), tmp_path)
+    assert exited.code == sdk.EXIT_USAGE == 2, exited
+    assert "no referee address" in _one_line_error(exited, name)
+    exited = _run(bot, _env(ARENA_ADDRESS="127.0.0.1:1"), tmp_path)
+    assert exited.code == 2, exited
+    assert "no token" in _one_line_error(exited, name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ["python", "javascript"])
+def test_a_refused_token_exits_with_the_referees_reason(
+    language: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    bot: list[str] = request.getfixturevalue("py_bot" if language == "python" else "js_bot")
+    name = "template" if language == "python" else "js-first"
+
+    async def go() -> tuple[Exited, Exited]:
+        async with serving() as (address, manager, server):
+            entry = await _remote_match(manager)
+            unknown = await _spawn(
+                bot, _env(ARENA_ADDRESS=address, ARENA_TOKEN="not-a-token"), tmp_path
+            )
+            t0 = _tokens(entry)[0]
+            first = await _spawn(bot, _env(ARENA_ADDRESS=address, ARENA_TOKEN=t0), tmp_path)
+            await _attached(entry, 0)
+            again = await _spawn(bot, _env(ARENA_ADDRESS=address, ARENA_TOKEN=t0), tmp_path)
+            refused = await unknown, await again
+            await server.stop(None)  # the first bot's stream breaks: it exits too
+            await first
+            return refused
+
+    unknown, again = asyncio.run(go())
+    for exited, reason in (
+        (unknown, "unknown or expired token"),
+        (again, "this seat is already connected"),
+    ):
+        assert exited.code == sdk.EXIT_REFUSED == 4, exited
+        assert _one_line_error(exited, name).endswith(f"the referee refused the bot: {reason}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ["python", "javascript"])
+def test_an_exception_in_decide_is_reported_and_exits_1(
+    language: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """The bot's own error is not swallowed: its traceback on stderr, status 1, and the referee
+    records the seat's failure; the other seat's SDK session ends normally."""
+    bot: list[str] = request.getfixturevalue("py_bot" if language == "python" else "js_bot")
+
+    async def go() -> tuple[Exited, int, MatchRecord | None]:
+        async with serving() as (address, manager, _):
+            entry = await _remote_match(manager, seed=7)
+            t0, t1 = _tokens(entry)
+            env = _env(ARENA_ADDRESS=address, ARENA_TOKEN=t0, BOT_BOOM="1")
+            boom = await _spawn(bot, env, tmp_path)
+            other = asyncio.create_task(asyncio.to_thread(play, FirstBot(), address, t1))
+            exited = await boom
+            matches = await asyncio.wait_for(other, WAIT)
+            await asyncio.wait_for(entry.done.wait(), WAIT)
+            return exited, matches, entry.record
+
+    exited, matches, record = asyncio.run(go())
+    assert exited.code == sdk.EXIT_BOT_ERROR == 1, exited
+    assert "boom in decide" in exited.stderr
+    if language == "python":
+        assert "Traceback (most recent call last)" in exited.stderr
+        assert "RuntimeError: boom in decide" in exited.stderr
+    else:
+        assert "Error: boom in decide\n    at " in exited.stderr  # the stack
+    assert exited.stderr.strip().splitlines()[-1].endswith("the bot's own code failed; stopping")
+    assert matches == 1
+    assert record is not None
+    game = record.games[0]
+    assert (game.outcome, game.culprit) in (("disconnect", 0), ("crash", 0)), game
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ["python", "javascript"])
+def test_a_stream_broken_mid_match_is_a_failure(
+    language: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """The bot has its Welcome and waits for its match (the other seat has not connected) when the
+    referee's server stops: status 3, 'broke during match'."""
+    bot: list[str] = request.getfixturevalue("py_bot" if language == "python" else "js_bot")
+    name = "template" if language == "python" else "js-first"
+
+    async def go() -> tuple[Exited, str]:
+        server, port, manager = await create_server("127.0.0.1:0")
+        try:
+            entry = await _remote_match(manager, connect=WAIT)
+            env = _env(ARENA_ADDRESS=f"127.0.0.1:{port}", ARENA_TOKEN=_tokens(entry)[0])
+            proc = await _spawn(bot, env, tmp_path)
+            await _attached(entry, 0)
+            await server.stop(None)
+            return await proc, entry.match_id
+        finally:
+            await manager.close()
+            await server.stop(None)
+
+    exited, match_id = asyncio.run(go())
+    assert exited.code == sdk.EXIT_CONNECTION, exited
+    assert f"broke during match {match_id}" in _one_line_error(exited, name)
+
+
+@pytest.mark.slow
+def test_a_stream_the_referee_ends_mid_match_is_a_failure(
+    py_bot: list[str], tmp_path: Path
+) -> None:
+    """The referee closes the stream (status OK) without a MatchOver: here the server shuts its
+    matches down while the other seat (a stream of the test's own) thinks. Status 3, 'in the middle
+    of match'."""
+
+    async def go() -> tuple[Exited, str]:
+        server, port, manager = await create_server("127.0.0.1:0")
+        address = f"127.0.0.1:{port}"
+        try:
+            slow = TimeControl(budget_ms=600_000, bank_ms=0, grace_ms=1_000)
+            entry = manager.create(
+                MatchConfig(seed=5, time_control=slow),
+                [[PlayerSpec("s0")], [PlayerSpec("s1")]],
+                WAIT,
+            )
+            await manager.start(entry)
+            t0, t1 = _tokens(entry)
+            async with grpc.aio.insecure_channel(address) as channel:
+                thinker = bot_pb2_grpc.BotGatewayStub(channel).Play()
+                hello = bot_pb2.Hello(token=t1, name="thinker", protocol_version=1)
+                await thinker.write(bot_pb2.BotMessage(hello=hello))
+                proc = await _spawn(py_bot, _env(ARENA_ADDRESS=address, ARENA_TOKEN=t0), tmp_path)
+                async with asyncio.timeout(WAIT):  # until the thinker is asked (and never answers)
+                    while (await thinker.read()).WhichOneof("body") != "request":
+                        pass
+                await manager.close()
+                exited = await proc
+                thinker.cancel()
+            return exited, entry.match_id
+        finally:
+            await manager.close()
+            await server.stop(None)
+
+    exited, match_id = asyncio.run(go())
+    assert exited.code == sdk.EXIT_CONNECTION, exited
+    assert f"in the middle of match {match_id}" in _one_line_error(exited, "template")
+
+
+# ---------------------------------------------------------------------------------- both ways
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ["python", "javascript"])
+def test_address_and_token_from_the_command_line_or_the_environment(
+    language: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Seat 0's bot gets both on its command line only, seat 1's from its environment (JavaScript:
+    ``run(bot)`` with no options, the address on the command line and the token in the environment);
+    both play the match to its end and exit 0."""
+    bot: list[str] = request.getfixturevalue("py_bot" if language == "python" else "js_bot")
+
+    async def go() -> tuple[list[Exited], MatchEntry]:
+        async with serving() as (address, manager, _):
+            entry = await _remote_match(manager, seed=9)
+            t0, t1 = _tokens(entry)
+            if language == "python":
+                argv0 = [*bot, "--address", address, "--token", t0]
+                argv1, env1 = bot, _env(ARENA_ADDRESS=address, ARENA_TOKEN=t1)
+            else:
+                argv0 = [*bot, "--address", address, f"--token={t0}"]
+                argv1 = [*bot, "--address", address]
+                env1 = _env(ARENA_TOKEN=t1, BOT_MODE="run")
+            procs = [await _spawn(argv0, _env(), tmp_path), await _spawn(argv1, env1, tmp_path)]
+            exits = [await p for p in procs]
+            await asyncio.wait_for(entry.done.wait(), WAIT)
+            return exits, entry
+
+    exits, entry = asyncio.run(go())
+    for exited in exits:
+        assert exited.code == 0, exited
+        assert "failed" not in exited.stderr, exited
+    if language == "javascript":
+        assert exits[1].stdout.strip() == "matches 1"
+    name = "template" if language == "python" else "js-first"
+    assert [p.bot_name for seat in entry.players for p in seat] == [name, name]
+    assert entry.record is not None, entry.error
+    assert [g.outcome for g in entry.record.games] == ["normal"]
+
+
+def test_run_reads_the_command_line_then_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run(bot)``: arguments first, then ``--address``/``--token`` (both spellings, unknown options
+    left to the bot), then the environment."""
+    seen: list[tuple[str, str]] = []
+    monkeypatch.setattr(sdk, "play", lambda bot, address, token: seen.append((address, token)) or 0)
+    monkeypatch.setenv("ARENA_ADDRESS", "env:1")
+    monkeypatch.setenv("ARENA_TOKEN", "env-token")
+    bot = FirstBot()
+    sdk.run(bot, argv=[])
+    sdk.run(bot, argv=["--address", "cli:2", "--ms", "50"])
+    sdk.run(bot, argv=["--address=cli:3", "--token=cli-token"])
+    sdk.run(bot, "given:4", argv=["--address", "cli:5", "--token", "cli-token"])
+    assert seen == [
+        ("env:1", "env-token"),
+        ("cli:2", "env-token"),
+        ("cli:3", "cli-token"),
+        ("given:4", "cli-token"),
+    ]
+
+
+# ---------------------------------------------------------------------------------- the game seed
+
+
+def _first_views(name: str, seed: int, **options: str) -> dict[int, Any]:
+    """Each seat's first observation of a game dealt from ``seed``, the seats playing first-legal."""
+    state = GameState.new(variant(name, **options), seed=seed)
+    views: dict[int, Any] = {}
+    while not state.is_terminal() and len(views) < state.variant.seats:
+        views.setdefault(state.to_act, observe(state, state.to_act))
+        state.apply(state.legal_actions()[0])
+    return views
+
+
+def test_the_game_seed_is_pinned() -> None:
+    """The documented function: SHA-256 of the documented text, first 8 bytes big-endian. A change
+    here changes every bot's play: bump the text's version instead."""
+    args = ("two-handed", 0, 0, 1, "AD.1", ["QS", "7C", "TS.1", "QS"])
+    assert game_seed_text(*args) == "arena-game-seed/1|two-handed|0|0|1|AD|7C QS QS TS"
+    assert game_seed(*args) == 713393136448822412
+    assert game_seed("rubicon", 1, 3, 0, "", ["AS"]) == game_seed("rubicon", 1, 3, 0, "", ["AS.2"])
+
+
+@pytest.mark.parametrize("name", ["two-handed", "rubicon", "polish", "three-handed", "four-handed"])
+def test_the_same_deal_gives_the_same_seed(name: str) -> None:
+    """Same deal, seat and game number: the same seed, however the observation came; another deal,
+    seat or game number: another seed."""
+    a, b, other = _first_views(name, 11), _first_views(name, 11), _first_views(name, 12)
+    seeds = {view_seed(a[s], 0) for s in a}
+    assert len(seeds) == len(a), "two seats of one deal share a seed"
+    for seat in a:
+        assert view_seed(a[seat], 0) == view_seed(b[seat], 0)
+        assert view_seed(a[seat], 0) != view_seed(other[seat], 0)
+        assert view_seed(a[seat], 0) != view_seed(a[seat], 1)
+        # What the SDK computes from the wire is the same number.
+        pb = observation_to_pb(a[seat])
+        wire = game_seed(pb.variant, seat, 0, pb.dealer, pb.turn_up, pb.hand)
+        assert wire == view_seed(a[seat], 0)
+
+
+def test_javascript_computes_the_same_seed_as_python() -> None:
+    node = _node()
+    cases = []
+    for name in ("two-handed", "rubicon", "four-handed-consultation"):
+        for seat, view in _first_views(name, 3).items():
+            pb = observation_to_pb(view)
+            cases.append(
+                {
+                    "variant": pb.variant,
+                    "seat": seat,
+                    "game": seat + 1,
+                    "dealer": pb.dealer,
+                    "turnUp": pb.turn_up,
+                    "hand": list(pb.hand),
+                }
+            )
+    script = (
+        f"const sdk = require({json.dumps(str(JS_SDK))});"
+        "const cases = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));"
+        "process.stdout.write(JSON.stringify(cases.map((c) => sdk.gameSeed(c).toString())));"
+    )
+    done = subprocess.run(
+        [node, "-e", script],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=True,
+    )
+    js = [int(s) for s in json.loads(done.stdout)]
+    py = [
+        game_seed(c["variant"], c["seat"], c["game"], c["dealer"], c["turnUp"], c["hand"])
+        for c in cases
+    ]
+    assert js == py and len(set(py)) == len(py)
+
+
+def test_a_random_bot_plays_a_deal_the_same_whatever_it_played_before() -> None:
+    """Reseeded by ``on_game_start``, a random bot that has played other games chooses exactly as a
+    fresh one on the same deal; played without the hook (in-process harnesses) it keeps its seed."""
+
+    def choices(bot: RandomBot, seed: int, game: int, seat: int = 0) -> list[str]:
+        state = GameState.new(variant("two-handed"), seed=seed)
+        picked: list[str] = []
+        started = False
+        while not state.is_terminal():
+            legal = state.legal_actions()
+            action = legal[0]
+            if state.to_act == seat:
+                view = observe(state, seat)
+                if not started:
+                    bot.on_game_start(GameStart("m", game, seat, view_seed(view, game), view))
+                    started = True
+                action = bot.decide(view, list(legal), sdk.Clock(1000, 1000))
+                picked.append(action.text)
+            state.apply(action)
+        return picked
+
+    used = RandomBot(seed=0)
+    choices(used, 1, 0)
+    choices(used, 2, 1)
+    fresh = RandomBot(seed=0)
+    assert choices(used, 3, 0) == choices(fresh, 3, 0)
+    assert used.game_seed == fresh.game_seed != 0
+    # BOT_SEED (the salt) still changes the play.
+    assert choices(RandomBot(seed=5), 3, 0) != choices(RandomBot(seed=0), 3, 0)
+
+
+def _decisions(record: MatchRecord) -> list[list[tuple[int, str]]]:
+    return [[(d.seat, d.action) for d in g.decisions] for g in record.games]
+
+
+@pytest.mark.slow
+def test_a_random_bot_process_reseeds_per_game_across_matches(tmp_path: Path) -> None:
+    """issue 14: two random bot processes play a match of two games and then, on the same streams,
+    a second match (matches_per_process = 2); fresh processes then play that second match alone.
+    Both plays of the second match are move for move the same, and so is a repeat of the first."""
+    command = f"{shlex.quote(sys.executable)} -m arena_bot.random_bot"
+    specs = [[PlayerSpec("r0", command)], [PlayerSpec("r1", command)]]
+
+    async def play_matches(seeds: Sequence[int], per_process: int) -> list[MatchEntry]:
+        server, _, manager = await create_server(logs_dir=tmp_path / "logs")
+        try:
+            entries = []
+            for seed in seeds:
+                config = MatchConfig(seed=seed, games=2, time_control=TC)
+                entry = manager.create(config, specs, WAIT, matches_per_process=per_process)
+                await manager.start(entry)
+                await asyncio.wait_for(entry.done.wait(), WAIT)
+                entries.append(entry)
+            return entries
+        finally:
+            await manager.close()
+            await server.stop(None)
+
+    first, second = asyncio.run(play_matches([21, 22], per_process=2))
+    (alone,) = asyncio.run(play_matches([22], per_process=1))
+    (again,) = asyncio.run(play_matches([21], per_process=1))
+    for entry in (first, second, alone, again):
+        assert entry.record is not None, entry.error
+        assert [g.outcome for g in entry.record.games] == ["normal", "normal"]
+    assert second.processes == [], "the second match did not reuse the processes"
+    assert first.record is not None and second.record is not None
+    assert alone.record is not None and again.record is not None
+    assert _decisions(second.record) == _decisions(alone.record)
+    assert _decisions(first.record) == _decisions(again.record)
+    assert _decisions(first.record) != _decisions(second.record)
+
+
+# ---------------------------------------------------------------------------------- the README
+
+
+def _readme() -> str:
+    return " ".join(README.read_text().split())  # whitespace folded: sentences may wrap
+
+
+def test_the_readme_quotes_the_referees_limits() -> None:
+    text = _readme()
+    kib = {int(n) for n in re.findall(r"(\d+) KiB", text)}
+    assert kib == {servicers.MAX_BOT_MESSAGE_BYTES // 1024} == {16}
+    mib = {int(n) for n in re.findall(r"gRPC itself refuses anything over (\d+) MiB", text)}
+    assert mib == {MAX_RECEIVE_BYTES // (1024 * 1024)}
+    hello = re.search(r"`Hello`\. It must be the first message and arrive within (\d+) s", text)
+    assert hello is not None and float(hello.group(1)) == servicers.HELLO_TIMEOUT
+
+
+def test_the_readme_quotes_the_connect_timeouts() -> None:
+    text = _readme()
+    quoted = re.search(
+        r"connect timeout: (\d+) s for `arena match` and for tournaments .*?"
+        r"`arena check-bot` (\d+) s.*?connect_timeout_ms` says \(0: (\d+) s\)",
+        text,
+    )
+    assert quoted is not None, "the README's connect timeouts sentence changed"
+    match_default = inspect.signature(cli_match.match).parameters["connect_timeout"].default
+    assert float(quoted.group(1)) == runner.CONNECT_TIMEOUT == match_default
+    assert float(quoted.group(2)) == conformance.CONNECT_TIMEOUT
+    assert (
+        float(quoted.group(3))
+        == inspect.signature(MatchManager.create).parameters["connect_timeout"].default
+    )
+    start_match = inspect.getsource(servicers.Admin.StartMatch).replace("_", "")
+    assert f"connecttimeoutms or {int(quoted.group(3)) * 1000})" in start_match
+
+
+def test_the_readme_quotes_every_refusal_reason() -> None:
+    """The reasons a real referee gives, each quoted by the README (the version number as ``N``)."""
+
+    async def first_reply(address: str, message: bot_pb2.BotMessage) -> tuple[str, Any]:
+        channel = grpc.aio.insecure_channel(address)
+        call = bot_pb2_grpc.BotGatewayStub(channel).Play()
+        await call.write(message)
+        reply = await call.read()
+        return reply.WhichOneof("body"), (call, channel)
+
+    def hello(token: str, version: int = 1) -> bot_pb2.BotMessage:
+        return bot_pb2.BotMessage(hello=bot_pb2.Hello(token=token, protocol_version=version))
+
+    async def go() -> list[str]:
+        async with serving() as (address, manager, _):
+            entry = await _remote_match(manager, connect=WAIT)
+            t0, t1 = _tokens(entry)
+            held = []
+            kind, stream = await first_reply(address, hello(t0))
+            assert kind == "welcome"
+            held.append(stream)
+            reasons = []
+            for message in (
+                hello("not-a-token"),
+                hello(t0),
+                bot_pb2.BotMessage(reply=bot_pb2.Reply(request_id=1, action="done")),
+                hello(t1, version=9),
+                hello(t1, version=0),
+            ):
+                channel = grpc.aio.insecure_channel(address)
+                call = bot_pb2_grpc.BotGatewayStub(channel).Play()
+                await call.write(message)
+                reply = await call.read()
+                assert reply.WhichOneof("body") == "refused", reply
+                reasons.append(reply.refused.reason)
+                await channel.close()
+            for call, channel in held:
+                call.cancel()
+                await channel.close()
+            return reasons
+
+    reasons = asyncio.run(go())
+    assert reasons[:2] == ["unknown or expired token", "this seat is already connected"]
+    text = _readme()
+    for reason in reasons:
+        quoted = re.sub(r"protocol version \d+ ", "protocol version N ", reason)
+        assert f"`{quoted}`" in text, f"the README does not quote {quoted!r}"
+
+
+def test_the_readme_and_both_sdks_agree_on_exit_statuses() -> None:
+    node = _node()
+    script = (
+        f"const s = require({json.dumps(str(JS_SDK))});"
+        "process.stdout.write(JSON.stringify([s.EXIT_OK, s.EXIT_BOT_ERROR, s.EXIT_USAGE, "
+        "s.EXIT_CONNECTION, s.EXIT_REFUSED, s.PROTOCOL_VERSION, s.SEED_VERSION]));"
+    )
+    done = subprocess.run(
+        [node, "-e", script], capture_output=True, text=True, timeout=WAIT, check=True
+    )
+    python = [
+        sdk.EXIT_OK,
+        sdk.EXIT_BOT_ERROR,
+        sdk.EXIT_USAGE,
+        sdk.EXIT_CONNECTION,
+        sdk.EXIT_REFUSED,
+        sdk.PROTOCOL_VERSION,
+        sdk.SEED_VERSION,
+    ]
+    assert json.loads(done.stdout) == python
+    assert sdk.PROTOCOL_VERSION == servicers.PROTOCOL_VERSION
+    text = _readme().split("### Exit status and messages", 1)[1].split("###", 1)[0]
+    for code, meaning in (
+        (0, "the referee ended the stream"),
+        (1, "the bot's own code"),
+        (2, "no address or token"),
+        (3, "could not be reached"),
+        (4, "refused"),
+    ):
+        row = re.search(rf"\| `{code}` \|([^|]*)\|", text)
+        assert row is not None and meaning in row.group(1), (code, meaning)
+    assert sdk.SEED_VERSION in _readme()
+
+
+@pytest.mark.slow
+def test_the_readme_names_everything_in_a_launched_bots_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A launched bot prints its environment's names; the README's section on a launched bot names
+    each (``LC_*`` and ``BOT_*`` as families), and a variable of the arena's own is not passed on."""
+    probe = tmp_path / "probe.py"
+    probe.write_text("import os\nprint('ENV', ' '.join(sorted(os.environ)))\n")
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(probe))}"
+    for name, value in (("NODE_PATH", "n"), ("BOT_X", "1"), ("LC_X", "C"), ("SECRET_X", "no")):
+        monkeypatch.setenv(name, value)
+
+    async def go() -> str:
+        server, _, manager = await create_server(logs_dir=tmp_path / "logs")
+        try:
+            entry = manager.create(
+                MatchConfig(seed=1, time_control=TC),
+                [[PlayerSpec("probe0", command)], [PlayerSpec("probe1", command)]],
+                5.0,  # the probes print and exit without connecting
+            )
+            await manager.start(entry)
+            await asyncio.wait_for(entry.done.wait(), WAIT)
+            (log, *_) = sorted((tmp_path / "logs").glob(f"{entry.match_id}-seat0-*.log"))
+            return log.read_text()
+        finally:
+            await manager.close()
+            await server.stop(None)
+
+    output = asyncio.run(go())
+    names = next(line for line in output.splitlines() if line.startswith("ENV ")).split()[1:]
+    assert "SECRET_X" not in names
+    assert {"BOT_X", "LC_X", "NODE_PATH", "ARENA_TOKEN", "ARENA_ADDRESS"} <= set(names)
+    section = README.read_text().split("### What a launched bot gets", 1)[1].split("\n## ", 1)[0]
+    missing = [n for n in names if not n.startswith(("LC_", "BOT_")) and f"`{n}`" not in section]
+    assert missing == [], f"the README does not mention {missing}"
+
+
+def test_stubs_for_another_language_come_from_proto_alone(tmp_path: Path) -> None:
+    """The README's recipe, with the protoc of the dev tools (Python output: its other generators are
+    plugins): ``protoc -I proto`` on a copy of ``proto/`` (nothing else of the project) compiles the
+    files of package ``arena.v1`` (C++: namespace ``arena::v1``), and the Python modules it
+    writes import each other as ``arena.wire.v1``: the names of this project's own package."""
+    from grpc_tools import protoc  # the protoc of the dev tools (CI has it)
+
+    copy = tmp_path / "proto"
+    shutil.copytree(PROTO, copy)
+    files = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*.proto"))
+    assert files == [
+        "arena/wire/v1/admin.proto",
+        "arena/wire/v1/bot.proto",
+        "arena/wire/v1/competition.proto",
+        "arena/wire/v1/game.proto",
+    ]
+    out = tmp_path / "gen"
+    out.mkdir()
+    argv = ["protoc", "-I", str(copy), f"--python_out={out}", f"--grpc_python_out={out}"]
+    assert protoc.main(argv + [str(copy / f) for f in files]) == 0
+    generated = (out / "arena/wire/v1/bot_pb2.py").read_text()
+    assert "from arena.wire.v1 import game_pb2" in generated
+    for name in ("game", "bot", "admin", "competition"):
+        assert (out / f"arena/wire/v1/{name}_pb2.py").is_file()
+        assert f"arena/wire/v1/{name}.proto" in files
+    assert bot_pb2.DESCRIPTOR.package == "arena.v1"  # C++: namespace arena::v1, Go: your choice
+    text = _readme()
+    for recipe in (
+        "protoc -I proto",
+        "proto/arena/wire/v1/*.proto",
+        "namespace `arena::v1`",
+        "package `arena.v1`",
+        "from arena.wire.v1 import game_pb2",
+    ):
+        assert recipe in text, recipe

@@ -1,0 +1,142 @@
+"""Submission bundles are hostile (issue 15): path traversal, links out, special files, size and file
+count caps are refused before anything is written; a good bundle round-trips through pack and the
+content-addressed store."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from arena.competition.bundles import MANIFEST, BundleError, Store, pack, parse_manifest, unpack
+
+GOOD = 'name = "tiny"\nversion = "1"\nlanguage = "python"\nrun = "{python} bot.py"\n'
+MB = 1024 * 1024
+
+
+def tar_of(*members: tuple[tarfile.TarInfo, bytes | None]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for info, data in members:
+            if data is not None:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+            else:
+                tar.addfile(info)
+    return buf.getvalue()
+
+
+def file(name: str, data: bytes = b"x") -> tuple[tarfile.TarInfo, bytes]:
+    return tarfile.TarInfo(name), data
+
+
+def manifest() -> tuple[tarfile.TarInfo, bytes]:
+    return file(MANIFEST, GOOD.encode())
+
+
+def special(name: str, kind: bytes, link: str = "") -> tuple[tarfile.TarInfo, None]:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = link
+    return info, None
+
+
+@pytest.mark.parametrize(
+    ("members", "message"),
+    [
+        ([manifest(), file("../evil.py")], "a path outside the bundle"),
+        ([manifest(), file("a/../../evil.py")], "a path outside the bundle"),
+        ([manifest(), file("/etc/evil")], "a path outside the bundle"),
+        ([manifest(), special("link", tarfile.SYMTYPE, "/etc/passwd")], "a link"),
+        ([manifest(), special("hard", tarfile.LNKTYPE, "arena-bot.toml")], "a link"),
+        ([manifest(), special("dev", tarfile.CHRTYPE)], "a special file"),
+        ([manifest(), special("fifo", tarfile.FIFOTYPE)], "a special file"),
+        ([file("bot.py")], f"no {MANIFEST}"),
+        ([manifest(), file("big.bin", b"\0" * (2 * MB))], "over the limit of"),
+        ([manifest(), *(file(f"f{i}") for i in range(20))], "over the limit of 10 files"),
+    ],
+    ids=[
+        "dotdot",
+        "nested-dotdot",
+        "absolute",
+        "symlink",
+        "hardlink",
+        "device",
+        "fifo",
+        "no-manifest",
+        "too-big",
+        "too-many",
+    ],
+)
+def test_hostile_bundles_are_refused_before_anything_is_written(
+    tmp_path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]], message: str
+) -> None:
+    into = tmp_path / "out"
+    with pytest.raises(BundleError, match=message):
+        unpack(tar_of(*members), into, max_files=10, max_bytes=MB)
+    assert not into.exists()
+    assert not (tmp_path / "evil.py").exists()
+
+
+def test_garbage_is_not_a_bundle(tmp_path: Path) -> None:
+    with pytest.raises(BundleError, match="not a readable tar archive"):
+        unpack(b"PK\x03\x04 not a tarball" * 10, tmp_path / "out", 10, MB)
+
+
+def test_a_lying_header_is_caught_while_writing(tmp_path: Path) -> None:
+    """Sizes are counted from the headers and again from the bytes actually written."""
+    data = tar_of(manifest(), file("a", b"y" * 1000))
+    with pytest.raises(BundleError, match="over the limit"):
+        unpack(data, tmp_path / "out", 10, 900)
+
+
+def test_a_good_bundle_round_trips(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "lib").mkdir(parents=True)
+    (src / MANIFEST).write_text(GOOD)
+    (src / "bot.py").write_text("print('hi')\n")
+    (src / "lib" / "util.py").write_text("X = 1\n")
+    (src / "run.sh").write_text("#!/bin/sh\n")
+    (src / "run.sh").chmod(0o755)
+    data = pack(src, MB)
+    store = Store(tmp_path / "store")
+    sha, m, folder = store.put(data, 10, MB)
+    assert (m.name, m.version, m.language, m.run) == ("tiny", "1", "python", "{python} bot.py")
+    assert (folder / "lib" / "util.py").read_text() == "X = 1\n"
+    assert folder.name == sha and (tmp_path / "store" / f"{sha}.tar.gz").read_bytes() == data
+    assert (folder / "run.sh").stat().st_mode & 0o111
+    assert not (folder / "bot.py").stat().st_mode & 0o222, "unpacked files are read-only"
+    assert store.put(data, 10, MB)[0] == sha, "the same content is stored once"
+    assert pack(src, MB) == data, "packing is deterministic"
+
+
+def test_pack_refuses_links(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / MANIFEST).write_text(GOOD)
+    (src / "secret").symlink_to("/etc/hostname")
+    with pytest.raises(BundleError, match="symbolic link"):
+        pack(src, MB)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name = 'x'", "version"),
+        (GOOD.replace('"tiny"', '"../up"'), "name: expected 1-64 letters"),
+        (GOOD.replace('"python"', '"cobol"'), "language: expected one of python, node"),
+        (GOOD.replace('run = "{python} bot.py"', 'run = ""'), "run: missing"),
+        (GOOD + "colour = 'red'\n", "unknown field"),
+        (GOOD.replace("bot.py", "bot.py {token}"), "never put on a command line"),
+        ("not toml [", "not valid TOML"),
+    ],
+)
+def test_manifest_errors_say_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(BundleError, match=message):
+        parse_manifest(text)
+
+
+def test_a_numeric_version_reads_as_text() -> None:
+    assert parse_manifest(GOOD.replace('"1"', "2.5")).version == "2.5"

@@ -1,0 +1,179 @@
+"""A competition's records in the ledger (issue 15): tokens stored hashed, a bot's name owned by its
+author, each version submitted once, a new version replacing the old one in play while its games and
+rating history stay, error counts for suspension, pausing, and planned games forgotten after a crash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arena.competition.spec import parse
+from arena.ledger import Ledger, LedgerError
+from arena.ledger.competitions import (
+    ACTIVE,
+    BUILDING,
+    CHECKING,
+    FAILED,
+    REPLACED,
+    Competitions,
+    hash_token,
+)
+from arena.tournament.schedule import ScheduledGame
+
+
+@pytest.fixture
+def comp(tmp_path: Path) -> tuple[Ledger, Competitions, int]:
+    led = Ledger(tmp_path / "l.sqlite")
+    entry = led.register(parse({"name": "Ladder"}, "c.toml"), kind="competition")
+    return led, Competitions(led), entry.id
+
+
+def test_authors_tokens_are_kept_hashed(comp: tuple[Ledger, Competitions, int]) -> None:
+    led, store, cid = comp
+    token = store.add_author(cid, "ada")
+    assert len(token) >= 32
+    dumped = "\n".join(led.conn.iterdump())
+    assert token not in dumped and hash_token(token) in dumped
+    author = store.author_of(cid, token)
+    assert author is not None and author.name == "ada"
+    assert store.author_of(cid, token + "x") is None
+    with pytest.raises(LedgerError, match="already an author named 'ada'"):
+        store.add_author(cid, "ada")
+
+
+def test_a_bot_belongs_to_its_author_and_a_version_is_submitted_once(
+    comp: tuple[Ledger, Competitions, int],
+) -> None:
+    _, store, cid = comp
+    ada = store.author_of(cid, store.add_author(cid, "ada"))
+    bob = store.author_of(cid, store.add_author(cid, "bob"))
+    assert ada and bob
+    store.submit(cid, ada.id, "smart", "1", "python", bundle="a" * 64, run="{python} bot.py")
+    with pytest.raises(LedgerError, match="belongs to another author \\(ada\\)"):
+        store.submit(cid, bob.id, "smart", "2", "python", bundle="b" * 64, run="x")
+    with pytest.raises(LedgerError, match="version 1 was submitted already"):
+        store.submit(cid, ada.id, "smart", "1", "python", bundle="c" * 64, run="x")
+
+
+def test_a_new_version_replaces_the_old_in_play(comp: tuple[Ledger, Competitions, int]) -> None:
+    _, store, cid = comp
+    ada = store.author_of(cid, store.add_author(cid, "ada"))
+    assert ada
+    one, _ = store.submit(cid, ada.id, "smart", "1", "python", bundle="a" * 64, run="r")
+    assert store.submission(one).status == BUILDING
+    e1 = store.activate(one, "bundle:aaaa:r")
+    two, _ = store.submit(cid, ada.id, "smart", "2", "python", bundle="b" * 64, run="r")
+    store.set_status(two, FAILED, "the build failed", log="error: ...")
+    assert store.submission(one).status == ACTIVE, "a failed version replaces nothing"
+    three, _ = store.submit(cid, ada.id, "smart", "3", "python", bundle="c" * 64, run="r")
+    e3 = store.activate(three, "bundle:cccc:r")
+    assert e3 != e1
+    assert [s.status for s in store.submissions(cid)] == [REPLACED, FAILED, ACTIVE]
+    assert store.log(two) == "error: ..."
+
+
+def test_a_remote_entrant_gets_a_token(comp: tuple[Ledger, Competitions, int]) -> None:
+    _, store, cid = comp
+    ada = store.author_of(cid, store.add_author(cid, "ada"))
+    assert ada
+    sid, token = store.submit(cid, ada.id, "far", "1", "rust")
+    assert token and store.submission(sid).status == CHECKING
+    found = store.remote_submission(cid, token)
+    assert found is not None and found.id == sid and found.kind == "remote"
+    assert store.remote_submission(cid, "nope") is None
+
+
+def test_logs_are_capped(comp: tuple[Ledger, Competitions, int]) -> None:
+    _, store, cid = comp
+    ada = store.author_of(cid, store.add_author(cid, "ada"))
+    assert ada
+    sid, _ = store.submit(cid, ada.id, "noisy", "1", "python", bundle="a" * 64, run="r")
+    store.set_status(sid, FAILED, "x" * 10_000, log="y" * 1_000_000)
+    assert len(store.log(sid)) < 70_000
+    assert len(store.submission(sid).reason) <= 500
+
+
+def test_pause_switch(comp: tuple[Ledger, Competitions, int]) -> None:
+    _, store, cid = comp
+    assert store.paused(cid) is False
+    store.set_paused(cid, True)
+    assert store.paused(cid) is True
+    store.set_paused(cid, False)
+    assert store.paused(cid) is False
+
+
+def game(ord_: int, a: str, b: str) -> ScheduledGame:
+    return ScheduledGame(f"c{ord_:09d}", ord_, 0, ord_, 0, 0, ord_, ((a,), (b,)), (a, b))
+
+
+def record(outcome: str = "normal", culprit: int = -1) -> dict[str, object]:
+    return {
+        "games": [
+            {
+                "outcome": outcome,
+                "detail": "",
+                "culprit": culprit,
+                "result": {"sides": [[0], [1]], "ranking": [0, 1], "scores": [1000, 500]},
+            }
+        ]
+    }
+
+
+def test_failures_standings_and_forgotten_plans(comp: tuple[Ledger, Competitions, int]) -> None:
+    led, store, cid = comp
+    ada = store.author_of(cid, store.add_author(cid, "ada"))
+    bob = store.author_of(cid, store.add_author(cid, "bob"))
+    assert ada and bob
+    a, _ = store.submit(cid, ada.id, "a", "1", "python", bundle="a" * 64, run="r")
+    b, _ = store.submit(cid, bob.id, "b", "1", "python", bundle="b" * 64, run="r")
+    ids = {"a": store.activate(a, "bundle:a"), "b": store.activate(b, "bundle:b")}
+    games = [game(i, "a", "b") for i in range(4)]
+    led.plan(cid, games)
+    assert store.next_ord(cid) == 4
+    led.record_game(cid, "two-handed", games[0], ids, record())
+    led.record_game(cid, "two-handed", games[2], ids, record("crash", culprit=1))
+    assert store.failures(cid, ids["b"], 10) == (1, 2)
+    assert store.failures(cid, ids["a"], 10) == (0, 2)
+    standings = store.standings(cid)
+    assert standings[ids["a"]][2] == 1, "game 2 waits for game 1 to be rated"
+    # The server stopped with games 1 and 3 unplayed: forgotten, the rest is rated.
+    assert store.unplan_unplayed(cid) == 2
+    standings = store.standings(cid)
+    assert standings[ids["a"]][2] == 2 and standings[ids["a"]][3] == 2
+    assert [b.kind for b in led.boards()] == ["competition"], "no pooled board for a competition"
+    assert led.rebuild_ratings() == 0.0
+
+
+def test_a_competition_and_a_tournament_cannot_share_a_name(
+    comp: tuple[Ledger, Competitions, int],
+) -> None:
+    from arena.tournament.spec import parse as parse_tournament
+
+    led, _, _ = comp
+    spec = parse_tournament(
+        {
+            "name": "Ladder",
+            "entrants": [{"name": "x", "command": "c"}, {"name": "y", "command": "c"}],
+        }
+    )
+    with pytest.raises(LedgerError, match="name of a competition"):
+        led.register(spec)
+
+
+def test_a_failed_version_may_be_submitted_again(comp: tuple[Ledger, Competitions, int]) -> None:
+    """A version that failed its build or check never played: fixed, it comes back under the same
+    number; a version that played never does."""
+    _, store, cid = comp
+    ada = store.author_of(cid, store.add_author(cid, "ada"))
+    assert ada
+    sid, _ = store.submit(cid, ada.id, "b", "1", "python", bundle="a" * 64, run="r")
+    store.set_status(sid, FAILED, "the build failed", log="boom")
+    again, _ = store.submit(cid, ada.id, "b", "1", "python", bundle="c" * 64, run="r2")
+    assert again == sid
+    sub = store.submission(sid)
+    assert (sub.status, sub.bundle, sub.run, sub.reason) == (BUILDING, "c" * 64, "r2", "")
+    assert store.log(sid) == ""
+    store.activate(sid, "bundle:c")
+    with pytest.raises(LedgerError, match="submitted already"):
+        store.submit(cid, ada.id, "b", "1", "python", bundle="d" * 64, run="r")

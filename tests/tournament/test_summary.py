@@ -1,0 +1,77 @@
+"""Tournament summaries count honestly (issue 13): a forfeit is a loss in every column."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arena.tournament.summary import entrant_lines, pairing_lines
+
+
+def seat(
+    game: int,
+    seat: int,
+    entrant: str,
+    place: int,
+    score: int,
+    outcome: str = "normal",
+    culprit: int = -1,
+) -> dict[str, Any]:
+    return {
+        "game_id": game,
+        "key": f"g{game}",
+        "pairing": 0,
+        "deal": game // 2,
+        "rotation": game % 2,
+        "outcome": outcome,
+        "culprit": culprit,
+        "seat": seat,
+        "side": seat,
+        "place": place,
+        "score": score,
+    } | {"entrant": entrant}
+
+
+def test_a_pairing_of_forfeits_is_lost_in_every_column() -> None:
+    """Four games that 'crash' forfeited, two deals: before, this showed 4-0-0 for the winner, average
+    points 0 : 0 and duplicate sets 0-0-2 (tied)."""
+    rows = []
+    for g in range(4):
+        crash_seat = g % 2  # the crashing bot sits in each seat in turn
+        rows.append(seat(g, crash_seat, "crash", 1, 0, "crash", crash_seat))
+        rows.append(seat(g, 1 - crash_seat, "solid", 0, 0, "crash", crash_seat))
+    (line,) = pairing_lines(rows)
+    assert (line.a, line.b) == ("crash", "solid")
+    assert (line.wins, line.losses, line.draws) == (0, 4, 0)
+    assert (line.forfeits_a, line.forfeits_b) == (4, 0)
+    assert line.points_a is None and line.points_b is None, "no game was played out"
+    assert (line.sets_won, line.sets_lost, line.sets_tied) == (0, 2, 0)
+    assert line.score == 0.0 and line.high < 0.5
+
+
+def test_duplicate_sets_go_by_forfeits_then_wins_then_points() -> None:
+    rows = [
+        # deal 0: each wins once; 'a' by more points: a's set
+        seat(0, 0, "a", 0, 1200), seat(0, 1, "b", 1, 400),
+        seat(1, 0, "b", 0, 1100), seat(1, 1, "a", 1, 900),
+        # deal 1: 'b' wins a played game, 'b' forfeits the other (a's points there do not count)
+        seat(2, 0, "a", 1, 500), seat(2, 1, "b", 0, 1000),
+        seat(3, 0, "b", 1, 0, "timeout", 0), seat(3, 1, "a", 0, 0, "timeout", 0),
+    ]  # fmt: skip
+    (line,) = pairing_lines(rows)
+    assert (line.wins, line.losses) == (2, 2)
+    # deal 0 by points; deal 1 is lost by the side that forfeited in it, whatever the points say
+    assert (line.sets_won, line.sets_lost, line.sets_tied) == (2, 0, 0)
+    assert (line.forfeits_a, line.forfeits_b) == (0, 1)
+    assert line.points_a == (1200 + 900 + 500) / 3 and line.points_b == (400 + 1100 + 1000) / 3
+
+
+def test_entrant_lines_count_forfeits_and_average_played_games_only() -> None:
+    rows = [
+        seat(0, 0, "x", 0, 2000), seat(0, 1, "y", 1, 800), seat(0, 2, "z", 2, 500),
+        seat(1, 0, "y", 0, 0, "crash", 2), seat(1, 1, "x", 0, 0, "crash", 2),
+        seat(1, 2, "z", 1, 0, "crash", 2),
+    ]  # fmt: skip
+    lines = {e.entrant: e for e in entrant_lines(rows)}
+    assert lines["z"].forfeits == 1 and lines["x"].forfeits == 0
+    assert lines["z"].average_score == 500
+    assert lines["x"].firsts == 1.5

@@ -1,0 +1,568 @@
+"""The JSON API and the pages over a ledger built by a real tournament: every figure is the ledger's,
+the deal secret is never served, a deal still in play stays sealed, bad requests are named, and bot
+text is escaped and capped."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+from web_helpers import execute, query, unplay
+
+from arena.ledger import Ledger
+from arena.referee.record import MatchRecord, seat_view
+from arena.tournament.summary import wilson
+from arena.web import queries
+from arena.web.app import create_app
+from arena.web.queries import LedgerUnavailable, Reader
+
+
+def every_url(client: TestClient) -> list[str]:
+    """Every page and API address of the ledger's data."""
+    events = client.get("/api/events").json()["events"]
+    boards = client.get("/api/boards").json()["boards"]
+    games = client.get("/api/games?limit=500").json()["games"]
+    entrants = {s["entrant_id"] for g in games for s in g["seats"]}
+    urls = ["/", "/games", "/api", "/api/events", "/api/boards", "/api/games", "/live"]
+    for e in events:
+        urls += [f"/events/{e['id']}", f"/api/events/{e['id']}", f"/games?event={e['id']}"]
+    for b in boards:
+        urls += [f"/boards/{b['id']}", f"/api/boards/{b['id']}"]
+    for i in entrants:
+        urls += [f"/entrants/{i}", f"/api/entrants/{i}", f"/api/entrants/{i}/history"]
+        urls += [f"/games?entrant={i}"]
+    for g in games:
+        urls += [f"/games/{g['id']}", f"/api/games/{g['id']}", f"/api/games/{g['id']}/replay"]
+        urls += [f"/api/games/{g['id']}/replay?view={s}" for s in range(len(g["seats"]))]
+    return urls
+
+
+# ---------------------------------------------------------------- the figures are the ledger's
+
+
+def test_events_are_the_ledgers_tournaments(client: TestClient, built_ledger: Path) -> None:
+    events = client.get("/api/events").json()["events"]
+    [(tid, name, variant)] = query(built_ledger, "SELECT id, name, variant FROM tournaments")
+    assert [(e["id"], e["name"], e["variant"], e["kind"]) for e in events] == [
+        (tid, name, variant, "tournament")
+    ]
+    [e] = events
+    assert (e["planned"], e["played"], e["failures"], e["voided"]) == (6, 6, 0, 0)
+    assert e["status"] == "finished"
+    assert e["settings"]["format"] == "round-robin"
+    assert "entrants" not in e["settings"], "the bots' command lines are not served"
+
+
+def test_the_leaderboard_is_the_ledgers_board(client: TestClient, built_ledger: Path) -> None:
+    [(tid,)] = query(built_ledger, "SELECT id FROM tournaments")
+    data = client.get(f"/api/events/{tid}").json()
+    rows = data["leaderboard"]
+    led = Ledger(built_ledger)
+    try:
+        expected = led.leaderboard(tournament=data["event"]["name"])
+    finally:
+        led.close()
+    assert [(r["entrant"], r["version"], r["games"]) for r in rows] == [
+        (b.entrant, b.version, b.games) for b in expected
+    ]
+    for r, b in zip(rows, expected, strict=True):
+        assert (r["mu"], r["sigma"], r["exposed"]) == pytest.approx((b.mu, b.sigma, b.exposed))
+    assert [r["rank"] for r in rows] == [1, 2, 3]
+    assert [r["exposed"] for r in rows] == sorted((r["exposed"] for r in rows), reverse=True)
+    assert all(r["author"] == "" for r in rows), "no authors until competitions add them"
+
+
+def test_win_rates_count_first_places_with_wilson_intervals(
+    client: TestClient, built_ledger: Path
+) -> None:
+    seats = query(
+        built_ledger,
+        "SELECT s.game_id, e.name, s.side, s.place FROM game_seats s "
+        "JOIN entrants e ON e.id = s.entrant_id",
+    )
+    firsts: dict[str, float] = {}
+    played: dict[str, int] = {}
+    for game_id, name, _, place in seats:
+        played[name] = played.get(name, 0) + 1
+        at_first = {side for g, _, side, p in seats if g == game_id and p == 0}
+        if place == 0:
+            firsts[name] = firsts.get(name, 0.0) + 1 / len(at_first)
+    rows = client.get("/api/events/1").json()["leaderboard"]
+    for r in rows:
+        name = r["entrant"]
+        assert r["played"] == played[name] == 4
+        assert r["firsts"] == pytest.approx(firsts.get(name, 0.0))
+        assert r["win_rate"] == pytest.approx(firsts.get(name, 0.0) / 4)
+        assert (r["win_low"], r["win_high"]) == pytest.approx(wilson(firsts.get(name, 0.0), 4))
+    assert sum(r["firsts"] for r in rows) == pytest.approx(6), "one first place per game"
+
+
+def test_an_event_with_no_game_yet_has_an_empty_board(ledger: Path) -> None:
+    execute(
+        ledger,
+        (
+            "INSERT INTO tournaments (name, spec_hash, spec, variant, created_at, kind) "
+            "VALUES ('Later', 'h2', '{}', 'polish', '2026-01-01', 'competition')",
+            (),
+        ),
+    )
+    with TestClient(create_app(ledger)) as client:
+        [later, _] = client.get("/api/events").json()["events"]
+        assert (later["name"], later["kind"], later["played"], later["board_id"]) == (
+            "Later",
+            "competition",
+            0,
+            None,
+        )
+        assert client.get(f"/api/events/{later['id']}").json()["leaderboard"] == []
+        page = client.get(f"/events/{later['id']}")
+        assert page.status_code == 200 and "No rated game yet" in page.text
+        assert "competition" in client.get("/").text
+
+
+def test_the_pooled_board_has_the_same_games(client: TestClient) -> None:
+    boards = client.get("/api/boards").json()["boards"]
+    assert sorted(b["kind"] for b in boards) == ["pooled", "tournament"]
+    pooled = next(b for b in boards if b["kind"] == "pooled")
+    assert pooled["event_id"] is None and pooled["variant"] == "two-handed"
+    rows = client.get(f"/api/boards/{pooled['id']}").json()["leaderboard"]
+    event_rows = client.get("/api/events/1").json()["leaderboard"]
+    assert [(r["entrant"], r["played"], r["firsts"]) for r in rows] == [
+        (r["entrant"], r["played"], r["firsts"]) for r in event_rows
+    ]
+    # the pooled board's page is its own; an event's board's page is the event's
+    assert client.get(f"/boards/{pooled['id']}").status_code == 200
+    tournament = next(b for b in boards if b["kind"] == "tournament")
+    moved = client.get(f"/boards/{tournament['id']}", follow_redirects=False)
+    assert moved.status_code == 307 and moved.headers["location"] == "/events/1"
+
+
+def test_an_entrants_history_follows_its_ratings_game_by_game(
+    client: TestClient, built_ledger: Path
+) -> None:
+    [(eid,)] = query(built_ledger, "SELECT id FROM entrants WHERE name = 'greedy'")
+    data = client.get(f"/api/entrants/{eid}").json()
+    assert data["entrant"]["name"] == "greedy" and data["entrant"]["version"] == "2"
+    on = {b["board"]["kind"]: b for b in data["boards"]}
+    assert set(on) == {"tournament", "pooled"}
+    for kind, b in on.items():
+        history = client.get(f"/api/entrants/{eid}/history?board={b['board']['id']}").json()
+        stored = query(
+            built_ledger,
+            "SELECT h.game_id, h.mu_after, h.sigma_after FROM rating_history h "
+            "JOIN games g ON g.id = h.game_id WHERE h.entrant_id = ? AND h.board_id = ? "
+            "ORDER BY g.rating_seq",
+            eid,
+            b["board"]["id"],
+        )
+        got = [(h["game_id"], h["mu"], h["sigma"]) for h in history["history"]]
+        assert got == stored, kind
+        assert got[-1][1:] == pytest.approx((b["mu"], b["sigma"]))
+        assert len(got) == b["games"] == 4
+        assert history["history"][0]["mu_before"] == pytest.approx(25.0)
+    assert {g["id"] for g in data["recent"]} == {
+        r[0]
+        for r in query(built_ledger, "SELECT game_id FROM game_seats WHERE entrant_id = ?", eid)
+    }
+
+
+def test_a_long_history_is_charted_from_evenly_spread_points() -> None:
+    points = [{"n": n} for n in range(1, 10_002)]
+    kept = queries.thinned(points, 2000)
+    assert len(kept) <= 2001
+    assert kept[0]["n"] == 1 and kept[-1]["n"] == 10_001
+    steps = {b["n"] - a["n"] for a, b in itertools.pairwise(kept[:-1])}
+    assert steps == {6}
+    assert queries.thinned(points[:50], 2000) == points[:50]
+
+
+def test_an_entrant_not_on_a_board_has_no_history_there(client: TestClient) -> None:
+    response = client.get("/api/entrants/1/history?board=999")
+    assert response.status_code == 404
+    assert "not rated on board 999" in response.json()["error"]
+
+
+# ---------------------------------------------------------------- games
+
+
+def test_games_filter_by_event_entrant_and_outcome(ledger: Path) -> None:
+    # one game ended by a bot's failure, as the referee records it
+    execute(ledger, ("UPDATE games SET outcome = 'timeout', culprit = 1 WHERE id = 2", ()))
+    with TestClient(create_app(ledger)) as client:
+        everything = client.get("/api/games").json()["games"]
+        assert [g["id"] for g in everything] == [6, 5, 4, 3, 2, 1], "newest first"
+        assert client.get("/api/games?event=1").json()["games"] == everything
+        assert client.get("/api/games?event=2").json()["games"] == []
+        timeouts = client.get("/api/games?outcome=timeout").json()["games"]
+        assert [(g["id"], g["outcome"], g["culprit"]) for g in timeouts] == [(2, "timeout", 1)]
+        [(eid,)] = query(ledger, "SELECT id FROM entrants WHERE name = 'first'")
+        mine = client.get(f"/api/games?entrant={eid}").json()["games"]
+        assert len(mine) == 4
+        assert all(eid in {s["entrant_id"] for s in g["seats"]} for g in mine)
+        page = client.get(f"/games?entrant={eid}&outcome=timeout")
+        assert page.status_code == 200
+        assert re.findall(r'data-game="(\d+)"', page.text) == ["2"]
+
+
+def test_game_pages_continue_from_the_last_one(client: TestClient) -> None:
+    seen: list[int] = []
+    url = "/api/games?limit=4"
+    while True:
+        data = client.get(url).json()
+        seen += [g["id"] for g in data["games"]]
+        if data["next_before"] is None:
+            break
+        url = f"/api/games?limit=4&before={data['next_before']}"
+    assert seen == [6, 5, 4, 3, 2, 1]
+    page = client.get("/games?limit=4")
+    assert 'id="older"' in page.text and "before=3" in page.text
+
+
+def test_a_game_is_served_with_its_seats_and_full_record(
+    client: TestClient, built_ledger: Path
+) -> None:
+    data = client.get("/api/games/3").json()
+    led = Ledger(built_ledger)
+    try:
+        assert data["record"] == led.game_record(3)
+    finally:
+        led.close()
+    seats = query(
+        built_ledger, "SELECT seat, place, score FROM game_seats WHERE game_id = 3 ORDER BY seat"
+    )
+    assert [(s["seat"], s["place"], s["score"]) for s in data["seats"]] == seats
+    assert data["sealed"] is False
+
+
+def test_the_replay_steps_through_every_decision_to_the_result(
+    client: TestClient, built_ledger: Path
+) -> None:
+    led = Ledger(built_ledger)
+    try:
+        record = MatchRecord.from_dict(led.game_record(1))
+    finally:
+        led.close()
+    game = record.games[0]
+    data = client.get("/api/games/1/replay").json()
+    frames = data["frames"]
+    assert len(frames) == len(game.decisions) + 1
+    assert [f["action"] for f in frames[1:]] == [d.action for d in game.decisions]
+    assert [f["seats"][s]["total"] for s in range(2) for f in frames[-1:]] == game.result["scores"]
+    totals = [tuple(s["total"] for s in f["seats"]) for f in frames]
+    assert len(set(totals)) > 3, "the scores change as the game goes"
+    # the deal: eight cards each, the rest (the turn-up included) in the stock; every hand shown
+    assert [len(s["hand"]) for s in frames[0]["seats"]] == [8, 8]
+    assert frames[0]["stock"] == 64 - 16
+    assert all(s["hand"] is not None for f in frames for s in f["seats"])
+    assert any("declares" in line for f in frames for line in f["lines"])
+    assert frames[-1]["lines"][-1].startswith("game over")
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_a_seats_replay_shows_what_that_seat_saw_and_nothing_more(
+    client: TestClient, built_ledger: Path, seat: int
+) -> None:
+    led = Ledger(built_ledger)
+    try:
+        record = MatchRecord.from_dict(led.game_record(1))
+    finally:
+        led.close()
+    data = client.get(f"/api/games/1/replay?view={seat}").json()
+    frames = data["frames"]
+    other = 1 - seat
+    for f in frames:
+        assert f["seats"][other]["hand"] is None, "another seat's hand is never sent"
+        assert isinstance(f["seats"][seat]["hand"], list)
+    # before each of its decisions, the seat's hand is the observation it was sent
+    sent = seat_view(record, seat)["games"][0]["decisions"]
+    at = {d.request_id: i for i, d in enumerate(record.games[0].decisions)}
+    for d in sent:
+        frame = frames[at[d["request_id"]]]
+        obs = d["observation"]
+        table = {c for s in obs["seats"] if s["seat"] == seat for c in s["table"]}
+        assert sorted(frame["seats"][seat]["hand"]) == sorted(
+            c for c in obs["hand"] if c not in table
+        )
+    # the other seat's moves reach this view through the public log alone
+    assert all(f["action"] is None for f in frames[1:] if f["actor"] == other)
+    # the commentary gives this seat's hand as dealt, never the other's
+    lines = [line for f in frames for line in f["lines"]]
+    assert any(line.startswith(f"  seat {seat} hand:") for line in lines)
+    assert not any(line.startswith(f"  seat {other} hand:") for line in lines)
+
+
+def test_a_seat_that_is_not_there_is_refused(client: TestClient) -> None:
+    response = client.get("/api/games/1/replay?view=5")
+    assert response.status_code == 400
+    assert "seat must be 0..1" in response.json()["error"]
+    bad = client.get("/api/games/1/replay?view=north")
+    assert bad.status_code == 400 and "view must be full or a seat number" in bad.json()["error"]
+
+
+# ---------------------------------------------------------------- secrets
+
+
+def test_the_deal_secret_is_never_served(client: TestClient, built_ledger: Path) -> None:
+    [(key,)] = query(built_ledger, "SELECT deal_key FROM tournaments")
+    assert key and len(key) == 64
+    urls = every_url(client)
+    assert len(urls) > 40
+    for url in urls:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert key not in response.text and key.upper() not in response.text, url
+        assert "deal_key" not in response.text, url
+
+
+def test_a_deal_still_in_play_stays_sealed(ledger: Path) -> None:
+    """Duplicate deals: game s0 of a deal is finished, s1 (the same cards, seats swapped) is not yet:
+    s0's record would tell s1's players the cards, so it stays closed until s1 is played."""
+    [(first, second)] = query(
+        ledger,
+        "SELECT a.id, b.id FROM games a JOIN games b ON a.tournament_id = b.tournament_id "
+        "AND a.pairing = b.pairing AND a.deal = b.deal AND a.rotation = 0 AND b.rotation = 1 "
+        "WHERE a.pairing = 0",
+    )
+    unplay(ledger, second)
+    with TestClient(create_app(ledger)) as client:
+        game = client.get(f"/api/games/{first}").json()
+        assert game["sealed"] is True and game["record"] is None
+        response = client.get(f"/api/games/{first}/replay")
+        assert response.status_code == 403
+        assert "still to be played in another seat rotation" in response.json()["error"]
+        page = client.get(f"/games/{first}")
+        assert page.status_code == 200 and 'id="sealed"' in page.text
+        assert 'id="player"' not in page.text
+        # the other deals are complete: open
+        others = [g["id"] for g in client.get("/api/games").json()["games"] if g["id"] != first]
+        for game_id in others:
+            assert client.get(f"/api/games/{game_id}/replay").status_code == 200
+        assert client.get("/api/events").json()["events"][0]["status"] == "stopped"
+
+
+# ---------------------------------------------------------------- bot text is data
+
+
+HOSTILE_NAME = '<script>alert("name")</script>'
+HOSTILE_VERSION = '"><img src=x onerror=alert(1)>'
+HOSTILE_DETAIL = "</script><script>alert('detail')</script>"
+
+
+def test_bot_text_is_escaped_and_capped_everywhere(ledger: Path) -> None:
+    long_name = "x" * 10_000
+    execute(
+        ledger,
+        (
+            "UPDATE entrants SET name = ?, version = ? WHERE name = 'random'",
+            (HOSTILE_NAME, HOSTILE_VERSION),
+        ),
+        ("UPDATE entrants SET name = ? WHERE name = 'first'", (long_name,)),
+        ("UPDATE games SET detail = ?, outcome = 'crash' WHERE id = 1", (HOSTILE_DETAIL,)),
+    )
+    with TestClient(create_app(ledger)) as client:
+        pages = [u for u in every_url(client) if not u.startswith("/api")]
+        assert len(pages) > 15
+        for url in pages:
+            text = client.get(url).text
+            assert "<script>alert" not in text, url
+            assert "<img src=x" not in text, url
+            assert "x" * (queries.MAX_TEXT + 1) not in text, url
+        board = client.get("/events/1").text
+        assert "&lt;script&gt;alert(&#34;name&#34;)&lt;/script&gt;" in board
+        assert "&#34;&gt;&lt;img src=x onerror" in board  # capped to the column
+        # JSON carries the text as it is (JSON-encoded), capped
+        rows = client.get("/api/events/1").json()["leaderboard"]
+        names = {r["entrant"] for r in rows}
+        assert HOSTILE_NAME in names
+        assert "x" * (queries.MAX_TEXT - 1) + "…" in names
+        game = client.get("/games/1").text
+        assert "&lt;/script&gt;&lt;script&gt;alert(&#39;detail&#39;)" in game
+        # the entrant page's chart data sits in a JSON block that no text can close
+        [(eid,)] = query(ledger, "SELECT id FROM entrants WHERE name = ?", HOSTILE_NAME)
+        page = client.get(f"/entrants/{eid}").text
+        block = re.search(
+            r'<script type="application/json" id="history-data">(.*?)</script>', page, re.S
+        )
+        assert block is not None and json.loads(block.group(1))
+
+
+def test_every_response_forbids_loading_from_other_hosts(client: TestClient) -> None:
+    for url in ["/", "/events/1", "/games/1", "/api/events", "/static/app.js"]:
+        policy = client.get(url).headers["content-security-policy"]
+        assert "default-src 'self'" in policy and "script-src 'self'" in policy
+    for url in ["/", "/events/1", "/entrants/1", "/games", "/games/1", "/live"]:
+        text = client.get(url).text
+        assert not re.search(r'(src|href)="(https?:)?//', text), url
+
+
+def test_the_static_assets_ship_with_the_package(client: TestClient) -> None:
+    for asset in ["app.css", "app.js", "cards.js", "chart.js", "replay.js", "live.js"]:
+        assert client.get(f"/static/{asset}").status_code == 200, asset
+    chart = client.get("/static/vendor/uPlot.iife.min.js")
+    assert chart.status_code == 200 and "uPlot" in chart.text
+
+
+# ---------------------------------------------------------------- bad requests
+
+
+@pytest.mark.parametrize(
+    ("url", "status", "words"),
+    [
+        ("/api/games?event=abc", 400, "event must be a whole number"),
+        ("/api/games?entrant=-1", 400, "entrant must be a whole number"),
+        ("/api/games?outcome=won", 400, "outcome must be one of normal, timeout"),
+        ("/api/games?limit=0", 400, "limit must be a whole number of at least 1"),
+        ("/api/games/999", 404, "no game 999"),
+        ("/api/events/999", 404, "no tournament or competition 999"),
+        ("/api/boards/999", 404, "no leaderboard 999"),
+        ("/api/entrants/999", 404, "no entrant 999"),
+        ("/api/games/99999999999999999999999", 404, "nothing at /api/games/9999"),
+        ("/api/live/matches", 404, "start arena web with --server"),
+    ],
+)
+def test_bad_requests_are_named(client: TestClient, url: str, status: int, words: str) -> None:
+    response = client.get(url)
+    assert response.status_code == status
+    assert words in response.json()["error"]
+
+
+@pytest.mark.parametrize(
+    ("url", "status", "words"),
+    [
+        ("/games?event=abc", 400, "event must be a whole number"),
+        ("/games?outcome=won", 400, "outcome must be one of normal, timeout"),
+        ("/games/999", 404, "no game 999"),
+        ("/entrants/999", 404, "no entrant 999"),
+        ("/entrants/1?board=999", 404, "not rated on board 999"),
+    ],
+)
+def test_bad_pages_say_why(client: TestClient, url: str, status: int, words: str) -> None:
+    response = client.get(url)
+    assert response.status_code == status
+    assert "text/html" in response.headers["content-type"]
+    assert words in response.text
+
+
+def test_an_unknown_page_is_a_404_page(client: TestClient) -> None:
+    response = client.get("/nowhere")
+    assert response.status_code == 404
+    assert "nothing at /nowhere" in response.text
+
+
+# ---------------------------------------------------------------- the ledger file
+
+
+def test_the_app_never_writes_to_the_ledger(ledger: Path) -> None:
+    before = ledger.read_bytes()
+    with TestClient(create_app(ledger)) as client:
+        for url in every_url(client):
+            client.get(url)
+    assert ledger.read_bytes() == before
+    reader = Reader(ledger)
+    with pytest.raises(LedgerUnavailable, match=r"readonly|read-only"), reader.read() as conn:
+        conn.execute("CREATE TABLE sneaky (x)")
+
+
+def test_a_missing_or_foreign_or_old_file_is_refused_clearly(tmp_path: Path, ledger: Path) -> None:
+    with pytest.raises(LedgerUnavailable, match="no ledger at"):
+        create_app(tmp_path / "missing.sqlite")
+    other = tmp_path / "other.sqlite"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE notes (x)")
+    conn.close()
+    with pytest.raises(LedgerUnavailable, match="not an arena ledger"):
+        create_app(other)
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(LedgerUnavailable, match=r"not a SQLite ledger|cannot read"):
+        create_app(junk)
+    execute(
+        ledger,
+        ("DELETE FROM _migrations WHERE version = (SELECT max(version) FROM _migrations)", ()),
+    )
+    with pytest.raises(LedgerUnavailable, match="arena tournaments --ledger"):
+        create_app(ledger)
+
+
+def test_win_counts_follow_new_and_voided_games(
+    ledger: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The counts behind win rates and game totals are brought up to date from the games added since
+    (here two games at a time), and counted again after a game is voided."""
+    monkeypatch.setattr(queries.Tally, "CHUNK", 2)
+    led = Ledger(ledger)
+    try:
+        record = led.game_record(6)
+        [planned] = [
+            g
+            for g in led.planned(1, 0)
+            if g.key == query(ledger, "SELECT key FROM games WHERE id = 6")[0][0]
+        ]
+        ids = dict(query(ledger, "SELECT name, id FROM entrants"))
+        winners = [
+            name
+            for (name,) in query(
+                ledger,
+                "SELECT e.name FROM game_seats s JOIN entrants e ON e.id = s.entrant_id "
+                "WHERE s.game_id = 6 AND s.place = 0",
+            )
+        ]
+        with TestClient(create_app(ledger)) as client:
+
+            def counts() -> tuple[int, dict[str, tuple[int, float]]]:
+                data = client.get("/api/events/1").json()
+                rows = {r["entrant"]: (r["played"], r["firsts"]) for r in data["leaderboard"]}
+                return data["event"]["played"], rows
+
+            played, before = counts()
+            assert played == 6 and sum(p for p, _ in before.values()) == 12
+            led.void_games(1, "a test", [6])
+            played, after = counts()
+            assert played == 5 and sum(p for p, _ in after.values()) == 10
+            for name in winners:
+                assert after[name][1] == pytest.approx(before[name][1] - 1 / len(winners))
+            # played again (a new game id): counted from where the count stood
+            led.record_game(1, "two-handed", planned, ids, record)
+            played, again = counts()
+            assert played == 6 and again == before
+            assert client.get("/api/events").json()["events"][0]["voided"] == 1
+    finally:
+        led.close()
+
+
+def test_a_competitions_board_names_each_bots_author(tmp_path: Path) -> None:
+    """A competition's leaderboard on the web: its own board, each entrant with its author."""
+    from arena.competition.spec import parse as parse_competition
+    from arena.ledger.competitions import Competitions
+    from arena.tournament.schedule import ScheduledGame
+
+    led = Ledger(tmp_path / "comp.sqlite")
+    cid = led.register(parse_competition({"name": "Ladder"}), kind="competition").id
+    comp = Competitions(led)
+    ids = {}
+    for author, bot in (("ada", "smart"), ("bob", "bold")):
+        who = comp.author_of(cid, comp.add_author(cid, author))
+        assert who is not None
+        sid, _ = comp.submit(cid, who.id, bot, "1", "python", bundle=bot * 8, run="r")
+        ids[bot] = comp.activate(sid, f"bundle:{bot}")
+    game = ScheduledGame(
+        "c000000000-s0", 0, 0, 0, 0, 0, 1, (("smart",), ("bold",)), ("smart", "bold")
+    )
+    led.plan(cid, [game])
+    result = {"sides": [[0], [1]], "ranking": [0, 1], "scores": [1000, 600]}
+    led.record_game(
+        cid, "two-handed", game, ids,
+        {"games": [{"outcome": "normal", "detail": "", "culprit": -1, "result": result}]},
+    )  # fmt: skip
+    led.close()
+    with TestClient(create_app(tmp_path / "comp.sqlite")) as client:
+        [event] = client.get("/api/events").json()["events"]
+        assert event["kind"] == "competition"
+        rows = client.get(f"/api/events/{event['id']}").json()["leaderboard"]
+        assert {(r["entrant"], r["author"]) for r in rows} == {("smart", "ada"), ("bold", "bob")}
+        assert "ada" in client.get(f"/events/{event['id']}").text

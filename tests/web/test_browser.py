@@ -1,0 +1,297 @@
+"""The pages in a real browser: Debian's headless Chromium driven by Playwright (which cannot download
+a browser of its own here). Every page loads with no script error and no request to another host; the
+leaderboard shows the ledger's rows and sorts; the entrant's chart is drawn; the replay steps by keys
+and buttons and its scores change; a live match is followed to its end."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page, Request, sync_playwright
+from web_helpers import Referee, WebServer, query
+
+from arena.ledger import Ledger
+from arena.referee.record import MatchRecord
+from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2
+from arena_bot import run
+from arena_bot.greedy_bot import GreedyBot
+from arena_bot.random_bot import RandomBot
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's package (.ci/run installs it)
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+WAIT_MS = 60_000  # for anything a loaded machine may be slow to show
+PY = shlex.quote(sys.executable)
+
+
+def launch(p: Any) -> Browser:
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"no browser at {CHROMIUM}: install Debian's chromium (apt-get install chromium)"
+        )
+    browser: Browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    return browser
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = launch(p)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="module")
+def site(built_ledger: Path) -> Iterator[WebServer]:
+    with WebServer(built_ledger) as server:
+        yield server
+
+
+class Watch:
+    """A page with its script errors and the hosts it asked anything of."""
+
+    def __init__(self, page: Page, origin: str) -> None:
+        self.page = page
+        self.origin = origin.rstrip("/")
+        self.errors: list[str] = []
+        self.foreign: list[str] = []
+        page.on("console", self._console)
+        page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        page.on("request", self._request)
+
+    def _console(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            self.errors.append(message.text)
+
+    def _request(self, request: Request) -> None:
+        if not (request.url.startswith(self.origin) or request.url.startswith("data:")):
+            self.foreign.append(request.url)
+
+
+@pytest.fixture
+def page(browser: Browser, site: WebServer) -> Iterator[Watch]:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    watch = Watch(context.new_page(), site.url)
+    page = watch.page
+    page.set_default_timeout(WAIT_MS)
+    try:
+        yield watch
+    finally:
+        context.close()
+    assert watch.errors == [], "no script error or failed load on any page"
+    assert watch.foreign == [], "nothing is loaded from another host"
+
+
+def test_every_page_loads(page: Watch, site: WebServer, built_ledger: Path) -> None:
+    [(pooled,)] = query(built_ledger, "SELECT id FROM boards WHERE kind = 'pooled'")
+    for path, heading in [
+        ("", "Tournaments and competitions"),
+        ("events/1", "Web <fixture> & co"),
+        (f"boards/{pooled}", "two-handed: every tournament"),
+        ("entrants/1", "random"),
+        ("games", "Games"),
+        ("games?outcome=normal&event=1", "Games"),
+        ("games/1", "Game 1"),
+        ("live", "Live matches"),
+    ]:
+        response = page.page.goto(site.url + path)
+        assert response is not None and response.status == 200, path
+        assert heading in page.page.inner_text("h1"), path
+    page.page.goto(site.url + "games/999")
+    assert page.page.inner_text("#error-message") == "no game 999"
+    page.errors.clear()  # the 404 of that page is the expected failed load
+
+
+def test_the_leaderboard_shows_the_ledgers_rows_and_sorts(
+    page: Watch, site: WebServer, built_ledger: Path
+) -> None:
+    led = Ledger(built_ledger)
+    try:
+        expected = led.leaderboard(tournament="Web <fixture> & co")
+    finally:
+        led.close()
+    p = page.page
+    p.goto(site.url + "events/1")
+
+    def rows() -> list[list[str]]:
+        return [
+            [c.strip() for c in r.split("\t")]
+            for r in p.locator("#leaderboard tbody tr").all_inner_texts()
+        ]
+
+    shown = rows()
+    assert [r[:8] for r in shown] == [
+        [
+            str(i),
+            b.entrant,
+            b.version,
+            "",
+            f"{b.exposed:.2f}",
+            f"{b.mu:.2f}",
+            f"{b.sigma:.2f}",
+            str(b.games),
+        ]
+        for i, b in enumerate(expected, start=1)
+    ]
+    assert all("%" in r[8] and "[" in r[8] for r in shown), "win rates with their intervals"
+    p.click("#leaderboard th[data-key='sigma']")
+    sigmas = [float(r[6]) for r in rows()]
+    assert sigmas == sorted(sigmas)
+    p.click("#leaderboard th[data-key='sigma']")
+    assert [float(r[6]) for r in rows()] == sorted(sigmas, reverse=True)
+    p.click("#leaderboard th[data-key='entrant']")
+    assert [r[1] for r in rows()] == sorted(b.entrant for b in expected)
+    p.click("#leaderboard tbody tr:first-child a")
+    p.wait_for_selector("#entrant-name")
+    assert p.inner_text("#entrant-name") == sorted(b.entrant for b in expected)[0]
+
+
+def test_an_entrants_chart_is_drawn(page: Watch, site: WebServer) -> None:
+    p = page.page
+    p.goto(site.url + "entrants/1")
+    p.wait_for_selector("#chart[data-rendered='true'] canvas")
+    assert p.get_attribute("#chart", "data-points") == "4"
+    assert p.locator("#recent-games tbody tr").count() == 4
+
+
+def test_the_replay_steps_and_its_scores_change(
+    page: Watch, site: WebServer, built_ledger: Path
+) -> None:
+    led = Ledger(built_ledger)
+    try:
+        record = MatchRecord.from_dict(led.game_record(1))
+    finally:
+        led.close()
+    steps = len(record.games[0].decisions)
+    p = page.page
+    p.goto(site.url + "games/1")
+    p.wait_for_selector("#position[data-step='0']")
+
+    def scores() -> tuple[str, str]:
+        return p.inner_text("#score-0"), p.inner_text("#score-1")
+
+    def step() -> int:
+        return int(p.get_attribute("#position", "data-step") or -1)
+
+    assert scores() in {("0", "0"), ("10", "0"), ("0", "10")}  # 10: a seven turned up
+    start = scores()
+    p.locator("body").press("ArrowRight")
+    assert step() == 1
+    pressed = 1
+    while scores() == start and pressed < steps:
+        p.keyboard.press("ArrowRight")
+        pressed += 1
+    assert scores() != start, "the scores change as the game is stepped through"
+    assert step() == pressed
+    p.keyboard.press("ArrowLeft")
+    assert step() == pressed - 1
+    p.click("#next")
+    assert step() == pressed
+    p.keyboard.press("End")
+    assert step() == steps
+    assert [int(s) for s in scores()] == record.games[0].result["scores"]
+    assert "game over" in p.inner_text("#step-lines")
+    p.click("#first")
+    assert step() == 0
+    # both hands face up in the full view
+    assert p.locator("#seat-1 .hand .card.back").count() == 0
+    assert p.locator("#seat-1 .hand .card").count() == 8
+    # seat 0's view: its own cards face up, the other seat's hidden
+    p.select_option("#view", "0")
+    p.wait_for_selector("#seat-1 .hand .card.back")
+    assert p.locator("#seat-1 .hand .card:not(.back)").count() == 0
+    assert p.locator("#seat-1 .hand .card.back").count() == 8
+    assert p.locator("#seat-0 .hand .card:not(.back)").count() == 8
+    p.keyboard.press("End")
+    assert [int(s) for s in scores()] == record.games[0].result["scores"]
+
+
+class SlowGreedy(GreedyBot):
+    """Takes a moment over each move, so that the match is watched while it runs."""
+
+    def decide(self, *args: Any) -> Any:
+        time.sleep(0.02)
+        return super().decide(*args)
+
+
+class SlowRandom(RandomBot):
+    def decide(self, *args: Any) -> Any:
+        time.sleep(0.02)
+        return super().decide(*args)
+
+
+def test_a_live_match_is_followed_to_its_end(browser: Browser, built_ledger: Path) -> None:
+    referee = Referee()
+    try:
+        with grpc.insecure_channel(referee.address) as channel:
+            admin = admin_pb2_grpc.AdminStub(channel)
+            started = admin.StartMatch(
+                admin_pb2.StartMatchRequest(
+                    variant="two-handed",
+                    seats=[admin_pb2.SeatSpec(name="greedy"), admin_pb2.SeatSpec(name="random")],
+                    seed=5,
+                    time_control=bot_pb2.TimeControl(budget_ms=5000, bank_ms=60000, grace_ms=1000),
+                    connect_timeout_ms=120_000,
+                ),
+                metadata=referee.metadata,
+            )
+            match_id = started.match_id
+            with WebServer(built_ledger, server=referee.address, admin_token=referee.token) as site:
+                context = browser.new_context()
+                watch = Watch(context.new_page(), site.url)
+                p = watch.page
+                p.set_default_timeout(WAIT_MS)
+                p.goto(site.url + "live")
+                p.click(f"#matches a:has-text('{match_id}')")
+                p.wait_for_selector("#live-status.status-running")
+                # the match waits for its remote bots: they dial in now, with the page watching
+                bots = [SlowGreedy(), SlowRandom(3)]
+                threads = [
+                    threading.Thread(target=run, args=(bot, started.bot_address, t.token))
+                    for bot, t in zip(bots, started.tokens, strict=True)
+                ]
+                for t in threads:
+                    t.start()
+                p.wait_for_selector("#all-lines li:nth-child(2)")
+                assert referee.manager.matches[match_id].status == "running", (
+                    "the page shows the match's events while it is played"
+                )
+                p.wait_for_selector("#live-status.status-finished", timeout=180_000)
+                for t in threads:
+                    t.join(60)
+                info = admin.GetMatch(
+                    admin_pb2.GetMatchRequest(match_id=match_id), metadata=referee.metadata
+                )
+                [game] = info.games
+                final = [p.inner_text("#score-0"), p.inner_text("#score-1")]
+                assert final == [str(s) for s in game.scores]
+                row = p.inner_text("#results-table tbody tr")
+                assert "normal" in row
+                assert f"greedy {game.scores[0]}" in row and f"random {game.scores[1]}" in row
+                entry = referee.finished(match_id)
+                assert entry.record is not None
+                events = entry.record.games[0].events
+                lines = p.locator("#all-lines li").all_inner_texts()
+                assert lines == ["game 1", *events], "every public event, in order, and no other"
+                assert watch.errors == [] and watch.foreign == []
+                context.close()
+    finally:
+        referee.close()

@@ -1,0 +1,131 @@
+"""The Live pages' server side: a referee's matches through its admin service (with its token when it
+has one), and a match's public events as server-sent events, picked up again where a reconnecting
+browser left off."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from starlette.testclient import TestClient
+from web_helpers import Referee
+
+from arena.web.app import create_app
+from arena.web.live import parse_last_id
+from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2
+from arena_bot import run
+from arena_bot.random_bot import RandomBot
+
+pytestmark = pytest.mark.slow
+
+TOKEN = "web-test-admin-token"
+
+
+@pytest.fixture(scope="module")
+def played() -> Iterator[tuple[Referee, str]]:
+    """A referee with an admin token, and a finished match of two remote random bots on it."""
+    referee = Referee(admin_token=TOKEN)
+    try:
+        metadata = (("authorization", f"Bearer {TOKEN}"),)
+        with grpc.insecure_channel(referee.address) as channel:
+            started = admin_pb2_grpc.AdminStub(channel).StartMatch(
+                admin_pb2.StartMatchRequest(
+                    variant="two-handed",
+                    seats=[admin_pb2.SeatSpec(name="left"), admin_pb2.SeatSpec(name="right")],
+                    seed=9,
+                    time_control=bot_pb2.TimeControl(budget_ms=5000, bank_ms=60000, grace_ms=1000),
+                    connect_timeout_ms=60_000,
+                ),
+                metadata=metadata,
+            )
+        bots = [
+            threading.Thread(target=run, args=(RandomBot(i), started.bot_address, t.token))
+            for i, t in enumerate(started.tokens)
+        ]
+        for t in bots:
+            t.start()
+        for t in bots:
+            t.join(120)
+        entry = referee.finished(started.match_id)
+        assert entry.record is not None, entry.error
+        yield referee, started.match_id
+    finally:
+        referee.close()
+
+
+def events_of(text: str) -> list[tuple[str, str | None, Any]]:
+    """(event, id, data) of each server-sent event in a stream's text."""
+    out = []
+    for block in text.split("\n\n"):
+        fields: dict[str, str] = {}
+        for line in block.splitlines():
+            if line.startswith(":"):
+                continue
+            name, _, value = line.partition(": ")
+            fields[name] = value
+        if "event" in fields:
+            out.append((fields["event"], fields.get("id"), json.loads(fields["data"])))
+    return out
+
+
+def test_the_referees_matches_need_its_token(
+    played: tuple[Referee, str], built_ledger: Path
+) -> None:
+    referee, match_id = played
+    with TestClient(create_app(built_ledger, server=referee.address)) as client:
+        response = client.get("/api/live/matches")
+        assert response.status_code == 502
+        assert "wants its admin token (arena web --admin-token)" in response.json()["error"]
+        assert "wants its admin token" in client.get("/live").text
+    with TestClient(create_app(built_ledger, server=referee.address, admin_token=TOKEN)) as client:
+        [m] = client.get("/api/live/matches").json()["matches"]
+        assert (m["match_id"], m["status"], m["seat_names"]) == (
+            match_id,
+            "finished",
+            ["left", "right"],
+        )
+        page = client.get("/live").text
+        assert f'data-match="{match_id}"' in page
+        info = client.get(f"/api/live/matches/{match_id}").json()
+        [result] = info["results"]
+        assert result["outcome"] == "normal" and len(result["scores"]) == 2
+        missing = client.get("/api/live/matches/nope")
+        assert missing.status_code == 404 and "no match 'nope'" in missing.json()["error"]
+        assert client.get("/live/nope").status_code == 404
+
+
+def test_a_match_streams_its_public_events_then_its_result(
+    played: tuple[Referee, str], built_ledger: Path
+) -> None:
+    referee, match_id = played
+    record = referee.manager.matches[match_id].record
+    assert record is not None
+    public = record.games[0].events
+    with TestClient(create_app(built_ledger, server=referee.address, admin_token=TOKEN)) as client:
+        response = client.get(f"/live/{match_id}/events")
+        assert response.headers["content-type"].startswith("text/event-stream")
+        stream = events_of(response.text)
+        assert [e for e, _, _ in stream] == ["public"] * len(public) + ["end"]
+        assert [d["text"] for _, _, d in stream[:-1]] == public
+        assert [i for _, i, _ in stream[:-1]] == [f"0:{n}" for n in range(len(public))]
+        end = stream[-1][2]
+        assert end["status"] == "finished"
+        assert end["results"][0]["scores"] == record.games[0].result["scores"]
+        # a browser that reconnects says where it was: the stream goes on from there
+        again = events_of(
+            client.get(f"/live/{match_id}/events", headers={"last-event-id": "0:9"}).text
+        )
+        assert [d["text"] for e, _, d in again if e == "public"] == public[10:]
+        lost = events_of(client.get("/live/nope/events").text)
+        assert lost == [("failure", None, {"message": "no match 'nope'"})]
+
+
+def test_last_event_ids_are_read_strictly() -> None:
+    assert parse_last_id("2:15") == (2, 15)
+    for bad in (None, "", "2", "a:1", "1:-1", "1:2:3"):
+        assert parse_last_id(bad) is None

@@ -1,0 +1,119 @@
+"""Helpers of the web tests: reading and changing a ledger copy, and the web app served on a free
+loopback port."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+import time
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from arena.cli.web import bind, url_of
+from arena.service.manager import MatchManager
+from arena.service.server import ArenaServer, create_server
+from arena.web.app import create_app
+
+
+def query(path: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(path)
+    try:
+        return [tuple(r) for r in conn.execute(sql, args).fetchall()]
+    finally:
+        conn.close()
+
+
+def execute(path: Path, *statements: tuple[str, tuple[Any, ...]]) -> None:
+    conn = sqlite3.connect(path)
+    try:
+        with conn:
+            for sql, args in statements:
+                conn.execute(sql, args)
+    finally:
+        conn.close()
+
+
+def unplay(path: Path, game_id: int) -> None:
+    """Take a game out of the ledger as if it had not been played yet (a tournament still running)."""
+    execute(
+        path,
+        *[
+            (f"DELETE FROM {t} WHERE game_id = ?", (game_id,))
+            for t in ("rating_history", "game_records", "game_seats")
+        ],
+        ("DELETE FROM games WHERE id = ?", (game_id,)),
+        ("UPDATE tournaments SET finished_at = NULL", ()),
+    )
+
+
+class WebServer:
+    """The app served by uvicorn on a free loopback port, in a thread."""
+
+    def __init__(
+        self, ledger: Path, server: str | None = None, admin_token: str | None = None
+    ) -> None:
+        self.sock = bind("127.0.0.1", 0)
+        self.url = url_of(self.sock)
+        config = uvicorn.Config(
+            create_app(ledger, server=server, admin_token=admin_token),
+            loop="asyncio",
+            http="h11",
+            lifespan="on",
+            log_level="warning",
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
+        )
+
+    def __enter__(self) -> WebServer:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the web server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(30)
+        self.sock.close()
+
+
+class Referee:
+    """The referee's server on a loop of its own, in a thread; ``address`` is its admin listener's
+    (whose calls carry ``token``), where the web app follows matches."""
+
+    def __init__(self, admin_token: str | None = None) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        started: Future[tuple[ArenaServer, int, MatchManager]] = asyncio.run_coroutine_threadsafe(
+            create_server("127.0.0.1:0", admin_address="127.0.0.1:0", admin_token=admin_token),
+            self.loop,
+        )
+        self.server, _, self.manager = started.result(30)
+        self.address = self.server.admin_address
+        self.token = self.server.admin_token
+        self.metadata = (("authorization", f"Bearer {self.token}"),)
+
+    def finished(self, match_id: str, timeout: float = 120.0) -> Any:
+        """The match's entry once the referee is done with it (its record written)."""
+        entry = self.manager.matches[match_id]
+        asyncio.run_coroutine_threadsafe(entry.done.wait(), self.loop).result(timeout)
+        return entry
+
+    def close(self) -> None:
+        async def stop() -> None:
+            await self.manager.close()
+            await self.server.stop(None)
+
+        asyncio.run_coroutine_threadsafe(stop(), self.loop).result(60)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(30)
+        self.loop.close()
