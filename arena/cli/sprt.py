@@ -4,7 +4,10 @@ the same report from given pair counts."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import math
+import secrets
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
@@ -13,13 +16,22 @@ import typer
 from rich.markup import escape
 
 from arena.bots.limits import Limits
-from arena.cli.common import errors
-from arena.cli.match import name_of, stop_on_sigterm, unique_names
+from arena.cli.common import errors, open_ledger
+from arena.cli.match import (
+    SANDBOX_HELP,
+    SandboxMode,
+    name_of,
+    sandbox_probe,
+    stop_on_sigterm,
+    unique_names,
+)
 from arena.cli.play import parse_options
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant, variant_options
+from arena.ledger import LedgerError, TournamentChanged
 from arena.referee import Policies, TimeControl
 from arena.service.server import create_server
-from arena.stats import Model, Pentanomial, Sprt, SprtReport, StatsError, Trinomial
+from arena.stats import Decision, Model, Pentanomial, Sprt, SprtReport, StatsError, Trinomial
+from arena.tournament.abledger import AbTestLedger, AbTestSpec
 from arena.tournament.abtest import (
     NEW,
     OLD,
@@ -31,6 +43,7 @@ from arena.tournament.abtest import (
     run_ab_test,
 )
 from arena.tournament.deals import DealFileError, DealSuite, load_deals, seeded_deals
+from arena.tournament.stalls import StallWatch
 
 DEFAULT_OPPONENT = "{python} -m arena_bot.greedy_bot"
 DEFAULT_MAX_GAMES = 2000
@@ -201,13 +214,40 @@ def sprt(
             help="Write each bot's output to a log file in this folder.", show_default=False
         ),
     ] = None,
+    sandbox: Annotated[SandboxMode, typer.Option(help=SANDBOX_HELP)] = SandboxMode.auto,
+    ledger: Annotated[
+        Path | None,
+        typer.Option(
+            help="Record every game in this ledger (made if missing) as the test named --test; run "
+            "the same command again to resume an interrupted test.",
+            show_default=False,
+        ),
+    ] = None,
+    test_name: Annotated[
+        str | None,
+        typer.Option(
+            "--test",
+            help="With --ledger: the test's name (default 'sprt NEW vs OLD').",
+            show_default=False,
+        ),
+    ] = None,
+    deal_secret: Annotated[
+        str | None,
+        typer.Option(
+            help="The secret the deals are drawn with (hex, at least 32 digits): two tests with the "
+            "same secret and deals play the same cards. Default: a fresh random secret (with "
+            "--ledger, kept there for resuming; a resumed test keeps its own).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Is the new version stronger? Play duplicate pairs until the GSPRT decides.
 
     With --bot NEW --bot OLD, plays pairs (one deal twice, the seats swapped) on a referee of its own and
     prints after each pair the LLR with its bounds, Elo with its 95% interval, normalized Elo and the
     likelihood of superiority; stops when H0 (elo0) or H1 (elo1) is accepted, or at --max-games.
-    --games N plays a fixed number instead. With --pentanomial (or --trinomial), prints the same
+    --games N plays a fixed number instead. With --ledger, every game is recorded there and the same
+    command run again resumes the test. With --pentanomial (or --trinomial), prints the same
     report for given counts without playing. Exit code 0 when the test ran, 1 when the arena could not
     play, 2 for a usage error.
     """
@@ -248,6 +288,13 @@ def sprt(
             param_hint="--games" if games is not None else "--max-games",
         )
     max_pairs = limit // 2
+    key = _deal_secret(deal_secret)
+    if test_name is not None and ledger is None:
+        raise typer.BadParameter(
+            "--test names a test in a ledger: give --ledger", param_hint="--test"
+        )
+    if test_name is not None and not test_name.strip():
+        raise typer.BadParameter("the test's name must not be empty", param_hint="--test")
     suite = _suite(deals, v, seed, max_pairs)
     if len(suite) < max_pairs:
         print(f"the deal suite holds {len(suite)} deals: at most {len(suite)} pairs")
@@ -264,6 +311,22 @@ def sprt(
         flush=True,
     )
 
+    options = tuple(sorted(parse_options(option or []).items()))
+    sandbox_probe(sandbox.value)
+    led = open_ledger(ledger, must_exist=False) if ledger is not None else None
+    spec = AbTestSpec(
+        name=(test_name or f"sprt {new_name} vs {old_name}").strip(),
+        variant=v.name,
+        options=options,
+        players=tuple((r, role_names[r], commands[r]) for r in roles),
+        sprt=test,
+        deals=_deals_identity(deals, suite, seed),
+        time_control=time_control,
+        matches_per_process=matches_per_process,
+        concurrency=concurrency,
+        source=str(deals or ""),
+    )
+
     latest: list[AbTestState] = []  # the test so far, for a summary when it is interrupted
 
     def on_pair(pair: PairReport, state: AbTestState) -> None:
@@ -276,33 +339,76 @@ def sprt(
         stop_on_sigterm()
         server, _, manager = await create_server("127.0.0.1:0", logs_dir=logs)
         manager.idle_per_kind = concurrency + 1
-        player = RefereePairs(
-            manager=manager,
-            variant=v,
-            options=tuple(sorted(parse_options(option or []).items())),
-            deals=suite,
-            commands={r: commands[r] for r in roles},
-            names={r: role_names[r] for r in roles},
-            time_control=time_control,
-            policies=Policies(),
-            limits=Limits(),
-            matches_per_process=matches_per_process,
-            concurrency=concurrency,
-        )
+        # Never shown to a sandboxed bot: the ledger holds the deals' secret, the suite the deals.
+        manager.hide(*(Path(p) for p in (ledger, deals) if p is not None))
+        watch = StallWatch(threshold=max(time_control.grace_ms / 1000, 0.05))
+        recorder = AbTestLedger(led, spec, v) if led is not None else None
+        background: list[asyncio.Task[None]] = []
         try:
-            return await run_ab_test(
+            deal_key = key if key is not None else secrets.token_bytes(32)
+            played: tuple[PairReport, ...] = ()
+            player = RefereePairs(
+                manager=manager,
+                variant=v,
+                options=options,
+                deals=suite,
+                commands={r: commands[r] for r in roles},
+                names={r: role_names[r] for r in roles},
+                time_control=time_control,
+                policies=Policies(),
+                limits=Limits(sandbox=sandbox.value),
+                matches_per_process=matches_per_process,
+                concurrency=concurrency,
+                watch=watch,
+            )
+            if recorder is not None:
+                resumed = await recorder.open(key)
+                deal_key, played = resumed.deal_key, resumed.pairs
+                player.recorded, player.recorder = resumed.partial, recorder
+                if resumed.resumed:
+                    if key is not None and key != deal_key:
+                        print(
+                            "--deal-secret ignored: a resumed test keeps the secret it began with"
+                        )
+                    print(
+                        f"resuming test {spec.name!r} of {ledger}: {len(played)} pairs recorded"
+                        + (
+                            f", {len(resumed.partial)} game of a pair cut in half"
+                            if resumed.partial
+                            else ""
+                        ),
+                        flush=True,
+                    )
+                else:
+                    print(f"recording test {spec.name!r} in {ledger}", flush=True)
+                background.append(asyncio.create_task(_renew(recorder)))
+            player.deal_key = deal_key
+            if not deal_key:
+                print("deals: from the public seeds alone (a test recorded before secret deals)")
+            watch.start()
+            state = await run_ab_test(
                 player,
                 test,
                 max_pairs,
                 # Enough pairs under way to keep every game slot busy.
                 concurrency=max(1, math.ceil(concurrency / 2)),
                 sequential=games is None,
+                played=played,
                 on_pair=on_pair,
                 deals=len(suite),
             )
+            if recorder is not None and state.decision is not Decision.CONTINUE:
+                await recorder.finish()
+            return state
         finally:
+            for task in background:
+                task.cancel()
+            await watch.stop()
             await manager.close()
             await server.stop(None)
+            if recorder is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(recorder.close(), 5.0)
 
     try:
         state = asyncio.run(main())
@@ -312,11 +418,54 @@ def sprt(
             latest[0].stopped = "interrupted"
             _summary(latest[0], v, role_names, roles)
         raise typer.Exit(130) from None
+    except TournamentChanged as exc:
+        errors.print(
+            f"[red]error:[/] {escape(str(ledger))}: the test {escape(repr(spec.name))} was started "
+            f"with other settings ({escape(', '.join(exc.fields))} changed): run it as it was to "
+            "resume it, or give the changed test a new name with --test NAME",
+            soft_wrap=True,
+        )
+        raise typer.Exit(2) from exc
+    except LedgerError as exc:
+        errors.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(2) from exc
     except OSError as exc:
         errors.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(1) from exc
+    finally:
+        if led is not None:
+            led.close()
     _summary(state, v, role_names, roles)
     raise typer.Exit(1 if state.stopped == "arena errors" or state.report is None else 0)
+
+
+async def _renew(recorder: AbTestLedger) -> None:
+    while True:
+        await asyncio.sleep(recorder.renew_seconds)
+        await recorder.renew()
+
+
+def _deal_secret(text: str | None) -> bytes | None:
+    if text is None:
+        return None
+    try:
+        key = bytes.fromhex(text)
+    except ValueError as exc:
+        raise typer.BadParameter(
+            f"expected hexadecimal digits: {exc}", param_hint="--deal-secret"
+        ) from exc
+    if len(key) < 16:
+        raise typer.BadParameter(
+            "a deal secret is at least 16 bytes (32 hex digits)", param_hint="--deal-secret"
+        )
+    return key
+
+
+def _deals_identity(path: Path | None, suite: DealSuite, seed: int) -> tuple[tuple[str, str], ...]:
+    """What identifies the deals of a test in the ledger: the seed, or the suite's file and content."""
+    if path is None:
+        return (("seed", str(seed)),)
+    return (("file", str(path)), ("sha256", hashlib.sha256(suite.text().encode()).hexdigest()))
 
 
 def _report_counts(test: Sprt, pentanomial: str | None, trinomial: str | None) -> None:

@@ -28,8 +28,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from arena.bots.limits import Limits
 from arena.game import Variant
@@ -37,6 +38,8 @@ from arena.referee import MatchConfig, Outcome, Policies, TimeControl
 from arena.service.manager import MatchManager, PlayerSpec
 from arena.stats import Decision, Pentanomial, Sprt, SprtReport
 from arena.tournament.deals import DealSuite
+from arena.tournament.games import REPLAYS
+from arena.tournament.stalls import StallWatch
 
 NEW, OLD, OPPONENT = "new", "old", "opponent"
 CONNECT_TIMEOUT = 30.0  # seconds for local bots to start and dial in, on a loaded machine
@@ -145,6 +148,22 @@ def score_game(
         old_score=side_scores[old_side],
         new_place=new_place,
         old_place=old_place,
+    )
+
+
+def game_report(v: Variant, seats: Seating, record: Mapping[str, Any]) -> GameReport:
+    """:func:`score_game` for a one-game match record (``MatchRecord.to_dict()``, as the ledger keeps
+    it)."""
+    g = record["games"][0]
+    r = g["result"]
+    return score_game(
+        v,
+        seats,
+        r["ranking"],
+        r["side_scores"],
+        Outcome[str(g["outcome"]).upper().replace("-", "_")],
+        int(g.get("culprit", -1)),
+        str(g.get("detail", "")),
     )
 
 
@@ -275,10 +294,28 @@ async def run_ab_test(
                 await task
 
 
+class PairRecorder(Protocol):
+    """Where the games of an A/B test are kept as they are played (the ledger: ``arena.tournament.
+    abledger``)."""
+
+    async def plan(self, index: int, seed: int, seatings: Sequence[Seating]) -> None:
+        """Pair ``index`` is about to be played on the deal of this public seed."""
+
+    async def record(self, index: int, number: int, seats: Seating, record: dict[str, Any]) -> None:
+        """Game ``number`` (0 or 1) of pair ``index`` finished with this match record."""
+
+    async def not_played(self, index: int) -> None:
+        """Pair ``index`` could not be played (its games not recorded are forgotten)."""
+
+
 @dataclass(slots=True)
 class RefereePairs:
     """Plays pairs on an in-process referee (``arena.service.server.create_server``): each game of a
-    pair is a one-game match between local bot processes, on the suite's deal."""
+    pair is a one-game match between local bot processes, on the suite's deal drawn with
+    ``deal_key`` (empty: from the public seed alone). Games in ``recorded`` (by pair index and game
+    number: already in a ledger) are not played again; each game played is handed to ``recorder``. A
+    game that ended on time while ``watch`` saw the event loop stalled by the arena itself is played
+    again, as in tournaments."""
 
     manager: MatchManager
     variant: Variant
@@ -292,6 +329,11 @@ class RefereePairs:
     matches_per_process: int = 1
     concurrency: int = 2  # games at once
     connect_timeout: float = CONNECT_TIMEOUT
+    deal_key: bytes = field(default=b"", repr=False)
+    recorded: dict[tuple[int, int], GameReport] = field(default_factory=dict)
+    recorder: PairRecorder | None = None
+    watch: StallWatch | None = None
+    replayed: int = 0  # games played again because the arena stalled the bots' clock
     _gate: asyncio.Semaphore | None = None
 
     async def __call__(self, index: int) -> PairReport:
@@ -299,39 +341,60 @@ class RefereePairs:
         if self._gate is None:
             self._gate = asyncio.Semaphore(self.concurrency)
         seatings = pair_seatings(self.variant, index)
-        results = await asyncio.gather(*(self._game(index, s) for s in seatings))
+        if self.recorder is not None and not all((index, n) in self.recorded for n in (0, 1)):
+            await self.recorder.plan(index, deal.seed, seatings)
+        results = await asyncio.gather(*(self._game(index, n, s) for n, s in enumerate(seatings)))
         errors = [e for _, e in results if e]
         if errors:
+            if self.recorder is not None:
+                await self.recorder.not_played(index)
             return PairReport(index, deal.seed, error="; ".join(errors))
         return PairReport(index, deal.seed, tuple(g for g, _ in results if g is not None))
 
-    async def _game(self, index: int, seats: Seating) -> tuple[GameReport | None, str]:
+    async def _game(self, index: int, number: int, seats: Seating) -> tuple[GameReport | None, str]:
+        if (index, number) in self.recorded:
+            return self.recorded[(index, number)], ""
         deal = self.deals.deal(index)
         config = deal.configure(
             MatchConfig(
                 variant=self.variant.name,
                 options=self.options,
+                seed=deal.seed,
                 games=1,
                 time_control=self.time_control,
                 policies=self.policies,
+                deal_key=self.deal_key,
             )
         )
         specs = [[PlayerSpec(self.names[r], self.commands[r]) for r in seat] for seat in seats]
         assert self._gate is not None
-        async with self._gate:
-            entry = self.manager.create(
-                config, specs, self.connect_timeout, self.limits, self.matches_per_process
-            )
-            await self.manager.start(entry)
-            await entry.done.wait()
-        if entry.record is None or not entry.ends:
-            return None, entry.error or "the match ended without a record"
-        end = entry.ends[0]
-        r = end.result
-        report = score_game(
-            self.variant, seats, r.ranking, r.side_scores, end.outcome, end.culprit, end.detail
-        )
-        return report, ""
+        loop = asyncio.get_running_loop()
+        replays = 0
+        while True:
+            async with self._gate:
+                entry = self.manager.create(
+                    config, specs, self.connect_timeout, self.limits, self.matches_per_process
+                )
+                started = loop.time()
+                await self.manager.start(entry)
+                await entry.done.wait()
+            if entry.record is None or not entry.ends:
+                return None, entry.error or "the match ended without a record"
+            data = entry.record.to_dict()
+            stalled = self.watch.longest(started, loop.time()) if self.watch else 0.0
+            if (
+                self.watch is not None
+                and data["games"][0]["outcome"] == Outcome.TIMEOUT.text
+                and stalled > self.watch.threshold
+                and replays < REPLAYS
+            ):
+                replays += 1  # the arena held the clock up: the bot is not charged
+                self.replayed += 1
+                continue
+            break
+        if self.recorder is not None:
+            await self.recorder.record(index, number, seats, data)
+        return game_report(self.variant, seats, data), ""
 
 
 def roles_needed(v: Variant) -> Sequence[str]:

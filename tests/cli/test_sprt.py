@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.cli.main import app
+from arena.ledger import Ledger
 from arena.tournament.deals import fresh_deals, load_deals
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -185,3 +186,39 @@ def test_three_handed_seats_both_versions_with_an_opponent() -> None:
     assert "opponents random_bot#2" in result.output
     assert "first_bot (new): average place" in result.output
     assert values(result.output)["pairs"] == "1"
+
+
+def test_a_test_recorded_in_a_ledger_resumes(tmp_path: Path) -> None:
+    ledger = tmp_path / "arena.db"
+    common = ["sprt", "--bot", FIRST, "--bot", RANDOM, "--name", "first", "--name", "random",
+              "--variant", "rubicon", "--ledger", str(ledger), "--test", "t1", *SLOW_CLOCK]  # fmt: skip
+    result = runner.invoke(app, [*common, "--games", "2"])
+    assert result.exit_code == 0, result.output
+    assert "recording test 't1'" in result.output
+    first = values(result.output)["pentanomial"]
+    # Run again with a higher limit: the pair recorded counts and one more is played.
+    result = runner.invoke(app, [*common, "--games", "4", "--concurrency", "1"])
+    assert result.exit_code == 0, result.output
+    assert "resuming test 't1'" in result.output and "1 pairs recorded" in result.output
+    assert [line for line in result.output.splitlines() if line.startswith("pair ")] == [
+        line for line in result.output.splitlines() if line.startswith("pair 2 (deal 1)")
+    ]
+    v = values(result.output)
+    assert v["pairs"] == "2"
+    counts = [
+        int(a) - int(b) for a, b in zip(v["pentanomial"].split(","), first.split(","), strict=True)
+    ]
+    assert sorted(counts) == [0, 0, 0, 0, 1]  # the earlier pair plus exactly one new one
+    led = Ledger(ledger)
+    test = led.find_tournament("t1")
+    assert (test.kind, test.played) == ("sprt", 4)
+    assert {r.entrant: r.games for r in led.leaderboard(tournament="t1")} == {
+        "first": 4,
+        "random": 4,
+    }
+    led.close()
+    # Other hypotheses make another test: refused under the same name, nothing played.
+    result = runner.invoke(app, [*common, "--games", "4", "--elo1", "10"])
+    assert result.exit_code == 2
+    assert "(sprt.elo1 changed)" in result.output and "--test NAME" in result.output
+    assert "pair " not in result.output
