@@ -5,6 +5,7 @@ tests/cli/test_sprt.py)."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from arena.stats import Sprt
 from arena.tournament.abledger import AbTestLedger, AbTestSpec, game_key
 from arena.tournament.abtest import NEW, OLD, Seating, pair_seatings
 from arena.tournament.spec import parse
+from arena.web import queries
 
 V = variant("two-handed")
 
@@ -148,3 +150,21 @@ def test_a_tournaments_name_is_not_taken_over(tmp_path: Path) -> None:
     )
     with pytest.raises(LedgerError, match="name of a tournament"):
         asyncio.run(play(led, spec(), {}))
+
+
+def test_the_web_shows_a_tests_board_and_its_pair(tmp_path: Path) -> None:
+    led = Ledger(tmp_path / "l.db")
+    s0, s1 = pair_seatings(V, 0)
+    asyncio.run(play(led, spec(), {(0, 0): record(s0, NEW), (0, 1): record(s1, OLD)}))
+    test_id = led.find_tournament("sprt new vs old").id
+    led.close()
+    conn = sqlite3.connect(tmp_path / "l.db")
+    conn.row_factory = sqlite3.Row
+    try:
+        board = queries.event_board(conn, test_id)
+        assert board is not None and board["kind"] == "tournament"
+        [head] = queries.pairings(conn, test_id)
+    finally:
+        conn.close()
+    assert (head["entrant"], head["opponent"], head["wins"], head["losses"]) == ("new", "old", 1, 1)
+    assert head["counts"] == {"model": "pentanomial", "values": [0, 0, 1, 0, 0]}
