@@ -222,3 +222,29 @@ def test_a_test_recorded_in_a_ledger_resumes(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "(sprt.elo1 changed)" in result.output and "--test NAME" in result.output
     assert "pair " not in result.output
+
+
+@pytest.mark.slow
+def test_the_deal_secret_decides_the_cards(tmp_path: Path) -> None:
+    """Two tests with the same secret play the same cards; another secret deals others (the seeds
+    are the same in all three: without the secret they reveal nothing)."""
+
+    def decks(secret: str, where: str) -> list[list[str]]:
+        ledger = tmp_path / f"{where}.db"
+        result = runner.invoke(
+            app,
+            ["sprt", "--bot", FIRST, "--bot", FIRST, "--name", "a", "--name", "b", "--games", "2",
+             "--deal-secret", secret, "--ledger", str(ledger), *SLOW_CLOCK],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        led = Ledger(ledger)
+        try:
+            games = sorted(led.games(limit=-1), key=lambda g: str(g["key"]))
+            return [led.game_record(int(g["id"]))["games"][0]["decks"][0] for g in games]
+        finally:
+            led.close()
+
+    first = decks("ab" * 16, "one")
+    assert first[0] == first[1], "both games of a pair are dealt the same cards"
+    assert decks("ab" * 16, "two") == first
+    assert decks("cd" * 16, "three") != first
