@@ -6,11 +6,13 @@ import typer
 
 from arena.cli.check_bot import check_bot
 from arena.cli.compete import app as compete_app
+from arena.cli.deals import deals_app
 from arena.cli.ledger import export, games_app, leaderboard, ratings_app, replay
 from arena.cli.match import match
 from arena.cli.play import play
 from arena.cli.remote import matches, start, watch
 from arena.cli.serve import serve
+from arena.cli.sprt import sprt
 from arena.cli.tournament import run, tournaments
 from arena.cli.web import web
 
@@ -36,6 +38,8 @@ app.command("web")(web)
 app.add_typer(games_app, name="games")
 app.add_typer(ratings_app, name="ratings")
 app.add_typer(compete_app, name="compete")
+app.command("sprt")(sprt)
+app.add_typer(deals_app, name="deals")
 
 
 @app.callback()

@@ -29,7 +29,7 @@ from arena.ledger import Ledger, LedgerError
 from arena.sandbox import SandboxUnavailable, require
 from arena.tournament import runner as tournament_runner
 from arena.tournament.spec import TournamentFileError, TournamentSpec, load
-from arena.tournament.summary import entrant_lines, pairing_lines
+from arena.tournament.summary import PairingLine, entrant_lines, pairing_lines
 
 if TYPE_CHECKING:
     from arena.cluster.connect import Cluster
@@ -234,6 +234,16 @@ def _run_with_lines(runner: tournament_runner.TournamentRunner, every: float) ->
         print(line(runner.progress), flush=True)
 
 
+def elo_cells(line: PairingLine) -> tuple[str, str]:
+    """The Elo difference of the entrant over its opponent with its 95% interval, from the duplicate
+    pairs (or the games, without pairs), and the likelihood of superiority."""
+    e = line.elo
+    if e is None:
+        return "-", "-"
+    basis = f"{line.pairs} pairs" if line.pairs else f"{line.games} games"
+    return f"{e.elo:+.0f} ({e.elo_low:+.0f}, {e.elo_high:+.0f}), {basis}", f"{e.los:.0%}"
+
+
 def print_tables(led: Ledger, spec: TournamentSpec, tid: int) -> None:
     print_board(led, tournament=spec.name)
     rows = led.seat_rows(tid)
@@ -248,7 +258,9 @@ def print_tables(led: Ledger, spec: TournamentSpec, tid: int) -> None:
             "forfeits",
             "avg points",
             "duplicate sets W-L-T",
-            "score (95% CI)",
+            "score",
+            "Elo (95% CI)",
+            "LOS",
         ):
             table.add_column(col)
         for line in pairing_lines(rows):
@@ -265,7 +277,8 @@ def print_tables(led: Ledger, spec: TournamentSpec, tid: int) -> None:
                 f"{line.forfeits_a}-{line.forfeits_b}",
                 points,
                 f"{line.sets_won}-{line.sets_lost}-{line.sets_tied}",
-                f"{line.score:.0%} ({line.low:.0%}-{line.high:.0%})",
+                f"{line.score:.0%}",
+                *elo_cells(line),
             )
     else:
         table = Table(title=f"Entrants: {escape(spec.name)}")

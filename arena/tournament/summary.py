@@ -1,5 +1,11 @@
-"""Summaries of a tournament's results: pairings with wins, losses, average points, duplicate sets and
-95% confidence intervals."""
+"""Summaries of a tournament's results: pairings with wins, losses, average points, duplicate sets, and
+the Elo difference with its 95% interval and the likelihood of superiority (``arena.stats``).
+
+A pairing's Elo comes from its *duplicate pairs* where there are some: a deal played twice with the two
+entrants' seats swapped is one pair, scored 0, 1/2, 1, 3/2 or 2 (pentanomial counts, as in ``arena
+sprt``), so the luck of the cards cancels out and the interval is the honest one for correlated games.
+A pairing without pairs (no duplicate deals) gets it from its games (trinomial counts). A game a bot
+forfeited is its loss."""
 
 from __future__ import annotations
 
@@ -7,6 +13,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from arena.stats import Counts, EloEstimate, Pentanomial, Trinomial, estimate
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,8 +40,17 @@ class PairingLine:
     sets_lost: int
     sets_tied: int
     score: float  # a's share: (wins + draws / 2) / games
-    low: float  # 95% Wilson interval of the score
+    low: float  # 95% Wilson interval of the score (treating games as independent)
     high: float
+    # What the Elo comes from: a's duplicate pairs (pentanomial), or its games when it has no pairs
+    # (trinomial); a pair whose second game is not played yet is left out.
+    counts: Counts | None = None
+    elo: EloEstimate | None = None  # a's Elo difference over b, 95% interval, nElo, LOS
+
+    @property
+    def pairs(self) -> int:
+        """Duplicate pairs the Elo comes from (0: it comes from games)."""
+        return self.counts.total if isinstance(self.counts, Pentanomial) else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +103,7 @@ def pairing_lines(rows: Sequence[dict[str, Any]]) -> list[PairingLine]:
         s = stats.setdefault(
             (x["entrant"], y["entrant"]),
             {"n": 0, "w": 0, "l": 0, "d": 0, "fa": 0, "fb": 0, "played": 0, "pa": 0, "pb": 0,
-             "sets": {}},
+             "sets": {}, "pair_points": {}},
         )  # fmt: skip
         s["n"] += 1
         s["fa"] += forfeited(x)
@@ -106,6 +123,9 @@ def pairing_lines(rows: Sequence[dict[str, Any]]) -> list[PairingLine]:
             games + won,
             points + diff,
         )
+        # a's points per set of games on one deal: a duplicate pair when there are two of them.
+        n_games, got = s["pair_points"].get((x["pairing"], x["deal"]), (0, 0.0))
+        s["pair_points"][(x["pairing"], x["deal"])] = (n_games + 1, got + (won + 1) / 2)
     out = []
     for (a, b), s in sorted(stats.items()):
         n = s["n"]
@@ -113,6 +133,7 @@ def pairing_lines(rows: Sequence[dict[str, Any]]) -> list[PairingLine]:
         low, high = wilson(s["w"] + s["d"] / 2, n)
         sets = list(s["sets"].values())
         played = s["played"]
+        counts = head_to_head_counts(list(s["pair_points"].values()), s["w"], s["d"], s["l"])
         out.append(
             PairingLine(
                 a,
@@ -131,9 +152,25 @@ def pairing_lines(rows: Sequence[dict[str, Any]]) -> list[PairingLine]:
                 share,
                 low,
                 high,
+                counts,
+                estimate(counts) if counts.total else None,
             )
         )
     return out
+
+
+def head_to_head_counts(
+    sets: Sequence[tuple[int, float]], wins: int, draws: int, losses: int
+) -> Counts:
+    """The counts a pairing's Elo is estimated from: its duplicate pairs (sets of exactly two games on
+    one deal, with a's points in them) when it has any, else its games."""
+    pairs = Pentanomial()
+    for games, points in sets:
+        if games == 2:
+            pairs = pairs.add(points)
+    if pairs.total:
+        return pairs
+    return Trinomial(losses, draws, wins)
 
 
 def entrant_lines(rows: Sequence[dict[str, Any]]) -> list[EntrantLine]:

@@ -233,7 +233,9 @@ def create_app(
         with reader.read() as conn:
             b = q.event_board(conn, event_id)
         rows = q.leaderboard(reader, b) if b else []
-        return {"event": ev, "board": b, "leaderboard": rows}
+        with reader.read() as conn:
+            heads = q.pairings(conn, event_id)
+        return {"event": ev, "board": b, "leaderboard": rows, "pairings": heads}
 
     def event_page(request: Request) -> Response:
         data = _event_data(_path_int(request))

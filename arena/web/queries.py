@@ -30,7 +30,8 @@ from urllib.parse import quote
 from arena.ledger import records
 from arena.ledger.leases import RENEW_SECONDS
 from arena.ledger.schema import MIGRATIONS
-from arena.tournament.summary import wilson
+from arena.stats import Pentanomial
+from arena.tournament.summary import PairingLine, pairing_lines, wilson
 
 MAX_TEXT = 200  # characters of any bot- or file-provided text served
 MAX_DETAIL = 500  # characters of a game's failure detail
@@ -514,12 +515,67 @@ def _board_rows(
 
 
 def event_board(conn: sqlite3.Connection, event_id: int) -> dict[str, Any] | None:
+    # A competition's board is of kind competition; a tournament's, and an A/B test's (kind sprt),
+    # of kind tournament.
     row = conn.execute(
-        "SELECT b.id FROM boards b JOIN tournaments t ON t.id = b.tournament_id AND b.kind = t.kind "
+        "SELECT b.id FROM boards b JOIN tournaments t ON t.id = b.tournament_id AND b.kind = "
+        "(CASE t.kind WHEN 'competition' THEN 'competition' ELSE 'tournament' END) "
         "WHERE t.id = ?",
         (event_id,),
     ).fetchone()
     return board(conn, row[0]) if row else None
+
+
+def pairings(conn: sqlite3.Connection, event_id: int) -> list[dict[str, Any]]:
+    """Head to head between each two entrants of an event's two-player games (``arena run``'s pairings
+    table): wins, losses, forfeits, duplicate sets, and the Elo difference with its 95% interval and
+    the likelihood of superiority, from the duplicate pairs where there are some (``counts`` says
+    which: ``pentanomial``, pairs scored 0..2, or ``trinomial``, games' losses, draws, wins)."""
+    rows = conn.execute(
+        "SELECT g.id AS game_id, g.pairing, g.deal, g.outcome, g.culprit, s.seat, s.side, s.place, "
+        "s.score, e.name AS entrant FROM games g JOIN game_seats s ON s.game_id = g.id "
+        "JOIN entrants e ON e.id = s.entrant_id WHERE g.tournament_id = ? ORDER BY g.ord, s.seat",
+        (event_id,),
+    ).fetchall()
+    return [_pairing(line) for line in pairing_lines([dict(r) for r in rows])]
+
+
+def _pairing(line: PairingLine) -> dict[str, Any]:
+    e = line.elo
+    out: dict[str, Any] = {
+        "entrant": cap(line.a),
+        "opponent": cap(line.b),
+        "games": line.games,
+        "wins": line.wins,
+        "losses": line.losses,
+        "draws": line.draws,
+        "forfeits": line.forfeits_a,
+        "opponent_forfeits": line.forfeits_b,
+        "points": line.points_a,
+        "opponent_points": line.points_b,
+        "sets_won": line.sets_won,
+        "sets_lost": line.sets_lost,
+        "sets_tied": line.sets_tied,
+        "score": line.score,
+        "counts": None,
+        "elo": None,
+    }
+    if line.counts is not None and e is not None:
+        out["counts"] = {
+            "model": "pentanomial" if isinstance(line.counts, Pentanomial) else "trinomial",
+            "values": [int(x) for x in str(line.counts).split(",")],
+        }
+        out["elo"] = {
+            "pairs": line.pairs,
+            "elo": e.elo,
+            "elo_low": e.elo_low,
+            "elo_high": e.elo_high,
+            "nelo": e.nelo,
+            "nelo_low": e.nelo_low,
+            "nelo_high": e.nelo_high,
+            "los": e.los,
+        }
+    return out
 
 
 # ---------------------------------------------------------------- entrants

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from arena.stats import Pentanomial, Trinomial, estimate
 from arena.tournament.summary import entrant_lines, pairing_lines
 
 
@@ -75,3 +76,43 @@ def test_entrant_lines_count_forfeits_and_average_played_games_only() -> None:
     assert lines["z"].forfeits == 1 and lines["x"].forfeits == 0
     assert lines["z"].average_score == 500
     assert lines["x"].firsts == 1.5
+
+
+def test_a_pairings_elo_comes_from_its_duplicate_pairs() -> None:
+    """Six deals, each played twice with the seats swapped: 'a' wins both games of four deals and
+    splits two. The Elo and its interval are those of the pentanomial counts 0,0,2,0,4 (as arena
+    sprt --pentanomial reports them), not of twelve independent games."""
+    rows = []
+    for deal in range(6):
+        for rot in range(2):
+            g = 2 * deal + rot
+            a_wins = deal < 4 or rot == 0
+            a_seat = rot
+            rows.append(seat(g, a_seat, "a", 0 if a_wins else 1, 1000))
+            rows.append(seat(g, 1 - a_seat, "b", 1 if a_wins else 0, 800))
+    (line,) = pairing_lines(rows)
+    assert isinstance(line.counts, Pentanomial) and str(line.counts) == "0,0,2,0,4"
+    assert line.pairs == 6
+    expected = estimate(Pentanomial.of((0, 0, 2, 0, 4)))
+    assert line.elo == expected
+    games = estimate(Trinomial(2, 0, 10))
+    # Pairs won twice carry less noise than twelve games: the interval is narrower.
+    assert line.elo is not None and line.elo.elo_error < games.elo_error
+    assert 0.99 < line.elo.los <= 1.0
+
+
+def test_a_pairing_without_pairs_gets_its_elo_from_games_and_a_half_pair_is_left_out() -> None:
+    # One game per deal (no duplicates): games, trinomial.
+    rows = [seat(g, 0, "a", 0 if g else 1, 900) for g in range(0, 6, 2)]
+    rows += [seat(g, 1, "b", 1 if g else 0, 700) for g in range(0, 6, 2)]
+    (line,) = pairing_lines(rows)
+    assert isinstance(line.counts, Trinomial) and str(line.counts) == "1,0,2"
+    assert line.pairs == 0 and line.elo == estimate(Trinomial(1, 0, 2))
+    # One complete pair (deal 0) and a deal whose second game is not played yet: one pair counted.
+    rows = [
+        seat(0, 0, "a", 0, 1), seat(0, 1, "b", 1, 0),
+        seat(1, 0, "b", 0, 1), seat(1, 1, "a", 1, 0),
+        seat(2, 0, "a", 0, 1), seat(2, 1, "b", 1, 0),
+    ]  # fmt: skip
+    (line,) = pairing_lines(rows)
+    assert str(line.counts) == "0,0,1,0,0" and line.games == 3

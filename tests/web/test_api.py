@@ -16,7 +16,7 @@ from web_helpers import execute, query, unplay
 
 from arena.ledger import Ledger
 from arena.referee.record import MatchRecord, seat_view
-from arena.tournament.summary import wilson
+from arena.tournament.summary import pairing_lines, wilson
 from arena.web import queries
 from arena.web.app import create_app
 from arena.web.queries import LedgerUnavailable, Reader
@@ -566,3 +566,27 @@ def test_a_competitions_board_names_each_bots_author(tmp_path: Path) -> None:
         rows = client.get(f"/api/events/{event['id']}").json()["leaderboard"]
         assert {(r["entrant"], r["author"]) for r in rows} == {("smart", "ada"), ("bold", "bob")}
         assert "ada" in client.get(f"/events/{event['id']}").text
+
+
+def test_an_events_pairings_carry_the_elo_of_their_duplicate_pairs(
+    client: TestClient, built_ledger: Path
+) -> None:
+    """Each pairing of the round robin played one deal twice with the seats swapped: its Elo is that
+    of one pair (pentanomial), as arena run's pairings table and arena sprt compute it."""
+    led = Ledger(built_ledger)
+    try:
+        expected = pairing_lines(led.seat_rows(1))
+    finally:
+        led.close()
+    heads = client.get("/api/events/1").json()["pairings"]
+    assert len(heads) == len(expected) == 3
+    for h, line in zip(heads, expected, strict=True):
+        assert (h["entrant"], h["opponent"], h["games"]) == (line.a, line.b, 2)
+        assert (h["wins"], h["losses"], h["draws"]) == (line.wins, line.losses, line.draws)
+        assert h["counts"]["model"] == "pentanomial" and sum(h["counts"]["values"]) == 1
+        assert line.elo is not None and h["elo"]["pairs"] == 1
+        assert (h["elo"]["elo"], h["elo"]["elo_low"], h["elo"]["los"]) == pytest.approx(
+            (line.elo.elo, line.elo.elo_low, line.elo.los)
+        )
+    page = client.get("/events/1").text
+    assert "Head to head" in page and "1 pairs" in page

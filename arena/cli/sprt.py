@@ -1,0 +1,538 @@
+"""``arena sprt``: is the new version stronger? A sequential A/B test on duplicate pairs (issue 18), or
+the same report from given pair counts."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import math
+import secrets
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from arena.bots.limits import Limits
+from arena.cli.common import errors, open_ledger
+from arena.cli.match import (
+    SANDBOX_HELP,
+    SandboxMode,
+    name_of,
+    sandbox_probe,
+    stop_on_sigterm,
+    unique_names,
+)
+from arena.cli.play import parse_options
+from arena.game import VARIANT_NAMES, Variant, VariantError, variant, variant_options
+from arena.ledger import LedgerError, TournamentChanged
+from arena.referee import Policies, TimeControl
+from arena.service.server import create_server
+from arena.stats import Decision, Model, Pentanomial, Sprt, SprtReport, StatsError, Trinomial
+from arena.tournament.abledger import AbTestLedger, AbTestSpec
+from arena.tournament.abtest import (
+    NEW,
+    OLD,
+    OPPONENT,
+    AbTestState,
+    PairReport,
+    RefereePairs,
+    roles_needed,
+    run_ab_test,
+)
+from arena.tournament.deals import DealFileError, DealSuite, load_deals, seeded_deals
+from arena.tournament.stalls import StallWatch
+
+DEFAULT_OPPONENT = "{python} -m arena_bot.greedy_bot"
+DEFAULT_MAX_GAMES = 2000
+
+
+def _number(x: float) -> str:
+    """At least four significant figures (six), in plain form where it fits."""
+    return f"{x:.6g}"
+
+
+def report_lines(report: SprtReport) -> list[str]:
+    """The report, one ``name value`` line each: what ``--pentanomial`` prints, and the summary of a
+    played test."""
+    s, e = report.sprt, report.elo
+    return [
+        f"{'pairs' if isinstance(report.counts, Pentanomial) else 'games'} {report.counts.total}",
+        f"{'pentanomial' if isinstance(report.counts, Pentanomial) else 'trinomial'} "
+        f"{report.counts}",
+        f"model {s.model.value}",
+        f"elo0 {_number(s.elo0)}",
+        f"elo1 {_number(s.elo1)}",
+        f"alpha {_number(s.alpha)}",
+        f"beta {_number(s.beta)}",
+        f"llr {_number(report.llr)}",
+        f"lower {_number(report.lower)}",
+        f"upper {_number(report.upper)}",
+        f"score {_number(e.score)}",
+        f"elo {_number(e.elo)}",
+        f"elo_low {_number(e.elo_low)}",
+        f"elo_high {_number(e.elo_high)}",
+        f"elo_error {_number(e.elo_error)}",
+        f"nelo {_number(e.nelo)}",
+        f"nelo_error {_number(e.nelo_error)}",
+        f"los {_number(e.los * 100)}",
+        f"decision {report.decision.value}",
+    ]
+
+
+def progress_line(pair: PairReport, state: AbTestState) -> str:
+    """One line after each pair: its points, then the test so far."""
+    head = f"pair {len(state.pairs)} (deal {pair.index})"
+    if not pair.counted:
+        return f"{head}: not counted, the arena could not play it: {pair.error}"
+    r = state.report
+    assert r is not None
+    e = r.elo
+    return (
+        f"{head}: {pair.points:g} | penta {state.counts} | LLR {r.llr:.3f} "
+        f"({r.lower:.2f}, {r.upper:.2f}) | Elo {e.elo:.1f} +/- {e.elo_error:.1f} "
+        f"[{e.elo_low:.1f}, {e.elo_high:.1f}] | nElo {e.nelo:.1f} +/- {e.nelo_error:.1f} | "
+        f"LOS {e.los:.1%}"
+    )
+
+
+def failure_lines(pair: PairReport, names: dict[str, str]) -> list[str]:
+    return [
+        f"  game {i + 1}: {names[g.failed]} ({g.failed}) {g.outcome}: {g.detail} "
+        f"-> counted as its loss"
+        for i, g in enumerate(pair.games)
+        if g.failed
+    ]
+
+
+def sprt(
+    bot: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--bot",
+            "-b",
+            help="Twice: the NEW version's command line, then the OLD one's (quoted, e.g. "
+            "'{python} -m arena_bot.search_bot'; {python} is the interpreter running the arena).",
+            show_default=False,
+        ),
+    ] = None,
+    pentanomial: Annotated[
+        str | None,
+        typer.Option(
+            help="N0,N1,N2,N3,N4: report on these pair counts without playing (pairs in which the "
+            "first player scored 0, 0.5, 1, 1.5 and 2 points).",
+            show_default=False,
+        ),
+    ] = None,
+    trinomial: Annotated[
+        str | None,
+        typer.Option(
+            help="L,D,W: report on these game counts (losses, draws, wins) without playing.",
+            show_default=False,
+        ),
+    ] = None,
+    elo0: Annotated[float, typer.Option(help="H0: the new version is this much stronger.")] = 0.0,
+    elo1: Annotated[float, typer.Option(help="H1: the new version is this much stronger.")] = 5.0,
+    alpha: Annotated[
+        float, typer.Option(help="Largest chance of accepting H1 when H0 holds.")
+    ] = 0.05,
+    beta: Annotated[
+        float, typer.Option(help="Largest chance of accepting H0 when H1 holds.")
+    ] = 0.05,
+    model: Annotated[
+        Model,
+        typer.Option(
+            help="normalized: elo0 and elo1 are normalized Elo (fastchess's default); logistic: "
+            "they are logistic Elo."
+        ),
+    ] = Model.NORMALIZED,
+    name: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--name",
+            "-n",
+            help="Names for NEW and OLD (default: from the commands).",
+            show_default=False,
+        ),
+    ] = None,
+    opponent: Annotated[
+        str,
+        typer.Option(
+            help="Three- and four-handed: the fixed opponent in the other seats, as a command line."
+        ),
+    ] = DEFAULT_OPPONENT,
+    variant_name: Annotated[
+        str, typer.Option("--variant", "-v", help=f"One of: {', '.join(VARIANT_NAMES)}.")
+    ] = "two-handed",
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", "-o", help="A variant option NAME=VALUE; repeat for several."),
+    ] = None,
+    deals: Annotated[
+        Path | None,
+        typer.Option(
+            help="A deal suite (arena deals make): pair i plays its deal i; at most one pair per deal.",
+            show_default=False,
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option(min=0, help="Without --deals: the seed the deals are derived from.")
+    ] = 1,
+    concurrency: Annotated[int, typer.Option(min=1, help="Games played at once.")] = 2,
+    max_games: Annotated[
+        int | None,
+        typer.Option(
+            help=f"Stop at this many games if the test has not decided (default {DEFAULT_MAX_GAMES}).",
+            show_default=False,
+        ),
+    ] = None,
+    games: Annotated[
+        int | None,
+        typer.Option(
+            help="Play exactly this many games (an even number: pairs), without stopping early.",
+            show_default=False,
+        ),
+    ] = None,
+    budget_ms: Annotated[int, typer.Option(min=0, help="Time for each decision, in ms.")] = 1000,
+    bank_ms: Annotated[
+        int, typer.Option(min=0, help="Time bank of each seat for a game, used past the budget.")
+    ] = 30_000,
+    grace_ms: Annotated[
+        int, typer.Option(min=0, help="Allowance for transport per decision, never charged.")
+    ] = 200,
+    matches_per_process: Annotated[
+        int,
+        typer.Option(
+            min=1, help="Games a bot process may play before it is replaced (never a deal twice)."
+        ),
+    ] = 1,
+    logs: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write each bot's output to a log file in this folder.", show_default=False
+        ),
+    ] = None,
+    sandbox: Annotated[SandboxMode, typer.Option(help=SANDBOX_HELP)] = SandboxMode.auto,
+    ledger: Annotated[
+        Path | None,
+        typer.Option(
+            help="Record every game in this ledger (made if missing) as the test named --test; run "
+            "the same command again to resume an interrupted test.",
+            show_default=False,
+        ),
+    ] = None,
+    test_name: Annotated[
+        str | None,
+        typer.Option(
+            "--test",
+            help="With --ledger: the test's name (default 'sprt NEW vs OLD').",
+            show_default=False,
+        ),
+    ] = None,
+    deal_secret: Annotated[
+        str | None,
+        typer.Option(
+            help="The secret the deals are drawn with (hex, at least 32 digits): two tests with the "
+            "same secret and deals play the same cards. Default: a fresh random secret (with "
+            "--ledger, kept there for resuming; a resumed test keeps its own).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Is the new version stronger? Play duplicate pairs until the GSPRT decides.
+
+    With --bot NEW --bot OLD, plays pairs (one deal twice, the seats swapped) on a referee of its own and
+    prints after each pair the LLR with its bounds, Elo with its 95% interval, normalized Elo and the
+    likelihood of superiority; stops when H0 (elo0) or H1 (elo1) is accepted, or at --max-games.
+    --games N plays a fixed number instead. With --ledger, every game is recorded there and the same
+    command run again resumes the test. With --pentanomial (or --trinomial), prints the same
+    report for given counts without playing. Exit code 0 when the test ran, 1 when the arena could not
+    play, 2 for a usage error.
+    """
+    try:
+        test = Sprt(elo0, elo1, alpha, beta, model)
+    except StatsError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--elo0/--elo1/--alpha/--beta") from exc
+    given = [x for x in (bot, pentanomial, trinomial) if x]
+    if len(given) != 1:
+        raise typer.BadParameter(
+            "give --bot NEW --bot OLD to play, or --pentanomial (or --trinomial) counts to report on",
+            param_hint="--bot/--pentanomial",
+        )
+    if pentanomial is not None or trinomial is not None:
+        _report_counts(test, pentanomial, trinomial)
+        return
+    assert bot is not None
+    if len(bot) != 2:
+        raise typer.BadParameter(
+            f"give two: --bot NEW --bot OLD, got {len(bot)}", param_hint="--bot"
+        )
+    names = list(name or [])
+    if names and len(names) != 2:
+        raise typer.BadParameter("give two names (NEW, OLD) or none", param_hint="--name")
+    v = _build_variant(variant_name, option or [])
+    roles = roles_needed(v)
+    commands = {NEW: bot[0], OLD: bot[1], OPPONENT: opponent}
+    new_name, old_name, opp_name = unique_names(
+        [*(names or [name_of(bot[0]), name_of(bot[1])]), name_of(opponent)]
+    )
+    role_names = {NEW: new_name, OLD: old_name, OPPONENT: opp_name}
+    if games is not None and max_games is not None:
+        raise typer.BadParameter("give --games or --max-games, not both", param_hint="--games")
+    limit = games if games is not None else max_games or DEFAULT_MAX_GAMES
+    if limit < 2 or limit % 2:
+        raise typer.BadParameter(
+            f"a duplicate pair is two games: give an even number from 2, got {limit}",
+            param_hint="--games" if games is not None else "--max-games",
+        )
+    max_pairs = limit // 2
+    key = _deal_secret(deal_secret)
+    if test_name is not None and ledger is None:
+        raise typer.BadParameter(
+            "--test names a test in a ledger: give --ledger", param_hint="--test"
+        )
+    if test_name is not None and not test_name.strip():
+        raise typer.BadParameter("the test's name must not be empty", param_hint="--test")
+    suite = _suite(deals, v, seed, max_pairs)
+    if len(suite) < max_pairs:
+        print(f"the deal suite holds {len(suite)} deals: at most {len(suite)} pairs")
+    try:
+        time_control = TimeControl(budget_ms=budget_ms, bank_ms=bank_ms, grace_ms=grace_ms)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--budget-ms/--bank-ms") from exc
+    print(
+        f"{v.name}: {new_name} (new) against {old_name} (old)"
+        + (f", opponents {opp_name}" if OPPONENT in roles else "")
+        + f"; H0 {model.value} Elo {elo0:g}, H1 {elo1:g}, alpha {alpha:g}, beta {beta:g}; "
+        + (f"{max_pairs} pairs" if games is not None else f"at most {max_pairs} pairs")
+        + f" on {'deals of ' + suite.source if suite.source else 'the deal suite'}",
+        flush=True,
+    )
+
+    options = tuple(sorted(parse_options(option or []).items()))
+    sandbox_probe(sandbox.value)
+    led = open_ledger(ledger, must_exist=False) if ledger is not None else None
+    spec = AbTestSpec(
+        name=(test_name or f"sprt {new_name} vs {old_name}").strip(),
+        variant=v.name,
+        options=options,
+        players=tuple((r, role_names[r], commands[r]) for r in roles),
+        sprt=test,
+        deals=_deals_identity(deals, suite, seed),
+        time_control=time_control,
+        matches_per_process=matches_per_process,
+        concurrency=concurrency,
+        source=str(deals or ""),
+    )
+
+    latest: list[AbTestState] = []  # the test so far, for a summary when it is interrupted
+
+    def on_pair(pair: PairReport, state: AbTestState) -> None:
+        latest[:] = [state]
+        print(progress_line(pair, state), flush=True)
+        for line in failure_lines(pair, role_names):
+            print(line, flush=True)
+
+    async def main() -> AbTestState:
+        stop_on_sigterm()
+        server, _, manager = await create_server("127.0.0.1:0", logs_dir=logs)
+        manager.idle_per_kind = concurrency + 1
+        # Never shown to a sandboxed bot: the ledger holds the deals' secret, the suite the deals.
+        manager.hide(*(Path(p) for p in (ledger, deals) if p is not None))
+        watch = StallWatch(threshold=max(time_control.grace_ms / 1000, 0.05))
+        recorder = AbTestLedger(led, spec, v) if led is not None else None
+        background: list[asyncio.Task[None]] = []
+        try:
+            deal_key = key if key is not None else secrets.token_bytes(32)
+            played: tuple[PairReport, ...] = ()
+            player = RefereePairs(
+                manager=manager,
+                variant=v,
+                options=options,
+                deals=suite,
+                commands={r: commands[r] for r in roles},
+                names={r: role_names[r] for r in roles},
+                time_control=time_control,
+                policies=Policies(),
+                limits=Limits(sandbox=sandbox.value),
+                matches_per_process=matches_per_process,
+                concurrency=concurrency,
+                watch=watch,
+            )
+            if recorder is not None:
+                resumed = await recorder.open(key)
+                deal_key, played = resumed.deal_key, resumed.pairs
+                player.recorded, player.recorder = resumed.partial, recorder
+                if resumed.resumed:
+                    if key is not None and key != deal_key:
+                        print(
+                            "--deal-secret ignored: a resumed test keeps the secret it began with"
+                        )
+                    print(
+                        f"resuming test {spec.name!r} of {ledger}: {len(played)} pairs recorded"
+                        + (
+                            f", {len(resumed.partial)} game of a pair cut in half"
+                            if resumed.partial
+                            else ""
+                        ),
+                        flush=True,
+                    )
+                else:
+                    print(f"recording test {spec.name!r} in {ledger}", flush=True)
+                background.append(asyncio.create_task(_renew(recorder)))
+            player.deal_key = deal_key
+            if not deal_key:
+                print("deals: from the public seeds alone (a test recorded before secret deals)")
+            watch.start()
+            state = await run_ab_test(
+                player,
+                test,
+                max_pairs,
+                # Enough pairs under way to keep every game slot busy.
+                concurrency=max(1, math.ceil(concurrency / 2)),
+                sequential=games is None,
+                played=played,
+                on_pair=on_pair,
+                deals=len(suite),
+            )
+            if recorder is not None and state.decision is not Decision.CONTINUE:
+                await recorder.finish()
+            return state
+        finally:
+            for task in background:
+                task.cancel()
+            await watch.stop()
+            await manager.close()
+            await server.stop(None)
+            if recorder is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(recorder.close(), 5.0)
+
+    try:
+        state = asyncio.run(main())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("interrupted: the bots are stopped")
+        if latest:
+            latest[0].stopped = "interrupted"
+            _summary(latest[0], v, role_names, roles)
+        raise typer.Exit(130) from None
+    except TournamentChanged as exc:
+        errors.print(
+            f"[red]error:[/] {escape(str(ledger))}: the test {escape(repr(spec.name))} was started "
+            f"with other settings ({escape(', '.join(exc.fields))} changed): run it as it was to "
+            "resume it, or give the changed test a new name with --test NAME",
+            soft_wrap=True,
+        )
+        raise typer.Exit(2) from exc
+    except LedgerError as exc:
+        errors.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(2) from exc
+    except OSError as exc:
+        errors.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(1) from exc
+    finally:
+        if led is not None:
+            led.close()
+    _summary(state, v, role_names, roles)
+    raise typer.Exit(1 if state.stopped == "arena errors" or state.report is None else 0)
+
+
+async def _renew(recorder: AbTestLedger) -> None:
+    while True:
+        await asyncio.sleep(recorder.renew_seconds)
+        await recorder.renew()
+
+
+def _deal_secret(text: str | None) -> bytes | None:
+    if text is None:
+        return None
+    try:
+        key = bytes.fromhex(text)
+    except ValueError as exc:
+        raise typer.BadParameter(
+            f"expected hexadecimal digits: {exc}", param_hint="--deal-secret"
+        ) from exc
+    if len(key) < 16:
+        raise typer.BadParameter(
+            "a deal secret is at least 16 bytes (32 hex digits)", param_hint="--deal-secret"
+        )
+    return key
+
+
+def _deals_identity(path: Path | None, suite: DealSuite, seed: int) -> tuple[tuple[str, str], ...]:
+    """What identifies the deals of a test in the ledger: the seed, or the suite's file and content."""
+    if path is None:
+        return (("seed", str(seed)),)
+    return (("file", str(path)), ("sha256", hashlib.sha256(suite.text().encode()).hexdigest()))
+
+
+def _report_counts(test: Sprt, pentanomial: str | None, trinomial: str | None) -> None:
+    hint = "--pentanomial" if pentanomial is not None else "--trinomial"
+    try:
+        if pentanomial is not None:
+            counts: Pentanomial | Trinomial = Pentanomial.parse(pentanomial)
+        else:
+            assert trinomial is not None
+            parts = [p.strip() for p in trinomial.split(",")]
+            if len(parts) != 3 or not all(p.isdigit() for p in parts):
+                raise StatsError(
+                    f"expected three whole numbers L,D,W (losses, draws, wins), got {trinomial!r}"
+                )
+            counts = Trinomial(*map(int, parts))
+        if counts.total == 0:
+            raise StatsError("every count is 0: there is nothing to report on")
+    except StatsError as exc:
+        raise typer.BadParameter(str(exc), param_hint=hint) from exc
+    for line in report_lines(test.report(counts)):
+        print(line)
+
+
+def _build_variant(name: str, options: list[str]) -> Variant:
+    try:
+        variant_options(name)
+    except VariantError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--variant") from exc
+    try:
+        return variant(name, **parse_options(options))
+    except (VariantError, ValueError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="--option") from exc
+
+
+def _suite(deals: Path | None, v: Variant, seed: int, max_pairs: int) -> DealSuite:
+    if deals is None:
+        # More deals than pairs: a pair the arena could not play leaves its deal unused.
+        return seeded_deals(seed, 2 * max_pairs + 10, v.name)
+    try:
+        return load_deals(deals, v.name)
+    except DealFileError as exc:
+        errors.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(2) from exc
+
+
+def _summary(state: AbTestState, v: Variant, names: dict[str, str], roles: Sequence[str]) -> None:
+    print(f"stopped: {state.stopped}")
+    if state.errors:
+        print(f"pairs not counted (the arena could not play them): {state.errors}")
+    games = state.games
+    failures = [g for g in games if g.failed]
+    if failures:
+        by_role = {r: sum(1 for g in failures if g.failed == r) for r in roles}
+        print(
+            "games ended by a bot's failure: "
+            + ", ".join(f"{names[r]} ({r}) {n}" for r, n in by_role.items() if n)
+        )
+    if games:
+        n = len(games)
+        for role, place, score in (
+            (NEW, sum(g.new_place for g in games), sum(g.new_score for g in games)),
+            (OLD, sum(g.old_place for g in games), sum(g.old_score for g in games)),
+        ):
+            extra = f" average place {place / n + 1:.3f}," if len(v.sides) > 2 else ""
+            print(f"{names[role]} ({role}):{extra} average points {score / n:.1f}")
+    if state.report is None:
+        print("no pair was counted: no report")
+        return
+    for line in report_lines(state.report):
+        print(line)

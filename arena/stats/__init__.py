@@ -1,0 +1,24 @@
+"""Statistics of head-to-head tests: Elo with 95% intervals, normalized Elo, LOS and the GSPRT over
+pentanomial (duplicate pairs) or trinomial (games) counts. Pure functions, no I/O, pinned by fastchess's
+numbers (tests/stats)."""
+
+from arena.stats.counts import Counts, Pentanomial, StatsError, Trinomial, pair_index
+from arena.stats.elo import EloEstimate, elo_from_score, estimate, score_from_elo
+from arena.stats.sprt import Decision, Model, Sprt, SprtReport, llr
+
+__all__ = [
+    "Counts",
+    "Decision",
+    "EloEstimate",
+    "Model",
+    "Pentanomial",
+    "Sprt",
+    "SprtReport",
+    "StatsError",
+    "Trinomial",
+    "elo_from_score",
+    "estimate",
+    "llr",
+    "pair_index",
+    "score_from_elo",
+]

@@ -1,0 +1,250 @@
+"""``arena sprt`` and ``arena deals``: the report from given counts (its figures are fastchess's, see
+tests/stats), usage errors, and A/B tests between real bot processes, including a failing bot."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from arena.cli.main import app
+from arena.ledger import Ledger
+from arena.tournament.deals import fresh_deals, load_deals
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = shlex.quote(sys.executable)
+FIRST = "{python} -m arena_bot.first_bot"
+RANDOM = f"{PYTHON} -m arena_bot.random_bot"
+BROKEN = f"{PYTHON} {shlex.quote(str(ROOT / 'tests' / 'bots' / 'fixtures' / 'broken_bot.py'))}"
+SLOW_CLOCK = ["--budget-ms", "10000", "--bank-ms", "60000"]  # a loaded machine is never a timeout
+
+runner = CliRunner()
+
+
+def values(output: str) -> dict[str, str]:
+    out = {}
+    for line in output.splitlines():
+        key, _, value = line.partition(" ")
+        out[key] = value
+    return out
+
+
+def test_report_from_pentanomial_counts() -> None:
+    # Counts and figures from fastchess's own tests ("EloPentanomial 1"), see tests/stats.
+    result = runner.invoke(
+        app, ["sprt", "--pentanomial", "34,54,63,64,75", "--elo0", "0", "--elo1", "5"]
+    )
+    assert result.exit_code == 0, result.output
+    v = values(result.output)
+    assert v["pairs"] == "290" and v["pentanomial"] == "34,54,63,64,75"
+    assert v["model"] == "normalized"
+    assert float(v["llr"]) == pytest.approx(1.301436377, rel=1e-4)
+    assert float(v["lower"]) == pytest.approx(-2.944438979, rel=1e-5)
+    assert float(v["upper"]) == pytest.approx(2.944438979, rel=1e-5)
+    assert float(v["elo"]) == pytest.approx(55.57978042, rel=1e-4)
+    assert float(v["elo_error"]) == pytest.approx(27.65342951, rel=1e-4)
+    assert float(v["nelo"]) == pytest.approx(57.93559994, rel=1e-4)
+    assert float(v["los"]) == pytest.approx(99.997, abs=0.001)  # fastchess: "100.00 %"
+    assert v["decision"] == "continue"
+    # At least four significant figures on every number.
+    for key in ("llr", "lower", "upper", "elo", "elo_error", "nelo", "los"):
+        digits = v[key].lstrip("-").replace(".", "").lstrip("0")
+        assert len(digits) >= 4, (key, v[key])
+
+
+def test_report_with_the_logistic_model_and_a_decision() -> None:
+    # fastchess test "logistic pentanomial 2": LLR -4.98 with [0, 2]: H0 accepted.
+    result = runner.invoke(
+        app,
+        ["sprt", "--pentanomial", "871,26175,55983,26678,821", "--elo0", "0", "--elo1", "2",
+         "--model", "logistic"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    v = values(result.output)
+    assert float(v["llr"]) == pytest.approx(-4.979611872, rel=1e-3)
+    assert v["decision"] == "H0 accepted"
+    result = runner.invoke(app, ["sprt", "--pentanomial", "0,0,0,0,200", "--elo1", "5"])
+    assert values(result.output)["decision"] == "H1 accepted"
+
+
+def test_report_from_trinomial_counts_and_other_alpha_beta() -> None:
+    result = runner.invoke(
+        app, ["sprt", "--trinomial", "89,123,76", "--alpha", "0.01", "--beta", "0.1"]
+    )
+    assert result.exit_code == 0, result.output
+    v = values(result.output)
+    assert v["games"] == "288" and v["trinomial"] == "89,123,76"
+    assert float(v["nelo"]) == pytest.approx(-20.75644978, rel=1e-4)  # fastchess test "EloWDL 1"
+    assert float(v["los"]) == pytest.approx(15.53, abs=0.005)
+    assert float(v["upper"]) == pytest.approx(4.49980967, rel=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "give --bot NEW --bot OLD to play, or --pentanomial"),
+        (["--pentanomial", "1,2,3,4,5", "--bot", "x"], "give --bot NEW --bot OLD to play"),
+        (["--pentanomial", "1,2,3,4"], "expected five counts"),
+        (["--pentanomial", "0,0,0,0,0"], "every count is 0"),
+        (["--trinomial", "1,2"], "expected three whole numbers"),
+        (
+            ["--pentanomial", "1,2,3,4,5", "--elo0", "5", "--elo1", "0"],
+            "elo0 must be less than elo1",
+        ),
+        (["--pentanomial", "1,2,3,4,5", "--alpha", "0"], "alpha must be between 0 and 1"),
+        (["--bot", FIRST], "give two: --bot NEW --bot OLD"),
+        (["--bot", FIRST, "--bot", FIRST, "--games", "3"], "a duplicate pair is two games"),
+        (["--bot", FIRST, "--bot", FIRST, "--games", "2", "--max-games", "4"], "not both"),
+        (["--bot", FIRST, "--bot", FIRST, "--variant", "five-handed"], "unknown variant"),
+        (["--bot", FIRST, "--bot", FIRST, "--name", "a"], "give two names"),
+    ],
+)
+def test_usage_errors(args: list[str], message: str) -> None:
+    result = runner.invoke(app, ["sprt", *args])
+    assert result.exit_code == 2
+    assert message in " ".join(result.output.replace("│", " ").split())
+
+
+def test_a_bad_deal_suite_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "deals.txt"
+    bad.write_text("bezique-arena-deals 1\nvariant two-handed\ndeal 5 dealer=7\n")
+    result = runner.invoke(app, ["sprt", "--bot", FIRST, "--bot", FIRST, "--deals", str(bad)])
+    assert result.exit_code == 2
+    assert f"{bad}:3: dealer must be a seat 0..1, got 7" in " ".join(result.output.split())
+
+
+def test_deals_make_and_check(tmp_path: Path) -> None:
+    path = tmp_path / "suites" / "three.txt"
+    result = runner.invoke(app, ["deals", "make", "25", str(path), "--variant", "three-handed"])
+    assert result.exit_code == 0, result.output
+    suite = load_deals(path, "three-handed")
+    assert len(suite) == 25 and len({d.seed for d in suite.deals}) == 25
+    result = runner.invoke(app, ["deals", "make", "5", str(path)])
+    assert result.exit_code == 2 and "exists" in result.output
+    result = runner.invoke(app, ["deals", "make", "5", str(path), "--force"])
+    assert result.exit_code == 0 and len(load_deals(path)) == 5
+    result = runner.invoke(app, ["deals", "check", str(path)])
+    assert result.exit_code == 0 and "5 two-handed deals" in result.output
+    result = runner.invoke(app, ["deals", "check", str(path), "--variant", "polish"])
+    assert result.exit_code == 2 and "made for two-handed, not polish" in result.output
+    result = runner.invoke(app, ["deals", "make", "5", str(path), "--variant", "x", "--force"])
+    assert result.exit_code == 2 and "unknown variant" in result.output
+
+
+# ------------------------------------------------------------------------------ with real bots
+
+
+def test_a_fixed_test_between_real_bots_on_a_deal_suite(tmp_path: Path) -> None:
+    suite = tmp_path / "deals.txt"
+    fresh_deals(3, "rubicon").save(suite)
+    result = runner.invoke(
+        app,
+        ["sprt", "--bot", FIRST, "--bot", RANDOM, "--name", "first", "--name", "random",
+         "--variant", "rubicon", "--deals", str(suite), "--games", "4", "--concurrency", "2",
+         *SLOW_CLOCK],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("rubicon: first (new) against random (old)")
+    pairs = [line for line in lines if line.startswith("pair ")]
+    assert len(pairs) == 2
+    assert all(
+        " | LLR " in p and " | Elo " in p and " | nElo " in p and "| LOS " in p for p in pairs
+    )
+    v = values(result.output)
+    assert v["stopped:"] == "pair limit"
+    assert v["pairs"] == "2" and sum(map(int, v["pentanomial"].split(","))) == 2
+    assert v["decision"] in ("continue", "H0 accepted", "H1 accepted")
+    assert "first (new): average points" in result.output
+
+
+def test_a_failing_bot_loses_its_games_and_is_shown() -> None:
+    result = runner.invoke(
+        app,
+        ["sprt", "--bot", f"{BROKEN} play-7h", "--bot", FIRST, "--variant", "rubicon",
+         "--elo0", "-100", "--elo1", "100", *SLOW_CLOCK],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "illegal-action" in result.output and "-> counted as its loss" in result.output
+    v = values(result.output)
+    assert v["stopped:"] == "the new version failed each of its first 4 games"
+    assert v["pentanomial"] == "2,0,0,0,0"
+    assert "games ended by a bot's failure: broken_bot (new) 4" in result.output
+
+
+@pytest.mark.slow
+def test_three_handed_seats_both_versions_with_an_opponent() -> None:
+    result = runner.invoke(
+        app,
+        ["sprt", "--bot", FIRST, "--bot", RANDOM, "--opponent", RANDOM, "--variant",
+         "three-handed", "--games", "2", "--seed", "4", *SLOW_CLOCK],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "opponents random_bot#2" in result.output
+    assert "first_bot (new): average place" in result.output
+    assert values(result.output)["pairs"] == "1"
+
+
+def test_a_test_recorded_in_a_ledger_resumes(tmp_path: Path) -> None:
+    ledger = tmp_path / "arena.db"
+    common = ["sprt", "--bot", FIRST, "--bot", RANDOM, "--name", "first", "--name", "random",
+              "--variant", "rubicon", "--ledger", str(ledger), "--test", "t1", *SLOW_CLOCK]  # fmt: skip
+    result = runner.invoke(app, [*common, "--games", "2"])
+    assert result.exit_code == 0, result.output
+    assert "recording test 't1'" in result.output
+    first = values(result.output)["pentanomial"]
+    # Run again with a higher limit: the pair recorded counts and one more is played.
+    result = runner.invoke(app, [*common, "--games", "4", "--concurrency", "1"])
+    assert result.exit_code == 0, result.output
+    assert "resuming test 't1'" in result.output and "1 pairs recorded" in result.output
+    assert [line for line in result.output.splitlines() if line.startswith("pair ")] == [
+        line for line in result.output.splitlines() if line.startswith("pair 2 (deal 1)")
+    ]
+    v = values(result.output)
+    assert v["pairs"] == "2"
+    counts = [
+        int(a) - int(b) for a, b in zip(v["pentanomial"].split(","), first.split(","), strict=True)
+    ]
+    assert sorted(counts) == [0, 0, 0, 0, 1]  # the earlier pair plus exactly one new one
+    led = Ledger(ledger)
+    test = led.find_tournament("t1")
+    assert (test.kind, test.played) == ("sprt", 4)
+    assert {r.entrant: r.games for r in led.leaderboard(tournament="t1")} == {
+        "first": 4,
+        "random": 4,
+    }
+    led.close()
+    # Other hypotheses make another test: refused under the same name, nothing played.
+    result = runner.invoke(app, [*common, "--games", "4", "--elo1", "10"])
+    assert result.exit_code == 2
+    assert "(sprt.elo1 changed)" in result.output and "--test NAME" in result.output
+    assert "pair " not in result.output
+
+
+@pytest.mark.slow
+def test_the_deal_secret_decides_the_cards(tmp_path: Path) -> None:
+    """Two tests with the same secret play the same cards; another secret deals others (the seeds
+    are the same in all three: without the secret they reveal nothing)."""
+
+    def decks(secret: str, where: str) -> list[list[str]]:
+        ledger = tmp_path / f"{where}.db"
+        result = runner.invoke(
+            app,
+            ["sprt", "--bot", FIRST, "--bot", FIRST, "--name", "a", "--name", "b", "--games", "2",
+             "--deal-secret", secret, "--ledger", str(ledger), *SLOW_CLOCK],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        led = Ledger(ledger)
+        try:
+            games = sorted(led.games(limit=-1), key=lambda g: str(g["key"]))
+            return [led.game_record(int(g["id"]))["games"][0]["decks"][0] for g in games]
+        finally:
+            led.close()
+
+    first = decks("ab" * 16, "one")
+    assert first[0] == first[1], "both games of a pair are dealt the same cards"
+    assert decks("ab" * 16, "two") == first
+    assert decks("cd" * 16, "three") != first

@@ -1,0 +1,170 @@
+"""The statistics' own properties: symmetry, the maximum likelihood distributions meet their hypothesis,
+bounds and decisions, and clear errors for counts and parameters they cannot use."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.stats import (
+    Decision,
+    Model,
+    Pentanomial,
+    Sprt,
+    StatsError,
+    Trinomial,
+    elo_from_score,
+    estimate,
+    llr,
+    pair_index,
+    score_from_elo,
+)
+from arena.stats.counts import distribution, mean_and_variance
+from arena.stats.elo import NELO_PER_T
+from arena.stats.sprt import _mle_expectation, _mle_t_value
+
+pentanomials = st.lists(st.integers(0, 5000), min_size=5, max_size=5).filter(
+    lambda c: sum(1 for n in c if n) >= 2
+)
+
+
+def test_elo_and_score_are_inverse() -> None:
+    assert elo_from_score(0.5) == 0
+    assert score_from_elo(400) == pytest.approx(10 / 11)
+    for elo in (-600.0, -35.5, 0.0, 5.0, 250.0):
+        assert elo_from_score(score_from_elo(elo)) == pytest.approx(elo, abs=1e-9)
+    with pytest.raises(StatsError, match="strictly between 0 and 1"):
+        elo_from_score(1.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(pentanomials)
+def test_flipping_the_players_negates_everything(counts: list[int]) -> None:
+    p = Pentanomial.of(counts)
+    e, f = estimate(p), estimate(p.flipped())
+    assert f.elo == pytest.approx(-e.elo, abs=1e-7)
+    assert f.elo_error == pytest.approx(e.elo_error, rel=1e-9)
+    assert f.nelo == pytest.approx(-e.nelo, abs=1e-7)
+    assert f.los == pytest.approx(1 - e.los, abs=1e-12)
+    for model in Model:
+        assert llr(p.flipped(), -1.0, -4.0, model) == pytest.approx(
+            llr(p, 1.0, 4.0, model), rel=1e-6, abs=1e-9
+        )
+
+
+@settings(max_examples=60, deadline=None)
+@given(pentanomials, st.floats(-100, 100))
+def test_the_most_likely_distributions_meet_their_hypothesis(counts: list[int], elo: float) -> None:
+    p = Pentanomial.of(counts)
+    _, probs = distribution(p, regularize=True)
+    s = score_from_elo(elo)
+    dist = _mle_expectation(p.scores, probs, s)
+    assert sum(dist) == pytest.approx(1, abs=1e-9)
+    assert mean_and_variance(p.scores, dist)[0] == pytest.approx(s, abs=1e-9)
+    t = elo * math.sqrt(2) / NELO_PER_T
+    dist = _mle_t_value(p.scores, probs, 0.5, t)
+    assert sum(dist) == pytest.approx(1, abs=1e-9)
+    mu, var = mean_and_variance(p.scores, dist)
+    assert (mu - 0.5) / math.sqrt(var) == pytest.approx(t, abs=1e-7)
+
+
+def test_the_llr_grows_with_evidence_for_h1() -> None:
+    weak = Pentanomial.of((10, 20, 40, 20, 10))
+    better = Pentanomial.of((5, 15, 40, 25, 15))
+    for model in Model:
+        assert llr(weak, 0, 5, model) < 0 < llr(better, 0, 5, model)
+        # Twice the same results: twice the evidence.
+        doubled = Pentanomial.of([2 * n for n in better.counts])
+        assert llr(doubled, 0, 5, model) == pytest.approx(2 * llr(better, 0, 5, model), rel=1e-9)
+
+
+def test_no_results_yet() -> None:
+    assert llr(Pentanomial(), 0, 5) == 0
+    with pytest.raises(StatsError, match="no results yet"):
+        estimate(Pentanomial())
+
+
+def test_bounds_and_decisions() -> None:
+    sprt = Sprt(0, 5, alpha=0.05, beta=0.1)
+    assert sprt.lower == pytest.approx(math.log(0.1 / 0.95))
+    assert sprt.upper == pytest.approx(math.log(0.9 / 0.05))
+    assert sprt.decide(sprt.upper) is Decision.H1
+    assert sprt.decide(sprt.lower) is Decision.H0
+    assert sprt.decide(0.0) is Decision.CONTINUE
+    assert sprt.report(Pentanomial.of((0, 0, 0, 0, 400))).decision is Decision.H1
+    assert sprt.report(Pentanomial.of((400, 0, 0, 0, 0))).decision is Decision.H0
+
+
+def test_a_test_with_no_spread_is_regularized_and_finite() -> None:
+    e = estimate(Pentanomial.of((0, 0, 50, 0, 0)))
+    assert e.regularized
+    assert e.elo == pytest.approx(0, abs=1e-9)
+    assert e.los == pytest.approx(0.5)
+    assert math.isfinite(e.elo_error) and e.elo_error > 0
+    e = estimate(Pentanomial.of((0, 0, 0, 0, 50)))
+    assert e.regularized and e.elo > 1000 and e.los == pytest.approx(1)
+    assert not estimate(Pentanomial.of((0, 0, 49, 1, 0))).regularized
+
+
+def test_pairs_and_games_are_counted() -> None:
+    p = Pentanomial().add(2).add(1).add(1.5).add(0).add(0.5).add(1)
+    assert p.counts == (1, 1, 2, 1, 1)
+    assert (p.total, p.games, str(p)) == (6, 12, "1,1,2,1,1")
+    t = Trinomial().add(1).add(0.5).add(0).add(1)
+    assert (t.losses, t.draws, t.wins, t.games) == (1, 1, 2, 4)
+    assert pair_index(1.5) == 3
+    with pytest.raises(StatsError, match=r"0, 0\.5, 1, 1\.5 or 2"):
+        pair_index(0.75)
+    with pytest.raises(StatsError, match=r"0, 0\.5 or 1"):
+        Trinomial().add(2)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("1,2,3,4", "expected five counts"),
+        ("1,2,3,4,5,6", "expected five counts"),
+        ("1,2,x,4,5", "pairs scored 1 must be a whole number >= 0, got 'x'"),
+        ("1,2,-3,4,5", "pairs scored 1 must be a whole number"),
+        ("1,2,3.5,4,5", "pairs scored 1 must be a whole number"),
+    ],
+)
+def test_bad_pentanomial_text(text: str, message: str) -> None:
+    with pytest.raises(StatsError, match=message):
+        Pentanomial.parse(text)
+
+
+def test_counts_are_checked() -> None:
+    assert Pentanomial.parse(" 1, 2,3 ,4,5").counts == (1, 2, 3, 4, 5)
+    with pytest.raises(StatsError, match="0 or more"):
+        Pentanomial.of((1, -1, 0, 0, 0))
+    with pytest.raises(StatsError, match="whole number"):
+        Trinomial(1, 2.5, 3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"elo0": 5, "elo1": 5}, "elo0 must be less than elo1"),
+        ({"elo0": 5, "elo1": 0}, "elo0 must be less than elo1"),
+        ({"elo0": 0, "elo1": 5, "alpha": 0}, "alpha must be between 0 and 1"),
+        ({"elo0": 0, "elo1": 5, "beta": 1.5}, "beta must be between 0 and 1"),
+        ({"elo0": 0, "elo1": 5, "alpha": 0.6, "beta": 0.5}, "alpha \\+ beta must be less than 1"),
+        ({"elo0": 0, "elo1": math.inf}, "elo1 must be a finite number"),
+        ({"elo0": 0, "elo1": 500}, "elo1 must be within -200 .. 200 for the normalized model"),
+    ],
+)
+def test_bad_test_parameters(kwargs: dict[str, float], message: str) -> None:
+    with pytest.raises(StatsError, match=message):
+        Sprt(**kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("elo1", [-150.0, 50.0, 200.0])
+def test_far_hypotheses_still_solve(elo1: float) -> None:
+    # The normalized model's limits are inside the range where its likelihood has a maximum.
+    for counts in ((1, 0, 0, 0, 1), (0, 0, 0, 0, 100), (100, 0, 0, 0, 0), (3, 12, 40, 25, 9)):
+        value = llr(Pentanomial.of(counts), -200.0, elo1)
+        assert math.isfinite(value)
