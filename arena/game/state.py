@@ -589,6 +589,13 @@ class GameState(DeclaringTurn):
 
     # ------------------------------------------------------------------ copying
 
+    def hands_changed(self) -> None:
+        """Rebuild what the engine derives from the hands (the index of plays, the combination
+        masks, the legal actions) after a caller changed ``hands`` or ``stock`` in place: a searcher
+        filling a sampled world with other hidden cards."""
+        self._reindex()
+        self._legal = None
+
     def clone(self) -> GameState:
         """An independent copy (for search): lists are copied, immutable values shared."""
         s = GameState()

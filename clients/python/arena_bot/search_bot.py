@@ -312,7 +312,7 @@ def reshuffled(template: GameState, seat: int, rng: random.Random) -> GameState:
         world.hands[s][i] = ANY_COPY + kind
     if pos < len(stock):
         world.stock = stock[:pos] + hidden[len(slots) :]
-    world._legal = None
+    world.hands_changed()
     return world
 
 
@@ -355,7 +355,7 @@ def enumerate_worlds(
         hand.extend(ANY_COPY + k for k, n in rest.items() for _ in range(n))
         world.hands[other] = hand
         world.stock = stock[:pos] + list(top)
-        world._legal = None
+        world.hands_changed()
         worlds.append((weight, world))
     return worlds
 
