@@ -26,13 +26,14 @@ from arena.bots.launcher import LaunchError, check_command
 from arena.bots.limits import Limits
 from arena.cli.common import errors
 from arena.cli.play import parse_options
-from arena.game import VARIANT_NAMES, Variant, VariantError, variant, variant_options
+from arena.game import VARIANT_NAMES, GameState, Variant, VariantError, variant, variant_options
 from arena.referee import FailurePolicy, MatchConfig, MatchRecord, Outcome, Policies, TimeControl
 from arena.referee.match import GameEnd
 from arena.referee.record import seat_view
 from arena.sandbox import Probe, SandboxUnavailable, require
 from arena.service.manager import MatchEntry, PlayerSpec
 from arena.service.server import create_server
+from arena.tournament.deals import DealFileError, DealSuite, load_deals
 
 BOT_HELP = (
     "A bot's command line, quoted as one argument (e.g. '{python} -m arena_bot.random_bot'); one "
@@ -128,6 +129,16 @@ def match(
             show_default=False,
         ),
     ] = None,
+    deals: Annotated[
+        Path | None,
+        typer.Option(
+            help="A deal suite (arena deals make N FILE): play its deals in order, each once per "
+            "seat with duplicate deals (its seeds, dealers and decks, dealt from the seeds alone: "
+            "the same cards every time, so that two matches compare on them). Not with --seed; "
+            "--games then plays the first deals only.",
+            show_default=False,
+        ),
+    ] = None,
     budget_ms: Annotated[int, typer.Option(min=0, help="Time for each decision, in ms.")] = 1000,
     bank_ms: Annotated[
         int, typer.Option(min=0, help="Time bank of each seat for a game, used past the budget.")
@@ -196,7 +207,8 @@ def match(
         )
     names = unique_names(names or [name_of(cmd) for cmd in bot])
     rotations = rotations_of(v) if duplicate else 1
-    total = games if games is not None else rotations
+    suite = _suite(deals, v, seed)
+    total = games if games is not None else rotations * (len(suite) if suite else 1)
     if total % rotations:
         raise typer.BadParameter(
             f"with duplicate deals, {v.name} plays each deal {rotations} times (once per seat): "
@@ -207,8 +219,16 @@ def match(
         time_control = TimeControl(budget_ms=budget_ms, bank_ms=bank_ms, grace_ms=grace_ms)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--budget-ms/--bank-ms") from exc
+    if suite is not None and total // rotations > len(suite):
+        raise typer.BadParameter(
+            f"the deal suite {deals} holds {len(suite)} deals: at most {len(suite) * rotations} "
+            f"games{' (each deal once per seat)' if rotations > 1 else ''}, got {total}",
+            param_hint="--games",
+        )
     sandbox_probe(sandbox.value)
-    key = b"" if seed is not None else secrets.token_bytes(32)
+    # A suite's deals come from its seeds alone: the suite is the user's own file, and the point of
+    # it is that two matches play the same cards.
+    key = b"" if seed is not None or suite is not None else secrets.token_bytes(32)
     public_seed = seed if seed is not None else secrets.randbelow(2**48)
     config = MatchConfig(
         variant=v.name,
@@ -219,7 +239,15 @@ def match(
         policies=Policies(on_failure, on_failure, on_failure, on_failure, max_strikes),
         deal_key=key,
     )
-    if seed is not None:
+    if suite is not None:
+        config = _on_suite(config, suite)
+        errors.print(
+            f"deals: the first {config.games} of the deal suite {deals} (from its seeds alone: the "
+            "same cards every time, predictable by any bot that knows the suite)",
+            markup=False,
+            highlight=False,
+        )
+    elif seed is not None:
         errors.print(
             f"deals: from --seed {seed}: the same every time, and predictable by any bot that "
             "knows the seed (for testing; leave --seed out for secret deals)",
@@ -232,7 +260,8 @@ def match(
     for size in sizes:
         specs.append([PlayerSpec(n, cmd) for n, cmd in (next(players) for _ in range(size))])
     out = Console(highlight=False)
-    hidden = [p for p in (record, seat_record) if p is not None]
+    # Never shown to a sandboxed bot: what it writes, and the deals it is about to play.
+    hidden = [p for p in (record, seat_record, deals) if p is not None]
     limits = Limits(sandbox=sandbox.value)
     try:
         entries = asyncio.run(_play(configs, specs, logs, connect_timeout, limits, hidden))
@@ -265,10 +294,49 @@ def duplicate_configs(config: MatchConfig, rotations: int) -> list[MatchConfig]:
     if rotations == 1:
         return [config]
     seats = config.build_variant().seats
-    first = [config.deal_seed(g) % seats for g in range(config.games)]
+    first = [
+        d if (d := config.dealer(g)) is not None else config.deal_seed(g) % seats
+        for g in range(config.games)
+    ]
     return [
         replace(config, dealers=tuple((d + r) % seats for d in first)) for r in range(rotations)
     ]
+
+
+def _suite(path: Path | None, v: Variant, seed: int | None) -> DealSuite | None:
+    """The deal suite of --deals (None without it); a file that cannot be played ends the command
+    with a usage error naming it."""
+    if path is None:
+        return None
+    if seed is not None:
+        raise typer.BadParameter(
+            "--deals and --seed both choose the deals: give one of them", param_hint="--seed"
+        )
+    try:
+        return load_deals(path, v.name)
+    except DealFileError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--deals") from exc
+
+
+def _on_suite(config: MatchConfig, suite: DealSuite) -> MatchConfig:
+    """``config`` playing the suite's first ``config.games`` deals in order: their seeds, dealers and
+    decks. A deal without a dealer gets the one the engine draws from its seed (the config gives a
+    dealer for every game or for none)."""
+    chosen = suite.deals[: config.games]
+    config = replace(
+        config,
+        seed=chosen[0].seed,
+        game_seeds=tuple(d.seed for d in chosen),
+        decks=tuple(d.decks for d in chosen) if any(d.decks for d in chosen) else (),
+    )
+    if all(d.dealer is None for d in chosen):
+        return config
+    v = config.build_variant()
+    dealers = tuple(
+        d.dealer if d.dealer is not None else GameState.new(v, config.deal_seed(g)).first_dealer
+        for g, d in enumerate(chosen)
+    )
+    return replace(config, dealers=dealers)
 
 
 def merge_records(entries: Sequence[MatchEntry]) -> MatchRecord | None:

@@ -15,6 +15,7 @@ from typing import Any
 from arena.bots.limits import Limits
 from arena.referee import MatchConfig, Policies, TimeControl
 from arena.service.manager import MatchManager, PlayerSpec
+from arena.tournament.deals import DealSuite
 from arena.tournament.schedule import ScheduledGame
 from arena.tournament.stalls import StallWatch
 
@@ -33,6 +34,9 @@ class Rules:
     limits: Limits
     matches_per_process: int = 1
     deal_key: bytes | None = None  # the event's secret (None: deals follow the public seed)
+    # A tournament's deal suite: a game's deal d is its deal d (seed, dealer, decks); None: the
+    # scheduled game's seed alone.
+    deals: DealSuite | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +72,8 @@ class GamePlayer:
                 game_seeds=(game.seed,),
                 deal_key=rules.deal_key or b"",
             )
+            if rules.deals is not None:
+                config = rules.deals.deal(game.deal).configure(config)
             players = [[PlayerSpec(n, commands[n]) for n in seat] for seat in game.seats]
             entry = self.manager.create(
                 config, players, CONNECT_TIMEOUT, rules.limits, rules.matches_per_process

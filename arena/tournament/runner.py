@@ -165,9 +165,14 @@ class TournamentRunner:
         return self.tid
 
     def _hidden(self) -> list[Path]:
-        """Never shown to a bot, nor sent to a node: the ledger, the tournament file."""
+        """Never shown to a bot, nor sent to a node: the ledger, the tournament file, its deal
+        suite."""
         spec = self.spec
-        return [Path(self.ledger.path), *([Path(spec.source)] if spec.source else [])]
+        return [
+            Path(self.ledger.path),
+            *([Path(spec.source)] if spec.source else []),
+            *([Path(spec.deals_file)] if spec.deals_file else []),
+        ]
 
     async def _run_ledger(
         self,
@@ -195,6 +200,7 @@ class TournamentRunner:
                         spec.limits,
                         spec.matches_per_process,
                         self.deal_key,
+                        spec.deals,
                     )
                 )
             finally:

@@ -115,7 +115,12 @@ def games_for_round(
     for p, group in enumerate(groups):
         seatings = arrangements(spec, group)
         for deal in range(spec.deals_per_pairing):
-            seed = deal_seed(spec.seed, round_, p, deal)
+            # With a deal suite, deal d of every pairing is the suite's deal d (the same cards for
+            # all); its dealer and decks are set when the game is played (Rules.deals).
+            if spec.deals is not None:
+                seed = spec.deals.deal(deal).seed
+            else:
+                seed = deal_seed(spec.seed, round_, p, deal)
             # Duplicate: every seating on the same deal. Otherwise deals take the seatings in turn.
             rots = range(len(seatings)) if spec.duplicate else (deal % len(seatings),)
             for rot in rots:

@@ -10,6 +10,11 @@ field and what was expected, every error of a file at once.
     concurrency = 2                 # games played at once
     matches_per_process = 1         # games a launched bot process may play before it is replaced
     seed = 1                        # the public seed; deals also depend on the ledger's secret
+    deals = "deals/book.txt"        # optional: a deal suite (arena deals make N FILE), relative to
+                                    # this file's folder: deal d of every pairing plays the suite's
+                                    # deal d (its seed, dealer and decks; dealt with the ledger's
+                                    # secret). deals_per_pairing defaults to the suite's length and
+                                    # may not exceed it; seed is then unused
     cluster = "auto"                # optional: play the games on a Ray cluster (auto, HOST:PORT,
                                     # ray://HOST:PORT or local); arena run --cluster overrides it
     rounds = 3                      # swiss only
@@ -64,6 +69,7 @@ from arena.bots.limits import Limits
 from arena.cluster.address import address_problem
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant
 from arena.referee import Policies, TimeControl
+from arena.tournament.deals import DealFileError, DealSuite, load_deals
 from arena.tournament.files import (
     STRICT,
     LimitsModel,
@@ -123,6 +129,10 @@ class TournamentSpec:
     matches_per_process: int = 1
     cluster: str = ""  # a Ray cluster's address ("": this machine); not part of its identity
     source: str = ""  # the file it came from
+    # The deal suite the pairings play (None: deals derived from the seed), and its file (resolved);
+    # its content, not its path, is part of the tournament's identity.
+    deals: DealSuite | None = None
+    deals_file: str = ""
     warnings: tuple[str, ...] = ()  # what the file should say otherwise (not part of its identity)
 
     @property
@@ -133,14 +143,25 @@ class TournamentSpec:
     def build_variant(self) -> Variant:
         return variant(self.variant, **dict(self.options))
 
+    @property
+    def deals_digest(self) -> str:
+        """The SHA-256 of the deal suite's canonical text (comments and layout do not count)."""
+        if self.deals is None:
+            return ""
+        return "sha256:" + hashlib.sha256(self.deals.text().encode()).hexdigest()
+
     def to_dict(self) -> dict[str, Any]:
         # matches_per_process appears only when set, so that a tournament's identity (this dict) is
         # what it was before the field existed.
-        reuse = (
+        reuse: dict[str, Any] = (
             {"matches_per_process": self.matches_per_process}
             if self.matches_per_process > 1
             else {}
         )
+        # The deal suite likewise, when there is one: its content's digest (not its path), so that
+        # resuming with an edited suite is refused.
+        if self.deals is not None:
+            reuse["deals"] = self.deals_digest
         return reuse | {
             "name": self.name,
             "variant": self.variant,
@@ -210,6 +231,11 @@ class TournamentModel(BaseModel):
     cluster: str = Field(
         default="",
         description="Play the games on a Ray cluster: auto, HOST:PORT, ray://HOST:PORT or local",
+    )
+    deals: str = Field(
+        default="",
+        description="A deal suite file (arena deals make N FILE), relative to this file's folder: "
+        "deal d of every pairing plays its deal d; deals_per_pairing defaults to its length",
     )
 
 
@@ -310,6 +336,37 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
     cluster = m.cluster.strip()
     if cluster and (problem := address_problem(cluster)):
         problems.append(("cluster", problem))
+    suite: DealSuite | None = None
+    deals_file = ""
+    if m.deals.strip():
+        base = Path(source).resolve().parent
+        deals_path = base / m.deals.strip()
+        deals_file = str(deals_path)
+        try:
+            suite = load_deals(deals_path, m.variant)
+        except DealFileError as exc:
+            problems.append(("deals", str(exc)))
+        else:
+            explicit = "deals_per_pairing" in m.model_fields_set or m.games_per_pairing is not None
+            if not explicit and len(suite) > MAX_DEALS_PER_PAIRING:
+                problems.append(
+                    (
+                        "deals",
+                        f"the deal suite {m.deals.strip()!r} holds {len(suite)} deals, more than "
+                        f"the {MAX_DEALS_PER_PAIRING} a pairing may play: set deals_per_pairing",
+                    )
+                )
+            elif not explicit:
+                deals = len(suite)
+            elif deals > len(suite):
+                problems.append(
+                    (
+                        "deals_per_pairing",
+                        f"{deals} deals per pairing, but the deal suite {m.deals.strip()!r} holds "
+                        f"{len(suite)}: give at most {len(suite)}, leave deals_per_pairing out (it "
+                        "then plays the whole suite), or make a longer suite",
+                    )
+                )
     if problems or v is None:
         return problems, None
     spec = TournamentSpec(
@@ -330,6 +387,8 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
         matches_per_process=m.matches_per_process,
         cluster=cluster,
         source=source,
+        deals=suite,
+        deals_file=deals_file,
         warnings=tuple(warnings),
     )
     planned = planned_games(spec)
