@@ -93,6 +93,9 @@ def started(start: Callable[[], T]) -> T:
         # loaded machine. The nodes of these tests run the minimal agent, as a minimal Ray install
         # would: the games need no dashboard.
         mp.setattr(ray_utils, "get_dashboard_dependency_error", lambda: "minimal for the tests")
+        # The head's GCS server may take longer than Ray's default 30 s to bind its port on a
+        # machine loaded by the rest of the suite.
+        mp.setenv("RAY_gcs_server_port_wait_time_s", "180")
         return start()
 
 

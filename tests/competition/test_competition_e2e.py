@@ -32,7 +32,9 @@ from arena.ledger import competitions as store
 from arena.wire.v1 import competition_pb2 as pb
 from arena.wire.v1 import competition_pb2_grpc
 
-pytestmark = pytest.mark.slow
+# Each test bounds its own waits (TIMEOUT each) and says what it was waiting for; pytest-timeout's
+# limit is set above the longest of them, so that the test's own message is the one shown.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "competitions" / "examples" / "python-bot"
@@ -97,10 +99,13 @@ async def running(tmp_path: Path) -> AsyncIterator[tuple[CompetitionServer, Ledg
         led.close()
 
 
-async def until(check: Callable[[], bool], timeout: float = TIMEOUT) -> None:
+async def until(
+    check: Callable[[], bool], timeout: float = TIMEOUT, state: Callable[[], object] = str
+) -> None:
+    """Wait for ``check``; on timeout the assertion shows ``state()`` (what the test saw last)."""
     deadline = time.monotonic() + timeout
     while not check():
-        assert time.monotonic() < deadline, "timed out"
+        assert time.monotonic() < deadline, f"timed out; last seen: {state()}"
         await asyncio.sleep(0.3)
 
 
@@ -387,11 +392,19 @@ async def examples_play(tmp_path: Path) -> None:
         examples = ROOT / "competitions" / "examples"
         py = await ada.submit(bundles.pack(examples / "python-bot", 2**20))
         js = await bob.submit(bundles.pack(examples / "js-bot", 2**20))
-        assert (await ada.wait(py.submission_id)).status == "active"
-        assert (await bob.wait(js.submission_id)).status == "active"
-        await until(lambda: len(comp.board(server.cid)) == 2 and all(
-            r.games >= 2 for r in comp.board(server.cid)
-        ))  # fmt: skip
+        for author, sid in ((ada, py.submission_id), (bob, js.submission_id)):
+            info = await author.wait(sid)
+            assert info.status == "active", (info.status, info.reason)
+        await until(
+            lambda: (
+                len(comp.board(server.cid)) == 2
+                and all(r.games >= 2 for r in comp.board(server.cid))
+            ),
+            state=lambda: (
+                [(r.bot, r.games) for r in comp.board(server.cid)],
+                led.conn.execute("SELECT outcome, detail FROM games").fetchall()[-4:],
+            ),
+        )
         board = {r.bot: r for r in comp.board(server.cid)}
         assert set(board) == {"py-trickster", "js-lowball"}
         outcomes = {r[0] for r in led.conn.execute("SELECT outcome FROM games")}
