@@ -234,8 +234,22 @@ def create_app(
             b = q.event_board(conn, event_id)
         rows = q.leaderboard(reader, b) if b else []
         with reader.read() as conn:
-            heads = q.pairings(conn, event_id)
-        return {"event": ev, "board": b, "leaderboard": rows, "pairings": heads}
+            # The board's rows are the event's rated entrants; without a board, count them.
+            entrants = len(rows) if b else q.pairing_entrants(conn, event_id)
+            heads = q.pairings(conn, event_id) if entrants <= q.MAX_PAIRING_ENTRANTS else None
+        omitted = (
+            f"head to head is shown for events of up to {q.MAX_PAIRING_ENTRANTS} entrants; "
+            f"this one has {entrants}"
+            if heads is None
+            else ""
+        )
+        return {
+            "event": ev,
+            "board": b,
+            "leaderboard": rows,
+            "pairings": heads,
+            "pairings_omitted": omitted,
+        }
 
     def event_page(request: Request) -> Response:
         data = _event_data(_path_int(request))

@@ -526,6 +526,21 @@ def event_board(conn: sqlite3.Connection, event_id: int) -> dict[str, Any] | Non
     return board(conn, row[0]) if row else None
 
 
+# Head to head is a table of every two entrants: worth computing (and reading) for a tournament's
+# field, not for a competition of hundreds (a thousand entrants: half a million lines).
+MAX_PAIRING_ENTRANTS = 32
+
+
+def pairing_entrants(conn: sqlite3.Connection, event_id: int) -> int:
+    """How many entrants played in an event's games."""
+    row = conn.execute(
+        "SELECT count(DISTINCT s.entrant_id) FROM games g JOIN game_seats s ON s.game_id = g.id "
+        "WHERE g.tournament_id = ?",
+        (event_id,),
+    ).fetchone()
+    return int(row[0])
+
+
 def pairings(conn: sqlite3.Connection, event_id: int) -> list[dict[str, Any]]:
     """Head to head between each two entrants of an event's two-player games (``arena run``'s pairings
     table): wins, losses, forfeits, duplicate sets, and the Elo difference with its 95% interval and

@@ -590,3 +590,20 @@ def test_an_events_pairings_carry_the_elo_of_their_duplicate_pairs(
         )
     page = client.get("/events/1").text
     assert "Head to head" in page and "1 pairs" in page
+
+
+def test_head_to_head_is_left_out_for_a_large_field(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every two entrants of a competition of hundreds would be a table of many thousand lines (and
+    seconds of work on each request): above the cap the event says so instead."""
+    import arena.web.queries as queries
+
+    assert client.get("/api/events/1").json()["pairings_omitted"] == ""
+    monkeypatch.setattr(queries, "MAX_PAIRING_ENTRANTS", 2)
+    data = client.get("/api/events/1").json()
+    assert data["pairings"] is None
+    assert data["pairings_omitted"].endswith("up to 2 entrants; this one has 3")
+    assert data["leaderboard"], "the leaderboard itself is still there"
+    page = client.get("/events/1").text
+    assert 'id="pairings-omitted"' in page and 'id="pairings"' not in page
