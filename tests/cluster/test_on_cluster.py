@@ -324,12 +324,14 @@ async def competition_on(handle: cluster_connect.Cluster, tmp_path: Path) -> Non
     await server.start()
     try:
         comp = store.Competitions(led)
-        for author in ("ada", "bob"):
+        # Both authors first, as the organiser would: this test shares the server's own ledger
+        # connection, which the server's ledger thread writes on once a submission is in.
+        tokens = {author: comp.add_author(server.cid, author) for author in ("ada", "bob")}
+        for author, token in tokens.items():
             folder = tmp_path / f"{author}-bot"
             shutil.copytree(EXAMPLE, folder)
             manifest = folder / bundles.MANIFEST
             manifest.write_text(manifest.read_text().replace('"py-trickster"', f'"{author}-bot"'))
-            token = comp.add_author(server.cid, author)
             await submit(server.submissions_address, token, bundles.pack(folder, 2**20))
         deadline = time.monotonic() + RUN_TIMEOUT
         while count_games(led) < 2:
