@@ -60,6 +60,23 @@ console = _Console()
 errors = _Console(stderr=True)
 
 
+MIN_DEAL_KEY_BYTES = 16
+
+
+def deal_key(text: str) -> bytes:
+    """A deal secret given on the command line: hexadecimal, at least 16 bytes (raises ValueError
+    saying what is wrong)."""
+    try:
+        key = bytes.fromhex(text)
+    except ValueError as exc:
+        raise ValueError(f"expected hexadecimal digits: {exc}") from exc
+    if len(key) < MIN_DEAL_KEY_BYTES:
+        raise ValueError(
+            f"a deal secret is at least {MIN_DEAL_KEY_BYTES} bytes ({2 * MIN_DEAL_KEY_BYTES} hex digits)"
+        )
+    return key
+
+
 def plain(value: object, limit: int = MAX_CELL) -> Text:
     """A table cell showing ``value`` literally (no markup), cut at ``limit`` characters."""
     text = str(value)

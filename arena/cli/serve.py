@@ -23,6 +23,7 @@ from typing import Annotated
 import typer
 
 from arena.bots.limits import Limits
+from arena.cli.common import deal_key as parse_deal_key
 from arena.cli.match import SANDBOX_HELP, SandboxMode, sandbox_probe
 from arena.sandbox import Probe
 from arena.service.server import create_server, is_loopback
@@ -175,15 +176,9 @@ def serve(
     key = secrets.token_bytes(32)
     if deal_key:
         try:
-            key = bytes.fromhex(deal_key)
+            key = parse_deal_key(deal_key)
         except ValueError as exc:
-            raise typer.BadParameter(
-                f"expected hexadecimal digits, got {deal_key!r}", param_hint="--deal-key"
-            ) from exc
-        if len(key) < 16:
-            raise typer.BadParameter(
-                "a deal key needs at least 16 bytes (32 hex digits)", param_hint="--deal-key"
-            )
+            raise typer.BadParameter(str(exc), param_hint="--deal-key") from exc
     found = sandbox_probe(limits.sandbox, show=False)  # refuse before binding anything
     try:
         asyncio.run(_serve(address, admin_address, records, logs, admin_token, limits, key, found))

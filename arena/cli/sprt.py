@@ -16,7 +16,7 @@ import typer
 from rich.markup import escape
 
 from arena.bots.limits import Limits
-from arena.cli.common import errors, open_ledger
+from arena.cli.common import deal_key, errors, open_ledger
 from arena.cli.match import (
     SANDBOX_HELP,
     SandboxMode,
@@ -449,16 +449,9 @@ def _deal_secret(text: str | None) -> bytes | None:
     if text is None:
         return None
     try:
-        key = bytes.fromhex(text)
+        return deal_key(text)
     except ValueError as exc:
-        raise typer.BadParameter(
-            f"expected hexadecimal digits: {exc}", param_hint="--deal-secret"
-        ) from exc
-    if len(key) < 16:
-        raise typer.BadParameter(
-            "a deal secret is at least 16 bytes (32 hex digits)", param_hint="--deal-secret"
-        )
-    return key
+        raise typer.BadParameter(str(exc), param_hint="--deal-secret") from exc
 
 
 def _deals_identity(path: Path | None, suite: DealSuite, seed: int) -> tuple[tuple[str, str], ...]:

@@ -18,6 +18,7 @@ from arena.cli.common import (
     DEFAULT_LEDGER,
     LedgerOption,
     console,
+    deal_key,
     errors,
     fail,
     open_ledger,
@@ -100,11 +101,9 @@ def run(
     key: bytes | None = None
     if deal_secret is not None:
         try:
-            key = bytes.fromhex(deal_secret)
+            key = deal_key(deal_secret)
         except ValueError as exc:
-            raise fail(f"--deal-secret must be hexadecimal: {exc}") from exc
-        if len(key) < 16:
-            raise fail("--deal-secret must be at least 16 bytes (32 hex digits)")
+            raise fail(f"--deal-secret: {exc}") from exc
     for warning in spec.warnings:
         errors.print(f"[yellow]warning:[/] {escape(str(file))}: {escape(warning)}")
     address = spec.cluster if cluster is None else cluster.strip()
