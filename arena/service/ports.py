@@ -37,6 +37,7 @@ class StreamPort:
         self.token = token
         self._writer: Callable[[bot_pb2.RefereeMessage], Awaitable[None]] | None = None
         self.finished = asyncio.Event()  # nothing more to send: the servicer may end the stream
+        self.over = False  # the match has ended for this player (its MatchOver is on its way)
         self.claimed = False  # a stream has presented this seat's token
         self.attached = asyncio.Event()  # ... and has been welcomed: requests can be written
         self.bot_name = ""
@@ -98,6 +99,9 @@ class StreamPort:
             )
 
     async def match_over(self, match_id: str, games: Sequence[GameEnd]) -> None:
+        # Before the write: the bot may read its MatchOver and answer before the write returns, and
+        # whatever it says then is said between matches.
+        self.over = True
         if self._closed is None and self.attached.is_set():
             points = [0.0] * (len(games[0].result.scores) if games else 0)
             for end in games:

@@ -114,7 +114,7 @@ class BotSession:
     def violation(self, what: str) -> None:
         """A protocol error: the current match's, or, once its match is over (its MatchOver sent) or
         between matches, the end of the session."""
-        if self.port is not None and not self.port.finished.is_set():
+        if self.port is not None and not (self.port.over or self.port.finished.is_set()):
             self.port.on_violation(what)
         else:
             self.end()

@@ -15,7 +15,9 @@ import pytest
 
 from arena.referee import MatchConfig, TimeControl
 from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
+from arena.service.ports import StreamPort
 from arena.service.server import create_server
+from arena.service.sessions import BotSession
 
 PY = shlex.quote(sys.executable)
 RANDOM = f"{PY} -m arena_bot.random_bot"
@@ -188,3 +190,23 @@ def test_a_bot_that_crashed_is_not_given_another_match() -> None:
         assert second.processes[0].name == "greedy"
 
     run(body)
+
+
+def test_a_message_sent_on_reading_match_over_is_between_matches() -> None:
+    """The bot may read its MatchOver and speak before the referee's write returns: what it says
+    then ends the session (the race a loaded machine showed), not a match already over."""
+
+    async def go() -> BotSession:
+        port = StreamPort("chatter", "m1", 0, 0, "token")
+        session = BotSession(None, None, 5, "m1")
+        session.begin(port, [1])
+
+        async def write(message: Any) -> None:
+            if message.HasField("match_over"):
+                session.violation("unexpected message hello mid-match")  # before the write returns
+
+        port.attach(write)
+        await port.match_over("m1", [])
+        return session
+
+    assert asyncio.run(go()).ended
