@@ -20,6 +20,8 @@ from typer.testing import CliRunner, Result
 from arena.cli.main import app
 from arena.ledger import Ledger
 
+pytestmark = pytest.mark.xdist_group("tournament-cli")  # one played tournament for the module
+
 ROOT = Path(__file__).resolve().parents[2]
 REAL_CONNECT: Callable[..., sqlite3.Connection] = sqlite3.connect
 

@@ -41,7 +41,7 @@ from arena.tournament.schedule import full_schedule
 from arena.tournament.spec import TournamentSpec, load
 from arena.wire.v1 import competition_pb2, competition_pb2_grpc
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("on-cluster")]  # one Ray cluster
 EXAMPLE = Path(__file__).resolve().parents[2] / "competitions" / "examples" / "python-bot"
 T = TypeVar("T")
 

@@ -162,6 +162,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[TournamentSpec, Path
     return spec, path, progress, sink
 
 
+@pytest.mark.xdist_group("runner-tiny")  # the one played tournament
 def test_a_run_records_exactly_the_planned_games(
     tiny: tuple[TournamentSpec, Path, Progress, Sink],
 ) -> None:
@@ -193,6 +194,7 @@ def rerun(
     return path, again, progress, sink
 
 
+@pytest.mark.xdist_group("runner-tiny")  # the one played tournament
 def test_running_again_plays_nothing(rerun: tuple[Path, Path, Progress, Sink]) -> None:
     before, after, progress, sink = rerun
     assert (progress.planned, progress.done, progress.resumed) == (6, 6, 6)
@@ -200,6 +202,7 @@ def test_running_again_plays_nothing(rerun: tuple[Path, Path, Progress, Sink]) -
     assert dump(after, skip=("tournaments",)) == dump(before, skip=("tournaments",))
 
 
+@pytest.mark.xdist_group("runner-tiny")  # the one played tournament
 def test_running_again_leaves_the_ledger_unchanged(
     rerun: tuple[Path, Path, Progress, Sink],
 ) -> None:

@@ -25,7 +25,7 @@ from arena_bot import run
 from arena_bot.greedy_bot import GreedyBot
 from arena_bot.random_bot import RandomBot
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]  # one module fixture
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's package (.ci/run installs it)
 CHROMIUM_ARGS = [

@@ -21,7 +21,7 @@ from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2
 from arena_bot import run
 from arena_bot.random_bot import RandomBot
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("live")]  # one module fixture
 
 TOKEN = "web-test-admin-token"
 
