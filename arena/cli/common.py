@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.ledger import BoardRow, Ledger, LedgerError
+from arena.referee import FailurePolicy
 
 DEFAULT_LEDGER = "arena.sqlite"
 MAX_CELL = 200  # characters of bot-provided text shown in a table cell
@@ -29,6 +30,27 @@ LedgerOption = Annotated[
         help="The SQLite ledger file (default: $ARENA_LEDGER or ./arena.sqlite).",
         envvar="ARENA_LEDGER",
     ),
+]
+
+# The time control and failure policies of a match, as `arena match`, `arena start` and `arena sprt`
+# take them (each command keeps its own defaults).
+BudgetOption = Annotated[int, typer.Option(min=0, help="Time for each decision, in ms.")]
+BankOption = Annotated[
+    int, typer.Option(min=0, help="Time bank of each seat for a game, used past the budget.")
+]
+GraceOption = Annotated[
+    int, typer.Option(min=0, help="Allowance for transport per decision, never charged.")
+]
+OnFailureOption = Annotated[
+    FailurePolicy,
+    typer.Option(
+        help="On a timeout, illegal action, crash or protocol error: forfeit the game, or play "
+        "a random legal action for the seat and count a strike."
+    ),
+]
+MaxStrikesOption = Annotated[
+    int,
+    typer.Option(min=0, help="With random-action: forfeit at this many strikes (0: never)."),
 ]
 
 # Wide enough for every table's columns when the output goes to a file or a pipe (rich would cut

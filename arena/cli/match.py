@@ -24,7 +24,14 @@ from rich.text import Text
 
 from arena.bots.launcher import LaunchError, check_command
 from arena.bots.limits import Limits
-from arena.cli.common import errors
+from arena.cli.common import (
+    BankOption,
+    BudgetOption,
+    GraceOption,
+    MaxStrikesOption,
+    OnFailureOption,
+    errors,
+)
 from arena.cli.play import parse_options
 from arena.game import VARIANT_NAMES, GameState, Variant, VariantError, variant, variant_options
 from arena.referee import FailurePolicy, MatchConfig, MatchRecord, Outcome, Policies, TimeControl
@@ -139,24 +146,11 @@ def match(
             show_default=False,
         ),
     ] = None,
-    budget_ms: Annotated[int, typer.Option(min=0, help="Time for each decision, in ms.")] = 1000,
-    bank_ms: Annotated[
-        int, typer.Option(min=0, help="Time bank of each seat for a game, used past the budget.")
-    ] = 10_000,
-    grace_ms: Annotated[
-        int, typer.Option(min=0, help="Allowance for transport per decision, never charged.")
-    ] = 100,
-    on_failure: Annotated[
-        FailurePolicy,
-        typer.Option(
-            help="On a timeout, illegal action, crash or protocol error: forfeit the game, or play "
-            "a random legal action for the seat and count a strike."
-        ),
-    ] = FailurePolicy.FORFEIT,
-    max_strikes: Annotated[
-        int,
-        typer.Option(min=0, help="With random-action: forfeit at this many strikes (0: never)."),
-    ] = 3,
+    budget_ms: BudgetOption = 1000,
+    bank_ms: BankOption = 10_000,
+    grace_ms: GraceOption = 100,
+    on_failure: OnFailureOption = FailurePolicy.FORFEIT,
+    max_strikes: MaxStrikesOption = 3,
     record: Annotated[
         Path | None,
         typer.Option(help="Write the full match record (JSON) to this file.", show_default=False),

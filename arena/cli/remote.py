@@ -12,7 +12,15 @@ import typer
 from rich.markup import escape
 
 from arena.bots.launcher import LaunchError, check_command
-from arena.cli.common import console, errors
+from arena.cli.common import (
+    BankOption,
+    BudgetOption,
+    GraceOption,
+    MaxStrikesOption,
+    OnFailureOption,
+    console,
+    errors,
+)
 from arena.cli.match import name_of, unique_names
 from arena.cli.serve import read_token, token_file
 from arena.referee import FailurePolicy
@@ -97,22 +105,11 @@ def start(
             show_default=False,
         ),
     ] = None,
-    budget_ms: Annotated[int, typer.Option(min=0, help="Time for each decision, in ms.")] = 1000,
-    bank_ms: Annotated[int, typer.Option(min=0, help="Extra time for the game, in ms.")] = 10_000,
-    grace_ms: Annotated[
-        int, typer.Option(min=0, help="Allowance for transport per decision, never charged.")
-    ] = 100,
-    on_failure: Annotated[
-        FailurePolicy,
-        typer.Option(
-            help="On a timeout, illegal action, crash or protocol error: forfeit the game, or play "
-            "a random legal action for the seat and count a strike."
-        ),
-    ] = FailurePolicy.FORFEIT,
-    max_strikes: Annotated[
-        int,
-        typer.Option(min=0, help="With random-action: forfeit at this many strikes (0: never)."),
-    ] = 3,
+    budget_ms: BudgetOption = 1000,
+    bank_ms: BankOption = 10_000,
+    grace_ms: GraceOption = 100,
+    on_failure: OnFailureOption = FailurePolicy.FORFEIT,
+    max_strikes: MaxStrikesOption = 3,
     connect_timeout: Annotated[
         float,
         typer.Option(

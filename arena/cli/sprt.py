@@ -16,7 +16,7 @@ import typer
 from rich.markup import escape
 
 from arena.bots.limits import Limits
-from arena.cli.common import deal_key, errors, open_ledger
+from arena.cli.common import BankOption, BudgetOption, GraceOption, deal_key, errors, open_ledger
 from arena.cli.match import (
     SANDBOX_HELP,
     SandboxMode,
@@ -195,13 +195,9 @@ def sprt(
             show_default=False,
         ),
     ] = None,
-    budget_ms: Annotated[int, typer.Option(min=0, help="Time for each decision, in ms.")] = 1000,
-    bank_ms: Annotated[
-        int, typer.Option(min=0, help="Time bank of each seat for a game, used past the budget.")
-    ] = 30_000,
-    grace_ms: Annotated[
-        int, typer.Option(min=0, help="Allowance for transport per decision, never charged.")
-    ] = 200,
+    budget_ms: BudgetOption = 1000,
+    bank_ms: BankOption = 30_000,
+    grace_ms: GraceOption = 200,
     matches_per_process: Annotated[
         int,
         typer.Option(
