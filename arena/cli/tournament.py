@@ -305,10 +305,10 @@ def print_tables(led: Ledger, spec: TournamentSpec, tid: int) -> None:
 
 
 def tournaments(ledger: LedgerOption = Path(DEFAULT_LEDGER)) -> None:
-    """List the tournaments in the ledger, with their games and failures.
+    """List the tournaments and competitions in the ledger, with their games and failures.
 
-    For each: id, name, variant, games played of planned, bot failures, voided games, started and
-    finished."""
+    For each: id, name, kind (tournament or competition), variant, games played of planned, bot
+    failures, voided games, started and finished."""
     led = open_ledger(ledger)
     try:
         found = led.tournaments()
@@ -318,12 +318,23 @@ def tournaments(ledger: LedgerOption = Path(DEFAULT_LEDGER)) -> None:
         console.print("no tournaments yet (arena run FILE)")
         return
     table = Table(title="Tournaments")
-    for col in ("id", "name", "variant", "games", "bot failures", "voided", "started", "finished"):
+    for col in (
+        "id",
+        "name",
+        "kind",
+        "variant",
+        "games",
+        "bot failures",
+        "voided",
+        "started",
+        "finished",
+    ):
         table.add_column(col)
     for t in found:
         table.add_row(
             str(t.id),
             plain(t.name),
+            t.kind,
             t.variant,
             f"{t.played}/{t.planned}",
             str(t.failures),

@@ -370,6 +370,7 @@ def test_tournaments_and_their_boards(ledger: Path, tmp_path: Path) -> None:
     assert listed.exit_code == 0, listed.output
     line = next(line for line in listed.stdout.splitlines() if "Tiny" in line)
     assert "two-handed" in line and "2/2" in line
+    assert line.split("│")[3].strip() == "tournament"  # its kind (a competition says so)
     one = invoke("leaderboard", "--ledger", str(ledger), "--tournament", "Tiny")
     assert one.exit_code == 0 and "Leaderboard: Tiny" in one.stdout
     assert "version" in one.stdout
