@@ -305,9 +305,9 @@ def print_tables(led: Ledger, spec: TournamentSpec, tid: int) -> None:
 
 
 def tournaments(ledger: LedgerOption = Path(DEFAULT_LEDGER)) -> None:
-    """List the tournaments and competitions in the ledger, with their games and failures.
+    """List the tournaments, competitions and A/B tests in the ledger, with their games and failures.
 
-    For each: id, name, kind (tournament or competition), variant, games played of planned, bot
+    For each: id, name, kind (tournament, competition or sprt), variant, games played of planned, bot
     failures, voided games, started and finished."""
     led = open_ledger(ledger)
     try:
