@@ -30,13 +30,15 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import grpc
 
+from arena.bots.launcher import BotProcess
 from arena.game import GameState, observe, variant
 from arena.referee import Decision, Match, MatchConfig, TimeControl
 from arena.referee.match import GameEnd
+from arena.sandbox import procs
 from arena.service.manager import PlayerSpec
 from arena.service.ports import request_message
 from arena.service.server import create_server
@@ -55,29 +57,48 @@ CLOCK = TimeControl(budget_ms=10_000, bank_ms=60_000, grace_ms=1000)
 
 
 class _TimedEnds(list[GameEnd]):
-    """The match entry's list of game ends, noting when each game ended."""
+    """The match entry's list of game ends, noting when each game ended and, at the last one, the CPU
+    time of this process (the referee) and of the bots' processes."""
 
-    def __init__(self) -> None:
+    def __init__(self, games: int, bots: list[BotProcess]) -> None:
         super().__init__()
+        self.games = games
+        self.bots = bots
         self.times: list[float] = []
+        self.cpu = (0.0, 0.0)
 
     def append(self, end: GameEnd) -> None:
         self.times.append(time.perf_counter())
+        if len(self.times) == self.games:
+            self.cpu = (time.process_time(), bots_cpu(self.bots))
         super().append(end)
 
 
-async def _match(games: int, seed: int, profile: cProfile.Profile | None) -> tuple[int, float]:
-    """Play a match of ``games`` games; (decisions, seconds of the decision loop)."""
+def bots_cpu(bots: list[BotProcess]) -> float:
+    """CPU seconds used so far by every process of the bots (Linux; 0 elsewhere)."""
+    return sum(procs.cpu_seconds(pid) for bot in bots for pid in bot.processes())
+
+
+class MatchRun(NamedTuple):
+    decisions: int
+    seconds: float  # of the decision loop
+    referee_cpu: float  # CPU seconds of this process (every thread) over the decision loop
+    bots_cpu: float  # ... and of the bots' processes
+
+
+async def _match(games: int, seed: int, profile: cProfile.Profile | None) -> MatchRun:
+    """Play a match of ``games`` games, timed over its decision loop."""
     server, _, manager = await create_server("127.0.0.1:0")
     try:
         config = MatchConfig(seed=seed, games=games, time_control=CLOCK)
         specs = [[PlayerSpec("first-0", BOT)], [PlayerSpec("first-1", BOT)]]
         entry = manager.create(config, specs, connect_timeout=60.0)
-        ends = _TimedEnds()
-        entry.ends = ends  # read by the match once every bot has connected
         await manager.start(entry)
+        ends = _TimedEnds(games, list(entry.processes))
+        entry.ends = ends  # read by the match once every bot has connected
         await asyncio.gather(*(p.attached.wait() for seat in entry.players for p in seat))
         start = time.perf_counter()
+        cpu_start = (time.process_time(), bots_cpu(ends.bots))
         if profile is not None:
             profile.enable()
         await entry.done.wait()
@@ -89,7 +110,12 @@ async def _match(games: int, seed: int, profile: cProfile.Profile | None) -> tup
         if outcomes != {"normal"}:
             raise SystemExit(f"a game ended abnormally: {outcomes}")
         decisions = sum(len(g.decisions) for g in entry.record.games)
-        return decisions, ends.times[-1] - start
+        return MatchRun(
+            decisions,
+            ends.times[-1] - start,
+            ends.cpu[0] - cpu_start[0],
+            ends.cpu[1] - cpu_start[1],
+        )
     finally:
         await manager.close()
         await server.stop(None)
@@ -200,9 +226,16 @@ def start_echo_server(reply_size: int) -> tuple[subprocess.Popen[str], int]:
     return server, int(server.stdout.readline())
 
 
-async def floor_round(port: int, seconds: float, request_size: int) -> tuple[int, float]:
-    """A bare ping-pong with the echo server for ``seconds``, with a grpc.aio client as the bots use
-    (write one message, read the answer): (round trips, seconds)."""
+class FloorRun(NamedTuple):
+    trips: int
+    seconds: float
+    client_cpu: float  # CPU seconds of this process (the client) over the round trips
+    server_cpu: float  # ... and of the echo server's process
+
+
+async def floor_round(echo: int, port: int, seconds: float, request_size: int) -> FloorRun:
+    """A bare ping-pong with the echo server (process ``echo``) for ``seconds``, with a grpc.aio
+    client as the bots use (write one message, read the answer)."""
     payload = b"q" * request_size
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         await asyncio.wait_for(channel.channel_ready(), 60)
@@ -218,13 +251,15 @@ async def floor_round(port: int, seconds: float, request_size: int) -> tuple[int
                 if not warm:
                     start = time.perf_counter()
                     deadline = start + seconds
+                    cpu = (time.process_time(), procs.cpu_seconds(echo))
                 continue
             rounds += 1
             if time.perf_counter() >= deadline:
                 break
         elapsed = time.perf_counter() - start
+        client_cpu, server_cpu = time.process_time() - cpu[0], procs.cpu_seconds(echo) - cpu[1]
         call.cancel()
-    return rounds, elapsed
+    return FloorRun(rounds, elapsed, client_cpu, server_cpu)
 
 
 # ---------------------------------------------------------------------------------------- main
@@ -257,26 +292,28 @@ async def run(args: argparse.Namespace) -> None:
     profile = cProfile.Profile() if args.profile else None
     rounds = max(1, args.rounds)
     per_round = args.seconds / rounds
-    _, calibration = await _match(1, args.seed, None)  # one game, which also warms up
-    games = max(1, round(per_round / max(calibration, 1e-3)))
-    decisions = trips = 0
-    elapsed = floor_elapsed = 0.0
+    calibration = await _match(1, args.seed, None)  # one game, which also warms up
+    games = max(1, round(per_round / max(calibration.seconds, 1e-3)))
+    matches: list[MatchRun] = []
+    floors: list[FloorRun] = []
     echo, port = start_echo_server(reply_size)
     try:
         for r in range(rounds):
-            d, t = await _match(games, args.seed + r, profile)
-            n, f = await floor_round(port, per_round, request_size)
-            decisions += d
-            elapsed += t
-            trips += n
-            floor_elapsed += f
+            m = await _match(games, args.seed + r, profile)
+            f = await floor_round(echo.pid, port, per_round, request_size)
+            matches.append(m)
+            floors.append(f)
             print(
-                f"round {r + 1}: referee {d / t:.0f} decisions/s ({games} games), "
-                f"floor {n / f:.0f} round trips/s"
+                f"round {r + 1}: referee {m.decisions / m.seconds:.0f} decisions/s ({games} games), "
+                f"floor {f.trips / f.seconds:.0f} round trips/s"
             )
     finally:
         echo.terminate()
         echo.wait(timeout=30)
+    decisions = sum(m.decisions for m in matches)
+    elapsed = sum(m.seconds for m in matches)
+    trips = sum(f.trips for f in floors)
+    floor_elapsed = sum(f.seconds for f in floors)
     rate = decisions / elapsed
     floor = trips / floor_elapsed
     print(f"referee: {decisions} decisions in {elapsed:.2f} s ({os.cpu_count()} cpus)")
@@ -285,6 +322,16 @@ async def run(args: argparse.Namespace) -> None:
         f"per decision: {1e6 / rate:.0f} us over the server; transport floor {1e6 / floor:.0f} us; "
         f"referee and rules in-process {await in_process_cost(args.seed):.0f} us; building and "
         f"serialising the request {serialise_us:.0f} us"
+    )
+    # CPU time is what a loaded machine shares out: per decision it hardly moves with the load.
+    referee_cpu = sum(m.referee_cpu for m in matches) / decisions * 1e6
+    server_cpu = sum(f.server_cpu for f in floors) / trips * 1e6
+    print(
+        f"cpu per decision: referee process {referee_cpu:.0f} us, bots "
+        f"{sum(m.bots_cpu for m in matches) / decisions * 1e6:.0f} us; per round trip: floor "
+        f"server {server_cpu:.0f} us, floor client "
+        f"{sum(f.client_cpu for f in floors) / trips * 1e6:.0f} us; the referee's own "
+        f"{referee_cpu - server_cpu:.0f} us"
     )
     if profile is not None:
         for key in ("tottime", "cumulative"):
