@@ -28,6 +28,7 @@ import pstats
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from typing import Any, NamedTuple
@@ -84,6 +85,7 @@ class MatchRun(NamedTuple):
     seconds: float  # of the decision loop
     referee_cpu: float  # CPU seconds of this process (every thread) over the decision loop
     bots_cpu: float  # ... and of the bots' processes
+    unix: bool  # the bots reached the referee through its Unix socket (sandboxed), not over TCP
 
 
 async def _match(games: int, seed: int, profile: cProfile.Profile | None) -> MatchRun:
@@ -115,6 +117,7 @@ async def _match(games: int, seed: int, profile: cProfile.Profile | None) -> Mat
             ends.times[-1] - start,
             ends.cpu[0] - cpu_start[0],
             ends.cpu[1] - cpu_start[1],
+            all(bot.isolated for bot in ends.bots),
         )
     finally:
         await manager.close()
@@ -197,8 +200,9 @@ def message_sizes(seed: int = 1) -> tuple[int, int, float]:
 # ---------------------------------------------------------------------------------------- (b)
 
 
-async def _echo_server(reply_size: int) -> None:
-    """A grpc.aio server answering each message of its one stream method with ``reply_size`` bytes."""
+async def _echo_server(reply_size: int, socket_path: str) -> None:
+    """A grpc.aio server answering each message of its one stream method with ``reply_size`` bytes,
+    on a TCP port (printed) and on the Unix socket ``socket_path``."""
     reply = b"r" * reply_size
 
     async def play(requests: AsyncIterator[bytes], context: Any) -> AsyncIterator[bytes]:
@@ -211,14 +215,23 @@ async def _echo_server(reply_size: int) -> None:
     server = grpc.aio.server()
     server.add_generic_rpc_handlers((handler,))
     port = server.add_insecure_port("127.0.0.1:0")
+    server.add_insecure_port(f"unix:{socket_path}")
     await server.start()
     print(port, flush=True)
     await server.wait_for_termination()
 
 
-def start_echo_server(reply_size: int) -> tuple[subprocess.Popen[str], int]:
+def start_echo_server(reply_size: int, socket_path: str) -> tuple[subprocess.Popen[str], int]:
     server = subprocess.Popen(
-        [sys.executable, __file__, "--echo-server", "--reply-size", str(reply_size)],
+        [
+            sys.executable,
+            __file__,
+            "--echo-server",
+            "--reply-size",
+            str(reply_size),
+            "--socket",
+            socket_path,
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -233,11 +246,11 @@ class FloorRun(NamedTuple):
     server_cpu: float  # ... and of the echo server's process
 
 
-async def floor_round(echo: int, port: int, seconds: float, request_size: int) -> FloorRun:
-    """A bare ping-pong with the echo server (process ``echo``) for ``seconds``, with a grpc.aio
-    client as the bots use (write one message, read the answer)."""
+async def floor_round(echo: int, address: str, seconds: float, request_size: int) -> FloorRun:
+    """A bare ping-pong with the echo server (process ``echo``, at ``address``) for ``seconds``, with
+    a grpc.aio client as the bots use (write one message, read the answer)."""
     payload = b"q" * request_size
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+    async with grpc.aio.insecure_channel(address) as channel:
         await asyncio.wait_for(channel.channel_ready(), 60)
         call = channel.stream_stream(ECHO_METHOD)()
         warm = 200  # round trips before the clock starts
@@ -277,9 +290,10 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="cProfile the referee's side of (a)")
     parser.add_argument("--echo-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--reply-size", type=int, default=32, help=argparse.SUPPRESS)
+    parser.add_argument("--socket", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo_server:
-        asyncio.run(_echo_server(args.reply_size))
+        asyncio.run(_echo_server(args.reply_size, args.socket))
         return
 
     # One event loop for the whole run: gRPC's asyncio poller outlives a loop closed under it.
@@ -296,11 +310,16 @@ async def run(args: argparse.Namespace) -> None:
     games = max(1, round(per_round / max(calibration.seconds, 1e-3)))
     matches: list[MatchRun] = []
     floors: list[FloorRun] = []
-    echo, port = start_echo_server(reply_size)
+    folder = tempfile.TemporaryDirectory(prefix="referee-bench-")
+    echo, port = start_echo_server(reply_size, os.path.join(folder.name, "echo.sock"))
+    # The floor goes over the transport the bots use: a sandboxed bot reaches the referee through
+    # its Unix socket, a bot without a sandbox over TCP.
+    address = f"unix:{folder.name}/echo.sock" if calibration.unix else f"127.0.0.1:{port}"
+    print(f"transport: {'Unix socket' if calibration.unix else 'TCP'} (as the bots use)")
     try:
         for r in range(rounds):
             m = await _match(games, args.seed + r, profile)
-            f = await floor_round(echo.pid, port, per_round, request_size)
+            f = await floor_round(echo.pid, address, per_round, request_size)
             matches.append(m)
             floors.append(f)
             print(
@@ -310,6 +329,7 @@ async def run(args: argparse.Namespace) -> None:
     finally:
         echo.terminate()
         echo.wait(timeout=30)
+        folder.cleanup()
     decisions = sum(m.decisions for m in matches)
     elapsed = sum(m.seconds for m in matches)
     trips = sum(f.trips for f in floors)
