@@ -6,15 +6,20 @@
 first legal action at once) over the real server, for about S seconds: as many games as fit, measured
 over the decision loop only (from every bot connected to the last game's end; starting and stopping the
 bots is left out). (b) The floor: a bare gRPC bidirectional ping-pong between two processes for about
-S seconds, a grpc.aio server process (as the referee) and a grpc.aio client (as the bots), with messages the size of a typical DecisionRequest and Reply
-(measured by serialising every decision of a real game). (a) and (b) take turns in rounds, so that a
-change in the machine's load touches both alike. The last line is
+S seconds, a grpc.aio server process (as the referee) and a grpc.aio client (as the bots), with
+messages the size of a typical DecisionRequest and Reply (measured by serialising every decision of a
+real game), over the transport the match's bots used (a sandboxed bot's Unix socket, else TCP). (a)
+and (b) take turns in rounds, so that a change in the machine's load touches both alike. The last line is
 ``decisions_per_second <N> floor_per_second <M> ratio <R>``, with R = N / M.
 
 Before it, a breakdown per decision: the time over the server, the transport floor, the referee and
 rules alone (the same match loop with in-process seats answering at once) and building and serialising
-the request. ``--profile`` also runs the matches under cProfile in this process (the referee's side:
-event loop, servicers, referee, engine, serialisation) and prints where the time goes.
+the request; then the CPU time per decision of the referee's process (every thread) and of the bots'
+processes, beside the floor's server and client per round trip, and their difference, the referee's
+own CPU per decision: on a shared machine it moves far less with the load than the wall-clock
+figures (Linux: the bots' and the echo server's CPU is read from /proc). ``--profile`` also runs the
+matches under cProfile in this process (the referee's side: event loop, servicers, referee, engine,
+serialisation) and prints where the time goes.
 """
 
 from __future__ import annotations
