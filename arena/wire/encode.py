@@ -31,6 +31,12 @@ _CACHE_LIMIT = 50_000  # entries kept per cache; declarations name physical card
 
 def _varint(value: int) -> bytes:
     """A varint; a negative value as its 64-bit two's complement (how int32 fields carry one)."""
+    if 0 <= value < 1 << 21:  # request ids: three bytes up to two million
+        if value < 0x80:
+            return bytes((value,))
+        if value < 1 << 14:
+            return bytes((value & 0x7F | 0x80, value >> 7))
+        return bytes((value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14))
     if value < 0:
         value += 1 << 64
     out = bytearray()
@@ -75,6 +81,12 @@ def _delimited(tag: bytes, body: bytes) -> bytes:
 
 def _text(tag: bytes, text: str) -> bytes:
     return _delimited(tag, text.encode())
+
+
+def _small(tag: bytes) -> tuple[bytes, ...]:
+    """An integer field's encodings for 0 to 255, ready-made: ``table[v] if 0 <= v < 256 else
+    _number(tag, v)`` is the field (a lookup instead of a call, for the fields of every request)."""
+    return (b"", *[tag + _SMALL[v] for v in range(1, 256)])
 
 
 def _number(tag: bytes, value: int) -> bytes:
@@ -142,6 +154,19 @@ T_ACTION_VERB: Final = _tag(_ACTION, "verb")
 T_ACTION_COMBO: Final = _tag(_ACTION, "combination")
 T_ACTION_CARDS: Final = _tag(_ACTION, "cards")
 
+F_GAME: Final = _small(T_GAME)
+F_REQ_SEAT: Final = _small(T_REQ_SEAT)
+F_SEAT: Final = _small(T_SEAT)
+F_DEAL: Final = _small(T_DEAL)
+F_DEALER: Final = _small(T_DEALER)
+F_TO_ACT: Final = _small(T_TO_ACT)
+F_STOCK: Final = _small(T_STOCK)
+F_WINNER: Final = _small(T_WINNER)
+F_MEMBER: Final = _small(T_MEMBER)
+F_SV_SEAT: Final = _small(T_SV_SEAT)
+F_SV_HAND_SIZE: Final = _small(T_SV_HAND_SIZE)
+F_SV_TRICKS: Final = _small(T_SV_TRICKS)
+
 # A card as an entry of each repeated field that lists cards, indexed by card (or card reference).
 HAND: Final = tuple(_text(_tag(_OBS, "hand"), t) for t in REF_TEXTS)
 HEAP: Final = tuple(_text(_tag(_OBS, "heap"), t) for t in CARD_TEXTS)
@@ -169,11 +194,12 @@ def _played_card(tag: bytes, seat: int, card: int) -> bytes:
 def _seat_view(si: SeatInfo) -> bytes:
     """A SeatView entry: its counts change from one decision to the next and are written afresh,
     its lists of cards change seldom and are kept (fields may come in any order on the wire)."""
+    seat, size, tricks = si.seat, si.hand_size, si.tricks_won
     body = b"".join(
         [
-            _number(T_SV_SEAT, si.seat),
-            _number(T_SV_HAND_SIZE, si.hand_size),
-            _number(T_SV_TRICKS, si.tricks_won),
+            F_SV_SEAT[seat] if 0 <= seat < 256 else _number(T_SV_SEAT, seat),
+            F_SV_HAND_SIZE[size] if 0 <= size < 256 else _number(T_SV_HAND_SIZE, size),
+            F_SV_TRICKS[tricks] if 0 <= tricks < 256 else _number(T_SV_TRICKS, tricks),
             _number(T_SV_POINTS, si.deal_points),
             _number(T_SV_TOTAL, si.total),
             T_SV_CB_TRUE if si.carte_blanche else b"",
@@ -254,24 +280,26 @@ def observation_bytes(obs: Observation, deciding_member: int = 0) -> bytes:
     """The Observation message's fields, encoded (what ``fill_observation`` fills, as bytes)."""
     seat = -1 if obs.seat is None else obs.seat
     winner = -1 if obs.last_trick_winner is None else obs.last_trick_winner
+    deal, dealer, to_act, stock = obs.deal, obs.dealer, obs.to_act, obs.stock_size
+    member = deciding_member
     return b"".join(
         [
             _head(obs.variant, obs.options),
-            _number(T_SEAT, seat),
-            _number(T_DEAL, obs.deal),
-            _number(T_DEALER, obs.dealer),
+            F_SEAT[seat] if 0 <= seat < 256 else _number(T_SEAT, seat),
+            F_DEAL[deal] if 0 <= deal < 256 else _number(T_DEAL, deal),
+            F_DEALER[dealer] if 0 <= dealer < 256 else _number(T_DEALER, dealer),
             _short_text(T_PHASE, obs.phase),
-            _number(T_TO_ACT, obs.to_act),
+            F_TO_ACT[to_act] if 0 <= to_act < 256 else _number(T_TO_ACT, to_act),
             _short_text(T_TRUMP, obs.trump) if obs.trump is not None else b"",
             TURN_UP[obs.turn_up] if obs.turn_up is not None else b"",
-            _number(T_STOCK, obs.stock_size),
+            F_STOCK[stock] if 0 <= stock < 256 else _number(T_STOCK, stock),
             *[HAND[r] for r in obs.hand],
             *[_played_card(T_TRICK, s, c) for s, c in obs.trick],
             *[_played_card(T_LAST_TRICK, s, c) for s, c in obs.last_trick],
-            _number(T_WINNER, winner),
+            F_WINNER[winner] if 0 <= winner < 256 else _number(T_WINNER, winner),
             *[HEAP[c] for c in obs.heap],
             *[_seat_view(si) for si in obs.seats],
-            _number(T_MEMBER, deciding_member),
+            F_MEMBER[member] if 0 <= member < 256 else _number(T_MEMBER, member),
         ]
     )
 
@@ -295,8 +323,8 @@ def request_bytes(
         [
             _number(T_REQUEST_ID, request_id),
             _short_text(T_MATCH_ID, match_id),
-            _number(T_GAME, game),
-            _number(T_REQ_SEAT, seat),
+            F_GAME[game] if 0 <= game < 256 else _number(T_GAME, game),
+            F_REQ_SEAT[seat] if 0 <= seat < 256 else _number(T_REQ_SEAT, seat),
             _delimited(T_OBSERVATION, observation_bytes(obs, deciding_member)),
             *[_action(a) for a in legal],
             _delimited(T_CLOCK, clock),
