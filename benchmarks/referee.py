@@ -6,15 +6,20 @@
 first legal action at once) over the real server, for about S seconds: as many games as fit, measured
 over the decision loop only (from every bot connected to the last game's end; starting and stopping the
 bots is left out). (b) The floor: a bare gRPC bidirectional ping-pong between two processes for about
-S seconds, a grpc.aio server process (as the referee) and a grpc.aio client (as the bots), with messages the size of a typical DecisionRequest and Reply
-(measured by serialising every decision of a real game). (a) and (b) take turns in rounds, so that a
-change in the machine's load touches both alike. The last line is
+S seconds, a grpc.aio server process (as the referee) and a grpc.aio client (as the bots), with
+messages the size of a typical DecisionRequest and Reply (measured by serialising every decision of a
+real game), over the transport the match's bots used (a sandboxed bot's Unix socket, else TCP). (a)
+and (b) take turns in rounds, so that a change in the machine's load touches both alike. The last line is
 ``decisions_per_second <N> floor_per_second <M> ratio <R>``, with R = N / M.
 
 Before it, a breakdown per decision: the time over the server, the transport floor, the referee and
 rules alone (the same match loop with in-process seats answering at once) and building and serialising
-the request. ``--profile`` also runs the matches under cProfile in this process (the referee's side:
-event loop, servicers, referee, engine, serialisation) and prints where the time goes.
+the request; then the CPU time per decision of the referee's process (every thread) and of the bots'
+processes, beside the floor's server and client per round trip, and their difference, the referee's
+own CPU per decision: on a shared machine it moves far less with the load than the wall-clock
+figures (Linux: the bots' and the echo server's CPU is read from /proc). ``--profile`` also runs the
+matches under cProfile in this process (the referee's side: event loop, servicers, referee, engine,
+serialisation) and prints where the time goes.
 """
 
 from __future__ import annotations
@@ -28,17 +33,20 @@ import pstats
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import grpc
 
+from arena.bots.launcher import BotProcess
 from arena.game import GameState, observe, variant
 from arena.referee import Decision, Match, MatchConfig, TimeControl
 from arena.referee.match import GameEnd
+from arena.sandbox import procs
 from arena.service.manager import PlayerSpec
-from arena.service.ports import request_message
+from arena.service.ports import request_bytes
 from arena.service.server import create_server
 from arena.wire.v1 import bot_pb2
 
@@ -55,29 +63,49 @@ CLOCK = TimeControl(budget_ms=10_000, bank_ms=60_000, grace_ms=1000)
 
 
 class _TimedEnds(list[GameEnd]):
-    """The match entry's list of game ends, noting when each game ended."""
+    """The match entry's list of game ends, noting when each game ended and, at the last one, the CPU
+    time of this process (the referee) and of the bots' processes."""
 
-    def __init__(self) -> None:
+    def __init__(self, games: int, bots: list[BotProcess]) -> None:
         super().__init__()
+        self.games = games
+        self.bots = bots
         self.times: list[float] = []
+        self.cpu = (0.0, 0.0)
 
     def append(self, end: GameEnd) -> None:
         self.times.append(time.perf_counter())
+        if len(self.times) == self.games:
+            self.cpu = (time.process_time(), bots_cpu(self.bots))
         super().append(end)
 
 
-async def _match(games: int, seed: int, profile: cProfile.Profile | None) -> tuple[int, float]:
-    """Play a match of ``games`` games; (decisions, seconds of the decision loop)."""
+def bots_cpu(bots: list[BotProcess]) -> float:
+    """CPU seconds used so far by every process of the bots (Linux; 0 elsewhere)."""
+    return sum(procs.cpu_seconds(pid) for bot in bots for pid in bot.processes())
+
+
+class MatchRun(NamedTuple):
+    decisions: int
+    seconds: float  # of the decision loop
+    referee_cpu: float  # CPU seconds of this process (every thread) over the decision loop
+    bots_cpu: float  # ... and of the bots' processes
+    unix: bool  # the bots reached the referee through its Unix socket (sandboxed), not over TCP
+
+
+async def _match(games: int, seed: int, profile: cProfile.Profile | None) -> MatchRun:
+    """Play a match of ``games`` games, timed over its decision loop."""
     server, _, manager = await create_server("127.0.0.1:0")
     try:
         config = MatchConfig(seed=seed, games=games, time_control=CLOCK)
         specs = [[PlayerSpec("first-0", BOT)], [PlayerSpec("first-1", BOT)]]
         entry = manager.create(config, specs, connect_timeout=60.0)
-        ends = _TimedEnds()
-        entry.ends = ends  # read by the match once every bot has connected
         await manager.start(entry)
+        ends = _TimedEnds(games, list(entry.processes))
+        entry.ends = ends  # read by the match once every bot has connected
         await asyncio.gather(*(p.attached.wait() for seat in entry.players for p in seat))
         start = time.perf_counter()
+        cpu_start = (time.process_time(), bots_cpu(ends.bots))
         if profile is not None:
             profile.enable()
         await entry.done.wait()
@@ -89,7 +117,13 @@ async def _match(games: int, seed: int, profile: cProfile.Profile | None) -> tup
         if outcomes != {"normal"}:
             raise SystemExit(f"a game ended abnormally: {outcomes}")
         decisions = sum(len(g.decisions) for g in entry.record.games)
-        return decisions, ends.times[-1] - start
+        return MatchRun(
+            decisions,
+            ends.times[-1] - start,
+            ends.cpu[0] - cpu_start[0],
+            ends.cpu[1] - cpu_start[1],
+            all(bot.isolated for bot in ends.bots),
+        )
     finally:
         await manager.close()
         await server.stop(None)
@@ -152,8 +186,7 @@ def message_sizes(seed: int = 1) -> tuple[int, int, float]:
             budget_ms=1000,
             bank_ms=10_000,
         )
-        request = request_message(decision)
-        data = request.SerializeToString()
+        data = request_bytes(decision)  # as the port sends it
         building += time.perf_counter() - start
         reply = bot_pb2.BotMessage(
             reply=bot_pb2.Reply(request_id=rid, match_id="m1-0123abcd", action=legal[0].text)
@@ -171,8 +204,9 @@ def message_sizes(seed: int = 1) -> tuple[int, int, float]:
 # ---------------------------------------------------------------------------------------- (b)
 
 
-async def _echo_server(reply_size: int) -> None:
-    """A grpc.aio server answering each message of its one stream method with ``reply_size`` bytes."""
+async def _echo_server(reply_size: int, socket_path: str) -> None:
+    """A grpc.aio server answering each message of its one stream method with ``reply_size`` bytes,
+    on a TCP port (printed) and on the Unix socket ``socket_path``."""
     reply = b"r" * reply_size
 
     async def play(requests: AsyncIterator[bytes], context: Any) -> AsyncIterator[bytes]:
@@ -185,14 +219,23 @@ async def _echo_server(reply_size: int) -> None:
     server = grpc.aio.server()
     server.add_generic_rpc_handlers((handler,))
     port = server.add_insecure_port("127.0.0.1:0")
+    server.add_insecure_port(f"unix:{socket_path}")
     await server.start()
     print(port, flush=True)
     await server.wait_for_termination()
 
 
-def start_echo_server(reply_size: int) -> tuple[subprocess.Popen[str], int]:
+def start_echo_server(reply_size: int, socket_path: str) -> tuple[subprocess.Popen[str], int]:
     server = subprocess.Popen(
-        [sys.executable, __file__, "--echo-server", "--reply-size", str(reply_size)],
+        [
+            sys.executable,
+            __file__,
+            "--echo-server",
+            "--reply-size",
+            str(reply_size),
+            "--socket",
+            socket_path,
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -200,11 +243,18 @@ def start_echo_server(reply_size: int) -> tuple[subprocess.Popen[str], int]:
     return server, int(server.stdout.readline())
 
 
-async def floor_round(port: int, seconds: float, request_size: int) -> tuple[int, float]:
-    """A bare ping-pong with the echo server for ``seconds``, with a grpc.aio client as the bots use
-    (write one message, read the answer): (round trips, seconds)."""
+class FloorRun(NamedTuple):
+    trips: int
+    seconds: float
+    client_cpu: float  # CPU seconds of this process (the client) over the round trips
+    server_cpu: float  # ... and of the echo server's process
+
+
+async def floor_round(echo: int, address: str, seconds: float, request_size: int) -> FloorRun:
+    """A bare ping-pong with the echo server (process ``echo``, at ``address``) for ``seconds``, with
+    a grpc.aio client as the bots use (write one message, read the answer)."""
     payload = b"q" * request_size
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+    async with grpc.aio.insecure_channel(address) as channel:
         await asyncio.wait_for(channel.channel_ready(), 60)
         call = channel.stream_stream(ECHO_METHOD)()
         warm = 200  # round trips before the clock starts
@@ -218,13 +268,15 @@ async def floor_round(port: int, seconds: float, request_size: int) -> tuple[int
                 if not warm:
                     start = time.perf_counter()
                     deadline = start + seconds
+                    cpu = (time.process_time(), procs.cpu_seconds(echo))
                 continue
             rounds += 1
             if time.perf_counter() >= deadline:
                 break
         elapsed = time.perf_counter() - start
+        client_cpu, server_cpu = time.process_time() - cpu[0], procs.cpu_seconds(echo) - cpu[1]
         call.cancel()
-    return rounds, elapsed
+    return FloorRun(rounds, elapsed, client_cpu, server_cpu)
 
 
 # ---------------------------------------------------------------------------------------- main
@@ -242,9 +294,10 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="cProfile the referee's side of (a)")
     parser.add_argument("--echo-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--reply-size", type=int, default=32, help=argparse.SUPPRESS)
+    parser.add_argument("--socket", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo_server:
-        asyncio.run(_echo_server(args.reply_size))
+        asyncio.run(_echo_server(args.reply_size, args.socket))
         return
 
     # One event loop for the whole run: gRPC's asyncio poller outlives a loop closed under it.
@@ -257,26 +310,34 @@ async def run(args: argparse.Namespace) -> None:
     profile = cProfile.Profile() if args.profile else None
     rounds = max(1, args.rounds)
     per_round = args.seconds / rounds
-    _, calibration = await _match(1, args.seed, None)  # one game, which also warms up
-    games = max(1, round(per_round / max(calibration, 1e-3)))
-    decisions = trips = 0
-    elapsed = floor_elapsed = 0.0
-    echo, port = start_echo_server(reply_size)
+    calibration = await _match(1, args.seed, None)  # one game, which also warms up
+    games = max(1, round(per_round / max(calibration.seconds, 1e-3)))
+    matches: list[MatchRun] = []
+    floors: list[FloorRun] = []
+    folder = tempfile.TemporaryDirectory(prefix="referee-bench-")
+    echo, port = start_echo_server(reply_size, os.path.join(folder.name, "echo.sock"))
+    # The floor goes over the transport the bots use: a sandboxed bot reaches the referee through
+    # its Unix socket, a bot without a sandbox over TCP.
+    address = f"unix:{folder.name}/echo.sock" if calibration.unix else f"127.0.0.1:{port}"
+    print(f"transport: {'Unix socket' if calibration.unix else 'TCP'} (as the bots use)")
     try:
         for r in range(rounds):
-            d, t = await _match(games, args.seed + r, profile)
-            n, f = await floor_round(port, per_round, request_size)
-            decisions += d
-            elapsed += t
-            trips += n
-            floor_elapsed += f
+            m = await _match(games, args.seed + r, profile)
+            f = await floor_round(echo.pid, address, per_round, request_size)
+            matches.append(m)
+            floors.append(f)
             print(
-                f"round {r + 1}: referee {d / t:.0f} decisions/s ({games} games), "
-                f"floor {n / f:.0f} round trips/s"
+                f"round {r + 1}: referee {m.decisions / m.seconds:.0f} decisions/s ({games} games), "
+                f"floor {f.trips / f.seconds:.0f} round trips/s"
             )
     finally:
         echo.terminate()
         echo.wait(timeout=30)
+        folder.cleanup()
+    decisions = sum(m.decisions for m in matches)
+    elapsed = sum(m.seconds for m in matches)
+    trips = sum(f.trips for f in floors)
+    floor_elapsed = sum(f.seconds for f in floors)
     rate = decisions / elapsed
     floor = trips / floor_elapsed
     print(f"referee: {decisions} decisions in {elapsed:.2f} s ({os.cpu_count()} cpus)")
@@ -285,6 +346,16 @@ async def run(args: argparse.Namespace) -> None:
         f"per decision: {1e6 / rate:.0f} us over the server; transport floor {1e6 / floor:.0f} us; "
         f"referee and rules in-process {await in_process_cost(args.seed):.0f} us; building and "
         f"serialising the request {serialise_us:.0f} us"
+    )
+    # CPU time is what a loaded machine shares out: per decision it hardly moves with the load.
+    referee_cpu = sum(m.referee_cpu for m in matches) / decisions * 1e6
+    server_cpu = sum(f.server_cpu for f in floors) / trips * 1e6
+    print(
+        f"cpu per decision: referee process {referee_cpu:.0f} us, bots "
+        f"{sum(m.bots_cpu for m in matches) / decisions * 1e6:.0f} us; per round trip: floor "
+        f"server {server_cpu:.0f} us, floor client "
+        f"{sum(f.client_cpu for f in floors) / trips * 1e6:.0f} us; the referee's own "
+        f"{referee_cpu - server_cpu:.0f} us"
     )
     if profile is not None:
         for key in ("tottime", "cumulative"):

@@ -93,8 +93,11 @@ class Match:
 
     async def run(self) -> MatchRecord:
         self._deadline = _Deadline()
-        for game in range(self.config.games):
-            self.record.games.append(await self._play_game(game))
+        try:
+            for game in range(self.config.games):
+                self.record.games.append(await self._play_game(game))
+        finally:
+            self._deadline.close()
         for ports in self.players:
             for port in ports:
                 await _quietly(port.match_over(self.match_id, self.ends))
@@ -121,6 +124,7 @@ class Match:
             member = state.deciding_member()
             port = self.players[seat][member]
             legal = tuple(state.legal_actions())
+            texts = tuple([a.text for a in legal])  # what a reply is matched against, and recorded
             obs = observe(state, seat, log_from=seen[seat][member])
             seen[seat][member] = len(state.log)
             self._request_id += 1
@@ -135,7 +139,9 @@ class Match:
                 budget_ms=tc.budget_ms,
                 bank_ms=int(bank[seat]),
             )
-            reply, action, failure, why, elapsed = await self._ask(port, decision, bank[seat])
+            reply, action, failure, why, elapsed = await self._ask(
+                port, decision, texts, bank[seat]
+            )
             # Time past the budget and the grace comes out of the bank, whatever the answer was.
             bank[seat] = max(0.0, bank[seat] - max(0.0, elapsed - tc.budget_ms - tc.grace_ms))
             if failure is not None:
@@ -143,14 +149,14 @@ class Match:
                 policy = cfg.policies.for_outcome(failure)
                 limit = cfg.policies.max_strikes
                 if policy is FailurePolicy.FORFEIT or (limit and rec.strikes[seat] >= limit):
-                    books.add(decision, reply, None, failure, why, elapsed, bank[seat])
+                    books.add(decision, texts, reply, None, failure, why, elapsed, bank[seat])
                     outcome, detail, culprit = failure, f"seat {seat} ({port.name}): {why}", seat
                     if policy is FailurePolicy.RANDOM_ACTION:
                         detail += f" (strike {rec.strikes[seat]} of {limit})"
                     break
                 action = fallback.choice(legal)
             assert action is not None
-            books.add(decision, reply, action, failure, why, elapsed, bank[seat])
+            books.add(decision, texts, reply, action, failure, why, elapsed, bank[seat])
             state.apply(action)
             if state.deal_index > deals and not state.is_terminal():
                 deals = state.deal_index
@@ -169,9 +175,10 @@ class Match:
         return rec
 
     async def _ask(
-        self, port: SeatPort, decision: Decision, bank: float
+        self, port: SeatPort, decision: Decision, texts: tuple[str, ...], bank: float
     ) -> tuple[str | None, Action | None, Outcome | None, str, float]:
-        """Ask the port and judge the answer: (reply, action, failure, detail, elapsed ms)."""
+        """Ask the port and judge the answer: (reply, action, failure, detail, elapsed ms).
+        ``texts`` are the legal actions' texts, in the order of ``decision.legal``."""
         tc = self.config.time_control
         limit_ms = tc.budget_ms + max(bank, 0.0) + tc.grace_ms
         deadline = self._deadline
@@ -206,9 +213,8 @@ class Match:
                 f"replied after {elapsed:.0f} ms, limit {limit_ms:.0f} ms",
                 elapsed,
             )
-        for action in decision.legal:
-            if action.text == reply:
-                return reply, action, None, "", elapsed
+        if reply in texts:  # the exact text of a legal action, nothing else
+            return reply, decision.legal[texts.index(reply)], None, "", elapsed
         return reply, None, Outcome.ILLEGAL_ACTION, _not_legal(reply, decision.legal), elapsed
 
 
@@ -234,11 +240,16 @@ class _Deadline:
     """The clock of one decision at a time: what ``asyncio.timeout`` does, set up once per match.
 
     On expiry the match's task is cancelled; ``expired()`` then tells that cancellation from one from
-    outside by the task's cancel count, as ``asyncio.Timeout`` does. Made once, it spares every
-    decision a Timeout object, a current-task lookup and two running-loop lookups.
+    outside by the task's cancel count, as ``asyncio.Timeout`` does. One timer serves decision after
+    decision: a decision's deadline is almost always later than the pending timer's (each is armed
+    later than the one before, with the same limit or nearly), so arming it usually only notes the
+    new deadline, and a timer that fires before the deadline it now guards sets itself again for it.
+    A new timer is made only when the deadline is earlier than the pending one. Either way the
+    match's task is cancelled once the loop's clock has reached the deadline of the decision armed,
+    and never for a decision disarmed.
     """
 
-    __slots__ = ("cancelling", "fired", "handle", "loop", "task")
+    __slots__ = ("armed", "at", "cancelling", "fired", "handle", "loop", "task")
 
     def __init__(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -246,20 +257,38 @@ class _Deadline:
         assert task is not None
         self.task = task
         self.handle: asyncio.TimerHandle | None = None
+        self.at = 0.0
+        self.armed = False
         self.fired = False
         self.cancelling = 0
 
     def arm(self, seconds: float) -> None:
         self.fired = False
         self.cancelling = self.task.cancelling()
-        self.handle = self.loop.call_at(self.loop.time() + seconds, self._fire)
+        self.at = at = self.loop.time() + seconds
+        self.armed = True
+        handle = self.handle
+        if handle is None or handle.when() > at:
+            if handle is not None:
+                handle.cancel()
+            self.handle = self.loop.call_at(at, self._fire)
 
     def _fire(self) -> None:
         self.handle = None
+        if not self.armed:
+            return
+        if self.loop.time() < self.at:  # armed since for a later deadline: wait for that one
+            self.handle = self.loop.call_at(self.at, self._fire)
+            return
+        self.armed = False
         self.fired = True
         self.task.cancel()
 
     def disarm(self) -> None:
+        self.armed = False  # a pending timer stays for the next decision (see the class)
+
+    def close(self) -> None:
+        self.armed = False
         if self.handle is not None:
             self.handle.cancel()
             self.handle = None
@@ -286,7 +315,16 @@ class _Books:
         self.rec = rec
         self.state = state
         self.pending: list[
-            tuple[Decision, str | None, Action | None, Outcome | None, str, float, float]
+            tuple[
+                Decision,
+                tuple[str, ...],
+                str | None,
+                Action | None,
+                Outcome | None,
+                str,
+                float,
+                float,
+            ]
         ] = []
         self.published = 0
         self.scheduled = False
@@ -294,6 +332,7 @@ class _Books:
     def add(
         self,
         decision: Decision,
+        texts: tuple[str, ...],
         reply: str | None,
         action: Action | None,
         failure: Outcome | None,
@@ -301,7 +340,7 @@ class _Books:
         elapsed: float,
         bank: float,
     ) -> None:
-        self.pending.append((decision, reply, action, failure, why, elapsed, bank))
+        self.pending.append((decision, texts, reply, action, failure, why, elapsed, bank))
         if not self.scheduled:
             self.scheduled = True
             asyncio.get_running_loop().call_soon(self.flush)
@@ -326,6 +365,7 @@ class _Books:
 
 def _decision_record(
     d: Decision,
+    texts: tuple[str, ...],
     reply: str | None,
     action: Action | None,
     failure: Outcome | None,
@@ -339,7 +379,7 @@ def _decision_record(
         request_id=d.request_id,
         seat=d.seat,
         member=d.deciding_member,
-        legal=tuple(a.text for a in d.legal),
+        legal=texts,
         reply=reply,
         action=action.text if action is not None else "",
         failure=failure.text if failure is not None else None,

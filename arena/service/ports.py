@@ -15,8 +15,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from arena.bots.launcher import BotProcess
 from arena.game import GameResult
 from arena.referee import Decision, GameEnd, Outcome, SeatFailure
-from arena.wire import serde
+from arena.wire import encode, serde
 from arena.wire.v1 import bot_pb2
+
+# What the port writes to a bot's stream: a message, or a message already serialised (a request,
+# written straight to bytes by arena.wire.encode; the gateway's serializer passes bytes through).
+Outgoing = bot_pb2.RefereeMessage | bytes
 
 MAX_REMEMBERED = 4096  # request ids remembered to tell a late reply from an unknown one
 MAX_REMEMBERED_VIOLATIONS = 16
@@ -35,7 +39,7 @@ class StreamPort:
         self.seat = seat
         self.member = member
         self.token = token
-        self._writer: Callable[[bot_pb2.RefereeMessage], Awaitable[None]] | None = None
+        self._writer: Callable[[Outgoing], Awaitable[None]] | None = None
         self.finished = asyncio.Event()  # nothing more to send: the servicer may end the stream
         self.over = False  # the match has ended for this player (its MatchOver is on its way)
         self.claimed = False  # a stream has presented this seat's token
@@ -63,7 +67,7 @@ class StreamPort:
             raise SeatFailure(Outcome.CRASH, "the bot never connected")
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._pending[decision.request_id] = future
-        message = request_message(decision)
+        message = request_bytes(decision)
         proc = self.process
         if proc is not None:
             proc.thaw()  # fairness option: a bot runs only on its own turn
@@ -120,7 +124,7 @@ class StreamPort:
             await self._send(bot_pb2.RefereeMessage(match_over=message))
         self.finished.set()  # the servicer closes the stream
 
-    async def _send(self, message: bot_pb2.RefereeMessage) -> None:
+    async def _send(self, message: Outgoing) -> None:
         """Write to the bot's stream; a failed write closes the port (its decision then fails)."""
         writer = self._writer
         if writer is None or self.finished.is_set():
@@ -134,7 +138,7 @@ class StreamPort:
 
     # ------------------------------------------------------------------ the stream's side
 
-    def attach(self, writer: Callable[[bot_pb2.RefereeMessage], Awaitable[None]]) -> None:
+    def attach(self, writer: Callable[[Outgoing], Awaitable[None]]) -> None:
         """The servicer hands over the stream's write (after the Welcome)."""
         self._writer = writer
         self.attached.set()
@@ -217,9 +221,24 @@ class StreamPort:
         return self._closed is None or self._closed == (Outcome.DISCONNECT, MATCH_OVER)
 
 
+def request_bytes(decision: Decision) -> bytes:
+    """The DecisionRequest a bot is sent, serialised: :func:`request_message`'s bytes, written
+    directly (on the path of every decision)."""
+    return encode.request_bytes(
+        decision.request_id,
+        decision.match_id,
+        decision.game,
+        decision.seat,
+        decision.observation,
+        decision.deciding_member,
+        decision.legal,
+        decision.budget_ms,
+        decision.bank_ms,
+    )
+
+
 def request_message(decision: Decision) -> bot_pb2.RefereeMessage:
-    """The DecisionRequest a bot is sent, built in place field by field (no nested message built and
-    then copied): it is on the path of every decision."""
+    """The DecisionRequest a bot is sent, as a message built field by field."""
     message = bot_pb2.RefereeMessage()
     request = message.request
     request.request_id = decision.request_id

@@ -27,11 +27,10 @@ from grpc_reflection.v1alpha import reflection
 from arena.bots.limits import Limits
 from arena.scratch import scratch_dir
 from arena.service.manager import MatchManager
-from arena.service.servicers import Admin, BotGateway
-from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc
+from arena.service.servicers import GATEWAY_SERVICE, Admin, BotGateway, add_gateway
+from arena.wire.v1 import admin_pb2, admin_pb2_grpc
 
 ADMIN_SERVICE = admin_pb2.DESCRIPTOR.services_by_name["Admin"].full_name
-GATEWAY_SERVICE = bot_pb2.DESCRIPTOR.services_by_name["BotGateway"].full_name
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 
 # The transport's limit: above it gRPC drops the stream; below it, the gateway reports a message over
@@ -197,7 +196,7 @@ async def create_server(
     )
     bots = grpc.aio.server(options=SERVER_OPTIONS)
     servicer = gateway(manager)
-    bot_pb2_grpc.add_BotGatewayServicer_to_server(servicer, bots)
+    add_gateway(servicer, bots)
     bot_health = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(bot_health, bots)
     port = bind(bots, address, "bots")

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import cast
 
 import grpc
 
@@ -13,7 +14,7 @@ from arena.bots.launcher import LaunchError, check_command
 from arena.game import RULES_VERSION, VariantError
 from arena.referee import FailurePolicy, MatchConfig, Outcome, Policies, TimeControl
 from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
-from arena.service.ports import StreamPort
+from arena.service.ports import Outgoing, StreamPort
 from arena.service.sessions import BotSession
 from arena.wire import serde
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc
@@ -24,6 +25,7 @@ MAX_NAME_CHARS = 64  # a bot's name and version as it says them in its Hello
 # (gRPC itself drops a stream whose message exceeds the server's receive limit, seen as a disconnect.)
 MAX_BOT_MESSAGE_BYTES = 16 * 1024
 PROTOCOL_VERSION = 1
+GATEWAY_SERVICE = bot_pb2.DESCRIPTOR.services_by_name["BotGateway"].full_name
 
 _POLICY_FROM_PB = {
     bot_pb2.FAILURE_POLICY_UNSPECIFIED: None,
@@ -34,6 +36,30 @@ _POLICY_TO_PB = {
     FailurePolicy.FORFEIT: bot_pb2.FAILURE_POLICY_FORFEIT,
     FailurePolicy.RANDOM_ACTION: bot_pb2.FAILURE_POLICY_RANDOM_ACTION,
 }
+
+
+def _serialize(message: Outgoing) -> bytes:
+    """The gateway's response serializer: a request the port wrote to bytes itself passes through."""
+    if type(message) is bytes:
+        return message
+    assert isinstance(message, bot_pb2.RefereeMessage)
+    return message.SerializeToString()
+
+
+def add_gateway(servicer: BotGateway, server: grpc.aio.Server) -> None:
+    """Serve ``servicer`` as arena.v1.BotGateway on ``server``: the generated registration, with a
+    serializer that also takes a RefereeMessage already serialised."""
+    handlers = {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            servicer.Play,
+            request_deserializer=bot_pb2.BotMessage.FromString,
+            response_serializer=_serialize,
+        )
+    }
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(GATEWAY_SERVICE, handlers),)
+    )
+    server.add_registered_method_handlers(GATEWAY_SERVICE, handlers)
 
 
 class BotGateway(bot_pb2_grpc.BotGatewayServicer):
@@ -95,7 +121,8 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
                 session.begin(current, entry.config.seeds())
                 try:
                     await context.write(bot_pb2.RefereeMessage(welcome=_welcome(entry, current)))
-                    current.attach(context.write)
+                    # The gateway's serializer (add_gateway) also takes a request as bytes.
+                    current.attach(cast(Callable[[Outgoing], Awaitable[None]], context.write))
                     await current.finished.wait()
                 except Exception as exc:  # the stream broke while writing the Welcome
                     current.on_closed(

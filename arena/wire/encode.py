@@ -1,0 +1,334 @@
+"""The DecisionRequest a bot is sent, written straight to protocol-buffer bytes.
+
+The referee sends one request per decision, and building it as a message and then serialising it
+costs more than everything else the referee does for a decision. Most of a request repeats from one
+decision to the next (the variant, the seats' views, the legal actions, every card's text), so here
+each part is encoded once and kept, and a request is the concatenation of its parts' bytes: what the
+protocol-buffer encoding of a message is. Field numbers come from the generated descriptors, never
+written out by hand; ``tests/service/test_request_bytes.py`` checks that the bytes parse to exactly the message
+:func:`arena.wire.serde.fill_observation` builds, decision by decision, in every variant.
+
+Only the referee's requests are written this way; every other message is built with the protocol
+buffer library as usual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+
+from arena.game import Action, Observation, SeatInfo
+from arena.game.cards import CARD_TEXTS, REF_TEXTS, ref_text
+from arena.wire.v1 import bot_pb2, game_pb2
+
+__all__ = ["request_bytes"]
+
+_VARINT, _LEN = 0, 2
+_CACHE_LIMIT = 50_000  # entries kept per cache; declarations name physical cards
+
+
+def _varint(value: int) -> bytes:
+    """A varint; a negative value as its 64-bit two's complement (how int32 fields carry one)."""
+    if 0 <= value < 1 << 21:  # request ids: three bytes up to two million
+        if value < 0x80:
+            return bytes((value,))
+        if value < 1 << 14:
+            return bytes((value & 0x7F | 0x80, value >> 7))
+        return bytes((value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14))
+    if value < 0:
+        value += 1 << 64
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+_SMALL: Final = tuple(_varint(i) for i in range(1 << 14))  # lengths and small numbers, ready-made
+
+
+def _uint(value: int) -> bytes:
+    """A length or another count (never negative)."""
+    return _SMALL[value] if value < 16384 else _varint(value)
+
+
+_LENGTH_TYPES = (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_MESSAGE)
+_VARINT_TYPES = (
+    FieldDescriptor.TYPE_INT32,
+    FieldDescriptor.TYPE_UINT32,
+    FieldDescriptor.TYPE_UINT64,
+    FieldDescriptor.TYPE_BOOL,
+    FieldDescriptor.TYPE_ENUM,
+)
+
+
+def _tag(message: Descriptor, name: str) -> bytes:
+    """The key of a field, from the descriptor: a field whose type this module does not write (it
+    would have changed in the .proto) fails at import, not on the wire."""
+    field = message.fields_by_name[name]
+    if field.type not in _LENGTH_TYPES + _VARINT_TYPES:
+        raise TypeError(f"{message.name}.{name}: a field type the request encoder does not write")
+    wire = _LEN if field.type in _LENGTH_TYPES or field.is_packed else _VARINT
+    return _varint(field.number << 3 | wire)
+
+
+def _delimited(tag: bytes, body: bytes) -> bytes:
+    return tag + _uint(len(body)) + body
+
+
+def _text(tag: bytes, text: str) -> bytes:
+    return _delimited(tag, text.encode())
+
+
+def _small(tag: bytes) -> tuple[bytes, ...]:
+    """An integer field's encodings for 0 to 255, ready-made: ``table[v] if 0 <= v < 256 else
+    _number(tag, v)`` is the field (a lookup instead of a call, for the fields of every request)."""
+    return (b"", *[tag + _SMALL[v] for v in range(1, 256)])
+
+
+def _number(tag: bytes, value: int) -> bytes:
+    """An integer field as proto3 writes it: nothing for 0 (a negative int32, such as -1 for
+    "none", takes ten bytes)."""
+    if not value:
+        return b""
+    return tag + (_SMALL[value] if 0 < value < 16384 else _varint(value))
+
+
+_OBS: Final = game_pb2.Observation.DESCRIPTOR
+_SEAT: Final = game_pb2.SeatView.DESCRIPTOR
+_PLAYED: Final = game_pb2.PlayedCard.DESCRIPTOR
+_ACTION: Final = game_pb2.Action.DESCRIPTOR
+_REQ: Final = bot_pb2.DecisionRequest.DESCRIPTOR
+_CLOCK: Final = bot_pb2.Clock.DESCRIPTOR
+_options_entry = _OBS.fields_by_name["options"].message_type
+assert _options_entry is not None, "Observation.options is a map"
+_MAP_ENTRY: Final = _options_entry
+
+T_REQUEST: Final = _tag(bot_pb2.RefereeMessage.DESCRIPTOR, "request")
+T_REQUEST_ID: Final = _tag(_REQ, "request_id")
+T_MATCH_ID: Final = _tag(_REQ, "match_id")
+T_GAME: Final = _tag(_REQ, "game")
+T_REQ_SEAT: Final = _tag(_REQ, "seat")
+T_OBSERVATION: Final = _tag(_REQ, "observation")
+T_LEGAL: Final = _tag(_REQ, "legal_actions")
+T_CLOCK: Final = _tag(_REQ, "clock")
+T_EVENTS: Final = _tag(_REQ, "events")
+T_BUDGET: Final = _tag(_CLOCK, "budget_ms")
+T_BANK: Final = _tag(_CLOCK, "bank_ms")
+
+T_VARIANT: Final = _tag(_OBS, "variant")
+T_OPTIONS: Final = _tag(_OBS, "options")
+T_KEY: Final = _tag(_MAP_ENTRY, "key")
+T_VALUE: Final = _tag(_MAP_ENTRY, "value")
+T_SEAT: Final = _tag(_OBS, "seat")
+T_DEAL: Final = _tag(_OBS, "deal")
+T_DEALER: Final = _tag(_OBS, "dealer")
+T_PHASE: Final = _tag(_OBS, "phase")
+T_TO_ACT: Final = _tag(_OBS, "to_act")
+T_TRUMP: Final = _tag(_OBS, "trump")
+T_TURN_UP: Final = _tag(_OBS, "turn_up")
+T_STOCK: Final = _tag(_OBS, "stock_size")
+T_TRICK: Final = _tag(_OBS, "trick")
+T_LAST_TRICK: Final = _tag(_OBS, "last_trick")
+T_WINNER: Final = _tag(_OBS, "last_trick_winner")
+T_SEATS: Final = _tag(_OBS, "seats")
+T_MEMBER: Final = _tag(_OBS, "deciding_member")
+
+T_PLAYED_SEAT: Final = _tag(_PLAYED, "seat")
+T_PLAYED_CARD: Final = _tag(_PLAYED, "card")
+
+T_SV_SEAT: Final = _tag(_SEAT, "seat")
+T_SV_HAND_SIZE: Final = _tag(_SEAT, "hand_size")
+T_SV_TABLE_MARKS: Final = _tag(_SEAT, "table_marks")
+T_SV_TRICKS: Final = _tag(_SEAT, "tricks_won")
+T_SV_POINTS: Final = _tag(_SEAT, "deal_points")
+T_SV_TOTAL: Final = _tag(_SEAT, "total")
+T_SV_TO_SCORE: Final = _tag(_SEAT, "to_score")
+T_SV_CB_TRUE: Final = _tag(_SEAT, "carte_blanche") + b"\x01"
+
+T_ACTION_TEXT: Final = _tag(_ACTION, "text")
+T_ACTION_VERB: Final = _tag(_ACTION, "verb")
+T_ACTION_COMBO: Final = _tag(_ACTION, "combination")
+T_ACTION_CARDS: Final = _tag(_ACTION, "cards")
+
+F_GAME: Final = _small(T_GAME)
+F_REQ_SEAT: Final = _small(T_REQ_SEAT)
+F_SEAT: Final = _small(T_SEAT)
+F_DEAL: Final = _small(T_DEAL)
+F_DEALER: Final = _small(T_DEALER)
+F_TO_ACT: Final = _small(T_TO_ACT)
+F_STOCK: Final = _small(T_STOCK)
+F_WINNER: Final = _small(T_WINNER)
+F_MEMBER: Final = _small(T_MEMBER)
+F_SV_SEAT: Final = _small(T_SV_SEAT)
+F_SV_HAND_SIZE: Final = _small(T_SV_HAND_SIZE)
+F_SV_TRICKS: Final = _small(T_SV_TRICKS)
+
+# A card as an entry of each repeated field that lists cards, indexed by card (or card reference).
+HAND: Final = tuple(_text(_tag(_OBS, "hand"), t) for t in REF_TEXTS)
+HEAP: Final = tuple(_text(_tag(_OBS, "heap"), t) for t in CARD_TEXTS)
+TABLE: Final = tuple(_text(_tag(_SEAT, "table"), t) for t in CARD_TEXTS)
+OPEN: Final = tuple(_text(_tag(_SEAT, "open_cards"), t) for t in CARD_TEXTS)
+TURN_UP: Final = tuple(_text(T_TURN_UP, t) for t in CARD_TEXTS)
+
+_played: dict[tuple[bytes, int, int], bytes] = {}
+_lists: dict[tuple[tuple[tuple[int, int], ...], tuple[int, ...], tuple[str, ...]], bytes] = {}
+_actions: dict[Action, bytes] = {}
+_heads: dict[tuple[str, tuple[tuple[str, str], ...]], bytes] = {}
+_texts: dict[tuple[bytes, str], bytes] = {}
+
+
+def _played_card(tag: bytes, seat: int, card: int) -> bytes:
+    key = (tag, seat, card)
+    entry = _played.get(key)
+    if entry is None:
+        entry = _played[key] = _delimited(
+            tag, _number(T_PLAYED_SEAT, seat) + _text(T_PLAYED_CARD, CARD_TEXTS[card])
+        )
+    return entry
+
+
+def _seat_view(si: SeatInfo) -> bytes:
+    """A SeatView entry: its counts change from one decision to the next and are written afresh,
+    its lists of cards change seldom and are kept (fields may come in any order on the wire)."""
+    seat, size, tricks = si.seat, si.hand_size, si.tricks_won
+    body = b"".join(
+        [
+            F_SV_SEAT[seat] if 0 <= seat < 256 else _number(T_SV_SEAT, seat),
+            F_SV_HAND_SIZE[size] if 0 <= size < 256 else _number(T_SV_HAND_SIZE, size),
+            F_SV_TRICKS[tricks] if 0 <= tricks < 256 else _number(T_SV_TRICKS, tricks),
+            _number(T_SV_POINTS, si.deal_points),
+            _number(T_SV_TOTAL, si.total),
+            T_SV_CB_TRUE if si.carte_blanche else b"",
+            _seat_lists(si.table, si.open_cards, si.to_score)
+            if si.table or si.open_cards or si.to_score
+            else b"",
+        ]
+    )
+    return T_SEATS + _uint(len(body)) + body
+
+
+def _seat_lists(
+    table: tuple[tuple[int, int], ...], open_cards: tuple[int, ...], to_score: tuple[str, ...]
+) -> bytes:
+    key = (table, open_cards, to_score)
+    entry = _lists.get(key)
+    if entry is None:
+        if len(_lists) > _CACHE_LIMIT:
+            _lists.clear()
+        marks = b"".join([_uint(m) for _, m in table])
+        entry = _lists[key] = b"".join(
+            [
+                *[TABLE[c] for c, _ in table],
+                *[OPEN[c] for c in open_cards],
+                *[_text(T_SV_TO_SCORE, t) for t in to_score],
+                _delimited(T_SV_TABLE_MARKS, marks) if marks else b"",
+            ]
+        )
+    return entry
+
+
+def _action(action: Action) -> bytes:
+    entry = _actions.get(action)
+    if entry is None:
+        if len(_actions) > _CACHE_LIMIT:
+            _actions.clear()
+        body = b"".join(
+            [
+                _text(T_ACTION_TEXT, action.text),
+                _number(T_ACTION_VERB, int(action.verb)),
+                _number(T_ACTION_COMBO, action.combo),
+                *[_text(T_ACTION_CARDS, ref_text(r)) for r in action.refs],
+            ]
+        )
+        entry = _actions[action] = _delimited(T_LEGAL, body)
+    return entry
+
+
+def _head(variant: str, options: tuple[tuple[str, str], ...]) -> bytes:
+    """The variant and its options, the same in every request of a match."""
+    key = (variant, options)
+    entry = _heads.get(key)
+    if entry is None:
+        if len(_heads) > 1000:
+            _heads.clear()
+        entry = _heads[key] = b"".join(
+            [_text(T_VARIANT, variant) if variant else b""]
+            + [
+                _delimited(T_OPTIONS, _text(T_KEY, k) + _text(T_VALUE, v))
+                for k, v in dict(options).items()  # a map keeps the last value of a key
+            ]
+        )
+    return entry
+
+
+def _short_text(tag: bytes, text: str) -> bytes:
+    """A short text field whose values repeat (phases, trumps, match ids)."""
+    key = (tag, text)
+    entry = _texts.get(key)
+    if entry is None:
+        if len(_texts) > 1000:
+            _texts.clear()
+        entry = _texts[key] = _text(tag, text) if text else b""
+    return entry
+
+
+def observation_bytes(obs: Observation, deciding_member: int = 0) -> bytes:
+    """The Observation message's fields, encoded (what ``fill_observation`` fills, as bytes)."""
+    seat = -1 if obs.seat is None else obs.seat
+    winner = -1 if obs.last_trick_winner is None else obs.last_trick_winner
+    deal, dealer, to_act, stock = obs.deal, obs.dealer, obs.to_act, obs.stock_size
+    member = deciding_member
+    return b"".join(
+        [
+            _head(obs.variant, obs.options),
+            F_SEAT[seat] if 0 <= seat < 256 else _number(T_SEAT, seat),
+            F_DEAL[deal] if 0 <= deal < 256 else _number(T_DEAL, deal),
+            F_DEALER[dealer] if 0 <= dealer < 256 else _number(T_DEALER, dealer),
+            _short_text(T_PHASE, obs.phase),
+            F_TO_ACT[to_act] if 0 <= to_act < 256 else _number(T_TO_ACT, to_act),
+            _short_text(T_TRUMP, obs.trump) if obs.trump is not None else b"",
+            TURN_UP[obs.turn_up] if obs.turn_up is not None else b"",
+            F_STOCK[stock] if 0 <= stock < 256 else _number(T_STOCK, stock),
+            *[HAND[r] for r in obs.hand],
+            *[_played_card(T_TRICK, s, c) for s, c in obs.trick],
+            *[_played_card(T_LAST_TRICK, s, c) for s, c in obs.last_trick],
+            F_WINNER[winner] if 0 <= winner < 256 else _number(T_WINNER, winner),
+            *[HEAP[c] for c in obs.heap],
+            *[_seat_view(si) for si in obs.seats],
+            F_MEMBER[member] if 0 <= member < 256 else _number(T_MEMBER, member),
+        ]
+    )
+
+
+def request_bytes(
+    request_id: int,
+    match_id: str,
+    game: int,
+    seat: int,
+    obs: Observation,
+    deciding_member: int,
+    legal: Sequence[Action],
+    budget_ms: int,
+    bank_ms: int,
+) -> bytes:
+    """The serialised RefereeMessage carrying this DecisionRequest; parsed, it equals the message
+    built field by field with the observation filled by ``serde.fill_observation`` and
+    ``request.events`` the observation's log."""
+    clock = _number(T_BUDGET, budget_ms) + _number(T_BANK, max(bank_ms, 0))
+    body = b"".join(
+        [
+            _number(T_REQUEST_ID, request_id),
+            _short_text(T_MATCH_ID, match_id),
+            F_GAME[game] if 0 <= game < 256 else _number(T_GAME, game),
+            F_REQ_SEAT[seat] if 0 <= seat < 256 else _number(T_REQ_SEAT, seat),
+            _delimited(T_OBSERVATION, observation_bytes(obs, deciding_member)),
+            *[_action(a) for a in legal],
+            _delimited(T_CLOCK, clock),
+            *[_text(T_EVENTS, e) for e in obs.log],
+        ]
+    )
+    return _delimited(T_REQUEST, body)
