@@ -9,7 +9,7 @@ draw. :class:`DeclaringTurn` holds the turn's logic, one layer of :class:`arena.
 
 from __future__ import annotations
 
-from bisect import insort
+from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Final
 
@@ -257,55 +257,65 @@ class DeclaringTurn(Scoring):
         return out
 
     def _index_add(self, seat: int, ref: int) -> None:
-        """A card enters the seat's hand under ``ref`` (see StateFields.hand_refs)."""
-        counts = self.hand_refs[seat]
-        n = counts.get(ref, 0)
+        """A card enters the seat's hand under ``ref`` (see StateFields.ref_counts)."""
+        counts = self.ref_counts[seat]
+        n = counts[ref]
         counts[ref] = n + 1
         if not n:
-            insort(self.plays[seat], PLAY_ACTIONS[ref])
+            refs = self.play_refs[seat]
+            i = bisect_left(refs, ref)
+            refs.insert(i, ref)
+            self.plays[seat].insert(i, PLAY_ACTIONS[ref])
             if ref >= ANY_COPY:
                 self.fresh[seat] |= 1 << (ref & 31)
         kind = ref & 31
         kinds = self.kind_counts[seat]
-        if not kinds[kind]:
+        k = kinds[kind]
+        if not k:
             self.present[seat] |= 1 << kind
-        kinds[kind] += 1
+        kinds[kind] = k + 1
         self.fours[seat] += _FOUR_FIELD[kind]
 
     def _index_del(self, seat: int, ref: int) -> None:
         """A card held under ``ref`` leaves the seat's hand."""
-        counts = self.hand_refs[seat]
+        counts = self.ref_counts[seat]
         n = counts[ref] - 1
-        if n:
-            counts[ref] = n
-        else:
-            del counts[ref]
-            self.plays[seat].remove(PLAY_ACTIONS[ref])
+        counts[ref] = n
+        if not n:
+            refs = self.play_refs[seat]
+            i = refs.index(ref)
+            del refs[i]
+            del self.plays[seat][i]
             if ref >= ANY_COPY:
                 self.fresh[seat] &= ~(1 << (ref & 31))
         kind = ref & 31
         kinds = self.kind_counts[seat]
-        kinds[kind] -= 1
-        if not kinds[kind]:
+        k = kinds[kind] - 1
+        kinds[kind] = k
+        if not k:
             self.present[seat] &= ~(1 << kind)
         self.fours[seat] -= _FOUR_FIELD[kind]
 
     def _index_move(self, seat: int, old: int, new: int) -> None:
         """A card of the hand is now held under ``new`` rather than ``old`` (its kind reference, until
         it is declared)."""
-        counts = self.hand_refs[seat]
+        counts = self.ref_counts[seat]
+        refs = self.play_refs[seat]
+        plays = self.plays[seat]
         n = counts[old] - 1
-        if n:
-            counts[old] = n
-        else:
-            del counts[old]
-            self.plays[seat].remove(PLAY_ACTIONS[old])
+        counts[old] = n
+        if not n:
+            i = refs.index(old)
+            del refs[i]
+            del plays[i]
             if old >= ANY_COPY:
                 self.fresh[seat] &= ~(1 << (old & 31))
-        n = counts.get(new, 0)
+        n = counts[new]
         counts[new] = n + 1
         if not n:
-            insort(self.plays[seat], PLAY_ACTIONS[new])
+            i = bisect_left(refs, new)
+            refs.insert(i, new)
+            plays.insert(i, PLAY_ACTIONS[new])
             if new >= ANY_COPY:
                 self.fresh[seat] |= 1 << (new & 31)
 
@@ -369,7 +379,8 @@ class DeclaringTurn(Scoring):
         public card in the hand is either declared (a seven declared has scored) or the turn-up taken
         in exchange for a seven, which is no seven of trumps (a seven turned up is never exchanged):
         so an unscored seven is a hidden one."""
-        return ANY_COPY + SEVEN + self.trump * 8 in self.hands[seat]
+        trump = self.trump
+        return trump >= 0 and self.ref_counts[seat][ANY_COPY + SEVEN + trump * 8] > 0
 
     def _seven_actions(self, seat: int) -> list[Action]:
         if not self._holds_seven(seat):

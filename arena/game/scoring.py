@@ -28,10 +28,11 @@ class Scoring(StateFields):
     def _credit(self, seat: int, points: int, reason: str, cards: tuple[int, ...] = ()) -> None:
         self.deal_points[seat] += points
         self.items.append(ScoreItem(seat, reason, points, cards))
-        v = self.variant
-        if v.game_end == "immediate" and v.target:
+        target = self.immediate_target
+        if target:
+            v = self.variant
             side = v.sides[v.side_of(seat)]
-            if sum(self.totals[s] + self.deal_points[s] for s in side) >= v.target:
+            if sum(self.totals[s] + self.deal_points[s] for s in side) >= target:
                 self.winner_seat = seat
                 raise _GameWon
 
