@@ -215,6 +215,41 @@ def relevant_kinds(
     return out
 
 
+def _eligible(pool: Pool, rules: Rules, kind: int, klass: int, level: int) -> list[CardClass]:
+    """The classes of ``kind`` in the pool that may join a declaration of ``level`` in ``klass``."""
+    cls = pool.get(kind)
+    if not cls:
+        return []
+    if rules.rubicon or (rules.second_double and klass == CLASS_B and level == 2):
+        return [c for c in cls if level_of(c.marks, klass) <= level]
+    return [c for c in cls if level_of(c.marks, klass) < level]
+
+
+def _emit(
+    out: list[Action], rules: Rules, combo: Combo, groups: list[tuple[list[CardClass], int]]
+) -> None:
+    """Append to ``out`` every declaration of ``combo`` taking the given number of cards from each
+    group of classes that the rules allow."""
+    key = combo_key(combo)
+    need_undeclared = rules.need_undeclared
+    need_new = rules.need_new
+    allows = rules.allows
+    for sel in product(*[_picks(classes, k) for classes, k in groups]):
+        refs: tuple[int, ...] = ()
+        undeclared = new = False
+        for pick_refs, pick_undeclared, pick_new in sel:
+            refs += pick_refs
+            undeclared = undeclared or pick_undeclared
+            new = new or pick_new
+        if need_undeclared and not undeclared:
+            continue
+        if need_new and not new:
+            continue
+        if allows is not None and not allows(key, refs):
+            continue
+        out.append(declare(combo, refs))
+
+
 def enumerate_declarations(
     pool: Pool,
     trump: int,
@@ -235,44 +270,19 @@ def enumerate_declarations(
         return out
     partner_pool = pool_from_cards(partner_bezique, marks, frozenset()) if partner_bezique else {}
 
-    def eligible(kind: int, klass: int, level: int) -> list[CardClass]:
-        cls = pool.get(kind)
-        if not cls:
-            return []
-        if rules.rubicon or (rules.second_double and klass == CLASS_B and level == 2):
-            return [c for c in cls if level_of(c.marks, klass) <= level]
-        return [c for c in cls if level_of(c.marks, klass) < level]
-
-    def emit(combo: Combo, groups: list[tuple[list[CardClass], int]]) -> None:
-        key = combo_key(combo)
-        need_undeclared = rules.need_undeclared
-        need_new = rules.need_new
-        allows = rules.allows
-        for sel in product(*[_picks(classes, k) for classes, k in groups]):
-            refs: tuple[int, ...] = ()
-            undeclared = new = False
-            for pick_refs, pick_undeclared, pick_new in sel:
-                refs += pick_refs
-                undeclared = undeclared or pick_undeclared
-                new = new or pick_new
-            if need_undeclared and not undeclared:
-                continue
-            if need_new and not new:
-                continue
-            if allows is not None and not allows(key, refs):
-                continue
-            out.append(declare(combo, refs))
-
     # Class A: marriages and sequences.
     for suit in range(4):
         if families >> suit & 1 and focus & _MARRIAGE_MASK[suit]:
-            kings = eligible(make_kind(KING, suit), CLASS_A, 1)
+            kings = _eligible(pool, rules, make_kind(KING, suit), CLASS_A, 1)
             if kings:
-                queens = eligible(make_kind(QUEEN, suit), CLASS_A, 1)
+                queens = _eligible(pool, rules, make_kind(QUEEN, suit), CLASS_A, 1)
                 if queens:
                     royal = suit == trump or (trump < 0 and rules.rubicon)
-                    emit(
-                        Combo.ROYAL_MARRIAGE if royal else Combo.MARRIAGE, [(kings, 1), (queens, 1)]
+                    _emit(
+                        out,
+                        rules,
+                        Combo.ROYAL_MARRIAGE if royal else Combo.MARRIAGE,
+                        [(kings, 1), (queens, 1)],
                     )
         if (
             families & SEQUENCE_FAMILY << suit
@@ -281,19 +291,19 @@ def enumerate_declarations(
         ):
             groups = []
             for rank in SEQUENCE_RANKS:
-                cls = eligible(make_kind(rank, suit), CLASS_A, 2)
+                cls = _eligible(pool, rules, make_kind(rank, suit), CLASS_A, 2)
                 if not cls:
                     break
                 groups.append((cls, 1))
             else:
                 trump_seq = suit == trump or trump < 0
-                emit(Combo.SEQUENCE if trump_seq else Combo.PLAIN_SEQUENCE, groups)
+                _emit(out, rules, Combo.SEQUENCE if trump_seq else Combo.PLAIN_SEQUENCE, groups)
     # Class B: bezique and its multiples.
     queen_kind, knave_kind = bezique_kinds
     if families & BEZIQUE_FAMILY and focus & ((1 << queen_kind) | (1 << knave_kind)):
         for level in range(1, packs + 1):
-            qs = eligible(queen_kind, CLASS_B, level)
-            js = eligible(knave_kind, CLASS_B, level)
+            qs = _eligible(pool, rules, queen_kind, CLASS_B, level)
+            js = _eligible(pool, rules, knave_kind, CLASS_B, level)
             if level > 1 and partner_pool:
                 qs = qs + [
                     c for c in partner_pool.get(queen_kind, ()) if level_of(c.marks, 1) < level
@@ -303,14 +313,14 @@ def enumerate_declarations(
                 ]
             if sum(len(c.refs) for c in qs) < level or sum(len(c.refs) for c in js) < level:
                 continue  # a higher level may still be open to cards that this one excludes
-            emit(BEZIQUE_LEVELS[level - 1], [(qs, level), (js, level)])
+            _emit(out, rules, BEZIQUE_LEVELS[level - 1], [(qs, level), (js, level)])
     # Class C: fours of a kind, irrespective of suit.
     for rank, combo in FOUR_COMBOS.items():
         if not families & FOUR_FAMILIES[rank] or not focus & _RANK_MASK[rank]:
             continue
         cls = []
         for suit in range(4):
-            cls.extend(eligible(make_kind(rank, suit), CLASS_C, 1))
+            cls.extend(_eligible(pool, rules, make_kind(rank, suit), CLASS_C, 1))
         if sum(len(c.refs) for c in cls) >= 4:
-            emit(combo, [(cls, 4)])
+            _emit(out, rules, combo, [(cls, 4)])
     return out
