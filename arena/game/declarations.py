@@ -75,13 +75,10 @@ def with_level(marks: int, klass: int, level: int) -> int:
     return marks | FOUR_MARK
 
 
-class CardClass(NamedTuple):
-    """Interchangeable copies of one kind: their references (a selection of j takes refs[:j]), their
-    marks, and whether they came from the trick just won (Polish)."""
-
-    refs: tuple[int, ...]
-    marks: int
-    new: bool
+# Interchangeable copies of one kind: (their references (a selection of j takes refs[:j]), their
+# marks, whether they came from the trick just won (Polish)). A plain tuple, which compiled code
+# builds and reads natively (a NamedTuple is built by Python code).
+CardClass = tuple[tuple[int, ...], int, bool]
 
 
 Pool = dict[int, list[CardClass]]  # kind -> classes
@@ -103,9 +100,9 @@ def pool_from_codes(codes: Sequence[int], marks: Sequence[int], excluded: frozen
                 ref = ANY_COPY + (code & 31)
                 merged[ref] = merged.get(ref, 0) + 1
             else:
-                pool.setdefault(code & 31, []).append(CardClass((code,), m, False))
+                pool.setdefault(code & 31, []).append(((code,), m, False))
     for ref, count in merged.items():
-        pool.setdefault(ref & 31, []).append(CardClass((ref,) * count, 0, False))
+        pool.setdefault(ref & 31, []).append(((ref,) * count, 0, False))
     return pool
 
 
@@ -117,7 +114,7 @@ def pool_from_cards(cards: Sequence[int], marks: Sequence[int], new: frozenset[i
         groups.setdefault((c & 31, marks[c] & COMBO_MARKS, c in new), []).append(c)
     pool: Pool = {}
     for (kind, m, is_new), ids in groups.items():
-        pool.setdefault(kind, []).append(CardClass(tuple(sorted(ids)), m, is_new))
+        pool.setdefault(kind, []).append((tuple(sorted(ids)), m, is_new))
     return pool
 
 
@@ -129,7 +126,7 @@ def _choose(
         yield []
         return
     for i in range(start, len(classes)):
-        avail = len(classes[i].refs)
+        avail = len(classes[i][0])
         for j in range(min(k, avail), 0, -1):
             for rest in _choose(classes, k - j, i + 1):
                 yield [(i, j), *rest]
@@ -142,16 +139,16 @@ def _picks(classes: Sequence[CardClass], k: int) -> list[Pick]:
     """The ways to take k cards from the classes, each with its references and whether it holds a
     card never declared and a card of the trick just won."""
     if k == 1:
-        return [(c.refs[:1], c.marks == 0, c.new) for c in classes]
+        return [(c[0][:1], c[1] == 0, c[2]) for c in classes]
     out: list[Pick] = []
     for pick in _choose(classes, k):
         refs: tuple[int, ...] = ()
         undeclared = new = False
         for i, j in pick:
             c = classes[i]
-            refs += c.refs[:j]
-            undeclared = undeclared or c.marks == 0
-            new = new or c.new
+            refs += c[0][:j]
+            undeclared = undeclared or c[1] == 0
+            new = new or c[2]
         out.append((refs, undeclared, new))
     return out
 
@@ -221,8 +218,8 @@ def _eligible(pool: Pool, rules: Rules, kind: int, klass: int, level: int) -> li
     if not cls:
         return []
     if rules.rubicon or (rules.second_double and klass == CLASS_B and level == 2):
-        return [c for c in cls if level_of(c.marks, klass) <= level]
-    return [c for c in cls if level_of(c.marks, klass) < level]
+        return [c for c in cls if level_of(c[1], klass) <= level]
+    return [c for c in cls if level_of(c[1], klass) < level]
 
 
 def _emit(
@@ -305,13 +302,9 @@ def enumerate_declarations(
             qs = _eligible(pool, rules, queen_kind, CLASS_B, level)
             js = _eligible(pool, rules, knave_kind, CLASS_B, level)
             if level > 1 and partner_pool:
-                qs = qs + [
-                    c for c in partner_pool.get(queen_kind, ()) if level_of(c.marks, 1) < level
-                ]
-                js = js + [
-                    c for c in partner_pool.get(knave_kind, ()) if level_of(c.marks, 1) < level
-                ]
-            if sum(len(c.refs) for c in qs) < level or sum(len(c.refs) for c in js) < level:
+                qs = qs + [c for c in partner_pool.get(queen_kind, ()) if level_of(c[1], 1) < level]
+                js = js + [c for c in partner_pool.get(knave_kind, ()) if level_of(c[1], 1) < level]
+            if sum(len(c[0]) for c in qs) < level or sum(len(c[0]) for c in js) < level:
                 continue  # a higher level may still be open to cards that this one excludes
             _emit(out, rules, BEZIQUE_LEVELS[level - 1], [(qs, level), (js, level)])
     # Class C: fours of a kind, irrespective of suit.
@@ -321,6 +314,6 @@ def enumerate_declarations(
         cls = []
         for suit in range(4):
             cls.extend(_eligible(pool, rules, make_kind(rank, suit), CLASS_C, 1))
-        if sum(len(c.refs) for c in cls) >= 4:
+        if sum(len(c[0]) for c in cls) >= 4:
             _emit(out, rules, combo, [(cls, 4)])
     return out

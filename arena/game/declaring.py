@@ -9,7 +9,6 @@ draw. :class:`DeclaringTurn` holds the turn's logic, one layer of :class:`arena.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Final
 
@@ -57,6 +56,19 @@ _SEQUENCE_BITS: Final = tuple(
 )
 
 
+_POLISH_RULES: Final = Rules(False, True, True)
+_RUBICON_RULES: Final = Rules(True, False, False)
+_ORDINARY_RULES: Final = (
+    Rules(False, True, False, second_double=False),
+    Rules(False, True, False, second_double=True),
+)
+# Declaring and exchanging the seven of trumps (a hidden one: by its kind), by trump suit.
+_SEVEN_DECLARE: Final = tuple(
+    declare(Combo.SEVEN_OF_TRUMPS, (ANY_COPY + make_kind(SEVEN, s),)) for s in range(4)
+)
+_SEVEN_EXCHANGE: Final = tuple(exchange(ANY_COPY + make_kind(SEVEN, s)) for s in range(4))
+
+
 def families_held(
     present: int, fresh: int, fours: int, trump: int, queen: int, knave: int, any_suit: bool
 ) -> int:
@@ -81,6 +93,18 @@ def families_held(
             if full & rank_field and fresh & mask:
                 out |= family
     return out
+
+
+_PLAY: Final = PLAY_ACTIONS
+
+
+def _insertion_point(refs: list[int], ref: int) -> int:
+    """Where ``ref`` goes in the sorted list (a hand's few references: a plain scan)."""
+    i = 0
+    n = len(refs)
+    while i < n and refs[i] < ref:
+        i += 1
+    return i
 
 
 MARRIAGE_KEY: Final = combo_key(Combo.MARRIAGE)  # marriages, royal or not: one kind for re-use
@@ -144,13 +168,13 @@ class DeclaringTurn(Scoring):
         if self.fam == F_RUBICON:
             scored = self.scored_sets[seat]
             if not scored:
-                return Rules(True, False, False)
+                return _RUBICON_RULES
             return Rules(
                 True, False, False, lambda key, refs: self._rubicon_allows(seat, key, refs)
             )
         if self.fam == F_POLISH:
-            return Rules(False, True, True)
-        return Rules(False, True, False, second_double=v.packs >= 3)
+            return _POLISH_RULES
+        return _ORDINARY_RULES[1 if v.packs >= 3 else 0]
 
     def _rubicon_allows(self, seat: int, key: int, refs: Sequence[int]) -> bool:
         """Rubicon (000, 004; docs/rules.md §6.4): whether a combination of kind ``key`` made of ``refs`` may
@@ -259,42 +283,54 @@ class DeclaringTurn(Scoring):
     def _index_add(self, seat: int, ref: int) -> None:
         """A card enters the seat's hand under ``ref`` (see StateFields.ref_counts)."""
         counts = self.ref_counts[seat]
-        n = counts[ref]
+        n: int = counts[ref]
         counts[ref] = n + 1
+        kind = ref & 31
         if not n:
             refs = self.play_refs[seat]
-            i = bisect_left(refs, ref)
+            i = _insertion_point(refs, ref)
             refs.insert(i, ref)
-            self.plays[seat].insert(i, PLAY_ACTIONS[ref])
+            self.plays[seat].insert(i, _PLAY[ref])
             if ref >= ANY_COPY:
-                self.fresh[seat] |= 1 << (ref & 31)
-        kind = ref & 31
+                fresh = self.fresh
+                x: int = fresh[seat]
+                fresh[seat] = x | (1 << kind)
         kinds = self.kind_counts[seat]
-        k = kinds[kind]
+        k: int = kinds[kind]
         if not k:
-            self.present[seat] |= 1 << kind
+            present = self.present
+            x = present[seat]
+            present[seat] = x | (1 << kind)
         kinds[kind] = k + 1
-        self.fours[seat] += _FOUR_FIELD[kind]
+        fours = self.fours
+        x = fours[seat]
+        fours[seat] = x + _FOUR_FIELD[kind]
 
     def _index_del(self, seat: int, ref: int) -> None:
         """A card held under ``ref`` leaves the seat's hand."""
         counts = self.ref_counts[seat]
-        n = counts[ref] - 1
+        n: int = counts[ref] - 1
         counts[ref] = n
+        kind = ref & 31
         if not n:
             refs = self.play_refs[seat]
             i = refs.index(ref)
-            del refs[i]
-            del self.plays[seat][i]
+            refs.pop(i)
+            self.plays[seat].pop(i)
             if ref >= ANY_COPY:
-                self.fresh[seat] &= ~(1 << (ref & 31))
-        kind = ref & 31
+                fresh = self.fresh
+                x: int = fresh[seat]
+                fresh[seat] = x & ~(1 << kind)
         kinds = self.kind_counts[seat]
-        k = kinds[kind] - 1
+        k: int = kinds[kind] - 1
         kinds[kind] = k
         if not k:
-            self.present[seat] &= ~(1 << kind)
-        self.fours[seat] -= _FOUR_FIELD[kind]
+            present = self.present
+            x = present[seat]
+            present[seat] = x & ~(1 << kind)
+        fours = self.fours
+        x = fours[seat]
+        fours[seat] = x - _FOUR_FIELD[kind]
 
     def _index_move(self, seat: int, old: int, new: int) -> None:
         """A card of the hand is now held under ``new`` rather than ``old`` (its kind reference, until
@@ -306,16 +342,16 @@ class DeclaringTurn(Scoring):
         counts[old] = n
         if not n:
             i = refs.index(old)
-            del refs[i]
-            del plays[i]
+            refs.pop(i)
+            plays.pop(i)
             if old >= ANY_COPY:
                 self.fresh[seat] &= ~(1 << (old & 31))
         n = counts[new]
         counts[new] = n + 1
         if not n:
-            i = bisect_left(refs, new)
+            i = _insertion_point(refs, new)
             refs.insert(i, new)
-            plays.insert(i, PLAY_ACTIONS[new])
+            plays.insert(i, _PLAY[new])
             if new >= ANY_COPY:
                 self.fresh[seat] |= 1 << (new & 31)
 
@@ -385,11 +421,10 @@ class DeclaringTurn(Scoring):
     def _seven_actions(self, seat: int) -> list[Action]:
         if not self._holds_seven(seat):
             return []
-        ref = ANY_COPY + make_kind(SEVEN, self.trump)
-        acts = [declare(Combo.SEVEN_OF_TRUMPS, (ref,))]
+        trump = self.trump
         if self._may_exchange():
-            acts.append(exchange(ref))
-        return acts
+            return [_SEVEN_DECLARE[trump], _SEVEN_EXCHANGE[trump]]
+        return [_SEVEN_DECLARE[trump]]
 
     def _reserve_valid(self, seat: int, action: Action, this_turn: bool = False) -> bool:
         """Whether a combination held "to score" may still be scored (004): its cards are still the

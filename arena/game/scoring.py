@@ -4,14 +4,10 @@ One layer of :class:`arena.game.state.GameState` (see :mod:`arena.game.fields`).
 
 from __future__ import annotations
 
-from typing import Final
-
 from arena.game.cards import TEN
 from arena.game.events import EV_SCORE, OVER
 from arena.game.fields import F_ORDINARY, F_RUBICON, StateFields
 from arena.game.results import DealResult, GameResult, ScoreItem, rubicon_settlement
-
-_BRISQUE: Final = tuple(10 if c & 7 >= TEN else 0 for c in range(128))  # by physical card
 
 
 class _GameWon(Exception):
@@ -38,7 +34,14 @@ class Scoring(StateFields):
 
     def brisques(self) -> list[int]:
         """Brisque points (aces and tens, 10 each) taken by each seat so far in this deal."""
-        return [sum(map(_BRISQUE.__getitem__, cards)) for cards in self.won]
+        out = []
+        for cards in self.won:
+            points = 0
+            for c in cards:
+                if c & 7 >= TEN:
+                    points += 10
+            out.append(points)
+        return out
 
     def _end_deal(self) -> None:
         v = self.variant

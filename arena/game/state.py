@@ -300,7 +300,14 @@ class GameState(DeclaringTurn):
         legal = self._legal
         if legal is None:
             legal = self.legal_actions()
-        if action not in legal or action.__class__ is not Action:
+        # The actions of the legal list itself are the usual argument: look for the very object first
+        # (no tuple comparisons), then for an equal one.
+        found = False
+        for a in legal:
+            if a is action:
+                found = True
+                break
+        if not found and (type(action) is not _ACTION_TYPE or action not in legal):
             raise IllegalActionError(self._illegal_message(action, legal))
         self._legal = None
         seat = self.to_act
@@ -682,6 +689,7 @@ _ORDERS: Final = {
 _QS_JD: Final = (make_kind(QUEEN, SPADES), make_kind(JACK, DIAMONDS))
 _QC_JH: Final = (make_kind(QUEEN, CLUBS), make_kind(JACK, HEARTS))
 _PLAY_KIND: Final = PLAY_ACTIONS[ANY_COPY:]  # "play" a kind, by kind
+_ACTION_TYPE: Final = Action
 # The history entry of each play and the log event of each card played, by seat (built once: plays
 # are most of a game, and every tuple allocated there is work for the garbage collector too).
 _PLAY_HISTORY: Final = tuple(tuple((seat, a) for a in PLAY_ACTIONS) for seat in range(4))
