@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from itertools import product
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from arena.game.actions import Action, Combo, declare
 from arena.game.cards import ACE, ANY_COPY, JACK, KING, QUEEN, TEN, make_kind
@@ -46,8 +46,7 @@ FOUR_COMBOS = {
 SEQUENCE_RANKS = (ACE, TEN, KING, QUEEN, JACK)
 
 
-def combo_class_level(combo: int) -> tuple[int, int]:
-    """(class, level) of a combination; fours have level 1 in class C."""
+def _class_level(combo: int) -> tuple[int, int]:
     if combo in (Combo.MARRIAGE, Combo.ROYAL_MARRIAGE):
         return CLASS_A, 1
     if combo in (Combo.PLAIN_SEQUENCE, Combo.SEQUENCE):
@@ -55,6 +54,17 @@ def combo_class_level(combo: int) -> tuple[int, int]:
     if Combo.BEZIQUE <= combo <= Combo.QUADRUPLE_BEZIQUE:
         return CLASS_B, combo - Combo.BEZIQUE + 1
     return CLASS_C, 1
+
+
+# By combination number (looked up at every declaration: Combo is an enum of plain Python).
+_CLASS_LEVELS: Final = tuple(_class_level(c) for c in range(len(Combo) + 1))
+
+
+def combo_class_level(combo: int) -> tuple[int, int]:
+    """(class, level) of a combination; fours have level 1 in class C."""
+    if 0 <= combo < len(_CLASS_LEVELS):
+        return _CLASS_LEVELS[combo]
+    return _class_level(combo)
 
 
 def level_of(marks: int, klass: int) -> int:
@@ -168,13 +178,22 @@ class Rules(NamedTuple):
     second_double: bool = False
 
 
-def combo_key(combo: int) -> int:
-    """Combinations that count as 'the same kind' for re-use: marriages, sequences, each bezique level,
-    and each four."""
+def _combo_key(combo: int) -> int:
     klass, level = combo_class_level(combo)
     if klass == CLASS_C:
         return 100 + combo
     return klass * 10 + level
+
+
+_COMBO_KEYS: Final = tuple(_combo_key(c) for c in range(len(Combo) + 1))
+
+
+def combo_key(combo: int) -> int:
+    """Combinations that count as 'the same kind' for re-use: marriages, sequences, each bezique level,
+    and each four."""
+    if 0 <= combo < len(_COMBO_KEYS):
+        return _COMBO_KEYS[combo]
+    return _combo_key(combo)
 
 
 ALL_KINDS = (1 << 32) - 1
