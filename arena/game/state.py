@@ -228,8 +228,9 @@ class GameState(DeclaringTurn):
     def _legal_plays(self) -> list[Action]:
         """A follower in the last tricks: copies of a kind are interchangeable, and the rules of
         following apply (the other plays are handled in :meth:`legal_actions`)."""
-        kinds = self._obligatory({r - ANY_COPY for r in self.play_refs[self.to_act]})
-        return [_PLAY_KIND[k] for k in sorted(kinds)]
+        # The hand's references are its kinds now (see _reindex), sorted.
+        kinds = [r - ANY_COPY for r in self.play_refs[self.to_act]]
+        return [_PLAY_KIND[k] for k in self._obligatory(kinds)]
 
     def _reindex(self) -> None:
         """Index every hand for its legal plays: while the stock lasts a card is played by its own
@@ -251,27 +252,27 @@ class GameState(DeclaringTurn):
                     seat, c if c >= ANY_COPY or (in_stock and marks[c]) else ANY_COPY + (c & 31)
                 )
 
-    def _obligatory(self, kinds: set[int]) -> set[int]:
+    def _obligatory(self, kinds: list[int]) -> list[int]:
         """002 (last eight tricks): follow suit and win if able; if void, win by trumping if able;
-        never forced to under-trump (three-handed, EB9-643)."""
+        never forced to under-trump (three-handed, EB9-643). ``kinds`` and the answer are lists
+        in the same order."""
         trick = self.trick
         led = (trick[0] >> 3) & 3
-        best = self._winning_index()
-        b = trick[best]
+        b = trick[self._winning_index()]
         bsuit = (b >> 3) & 3
         brank = b & 7
         trump = self.trump
-        same = {k for k in kinds if (k >> 3) & 3 == led}
+        same = [k for k in kinds if (k >> 3) & 3 == led]
         if same:
             if bsuit == led:
-                over = {k for k in same if k & 7 > brank}
+                over = [k for k in same if k & 7 > brank]
                 return over or same
             return same
         if trump >= 0:
             if bsuit == trump:
-                over = {k for k in kinds if (k >> 3) & 3 == trump and k & 7 > brank}
+                over = [k for k in kinds if (k >> 3) & 3 == trump and k & 7 > brank]
             else:
-                over = {k for k in kinds if (k >> 3) & 3 == trump}
+                over = [k for k in kinds if (k >> 3) & 3 == trump]
             if over:
                 return over
         return kinds
