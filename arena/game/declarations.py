@@ -94,12 +94,16 @@ CardClass = tuple[tuple[int, ...], int, bool]
 Pool = dict[int, list[CardClass]]  # kind -> classes
 
 
-def pool_from_codes(codes: Sequence[int], marks: Sequence[int], excluded: frozenset[int]) -> Pool:
+def pool_from_codes(
+    codes: Sequence[int], marks: Sequence[int], excluded: frozenset[int], kinds: int = -1
+) -> Pool:
     """Classes of a hand (ordinary and Rubicon): undeclared copies merge under their kind reference,
-    declared ones stay physical."""
+    declared ones stay physical. Only the cards of ``kinds`` (a mask; -1: all) are looked at."""
     merged: dict[int, int] = {}
     pool: Pool = {}
     for code in codes:
+        if not (kinds >> (code & 31)) & 1:
+            continue
         if code >= ANY_COPY:
             merged[code] = merged.get(code, 0) + 1
         elif code in excluded:
@@ -210,6 +214,23 @@ _SUIT_MASK = tuple(0xFF << (8 * suit) for suit in range(4))
 _MARRIAGE_MASK = tuple((1 << make_kind(KING, s)) | (1 << make_kind(QUEEN, s)) for s in range(4))
 _SEQUENCE_MASK = tuple(sum(1 << make_kind(r, s) for r in SEQUENCE_RANKS) for s in range(4))
 _RANK_MASK = {r: sum(1 << make_kind(r, s) for s in range(4)) for r in FOUR_COMBOS}
+
+
+def families_kinds(families: int, bezique_kinds: tuple[int, int]) -> int:
+    """The kinds that the combinations of ``families`` (a mask, see :data:`ALL_FAMILIES`) are made
+    of."""
+    out = 0
+    for suit in range(4):
+        if families >> suit & 1:
+            out |= _MARRIAGE_MASK[suit]
+        if families & (SEQUENCE_FAMILY << suit):
+            out |= _SEQUENCE_MASK[suit]
+    if families & BEZIQUE_FAMILY:
+        out |= (1 << bezique_kinds[0]) | (1 << bezique_kinds[1])
+    for rank, mask in _RANK_MASK.items():
+        if families & FOUR_FAMILIES[rank]:
+            out |= mask
+    return out
 
 
 def relevant_kinds(

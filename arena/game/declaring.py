@@ -27,6 +27,7 @@ from arena.game.declarations import (
     combo_class_level,
     combo_key,
     enumerate_declarations,
+    families_kinds,
     level_of,
     pool_from_cards,
     pool_from_codes,
@@ -215,13 +216,16 @@ class DeclaringTurn(Scoring):
                 return True  # 004: crosswise re-marriage
         return False
 
-    def _pool(self, seat: int, focus: int) -> Pool:
+    def _pool(self, seat: int, focus: int, families: int) -> Pool:
         if self.fam == F_POLISH:
             relevant = relevant_kinds(focus, self.trump, self.bezique_kinds, False)
             cards = [c for c in self.open[seat] if relevant >> (c & 31) & 1]
             return pool_from_cards(cards, self.turn_marks, self.turn_new)
         excluded = frozenset(self.turn_used | {self.turn_excluded})
-        return pool_from_codes(self.hands[seat], self.marks, excluded)
+        # Only the kinds of the families of combinations the hand may hold (the enumeration looks
+        # at no other).
+        kinds = families_kinds(families, self.bezique_kinds)
+        return pool_from_codes(self.hands[seat], self.marks, excluded, kinds)
 
     def _partner_bezique(self, seat: int) -> list[int]:
         """000: with partners, double and triple bezique may be formed from the béziques declared
@@ -254,7 +258,7 @@ class DeclaringTurn(Scoring):
                     out = list(self.turn_options)  # a compound turn judges cards as at its start
                 else:
                     out = enumerate_declarations(
-                        self._pool(seat, focus),
+                        self._pool(seat, focus, families),
                         self.trump,
                         self.bezique_kinds,
                         v.packs,
