@@ -48,8 +48,11 @@ bench: $(STAMP)
 
 # The compiled modules sit beside their sources and are imported instead of them; arena/game refuses
 # one older than its source (arena/game/compiled.py), so rebuild after editing the engine.
+# A module's small loader is not rebuilt when only its source changed (the compiled code is in its
+# *__mypyc library): touch them all after a build so that the staleness check sees the new build.
 engine-compiled: $(STAMP)
 	ARENA_MYPYC=1 $(BIN)/python setup.py build_ext --inplace
+	touch arena/game/*.so
 
 engine-pure:
 	rm -f arena/game/*.so arena/game/*.pyd

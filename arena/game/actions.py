@@ -130,8 +130,20 @@ _TEXTS: dict[Action, str] = {}
 _PARSED: dict[str, Action] = {}
 
 
+_DECLARED: dict[tuple[int, tuple[int, ...]], Action] = {}
+
+
 def declare(combo: Combo, refs: list[int] | tuple[int, ...]) -> Action:
-    return Action(Verb.DECLARE, combo, tuple(sorted(refs, key=_REF_ORDER.__getitem__)))
+    """The action declaring ``combo`` with the cards ``refs`` (in any order). Each distinct one is
+    built once: the engine enumerates the same declarations at every declaring turn."""
+    key = (combo, tuple(refs))
+    action = _DECLARED.get(key)
+    if action is None:
+        if len(_DECLARED) >= 100_000:  # declarations name physical cards: keep the cache bounded
+            _DECLARED.clear()
+        action = Action(Verb.DECLARE, combo, tuple(sorted(refs, key=_REF_ORDER.__getitem__)))
+        _DECLARED[key] = action
+    return action
 
 
 def exchange(ref: int) -> Action:

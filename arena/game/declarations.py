@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from itertools import product
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from arena.game.actions import Action, Combo, declare
 from arena.game.cards import ACE, ANY_COPY, JACK, KING, QUEEN, TEN, make_kind
@@ -46,8 +46,7 @@ FOUR_COMBOS = {
 SEQUENCE_RANKS = (ACE, TEN, KING, QUEEN, JACK)
 
 
-def combo_class_level(combo: int) -> tuple[int, int]:
-    """(class, level) of a combination; fours have level 1 in class C."""
+def _class_level(combo: int) -> tuple[int, int]:
     if combo in (Combo.MARRIAGE, Combo.ROYAL_MARRIAGE):
         return CLASS_A, 1
     if combo in (Combo.PLAIN_SEQUENCE, Combo.SEQUENCE):
@@ -55,6 +54,17 @@ def combo_class_level(combo: int) -> tuple[int, int]:
     if Combo.BEZIQUE <= combo <= Combo.QUADRUPLE_BEZIQUE:
         return CLASS_B, combo - Combo.BEZIQUE + 1
     return CLASS_C, 1
+
+
+# By combination number (looked up at every declaration: Combo is an enum of plain Python).
+_CLASS_LEVELS: Final = tuple(_class_level(c) for c in range(len(Combo) + 1))
+
+
+def combo_class_level(combo: int) -> tuple[int, int]:
+    """(class, level) of a combination; fours have level 1 in class C."""
+    if 0 <= combo < len(_CLASS_LEVELS):
+        return _CLASS_LEVELS[combo]
+    return _class_level(combo)
 
 
 def level_of(marks: int, klass: int) -> int:
@@ -75,24 +85,25 @@ def with_level(marks: int, klass: int, level: int) -> int:
     return marks | FOUR_MARK
 
 
-class CardClass(NamedTuple):
-    """Interchangeable copies of one kind: their references (a selection of j takes refs[:j]), their
-    marks, and whether they came from the trick just won (Polish)."""
-
-    refs: tuple[int, ...]
-    marks: int
-    new: bool
+# Interchangeable copies of one kind: (their references (a selection of j takes refs[:j]), their
+# marks, whether they came from the trick just won (Polish)). A plain tuple, which compiled code
+# builds and reads natively (a NamedTuple is built by Python code).
+CardClass = tuple[tuple[int, ...], int, bool]
 
 
 Pool = dict[int, list[CardClass]]  # kind -> classes
 
 
-def pool_from_codes(codes: Sequence[int], marks: Sequence[int], excluded: frozenset[int]) -> Pool:
+def pool_from_codes(
+    codes: Sequence[int], marks: Sequence[int], excluded: frozenset[int], kinds: int = -1
+) -> Pool:
     """Classes of a hand (ordinary and Rubicon): undeclared copies merge under their kind reference,
-    declared ones stay physical."""
+    declared ones stay physical. Only the cards of ``kinds`` (a mask; -1: all) are looked at."""
     merged: dict[int, int] = {}
     pool: Pool = {}
     for code in codes:
+        if not (kinds >> (code & 31)) & 1:
+            continue
         if code >= ANY_COPY:
             merged[code] = merged.get(code, 0) + 1
         elif code in excluded:
@@ -103,9 +114,9 @@ def pool_from_codes(codes: Sequence[int], marks: Sequence[int], excluded: frozen
                 ref = ANY_COPY + (code & 31)
                 merged[ref] = merged.get(ref, 0) + 1
             else:
-                pool.setdefault(code & 31, []).append(CardClass((code,), m, False))
+                pool.setdefault(code & 31, []).append(((code,), m, False))
     for ref, count in merged.items():
-        pool.setdefault(ref & 31, []).append(CardClass((ref,) * count, 0, False))
+        pool.setdefault(ref & 31, []).append(((ref,) * count, 0, False))
     return pool
 
 
@@ -117,7 +128,7 @@ def pool_from_cards(cards: Sequence[int], marks: Sequence[int], new: frozenset[i
         groups.setdefault((c & 31, marks[c] & COMBO_MARKS, c in new), []).append(c)
     pool: Pool = {}
     for (kind, m, is_new), ids in groups.items():
-        pool.setdefault(kind, []).append(CardClass(tuple(sorted(ids)), m, is_new))
+        pool.setdefault(kind, []).append((tuple(sorted(ids)), m, is_new))
     return pool
 
 
@@ -129,7 +140,7 @@ def _choose(
         yield []
         return
     for i in range(start, len(classes)):
-        avail = len(classes[i].refs)
+        avail = len(classes[i][0])
         for j in range(min(k, avail), 0, -1):
             for rest in _choose(classes, k - j, i + 1):
                 yield [(i, j), *rest]
@@ -142,16 +153,16 @@ def _picks(classes: Sequence[CardClass], k: int) -> list[Pick]:
     """The ways to take k cards from the classes, each with its references and whether it holds a
     card never declared and a card of the trick just won."""
     if k == 1:
-        return [(c.refs[:1], c.marks == 0, c.new) for c in classes]
+        return [(c[0][:1], c[1] == 0, c[2]) for c in classes]
     out: list[Pick] = []
     for pick in _choose(classes, k):
         refs: tuple[int, ...] = ()
         undeclared = new = False
         for i, j in pick:
             c = classes[i]
-            refs += c.refs[:j]
-            undeclared = undeclared or c.marks == 0
-            new = new or c.new
+            refs += c[0][:j]
+            undeclared = undeclared or c[1] == 0
+            new = new or c[2]
         out.append((refs, undeclared, new))
     return out
 
@@ -171,13 +182,22 @@ class Rules(NamedTuple):
     second_double: bool = False
 
 
-def combo_key(combo: int) -> int:
-    """Combinations that count as 'the same kind' for re-use: marriages, sequences, each bezique level,
-    and each four."""
+def _combo_key(combo: int) -> int:
     klass, level = combo_class_level(combo)
     if klass == CLASS_C:
         return 100 + combo
     return klass * 10 + level
+
+
+_COMBO_KEYS: Final = tuple(_combo_key(c) for c in range(len(Combo) + 1))
+
+
+def combo_key(combo: int) -> int:
+    """Combinations that count as 'the same kind' for re-use: marriages, sequences, each bezique level,
+    and each four."""
+    if 0 <= combo < len(_COMBO_KEYS):
+        return _COMBO_KEYS[combo]
+    return _combo_key(combo)
 
 
 ALL_KINDS = (1 << 32) - 1
@@ -194,6 +214,23 @@ _SUIT_MASK = tuple(0xFF << (8 * suit) for suit in range(4))
 _MARRIAGE_MASK = tuple((1 << make_kind(KING, s)) | (1 << make_kind(QUEEN, s)) for s in range(4))
 _SEQUENCE_MASK = tuple(sum(1 << make_kind(r, s) for r in SEQUENCE_RANKS) for s in range(4))
 _RANK_MASK = {r: sum(1 << make_kind(r, s) for s in range(4)) for r in FOUR_COMBOS}
+
+
+def families_kinds(families: int, bezique_kinds: tuple[int, int]) -> int:
+    """The kinds that the combinations of ``families`` (a mask, see :data:`ALL_FAMILIES`) are made
+    of."""
+    out = 0
+    for suit in range(4):
+        if families >> suit & 1:
+            out |= _MARRIAGE_MASK[suit]
+        if families & (SEQUENCE_FAMILY << suit):
+            out |= _SEQUENCE_MASK[suit]
+    if families & BEZIQUE_FAMILY:
+        out |= (1 << bezique_kinds[0]) | (1 << bezique_kinds[1])
+    for rank, mask in _RANK_MASK.items():
+        if families & FOUR_FAMILIES[rank]:
+            out |= mask
+    return out
 
 
 def relevant_kinds(
@@ -213,6 +250,41 @@ def relevant_kinds(
         if focus & mask:
             out |= mask
     return out
+
+
+def _eligible(pool: Pool, rules: Rules, kind: int, klass: int, level: int) -> list[CardClass]:
+    """The classes of ``kind`` in the pool that may join a declaration of ``level`` in ``klass``."""
+    cls = pool.get(kind)
+    if not cls:
+        return []
+    if rules.rubicon or (rules.second_double and klass == CLASS_B and level == 2):
+        return [c for c in cls if level_of(c[1], klass) <= level]
+    return [c for c in cls if level_of(c[1], klass) < level]
+
+
+def _emit(
+    out: list[Action], rules: Rules, combo: Combo, groups: list[tuple[list[CardClass], int]]
+) -> None:
+    """Append to ``out`` every declaration of ``combo`` taking the given number of cards from each
+    group of classes that the rules allow."""
+    key = combo_key(combo)
+    need_undeclared = rules.need_undeclared
+    need_new = rules.need_new
+    allows = rules.allows
+    for sel in product(*[_picks(classes, k) for classes, k in groups]):
+        refs: tuple[int, ...] = ()
+        undeclared = new = False
+        for pick_refs, pick_undeclared, pick_new in sel:
+            refs += pick_refs
+            undeclared = undeclared or pick_undeclared
+            new = new or pick_new
+        if need_undeclared and not undeclared:
+            continue
+        if need_new and not new:
+            continue
+        if allows is not None and not allows(key, refs):
+            continue
+        out.append(declare(combo, refs))
 
 
 def enumerate_declarations(
@@ -235,44 +307,19 @@ def enumerate_declarations(
         return out
     partner_pool = pool_from_cards(partner_bezique, marks, frozenset()) if partner_bezique else {}
 
-    def eligible(kind: int, klass: int, level: int) -> list[CardClass]:
-        cls = pool.get(kind)
-        if not cls:
-            return []
-        if rules.rubicon or (rules.second_double and klass == CLASS_B and level == 2):
-            return [c for c in cls if level_of(c.marks, klass) <= level]
-        return [c for c in cls if level_of(c.marks, klass) < level]
-
-    def emit(combo: Combo, groups: list[tuple[list[CardClass], int]]) -> None:
-        key = combo_key(combo)
-        need_undeclared = rules.need_undeclared
-        need_new = rules.need_new
-        allows = rules.allows
-        for sel in product(*[_picks(classes, k) for classes, k in groups]):
-            refs: tuple[int, ...] = ()
-            undeclared = new = False
-            for pick_refs, pick_undeclared, pick_new in sel:
-                refs += pick_refs
-                undeclared = undeclared or pick_undeclared
-                new = new or pick_new
-            if need_undeclared and not undeclared:
-                continue
-            if need_new and not new:
-                continue
-            if allows is not None and not allows(key, refs):
-                continue
-            out.append(declare(combo, refs))
-
     # Class A: marriages and sequences.
     for suit in range(4):
         if families >> suit & 1 and focus & _MARRIAGE_MASK[suit]:
-            kings = eligible(make_kind(KING, suit), CLASS_A, 1)
+            kings = _eligible(pool, rules, make_kind(KING, suit), CLASS_A, 1)
             if kings:
-                queens = eligible(make_kind(QUEEN, suit), CLASS_A, 1)
+                queens = _eligible(pool, rules, make_kind(QUEEN, suit), CLASS_A, 1)
                 if queens:
                     royal = suit == trump or (trump < 0 and rules.rubicon)
-                    emit(
-                        Combo.ROYAL_MARRIAGE if royal else Combo.MARRIAGE, [(kings, 1), (queens, 1)]
+                    _emit(
+                        out,
+                        rules,
+                        Combo.ROYAL_MARRIAGE if royal else Combo.MARRIAGE,
+                        [(kings, 1), (queens, 1)],
                     )
         if (
             families & SEQUENCE_FAMILY << suit
@@ -281,36 +328,32 @@ def enumerate_declarations(
         ):
             groups = []
             for rank in SEQUENCE_RANKS:
-                cls = eligible(make_kind(rank, suit), CLASS_A, 2)
+                cls = _eligible(pool, rules, make_kind(rank, suit), CLASS_A, 2)
                 if not cls:
                     break
                 groups.append((cls, 1))
             else:
                 trump_seq = suit == trump or trump < 0
-                emit(Combo.SEQUENCE if trump_seq else Combo.PLAIN_SEQUENCE, groups)
+                _emit(out, rules, Combo.SEQUENCE if trump_seq else Combo.PLAIN_SEQUENCE, groups)
     # Class B: bezique and its multiples.
     queen_kind, knave_kind = bezique_kinds
     if families & BEZIQUE_FAMILY and focus & ((1 << queen_kind) | (1 << knave_kind)):
         for level in range(1, packs + 1):
-            qs = eligible(queen_kind, CLASS_B, level)
-            js = eligible(knave_kind, CLASS_B, level)
+            qs = _eligible(pool, rules, queen_kind, CLASS_B, level)
+            js = _eligible(pool, rules, knave_kind, CLASS_B, level)
             if level > 1 and partner_pool:
-                qs = qs + [
-                    c for c in partner_pool.get(queen_kind, ()) if level_of(c.marks, 1) < level
-                ]
-                js = js + [
-                    c for c in partner_pool.get(knave_kind, ()) if level_of(c.marks, 1) < level
-                ]
-            if sum(len(c.refs) for c in qs) < level or sum(len(c.refs) for c in js) < level:
+                qs = qs + [c for c in partner_pool.get(queen_kind, ()) if level_of(c[1], 1) < level]
+                js = js + [c for c in partner_pool.get(knave_kind, ()) if level_of(c[1], 1) < level]
+            if sum(len(c[0]) for c in qs) < level or sum(len(c[0]) for c in js) < level:
                 continue  # a higher level may still be open to cards that this one excludes
-            emit(BEZIQUE_LEVELS[level - 1], [(qs, level), (js, level)])
+            _emit(out, rules, BEZIQUE_LEVELS[level - 1], [(qs, level), (js, level)])
     # Class C: fours of a kind, irrespective of suit.
     for rank, combo in FOUR_COMBOS.items():
         if not families & FOUR_FAMILIES[rank] or not focus & _RANK_MASK[rank]:
             continue
         cls = []
         for suit in range(4):
-            cls.extend(eligible(make_kind(rank, suit), CLASS_C, 1))
-        if sum(len(c.refs) for c in cls) >= 4:
-            emit(combo, [(cls, 4)])
+            cls.extend(_eligible(pool, rules, make_kind(rank, suit), CLASS_C, 1))
+        if sum(len(c[0]) for c in cls) >= 4:
+            _emit(out, rules, combo, [(cls, 4)])
     return out

@@ -9,7 +9,6 @@ draw. :class:`DeclaringTurn` holds the turn's logic, one layer of :class:`arena.
 
 from __future__ import annotations
 
-from bisect import insort
 from collections.abc import Sequence
 from typing import Final
 
@@ -28,6 +27,7 @@ from arena.game.declarations import (
     combo_class_level,
     combo_key,
     enumerate_declarations,
+    families_kinds,
     level_of,
     pool_from_cards,
     pool_from_codes,
@@ -57,6 +57,19 @@ _SEQUENCE_BITS: Final = tuple(
 )
 
 
+_POLISH_RULES: Final = Rules(False, True, True)
+_RUBICON_RULES: Final = Rules(True, False, False)
+_ORDINARY_RULES: Final = (
+    Rules(False, True, False, second_double=False),
+    Rules(False, True, False, second_double=True),
+)
+# Declaring and exchanging the seven of trumps (a hidden one: by its kind), by trump suit.
+_SEVEN_DECLARE: Final = tuple(
+    declare(Combo.SEVEN_OF_TRUMPS, (ANY_COPY + make_kind(SEVEN, s),)) for s in range(4)
+)
+_SEVEN_EXCHANGE: Final = tuple(exchange(ANY_COPY + make_kind(SEVEN, s)) for s in range(4))
+
+
 def families_held(
     present: int, fresh: int, fours: int, trump: int, queen: int, knave: int, any_suit: bool
 ) -> int:
@@ -81,6 +94,18 @@ def families_held(
             if full & rank_field and fresh & mask:
                 out |= family
     return out
+
+
+_PLAY: Final = PLAY_ACTIONS
+
+
+def _insertion_point(refs: list[int], ref: int) -> int:
+    """Where ``ref`` goes in the sorted list (a hand's few references: a plain scan)."""
+    i = 0
+    n = len(refs)
+    while i < n and refs[i] < ref:
+        i += 1
+    return i
 
 
 MARRIAGE_KEY: Final = combo_key(Combo.MARRIAGE)  # marriages, royal or not: one kind for re-use
@@ -144,13 +169,13 @@ class DeclaringTurn(Scoring):
         if self.fam == F_RUBICON:
             scored = self.scored_sets[seat]
             if not scored:
-                return Rules(True, False, False)
+                return _RUBICON_RULES
             return Rules(
                 True, False, False, lambda key, refs: self._rubicon_allows(seat, key, refs)
             )
         if self.fam == F_POLISH:
-            return Rules(False, True, True)
-        return Rules(False, True, False, second_double=v.packs >= 3)
+            return _POLISH_RULES
+        return _ORDINARY_RULES[1 if v.packs >= 3 else 0]
 
     def _rubicon_allows(self, seat: int, key: int, refs: Sequence[int]) -> bool:
         """Rubicon (000, 004; docs/rules.md §6.4): whether a combination of kind ``key`` made of ``refs`` may
@@ -191,13 +216,16 @@ class DeclaringTurn(Scoring):
                 return True  # 004: crosswise re-marriage
         return False
 
-    def _pool(self, seat: int, focus: int) -> Pool:
+    def _pool(self, seat: int, focus: int, families: int) -> Pool:
         if self.fam == F_POLISH:
             relevant = relevant_kinds(focus, self.trump, self.bezique_kinds, False)
             cards = [c for c in self.open[seat] if relevant >> (c & 31) & 1]
             return pool_from_cards(cards, self.turn_marks, self.turn_new)
         excluded = frozenset(self.turn_used | {self.turn_excluded})
-        return pool_from_codes(self.hands[seat], self.marks, excluded)
+        # Only the kinds of the families of combinations the hand may hold (the enumeration looks
+        # at no other).
+        kinds = families_kinds(families, self.bezique_kinds)
+        return pool_from_codes(self.hands[seat], self.marks, excluded, kinds)
 
     def _partner_bezique(self, seat: int) -> list[int]:
         """000: with partners, double and triple bezique may be formed from the béziques declared
@@ -230,7 +258,7 @@ class DeclaringTurn(Scoring):
                     out = list(self.turn_options)  # a compound turn judges cards as at its start
                 else:
                     out = enumerate_declarations(
-                        self._pool(seat, focus),
+                        self._pool(seat, focus, families),
                         self.trump,
                         self.bezique_kinds,
                         v.packs,
@@ -257,55 +285,77 @@ class DeclaringTurn(Scoring):
         return out
 
     def _index_add(self, seat: int, ref: int) -> None:
-        """A card enters the seat's hand under ``ref`` (see StateFields.hand_refs)."""
-        counts = self.hand_refs[seat]
-        n = counts.get(ref, 0)
+        """A card enters the seat's hand under ``ref`` (see StateFields.ref_counts)."""
+        counts = self.ref_counts[seat]
+        n: int = counts[ref]
         counts[ref] = n + 1
-        if not n:
-            insort(self.plays[seat], PLAY_ACTIONS[ref])
-            if ref >= ANY_COPY:
-                self.fresh[seat] |= 1 << (ref & 31)
         kind = ref & 31
+        if not n:
+            refs = self.play_refs[seat]
+            i = _insertion_point(refs, ref)
+            refs.insert(i, ref)
+            self.plays[seat].insert(i, _PLAY[ref])
+            if ref >= ANY_COPY:
+                fresh = self.fresh
+                x: int = fresh[seat]
+                fresh[seat] = x | (1 << kind)
         kinds = self.kind_counts[seat]
-        if not kinds[kind]:
-            self.present[seat] |= 1 << kind
-        kinds[kind] += 1
-        self.fours[seat] += _FOUR_FIELD[kind]
+        k: int = kinds[kind]
+        if not k:
+            present = self.present
+            x = present[seat]
+            present[seat] = x | (1 << kind)
+        kinds[kind] = k + 1
+        fours = self.fours
+        x = fours[seat]
+        fours[seat] = x + _FOUR_FIELD[kind]
 
     def _index_del(self, seat: int, ref: int) -> None:
         """A card held under ``ref`` leaves the seat's hand."""
-        counts = self.hand_refs[seat]
-        n = counts[ref] - 1
-        if n:
-            counts[ref] = n
-        else:
-            del counts[ref]
-            self.plays[seat].remove(PLAY_ACTIONS[ref])
-            if ref >= ANY_COPY:
-                self.fresh[seat] &= ~(1 << (ref & 31))
+        counts = self.ref_counts[seat]
+        n: int = counts[ref] - 1
+        counts[ref] = n
         kind = ref & 31
+        if not n:
+            refs = self.play_refs[seat]
+            i = refs.index(ref)
+            refs.pop(i)
+            self.plays[seat].pop(i)
+            if ref >= ANY_COPY:
+                fresh = self.fresh
+                x: int = fresh[seat]
+                fresh[seat] = x & ~(1 << kind)
         kinds = self.kind_counts[seat]
-        kinds[kind] -= 1
-        if not kinds[kind]:
-            self.present[seat] &= ~(1 << kind)
-        self.fours[seat] -= _FOUR_FIELD[kind]
+        k: int = kinds[kind] - 1
+        kinds[kind] = k
+        if not k:
+            present = self.present
+            x = present[seat]
+            present[seat] = x & ~(1 << kind)
+        fours = self.fours
+        x = fours[seat]
+        fours[seat] = x - _FOUR_FIELD[kind]
 
     def _index_move(self, seat: int, old: int, new: int) -> None:
         """A card of the hand is now held under ``new`` rather than ``old`` (its kind reference, until
         it is declared)."""
-        counts = self.hand_refs[seat]
+        counts = self.ref_counts[seat]
+        refs = self.play_refs[seat]
+        plays = self.plays[seat]
         n = counts[old] - 1
-        if n:
-            counts[old] = n
-        else:
-            del counts[old]
-            self.plays[seat].remove(PLAY_ACTIONS[old])
+        counts[old] = n
+        if not n:
+            i = refs.index(old)
+            refs.pop(i)
+            plays.pop(i)
             if old >= ANY_COPY:
                 self.fresh[seat] &= ~(1 << (old & 31))
-        n = counts.get(new, 0)
+        n = counts[new]
         counts[new] = n + 1
         if not n:
-            insort(self.plays[seat], PLAY_ACTIONS[new])
+            i = _insertion_point(refs, new)
+            refs.insert(i, new)
+            plays.insert(i, _PLAY[new])
             if new >= ANY_COPY:
                 self.fresh[seat] |= 1 << (new & 31)
 
@@ -369,16 +419,16 @@ class DeclaringTurn(Scoring):
         public card in the hand is either declared (a seven declared has scored) or the turn-up taken
         in exchange for a seven, which is no seven of trumps (a seven turned up is never exchanged):
         so an unscored seven is a hidden one."""
-        return ANY_COPY + SEVEN + self.trump * 8 in self.hands[seat]
+        trump = self.trump
+        return trump >= 0 and self.ref_counts[seat][ANY_COPY + SEVEN + trump * 8] > 0
 
     def _seven_actions(self, seat: int) -> list[Action]:
         if not self._holds_seven(seat):
             return []
-        ref = ANY_COPY + make_kind(SEVEN, self.trump)
-        acts = [declare(Combo.SEVEN_OF_TRUMPS, (ref,))]
+        trump = self.trump
         if self._may_exchange():
-            acts.append(exchange(ref))
-        return acts
+            return [_SEVEN_DECLARE[trump], _SEVEN_EXCHANGE[trump]]
+        return [_SEVEN_DECLARE[trump]]
 
     def _reserve_valid(self, seat: int, action: Action, this_turn: bool = False) -> bool:
         """Whether a combination held "to score" may still be scored (004): its cards are still the

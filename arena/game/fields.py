@@ -48,10 +48,10 @@ class StateFields:
         "fours",
         "fresh",
         "game_tricks",
-        "hand_refs",
         "hands",
         "heap",
         "history",
+        "immediate_target",
         "in_stock_phase",
         "items",
         "kind_counts",
@@ -60,14 +60,17 @@ class StateFields:
         "leader",
         "log",
         "marks",
+        "n_seats",
         "next_pack",
         "open",
         "open_fours",
         "open_present",
         "partnered",
         "phase",
+        "play_refs",
         "plays",
         "present",
+        "ref_counts",
         "reformed",
         "reserves",
         "scored_sets",
@@ -79,9 +82,11 @@ class StateFields:
         "totals",
         "trick",
         "trick_order",
+        "trick_tables",
         "tricks_done",
         "tricks_won",
         "trump",
+        "trump_dependent",
         "turn_count",
         "turn_done",
         "turn_excluded",
@@ -101,6 +106,10 @@ class StateFields:
     fam: int  # the variant's family: F_ORDINARY, F_POLISH or F_RUBICON
     partnered: bool  # the variant has partnerships
     seed: int
+    # Read from the variant once (the engine asks at every step; a Variant is a plain Python object).
+    n_seats: int
+    trump_dependent: bool  # the variant's bezique cards depend on trumps
+    immediate_target: int  # game_end "immediate": the target (0: the game ends only after a deal)
     decks: tuple[tuple[int, ...], ...]
     first_dealer: int
     deal_index: int
@@ -115,9 +124,11 @@ class StateFields:
     leader: int
     hands: list[list[int]]
     # Each hand indexed for its legal plays: how many cards it holds under each card reference (while
-    # the stock lasts the reference a seat plays it by, later its kind), and the "play" actions of those
-    # references, sorted. Kept up to date at every change of a hand (see GameState._reindex).
-    hand_refs: list[dict[int, int]]
+    # the stock lasts the reference a seat plays it by, later its kind; a list indexed by reference),
+    # the references it holds, sorted, and their "play" actions in the same order. Kept up to date at
+    # every change of a hand (see GameState._reindex).
+    ref_counts: list[list[int]]
+    play_refs: list[list[int]]
     plays: list[list[Action]]
     # And for the combinations a hand may hold (DeclaringTurn._combos): how many cards of each kind it
     # holds, the kinds it holds (a bit mask), the kinds it holds a copy of under its kind reference
@@ -150,6 +161,7 @@ class StateFields:
     declare_queue: list[int]  # partners still to declare after this trick (four-handed partners)
     turn_winner: int  # the trick's winner, who draws first
     trick_order: tuple[int, ...]  # the seats playing the current trick, in order
+    trick_tables: tuple[tuple[int, ...], ...]  # by leader: the seats of a trick in order
     duels: tuple[tuple[int, int], ...]  # 000: four-handed, the last eight tricks as two duels
     duel_index: int
     game_tricks: int  # tricks completed in the whole game (consultation: who decides)

@@ -4,14 +4,10 @@ One layer of :class:`arena.game.state.GameState` (see :mod:`arena.game.fields`).
 
 from __future__ import annotations
 
-from typing import Final
-
 from arena.game.cards import TEN
 from arena.game.events import EV_SCORE, OVER
 from arena.game.fields import F_ORDINARY, F_RUBICON, StateFields
 from arena.game.results import DealResult, GameResult, ScoreItem, rubicon_settlement
-
-_BRISQUE: Final = tuple(10 if c & 7 >= TEN else 0 for c in range(128))  # by physical card
 
 
 class _GameWon(Exception):
@@ -28,16 +24,24 @@ class Scoring(StateFields):
     def _credit(self, seat: int, points: int, reason: str, cards: tuple[int, ...] = ()) -> None:
         self.deal_points[seat] += points
         self.items.append(ScoreItem(seat, reason, points, cards))
-        v = self.variant
-        if v.game_end == "immediate" and v.target:
+        target = self.immediate_target
+        if target:
+            v = self.variant
             side = v.sides[v.side_of(seat)]
-            if sum(self.totals[s] + self.deal_points[s] for s in side) >= v.target:
+            if sum(self.totals[s] + self.deal_points[s] for s in side) >= target:
                 self.winner_seat = seat
                 raise _GameWon
 
     def brisques(self) -> list[int]:
         """Brisque points (aces and tens, 10 each) taken by each seat so far in this deal."""
-        return [sum(map(_BRISQUE.__getitem__, cards)) for cards in self.won]
+        out = []
+        for cards in self.won:
+            points = 0
+            for c in cards:
+                if c & 7 >= TEN:
+                    points += 10
+            out.append(points)
+        return out
 
     def _end_deal(self) -> None:
         v = self.variant

@@ -78,6 +78,10 @@ class GameState(DeclaringTurn):
         s.variant = variant
         s.fam = FAMILY_IDS[variant.family]
         s.partnered = bool(variant.partnerships)
+        s.n_seats = variant.seats
+        s.trump_dependent = variant.bezique_cards == "trump-dependent"
+        s.immediate_target = variant.target if variant.game_end == "immediate" else 0
+        s.trick_tables = _ORDERS[variant.seats]
         s.seed = seed
         s.decks = tuple(_check_deck(variant, d, i) for i, d in enumerate(decks))
         n = variant.seats
@@ -101,9 +105,8 @@ class GameState(DeclaringTurn):
         """The shuffled kinds of a deal, top card first."""
         if deal_index < len(self.decks):
             return self.decks[deal_index]
-        deck = [c & 31 for c in range(self.variant.deck_size)]
-        random.Random(f"bezique-deal:{self.seed}:{deal_index}").shuffle(deck)
-        return tuple(deck)
+        rng = random.Random(f"bezique-deal:{self.seed}:{deal_index}")
+        return tuple(shuffled_kinds(rng, self.variant.deck_size))
 
     def _start_deal(self) -> None:
         v = self.variant
@@ -197,9 +200,7 @@ class GameState(DeclaringTurn):
     def bezique_kinds(self) -> tuple[int, int]:
         """(queen, knave) of bezique: QS + JD, or QC + JH with spades or diamonds trumps when the
         variant's bezique_cards option is trump-dependent."""
-        if (self.trump == SPADES or self.trump == DIAMONDS) and (
-            self.variant.bezique_cards == "trump-dependent"
-        ):
+        if self.trump_dependent and (self.trump == SPADES or self.trump == DIAMONDS):
             return _QC_JH
         return _QS_JD
 
@@ -227,8 +228,9 @@ class GameState(DeclaringTurn):
     def _legal_plays(self) -> list[Action]:
         """A follower in the last tricks: copies of a kind are interchangeable, and the rules of
         following apply (the other plays are handled in :meth:`legal_actions`)."""
-        kinds = self._obligatory({r - ANY_COPY for r in self.hand_refs[self.to_act]})
-        return [_PLAY_KIND[k] for k in sorted(kinds)]
+        # The hand's references are its kinds now (see _reindex), sorted.
+        kinds = [r - ANY_COPY for r in self.play_refs[self.to_act]]
+        return [_PLAY_KIND[k] for k in self._obligatory(kinds)]
 
     def _reindex(self) -> None:
         """Index every hand for its legal plays: while the stock lasts a card is played by its own
@@ -237,7 +239,8 @@ class GameState(DeclaringTurn):
         marks = self.marks
         in_stock = self.in_stock_phase
         n = len(self.hands)
-        self.hand_refs = [{} for _ in range(n)]
+        self.ref_counts = [[0] * (ANY_COPY + KINDS_PER_PACK) for _ in range(n)]
+        self.play_refs = [[] for _ in range(n)]
         self.plays = [[] for _ in range(n)]
         self.kind_counts = [[0] * KINDS_PER_PACK for _ in range(n)]
         self.present = [0] * n
@@ -249,27 +252,27 @@ class GameState(DeclaringTurn):
                     seat, c if c >= ANY_COPY or (in_stock and marks[c]) else ANY_COPY + (c & 31)
                 )
 
-    def _obligatory(self, kinds: set[int]) -> set[int]:
+    def _obligatory(self, kinds: list[int]) -> list[int]:
         """002 (last eight tricks): follow suit and win if able; if void, win by trumping if able;
-        never forced to under-trump (three-handed, EB9-643)."""
+        never forced to under-trump (three-handed, EB9-643). ``kinds`` and the answer are lists
+        in the same order."""
         trick = self.trick
         led = (trick[0] >> 3) & 3
-        best = self._winning_index()
-        b = trick[best]
+        b = trick[self._winning_index()]
         bsuit = (b >> 3) & 3
         brank = b & 7
         trump = self.trump
-        same = {k for k in kinds if (k >> 3) & 3 == led}
+        same = [k for k in kinds if (k >> 3) & 3 == led]
         if same:
             if bsuit == led:
-                over = {k for k in same if k & 7 > brank}
+                over = [k for k in same if k & 7 > brank]
                 return over or same
             return same
         if trump >= 0:
             if bsuit == trump:
-                over = {k for k in kinds if (k >> 3) & 3 == trump and k & 7 > brank}
+                over = [k for k in kinds if (k >> 3) & 3 == trump and k & 7 > brank]
             else:
-                over = {k for k in kinds if (k >> 3) & 3 == trump}
+                over = [k for k in kinds if (k >> 3) & 3 == trump]
             if over:
                 return over
         return kinds
@@ -298,21 +301,29 @@ class GameState(DeclaringTurn):
         legal = self._legal
         if legal is None:
             legal = self.legal_actions()
-        if action not in legal or action.__class__ is not Action:
+        # The actions of the legal list itself are the usual argument: look for the very object first
+        # (no tuple comparisons), then for an equal one.
+        found = False
+        for a in legal:
+            if a is action:
+                found = True
+                break
+        if not found and (type(action) is not _ACTION_TYPE or action not in legal):
             raise IllegalActionError(self._illegal_message(action, legal))
         self._legal = None
         seat = self.to_act
-        self.history.append((seat, action))
+        phase = self.phase
         try:
-            phase = self.phase
             if phase != PLAY:
+                self.history.append((seat, action))
                 if phase == DECLARE:
                     self._declare_step(seat, action)
                 else:
                     self._carte_blanche_step(seat, action)
                 return
             # Playing a card (inline: this is the engine's most frequent step).
-            ref = action[2][0]
+            ref: int = action[2][0]
+            self.history.append(_PLAY_HISTORY[seat][ref])
             hand = self.hands[seat]
             # The hand's index (see _reindex): the card leaves under the reference it was played by.
             self._index_del(seat, ref)
@@ -343,13 +354,12 @@ class GameState(DeclaringTurn):
                     card = pack * KINDS_PER_PACK + kind
             trick = self.trick
             trick.append(card)
-            self.log.append((EV_PLAY, seat, card))
+            self.log.append(_PLAY_EVENTS[seat][card])
             reserves = self.reserves
             if reserves[seat]:
                 self._refresh_reserves(seat)
-            v = self.variant
             if self.partnered:
-                for p in v.partners(seat):
+                for p in self.variant.partners(seat):
                     if reserves[p]:
                         self._refresh_reserves(p)  # a partner's bezique cards may be in a claim
             order = self.trick_order
@@ -390,7 +400,9 @@ class GameState(DeclaringTurn):
         family = self.fam
         if family != F_RUBICON:
             self.won[winner].extend(cards)
-        self.log.append((EV_TRICK, winner, done))
+        self.log.append(
+            _TRICK_EVENTS[winner][done] if done < _TRICKS_INTERNED else (EV_TRICK, winner, done)
+        )
         if family == F_POLISH:
             self._polish_take(winner, cards)
         elif family == F_RUBICON:
@@ -440,7 +452,7 @@ class GameState(DeclaringTurn):
                     last_drawn[seat] = kind
                     self._index_add(seat, ANY_COPY + kind)
                 self.stock_pos = pos + 2
-                self.trick_order = _ORDERS[2][winner]
+                self.trick_order = self.trick_tables[winner]
                 self.phase = PLAY
                 self.to_act = winner
                 return
@@ -478,12 +490,11 @@ class GameState(DeclaringTurn):
 
     def _draw(self, winner: int) -> None:
         # 002: the winner draws the top card, then the others in turn; the turn-up is drawn last.
-        v = self.variant
         stock = self.stock
         pos = self.stock_pos
         hands = self.hands
         last_drawn = self.last_drawn
-        order = _ORDERS[v.seats][winner]
+        order = self.trick_tables[winner]
         if pos + len(order) <= len(stock):
             for seat in order:
                 kind = stock[pos]
@@ -541,7 +552,6 @@ class GameState(DeclaringTurn):
         self._begin_trick(self.leader)
 
     def _begin_trick(self, leader: int) -> None:
-        n = self.variant.seats
         if self.duels:
             pair = self.duels[self.duel_index]
             if not self.hands[pair[0]] and not self.hands[pair[1]]:
@@ -550,7 +560,7 @@ class GameState(DeclaringTurn):
                 leader = pair[0]
             self.trick_order = (leader, pair[1] if leader == pair[0] else pair[0])
         else:
-            self.trick_order = _ORDERS[n][leader]
+            self.trick_order = self.trick_tables[leader]
         self.leader = leader
         self.phase = PLAY
         self.to_act = leader
@@ -603,6 +613,10 @@ class GameState(DeclaringTurn):
         s.variant = self.variant
         s.fam = self.fam
         s.partnered = self.partnered
+        s.n_seats = self.n_seats
+        s.trump_dependent = self.trump_dependent
+        s.immediate_target = self.immediate_target
+        s.trick_tables = self.trick_tables
         s.seed = self.seed
         s.decks = self.decks
         s.dealt = self.dealt
@@ -635,7 +649,8 @@ class GameState(DeclaringTurn):
         s.items = self.items[:]
         s.deals = self.deals[:]
         s.hands = [h[:] for h in self.hands]
-        s.hand_refs = [r.copy() for r in self.hand_refs]
+        s.ref_counts = [r[:] for r in self.ref_counts]
+        s.play_refs = [r[:] for r in self.play_refs]
         s.plays = [p[:] for p in self.plays]
         s.kind_counts = [k[:] for k in self.kind_counts]
         s.present = self.present[:]
@@ -675,10 +690,34 @@ _ORDERS: Final = {
 _QS_JD: Final = (make_kind(QUEEN, SPADES), make_kind(JACK, DIAMONDS))
 _QC_JH: Final = (make_kind(QUEEN, CLUBS), make_kind(JACK, HEARTS))
 _PLAY_KIND: Final = PLAY_ACTIONS[ANY_COPY:]  # "play" a kind, by kind
+_ACTION_TYPE: Final = Action
+# The history entry of each play and the log event of each card played, by seat (built once: plays
+# are most of a game, and every tuple allocated there is work for the garbage collector too).
+_PLAY_HISTORY: Final = tuple(tuple((seat, a) for a in PLAY_ACTIONS) for seat in range(4))
+_PLAY_EVENTS: Final = tuple(tuple((EV_PLAY, seat, c) for c in range(ANY_COPY)) for seat in range(4))
+_TRICKS_INTERNED: Final = 64
+_TRICK_EVENTS: Final = tuple(
+    tuple((EV_TRICK, seat, done) for done in range(_TRICKS_INTERNED)) for seat in range(4)
+)
 # The physical copies of each kind, by number of packs.
 _COPIES: Final = {
     n: tuple(tuple(p * KINDS_PER_PACK + k for p in range(n)) for k in range(32)) for n in (2, 3, 4)
 }
+
+
+def shuffled_kinds(rng: random.Random, size: int) -> list[int]:
+    """The kinds of a deck of ``size`` cards shuffled exactly as ``rng.shuffle`` does (same calls to
+    ``getrandbits``, so the same deals), without its per-card Python method calls."""
+    deck = [c & 31 for c in range(size)]
+    getrandbits = rng.getrandbits
+    for i in range(size - 1, 0, -1):
+        n = i + 1
+        k = n.bit_length()
+        j = getrandbits(k)
+        while j >= n:
+            j = getrandbits(k)
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck
 
 
 def _check_deck(variant: Variant, deck: Sequence[int], index: int) -> tuple[int, ...]:
