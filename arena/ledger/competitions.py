@@ -10,7 +10,6 @@ shown once, when it is made.
 from __future__ import annotations
 
 import hashlib
-import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +18,7 @@ from arena.ledger.db import Ledger, _now
 from arena.ledger.errors import LedgerError
 from arena.ledger.errors import guarded as _guarded
 from arena.rating import initial as rating_initial
+from arena.tokens import new_token
 from arena.tournament.spec import Entrant
 
 # Submission statuses.
@@ -35,10 +35,6 @@ MAX_LOG = 64 * 1024  # characters of build and check log kept per submission
 
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
-
-
-def new_token() -> str:
-    return secrets.token_urlsafe(24)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from arena.referee import GameEnd, Match, MatchConfig, MatchRecord, Outcome
 from arena.referee.match import PublicEvent
 from arena.service.ports import MATCH_OVER, StreamPort
 from arena.service.sessions import BotSession, SessionKey
+from arena.tokens import new_token
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +136,7 @@ class MatchManager:
         for seat, players in enumerate(specs):
             row = []
             for member, spec in enumerate(players):
-                token = secrets.token_urlsafe(24)
+                token = new_token()
                 port = StreamPort(spec.name, match_id, seat, member, token)
                 self._tokens[token] = port
                 row.append(port)
@@ -202,7 +203,7 @@ class MatchManager:
         code and last output, or that it never connected within ``timeout`` seconds."""
         self._count += 1
         match_id = f"check{self._count}-{secrets.token_hex(4)}"
-        port = StreamPort(spec.name, match_id, 0, 0, secrets.token_urlsafe(24))
+        port = StreamPort(spec.name, match_id, 0, 0, new_token())
         self._tokens[port.token] = port
         entry = MatchEntry(match_id, config, [[port]], [[spec]], timeout, limits)
         self.matches[match_id] = entry

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import secrets
 import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -28,6 +27,7 @@ from arena.bots.limits import Limits
 from arena.scratch import scratch_dir
 from arena.service.manager import MatchManager
 from arena.service.servicers import GATEWAY_SERVICE, Admin, BotGateway, add_gateway
+from arena.tokens import new_token
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc
 
 ADMIN_SERVICE = admin_pb2.DESCRIPTOR.services_by_name["Admin"].full_name
@@ -221,7 +221,7 @@ async def create_server(
     bound_admin = ""
     token = ""
     if admin_address:
-        token = admin_token or secrets.token_urlsafe(32)
+        token = admin_token or new_token(32)
         admin = grpc.aio.server(interceptors=[AdminGuard(token)], options=SERVER_OPTIONS)
         admin_pb2_grpc.add_AdminServicer_to_server(Admin(manager), admin)
         health_pb2_grpc.add_HealthServicer_to_server(admin_health, admin)

@@ -361,7 +361,7 @@ def test_remote_bots_dial_in_with_the_tokens_start_match_returns(
     started, entry = scenario(body)
     tokens = list(started.tokens)
     assert len(tokens) == players and len({t.token for t in tokens}) == players
-    assert all(len(t.token) >= 16 for t in tokens)
+    assert all(len(t.token) >= 16 and not t.token.startswith("-") for t in tokens)
     if players == 2:
         assert [(t.seat, t.team_member) for t in tokens] == [(0, 0), (1, 0)]
     else:
