@@ -129,6 +129,14 @@ def _index(items: list[int], x: int) -> int:
     return i
 
 
+# Enum members and the combinations' text forms as compiled constants: an attribute of an enum class,
+# a call of it, or its Python-level ``text`` property costs a thousand instructions or so a time.
+_DONE_VERB: Final = Verb.DONE
+_EXCHANGE_VERB: Final = Verb.EXCHANGE
+_SEVEN_OF_TRUMPS: Final = Combo.SEVEN_OF_TRUMPS
+_COMBOS: Final[tuple[Combo, ...]] = (Combo.MARRIAGE, *Combo)  # by number (0 is no combination)
+_COMBO_TEXTS: Final = tuple(c.text for c in _COMBOS)
+
 MARRIAGE_KEY: Final = combo_key(Combo.MARRIAGE)  # marriages, royal or not: one kind for re-use
 
 
@@ -561,18 +569,18 @@ class DeclaringTurn(Scoring):
         return cards
 
     def _declare_step(self, seat: int, action: Action) -> None:
-        if action.verb is Verb.DONE:
+        if action.verb is _DONE_VERB:
             self._end_turn()
             return
         v = self.variant
-        if action.verb is Verb.EXCHANGE:
+        if action.verb is _EXCHANGE_VERB:
             self._exchange(seat, action.refs[0])
-        elif action.combo == Combo.SEVEN_OF_TRUMPS:
+        elif action.combo == _SEVEN_OF_TRUMPS:
             card = self._resolve(seat, action.refs)[0]
             self._index_move(seat, ANY_COPY + (card & 31), card)  # shown: now a public card
             self.marks[card] |= SEVEN_MARK
             self.log.append((EV_DECLARE, seat, action.combo, (card,), 10))
-            self._credit(seat, v.scores[Combo.SEVEN_OF_TRUMPS], "seven-of-trumps", (card,))
+            self._credit(seat, v.scores[_SEVEN_OF_TRUMPS], "seven-of-trumps", (card,))
         else:
             self._declare_combo(seat, action)
         legal = self._legal_declare()
@@ -583,7 +591,7 @@ class DeclaringTurn(Scoring):
 
     def _declare_combo(self, seat: int, action: Action) -> None:
         v = self.variant
-        combo = Combo(action.combo)
+        combo = _COMBOS[action.combo]
         cards = self._resolve(seat, action.refs)
         marks = self.marks
         newly = frozenset(c for c in cards if not marks[c] & COMBO_MARKS)
@@ -609,7 +617,7 @@ class DeclaringTurn(Scoring):
         self.log.append((EV_DECLARE, seat, int(combo), tuple(cards), points))
         if v.declarations_per_trick == "one":
             self._announce(seat, (action, declared), newly)
-        self._credit(seat, points, combo.text, tuple(cards))
+        self._credit(seat, points, _COMBO_TEXTS[combo], tuple(cards))
 
     def _record_scored(self, seat: int, key: int, cards: frozenset[int]) -> None:
         """Rubicon: remember a scored combination; the broken ones it re-forms are used up (each broken
@@ -663,7 +671,7 @@ class DeclaringTurn(Scoring):
                 self.turn_options = (
                     None  # a new open card: the turn's combinations are counted again
                 )
-            self._credit(seat, v.scores[Combo.SEVEN_OF_TRUMPS], "exchange", (seven, old))
+            self._credit(seat, v.scores[_SEVEN_OF_TRUMPS], "exchange", (seven, old))
             if r >= TEN:
                 self._credit(seat, 10, "brisque", (old,))
             return
@@ -679,7 +687,7 @@ class DeclaringTurn(Scoring):
         self.turn_excluded = old
         self.taken_up = old
         self.log.append((EV_EXCHANGE, seat, seven, old))
-        self._credit(seat, v.scores[Combo.SEVEN_OF_TRUMPS], "exchange", (seven, old))
+        self._credit(seat, v.scores[_SEVEN_OF_TRUMPS], "exchange", (seven, old))
 
     def _end_turn(self) -> None:
         """The declarer is done."""
