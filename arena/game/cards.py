@@ -19,14 +19,27 @@ SUIT_CHARS: Final = "SHDC"
 SUIT_NAMES: Final = ("spades", "hearts", "diamonds", "clubs")
 RANK_NAMES: Final = ("seven", "eight", "nine", "knave", "queen", "king", "ten", "ace")
 
-SEVEN, EIGHT, NINE, JACK, QUEEN, KING, TEN, ACE = range(8)
-SPADES, HEARTS, DIAMONDS, CLUBS = range(4)
+# Final literals: the compiled engine modules use them as constants (a name bound by unpacking would
+# be looked up in a dictionary at every use).
+SEVEN: Final = 0
+EIGHT: Final = 1
+NINE: Final = 2
+JACK: Final = 3
+QUEEN: Final = 4
+KING: Final = 5
+TEN: Final = 6
+ACE: Final = 7
+SPADES: Final = 0
+HEARTS: Final = 1
+DIAMONDS: Final = 2
+CLUBS: Final = 3
 KINDS_PER_PACK: Final = 32
 MAX_PACKS: Final = 4
 
 # A reference to "a copy of this kind that the seat has not declared" (merged choice in legal action
 # lists): ANY_COPY + kind. Physical cards are below ANY_COPY.
-ANY_COPY: Final = MAX_PACKS * KINDS_PER_PACK
+ANY_COPY: Final = 128  # MAX_PACKS * KINDS_PER_PACK, as a literal: a constant in compiled code
+assert ANY_COPY == MAX_PACKS * KINDS_PER_PACK
 
 
 def make_kind(rank: int, suit: int) -> int:

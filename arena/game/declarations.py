@@ -22,28 +22,30 @@ from arena.game.actions import Action, Combo, declare
 from arena.game.cards import ACE, ANY_COPY, JACK, KING, QUEEN, TEN, make_kind
 
 # Marks on a physical card.
-A_LEVEL = 0b11  # 1: married, 2: in a sequence
-B_SHIFT = 2
-B_LEVEL = 0b111 << B_SHIFT  # 1..4: single, double, triple, quadruple bezique
-FOUR_MARK = 1 << 5
-COMBO_MARKS = 0b111111
-SEVEN_MARK = 1 << 6  # the seven of trumps has scored (declared)
+A_LEVEL: Final = 0b11  # 1: married, 2: in a sequence
+B_SHIFT: Final = 2
+B_LEVEL: Final = 0b111 << B_SHIFT  # 1..4: single, double, triple, quadruple bezique
+FOUR_MARK: Final = 1 << 5
+COMBO_MARKS: Final = 0b111111
+SEVEN_MARK: Final = 1 << 6  # the seven of trumps has scored (declared)
 
-CLASS_A, CLASS_B, CLASS_C = 0, 1, 2
+CLASS_A: Final = 0
+CLASS_B: Final = 1
+CLASS_C: Final = 2
 
-BEZIQUE_LEVELS = (
+BEZIQUE_LEVELS: Final = (
     Combo.BEZIQUE,
     Combo.DOUBLE_BEZIQUE,
     Combo.TRIPLE_BEZIQUE,
     Combo.QUADRUPLE_BEZIQUE,
 )
-FOUR_COMBOS = {
+FOUR_COMBOS: Final = {
     JACK: Combo.FOUR_KNAVES,
     QUEEN: Combo.FOUR_QUEENS,
     KING: Combo.FOUR_KINGS,
     ACE: Combo.FOUR_ACES,
 }
-SEQUENCE_RANKS = (ACE, TEN, KING, QUEEN, JACK)
+SEQUENCE_RANKS: Final = (ACE, TEN, KING, QUEEN, JACK)
 
 
 def _class_level(combo: int) -> tuple[int, int]:
@@ -200,20 +202,22 @@ def combo_key(combo: int) -> int:
     return _combo_key(combo)
 
 
-ALL_KINDS = (1 << 32) - 1
+ALL_KINDS: Final = (1 << 32) - 1
 
 # Families of combinations, as bits of a mask (which ones a hand may hold, see
 # DeclaringTurn._combos): marriages (bit per suit), sequences (bit per suit), bezique and its
 # multiples, and the four fours.
-MARRIAGE_FAMILY = 1  # << suit
-SEQUENCE_FAMILY = 1 << 4  # << suit
-BEZIQUE_FAMILY = 1 << 8
-FOUR_FAMILIES = {JACK: 1 << 9, QUEEN: 1 << 10, KING: 1 << 11, ACE: 1 << 12}
-ALL_FAMILIES = (1 << 13) - 1
-_SUIT_MASK = tuple(0xFF << (8 * suit) for suit in range(4))
-_MARRIAGE_MASK = tuple((1 << make_kind(KING, s)) | (1 << make_kind(QUEEN, s)) for s in range(4))
-_SEQUENCE_MASK = tuple(sum(1 << make_kind(r, s) for r in SEQUENCE_RANKS) for s in range(4))
-_RANK_MASK = {r: sum(1 << make_kind(r, s) for s in range(4)) for r in FOUR_COMBOS}
+MARRIAGE_FAMILY: Final = 1  # << suit
+SEQUENCE_FAMILY: Final = 1 << 4  # << suit
+BEZIQUE_FAMILY: Final = 1 << 8
+FOUR_FAMILIES: Final = {JACK: 1 << 9, QUEEN: 1 << 10, KING: 1 << 11, ACE: 1 << 12}
+ALL_FAMILIES: Final = (1 << 13) - 1
+_SUIT_MASK: Final = tuple(0xFF << (8 * suit) for suit in range(4))
+_MARRIAGE_MASK: Final = tuple(
+    (1 << make_kind(KING, s)) | (1 << make_kind(QUEEN, s)) for s in range(4)
+)
+_SEQUENCE_MASK: Final = tuple(sum(1 << make_kind(r, s) for r in SEQUENCE_RANKS) for s in range(4))
+_RANK_MASK: Final = {r: sum(1 << make_kind(r, s) for s in range(4)) for r in FOUR_COMBOS}
 
 
 def families_kinds(families: int, bezique_kinds: tuple[int, int]) -> int:
@@ -310,9 +314,9 @@ def enumerate_declarations(
     # Class A: marriages and sequences.
     for suit in range(4):
         if families >> suit & 1 and focus & _MARRIAGE_MASK[suit]:
-            kings = _eligible(pool, rules, make_kind(KING, suit), CLASS_A, 1)
+            kings = _eligible(pool, rules, KING + 8 * suit, CLASS_A, 1)
             if kings:
-                queens = _eligible(pool, rules, make_kind(QUEEN, suit), CLASS_A, 1)
+                queens = _eligible(pool, rules, QUEEN + 8 * suit, CLASS_A, 1)
                 if queens:
                     royal = suit == trump or (trump < 0 and rules.rubicon)
                     _emit(
@@ -328,7 +332,7 @@ def enumerate_declarations(
         ):
             groups = []
             for rank in SEQUENCE_RANKS:
-                cls = _eligible(pool, rules, make_kind(rank, suit), CLASS_A, 2)
+                cls = _eligible(pool, rules, rank + 8 * suit, CLASS_A, 2)
                 if not cls:
                     break
                 groups.append((cls, 1))
@@ -353,7 +357,7 @@ def enumerate_declarations(
             continue
         cls = []
         for suit in range(4):
-            cls.extend(_eligible(pool, rules, make_kind(rank, suit), CLASS_C, 1))
+            cls.extend(_eligible(pool, rules, rank + 8 * suit, CLASS_C, 1))
         if sum(len(c[0]) for c in cls) >= 4:
             _emit(out, rules, combo, [(cls, 4)])
     return out

@@ -108,6 +108,47 @@ def _insertion_point(refs: list[int], ref: int) -> int:
     return i
 
 
+# Whether this module runs compiled (mypyc): then a scan of unboxed integers beats list.index.
+_COMPILED: Final = not __file__.endswith(".py")
+
+
+def _position(items: list[int], x: int) -> int:
+    """Where ``x`` first occurs in ``items`` (a hand, or its few references), or -1: compiled, a scan
+    of unboxed integers, several times cheaper than ``list.index`` or ``in`` with their generic
+    comparisons (the play of every card looks up its card twice); interpreted, ``list.index``, which
+    is the faster there."""
+    if not _COMPILED:
+        try:
+            return items.index(x)
+        except ValueError:
+            return -1
+    i = 0
+    n = len(items)
+    while i < n:
+        if items[i] == x:
+            return i
+        i += 1
+    return -1
+
+
+def _index(items: list[int], x: int) -> int:
+    """``items.index(x)`` by :func:`_position`: a ValueError if ``x`` is missing."""
+    if not _COMPILED:
+        return items.index(x)
+    i = _position(items, x)
+    if i < 0:
+        raise ValueError(f"{x} is not in the list")
+    return i
+
+
+# Enum members and the combinations' text forms as compiled constants: an attribute of an enum class,
+# a call of it, or its Python-level ``text`` property costs a thousand instructions or so a time.
+_DONE_VERB: Final = Verb.DONE
+_EXCHANGE_VERB: Final = Verb.EXCHANGE
+_SEVEN_OF_TRUMPS: Final = Combo.SEVEN_OF_TRUMPS
+_COMBOS: Final[tuple[Combo, ...]] = (Combo.MARRIAGE, *Combo)  # by number (0 is no combination)
+_COMBO_TEXTS: Final = tuple(c.text for c in _COMBOS)
+
 MARRIAGE_KEY: Final = combo_key(Combo.MARRIAGE)  # marriages, royal or not: one kind for re-use
 
 
@@ -318,7 +359,7 @@ class DeclaringTurn(Scoring):
         kind = ref & 31
         if not n:
             refs = self.play_refs[seat]
-            i = refs.index(ref)
+            i = _index(refs, ref)
             refs.pop(i)
             self.plays[seat].pop(i)
             if ref >= ANY_COPY:
@@ -345,7 +386,7 @@ class DeclaringTurn(Scoring):
         n = counts[old] - 1
         counts[old] = n
         if not n:
-            i = refs.index(old)
+            i = _index(refs, old)
             refs.pop(i)
             plays.pop(i)
             if old >= ANY_COPY:
@@ -540,18 +581,18 @@ class DeclaringTurn(Scoring):
         return cards
 
     def _declare_step(self, seat: int, action: Action) -> None:
-        if action.verb is Verb.DONE:
+        if action.verb is _DONE_VERB:
             self._end_turn()
             return
         v = self.variant
-        if action.verb is Verb.EXCHANGE:
+        if action.verb is _EXCHANGE_VERB:
             self._exchange(seat, action.refs[0])
-        elif action.combo == Combo.SEVEN_OF_TRUMPS:
+        elif action.combo == _SEVEN_OF_TRUMPS:
             card = self._resolve(seat, action.refs)[0]
             self._index_move(seat, ANY_COPY + (card & 31), card)  # shown: now a public card
             self.marks[card] |= SEVEN_MARK
             self.log.append((EV_DECLARE, seat, action.combo, (card,), 10))
-            self._credit(seat, v.scores[Combo.SEVEN_OF_TRUMPS], "seven-of-trumps", (card,))
+            self._credit(seat, v.scores[_SEVEN_OF_TRUMPS], "seven-of-trumps", (card,))
         else:
             self._declare_combo(seat, action)
         legal = self._legal_declare()
@@ -562,7 +603,7 @@ class DeclaringTurn(Scoring):
 
     def _declare_combo(self, seat: int, action: Action) -> None:
         v = self.variant
-        combo = Combo(action.combo)
+        combo = _COMBOS[action.combo]
         cards = self._resolve(seat, action.refs)
         marks = self.marks
         newly = frozenset(c for c in cards if not marks[c] & COMBO_MARKS)
@@ -588,7 +629,7 @@ class DeclaringTurn(Scoring):
         self.log.append((EV_DECLARE, seat, int(combo), tuple(cards), points))
         if v.declarations_per_trick == "one":
             self._announce(seat, (action, declared), newly)
-        self._credit(seat, points, combo.text, tuple(cards))
+        self._credit(seat, points, _COMBO_TEXTS[combo], tuple(cards))
 
     def _record_scored(self, seat: int, key: int, cards: frozenset[int]) -> None:
         """Rubicon: remember a scored combination; the broken ones it re-forms are used up (each broken
@@ -642,7 +683,7 @@ class DeclaringTurn(Scoring):
                 self.turn_options = (
                     None  # a new open card: the turn's combinations are counted again
                 )
-            self._credit(seat, v.scores[Combo.SEVEN_OF_TRUMPS], "exchange", (seven, old))
+            self._credit(seat, v.scores[_SEVEN_OF_TRUMPS], "exchange", (seven, old))
             if r >= TEN:
                 self._credit(seat, 10, "brisque", (old,))
             return
@@ -658,7 +699,7 @@ class DeclaringTurn(Scoring):
         self.turn_excluded = old
         self.taken_up = old
         self.log.append((EV_EXCHANGE, seat, seven, old))
-        self._credit(seat, v.scores[Combo.SEVEN_OF_TRUMPS], "exchange", (seven, old))
+        self._credit(seat, v.scores[_SEVEN_OF_TRUMPS], "exchange", (seven, old))
 
     def _end_turn(self) -> None:
         """The declarer is done."""

@@ -34,7 +34,7 @@ from arena.game.cards import (
     make_kind,
 )
 from arena.game.declarations import SEVEN_MARK
-from arena.game.declaring import _FOUR_FIELD, DeclaringTurn
+from arena.game.declaring import _FOUR_FIELD, DeclaringTurn, _index, _position
 from arena.game.errors import IllegalActionError
 from arena.game.events import (
     CARTE_BLANCHE,
@@ -328,26 +328,31 @@ class GameState(DeclaringTurn):
             # The hand's index (see _reindex): the card leaves under the reference it was played by.
             self._index_del(seat, ref)
             if ref < ANY_COPY:
-                hand.remove(ref)
+                hand.pop(_index(hand, ref))
                 card = ref
             else:
                 # Prefer a copy that is already public (a taken turn-up; in the last tricks any copy
                 # declared before), so that the identity of the card played never tells which hidden
                 # copies the seat holds.
                 card = -1
+                at = -1  # where the card is in the hand
                 kind = ref - ANY_COPY
                 if self.in_stock_phase:
                     x = self.taken_up
-                    if x >= 0 and x & 31 == kind and x in hand and not self.marks[x]:
-                        card = x
+                    if x >= 0 and x & 31 == kind and not self.marks[x]:
+                        at = _position(hand, x)
+                        if at >= 0:
+                            card = x
                 else:
                     for c in _COPIES[self.variant.packs][kind]:
-                        if c in hand and (card < 0 or hand.index(c) < hand.index(card)):
+                        i = _position(hand, c)
+                        if i >= 0 and (at < 0 or i < at):
                             card = c
+                            at = i
                 if card >= 0:
-                    hand.remove(card)
+                    hand.pop(at)
                 else:
-                    hand.remove(ref)
+                    hand.pop(_index(hand, ref))
                     next_pack = self.next_pack
                     pack = next_pack[kind]
                     next_pack[kind] = pack + 1
