@@ -42,6 +42,7 @@ from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.referee.record import MatchRecord
+from arena.web import game_queries as gq
 from arena.web import queries as q
 from arena.web.live import LiveError, Referee, parse_last_id
 from arena.web.replay import ReplayError, frames
@@ -175,14 +176,14 @@ def _path_int(request: Request, name: str = "id") -> int:
     return value
 
 
-def _filter(request: Request) -> q.GameFilter:
+def _filter(request: Request) -> gq.GameFilter:
     outcome = request.query_params.get("outcome") or None
     if outcome is not None and outcome not in q.OUTCOMES:
         raise BadRequest(
             f"outcome must be one of {', '.join(q.OUTCOMES)}, got {q.cap(outcome, 40)!r}"
         )
     limit = _int(request, "limit", 1)
-    return q.GameFilter(
+    return gq.GameFilter(
         event=_int(request, "event"),
         entrant=_int(request, "entrant"),
         outcome=outcome,
@@ -291,7 +292,7 @@ def create_app(
         board_id = chosen if chosen is not None else (ids[0] if ids else None)
         with reader.read() as conn:
             hist = q.history(conn, entrant_id, board_id) if board_id is not None else []
-            recent, _ = q.games(conn, q.GameFilter(entrant=entrant_id, limit=RECENT_GAMES))
+            recent, _ = gq.games(conn, gq.GameFilter(entrant=entrant_id, limit=RECENT_GAMES))
         return {
             "entrant": who,
             "boards": on,
@@ -329,7 +330,7 @@ def create_app(
         f = _filter(request)
         evs = q.events(reader)
         with reader.read() as conn:
-            found, more = q.games(conn, f)
+            found, more = gq.games(conn, f)
             everyone = q.entrants(conn)
             who = q.entrant(conn, f.entrant) if f.entrant is not None else None
         return page(
@@ -346,12 +347,12 @@ def create_app(
 
     def api_games(request: Request) -> Response:
         with reader.read() as conn:
-            found, more = q.games(conn, _filter(request))
+            found, more = gq.games(conn, _filter(request))
         return JSONResponse({"games": found, "next_before": more})
 
     def game_page(request: Request) -> Response:
         with reader.read() as conn:
-            g = q.game(conn, _path_int(request))
+            g = gq.game(conn, _path_int(request))
         return page(request, "game.html", game=g)
 
     replays = FrameCache(REPLAYS_KEPT)
@@ -359,17 +360,17 @@ def create_app(
     def api_game(request: Request) -> Response:
         game_id = _path_int(request)
         with reader.read() as conn:
-            g = q.game(conn, game_id)
-            g["record"] = None if g["sealed"] else q.record(conn, game_id)
+            g = gq.game(conn, game_id)
+            g["record"] = None if g["sealed"] else gq.record(conn, game_id)
         return JSONResponse(g)
 
     def api_replay(request: Request) -> Response:
         game_id = _path_int(request)
         view = _view(request)
         with reader.read() as conn:
-            if q.game(conn, game_id)["sealed"]:
+            if gq.game(conn, game_id)["sealed"]:
                 raise HTTPException(403, _sealed_message(game_id))
-            encoding, blob = q.stored_record(conn, game_id)
+            encoding, blob = gq.stored_record(conn, game_id)
         # A game's record never changes; the checksum tells a game played again after voiding (which
         # may get a voided game's id) from the game replayed before.
         key = (
@@ -381,7 +382,7 @@ def create_app(
         found = replays.get(key)
         if found is None:
             found = replays.put(
-                key, _replay(game_id, q.decode_record(game_id, encoding, blob), view)
+                key, _replay(game_id, gq.decode_record(game_id, encoding, blob), view)
             )
         return Response(found, media_type="application/json")
 
