@@ -149,7 +149,8 @@ def _solve_secular(probs: Sequence[float], a: Sequence[float], start: float = 0.
 
     The function decreases strictly between its poles ``-1 / max(a)`` and ``-1 / min(a)`` (where it
     runs from +inf to -inf), so the root is unique when ``min(a) < 0 < max(a)``; it is found by Newton's
-    method from ``start`` kept inside a shrinking bracket (bisection whenever a step would leave it).
+    method from ``start`` kept inside a shrinking bracket (bisection whenever a step would leave it),
+    to the last float that moves.
     """
     lo_a, hi_a = min(a), max(a)
     if not lo_a < 0 < hi_a:
@@ -176,8 +177,10 @@ def _solve_secular(probs: Sequence[float], a: Sequence[float], start: float = 0.
             hi = x
         step = x - f / slope if slope < 0 else math.nan
         nxt = step if lo < step < hi else (lo + hi) / 2
-        if abs(nxt - x) <= 1e-13 * max(1.0, abs(x)) or hi - lo <= 1e-13 * max(1.0, abs(x)):
-            return nxt
+        # Stop only where floating point stops: near a pole a step far below x's own size still moves
+        # a term 1 + x a[i] that is almost 0, and with it the distribution's sum and mean.
+        if nxt == x:
+            return x
         x = nxt
     return x
 
