@@ -9,6 +9,8 @@ Real bubblewrap: on CI these tests must not skip (.ci/run installs it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import os
 import re
 import secrets
@@ -26,7 +28,7 @@ from arena.bots.launcher import BotProcess
 from arena.bots.limits import Limits
 from arena.ledger import Ledger
 from arena.referee import MatchConfig, TimeControl
-from arena.sandbox import probe, procs
+from arena.sandbox import probe, procs, uids
 from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
 from arena.service.server import ArenaServer, create_server
 
@@ -134,6 +136,20 @@ def beside(
     return run
 
 
+def leased_elsewhere(uid: int) -> bool:
+    """Whether another arena (another test running beside this one) holds this uid now: its bot's
+    processes are then its own, and whatever of ours ran under the uid was killed when it was leased."""
+    fd = os.open(uids._lock_dir() / str(uid), os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    return False
+
+
 def nothing_left(run: Run, tag: str = "") -> None:
     """No process of either match's bots, nor anything they started, is still running: by PID
     namespace, by the uids they ran under, by their environment marker and by a tag in the command
@@ -146,7 +162,8 @@ def nothing_left(run: Run, tag: str = "") -> None:
         for namespace in run.namespaces:
             found.update(procs.in_namespace(namespace))
         for uid in run.uids:
-            found.update(procs.of_uid(uid))
+            if not leased_elsewhere(uid):
+                found.update(procs.of_uid(uid))
         if tag:
             for pid in procs.pids():
                 try:
