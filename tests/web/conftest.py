@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -54,20 +54,22 @@ version = "2"
 
 
 @pytest.fixture(scope="session")
-def built_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built_ledger(build_once: Callable[[str, Callable[[Path], None]], Path]) -> Path:
     """A ledger holding one finished tournament: three example bots, round robin, one duplicate deal
-    per pairing (six games), played for real. Tests copy it before changing anything."""
-    folder = tmp_path_factory.mktemp("web-ledger")
-    toml = folder / "web.toml"
-    toml.write_text(TOURNAMENT)
-    path = folder / "ledger.sqlite"
-    led = Ledger(path)
-    try:
-        runner = TournamentRunner(load(toml), led)
-        asyncio.run(asyncio.wait_for(runner.run(), RUN_TIMEOUT))
-    finally:
-        led.close()
-    return path
+    per pairing (six games), played for real, once for the whole run. Tests copy it before changing
+    anything."""
+
+    def play(folder: Path) -> None:
+        toml = folder / "web.toml"
+        toml.write_text(TOURNAMENT)
+        led = Ledger(folder / "ledger.sqlite")
+        try:
+            runner = TournamentRunner(load(toml), led)
+            asyncio.run(asyncio.wait_for(runner.run(), RUN_TIMEOUT))
+        finally:
+            led.close()
+
+    return build_once("web-ledger", play) / "ledger.sqlite"
 
 
 @pytest.fixture
