@@ -1,6 +1,7 @@
 # Bezique Arena: developer entry points.
 #   make demo   create .venv when missing, then run the quickstart tournament into arena.sqlite
 #   make test   ruff, ruff format --check, mypy --strict, pytest, test-compiled (CI runs this via .ci/run)
+#   make test-fast  the tests not marked slow, for the edit-test loop (make test and CI run them all)
 #   make bench  engine throughput benchmark
 #   make engine-compiled  compile the rules engine's hot modules with mypyc (optional; see setup.py)
 #   make engine-pure      remove the compiled modules: back to the pure-Python engine
@@ -12,7 +13,7 @@ VENV  := .venv
 STAMP := $(VENV)/.installed
 BIN   := $(VENV)/bin
 
-.PHONY: all venv .venv demo test bench clean engine-compiled engine-pure test-compiled
+.PHONY: all venv .venv demo test test-fast bench clean engine-compiled engine-pure test-compiled
 
 all: test
 
@@ -36,12 +37,21 @@ demo: $(STAMP)
 	@echo "See it in a browser (leaderboard, entrants, replays): $(BIN)/arena web --ledger arena.sqlite"
 	@echo "then open http://127.0.0.1:8000/"
 
+# The tests start some hundreds of Python processes (bots, arena commands, pytest's workers). With
+# PYTHONDONTWRITEBYTECODE set in the environment, each would compile the project's modules from source
+# again, and each pytest worker would rewrite every test module's asserts again: for the tests the
+# bytecode is written (into the ignored __pycache__ folders).
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/pytest
+
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest
+	$(PYTEST)
 	$(MAKE) --no-print-directory test-compiled
+
+test-fast: $(STAMP)
+	$(PYTEST) -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py --variant two-handed --seconds 5

@@ -74,6 +74,7 @@ def test_the_example_bots_include_first_and_random() -> None:
     assert {"first_bot", "random_bot"} <= set(EXAMPLE_BOTS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bot", EXAMPLE_BOTS)
 def test_example_bots_pass_the_full_session(bot: str) -> None:
     result = CliRunner().invoke(
@@ -198,6 +199,7 @@ def test_a_bot_command_that_cannot_start_is_reported() -> None:
     assert "cannot start 'no-such-program-for-arena'" in report.mistakes[0].detail
 
 
+@pytest.mark.slow
 def test_check_bot_cli_exit_code_and_summary_for_a_broken_bot() -> None:
     result = CliRunner().invoke(app, ["check-bot", broken("twice"), "--show", "2"])
     assert result.exit_code == 1, result.output

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a real arena serve, real bots dialling in, a wait past 10 s
+
 ARENA = [sys.executable, "-m", "arena.cli.main"]
 
 

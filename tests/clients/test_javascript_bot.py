@@ -20,6 +20,8 @@ from arena.service.manager import PlayerSpec
 from arena.service.server import admin_channel, create_server
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, game_pb2
 
+pytestmark = pytest.mark.slow  # Node bots playing whole matches
+
 ROOT = Path(__file__).resolve().parents[2]
 JS_DIR = ROOT / "clients" / "javascript"
 JS_BOT = JS_DIR / "bot.js"

@@ -41,6 +41,7 @@ def arena(*args: str, prelude: str = "") -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_the_arena_command_does_not_import_ray() -> None:
     code = "import sys, arena.cli.main, arena.cluster, arena.tournament.runner; print('ray' in sys.modules)"
     out = subprocess.run(
@@ -49,6 +50,7 @@ def test_the_arena_command_does_not_import_ray() -> None:
     assert out.stdout.strip() == "False", out.stderr
 
 
+@pytest.mark.slow
 def test_without_ray_a_cluster_run_fails_at_once(tmp_path: Path) -> None:
     ledger = tmp_path / "l.sqlite"
     # As on a machine without the extra: importing ray fails.
@@ -61,6 +63,7 @@ def test_without_ray_a_cluster_run_fails_at_once(tmp_path: Path) -> None:
     assert not ledger.exists(), "nothing was written"
 
 
+@pytest.mark.slow
 def test_a_file_that_asks_for_a_cluster_without_ray_fails_the_same(tmp_path: Path) -> None:
     out = arena(
         "run", str(tournament(tmp_path, 'cluster = "auto"')), "--ledger", str(tmp_path / "l"),
@@ -69,6 +72,7 @@ def test_a_file_that_asks_for_a_cluster_without_ray_fails_the_same(tmp_path: Pat
     assert out.returncode == 2 and "needs Ray" in out.stderr, out.stdout + out.stderr
 
 
+@pytest.mark.slow
 def test_an_address_where_nothing_listens_fails_at_once(tmp_path: Path) -> None:
     with socket.socket() as s:  # a port of this machine that nobody listens on
         s.bind(("127.0.0.1", 0))
@@ -82,6 +86,7 @@ def test_an_address_where_nothing_listens_fails_at_once(tmp_path: Path) -> None:
     assert not ledger.exists()
 
 
+@pytest.mark.slow
 def test_a_competition_server_without_a_cluster_to_reach_fails_at_once(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -99,6 +104,7 @@ def test_a_competition_server_without_a_cluster_to_reach_fails_at_once(tmp_path:
     assert out.returncode == 2 and "cluster" in out.stderr and "my cluster" in out.stderr
 
 
+@pytest.mark.slow
 def test_an_address_that_is_not_ray_fails_at_once(tmp_path: Path) -> None:
     with socket.socket() as listener:  # it accepts connections but never speaks gRPC
         listener.bind(("127.0.0.1", 0))

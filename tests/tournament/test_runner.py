@@ -26,6 +26,8 @@ from arena.tournament.runner import Progress, TournamentRunner
 from arena.tournament.schedule import full_schedule, swiss_pairings
 from arena.tournament.spec import TournamentSpec, load
 
+pytestmark = pytest.mark.slow  # whole tournaments of real bot processes
+
 # (name, module, version): identical programs under two names are two entrants.
 BOTS = [
     ("random", "random_bot", "1"),
@@ -231,7 +233,6 @@ def count_games(path: Path) -> int:
         return 0
 
 
-@pytest.mark.slow
 def test_a_killed_run_resumes_with_nothing_lost_or_doubled(tmp_path: Path) -> None:
     toml = tournament_file(tmp_path, "killed", 4, duplicate=False)  # 6 pairings: 6 games
     spec = load(toml)
@@ -277,7 +278,6 @@ def test_a_killed_run_resumes_with_nothing_lost_or_doubled(tmp_path: Path) -> No
     assert {g for _, _, g in ratings(ledger).values()} == {3}
 
 
-@pytest.mark.slow
 def test_killed_again_and_again_at_random_moments(tmp_path: Path) -> None:
     """Issue 6: SIGKILL at random moments, several times over one tournament, resuming each time; in
     the end exactly the planned games, none doubled, and the ratings of an uninterrupted run."""
@@ -399,7 +399,7 @@ def test_bot_processes_play_several_games_when_the_tournament_allows(tmp_path: P
     for reuse in (1, 4):
         d = tmp_path / f"reuse-{reuse}"
         d.mkdir()
-        spec = load(tournament_file(d, "reuse", 3, deals_per_pairing=2, matches_per_process=reuse))
+        spec = load(tournament_file(d, "reuse", 3, matches_per_process=reuse))
         assert spec.matches_per_process == reuse
         logs = d / "logs"
         led = Ledger(d / "ledger.sqlite")
