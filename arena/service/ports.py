@@ -40,6 +40,7 @@ class StreamPort:
         self.member = member
         self.token = token
         self._writer: Callable[[Outgoing], Awaitable[None]] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # set by attach()
         self.finished = asyncio.Event()  # nothing more to send: the servicer may end the stream
         self.over = False  # the match has ended for this player (its MatchOver is on its way)
         self.claimed = False  # a stream has presented this seat's token
@@ -63,9 +64,10 @@ class StreamPort:
             raise SeatFailure(Outcome.PROTOCOL_ERROR, self._violations.pop(0))
         if self._closed is not None:
             raise SeatFailure(*self._closed)
-        if not self.attached.is_set():
+        loop = self._loop  # the loop the stream was attached in (a lookup costs a system call)
+        if loop is None or not self.attached.is_set():
             raise SeatFailure(Outcome.CRASH, "the bot never connected")
-        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[str] = loop.create_future()
         self._pending[decision.request_id] = future
         message = request_bytes(decision)
         proc = self.process
@@ -141,6 +143,7 @@ class StreamPort:
     def attach(self, writer: Callable[[Outgoing], Awaitable[None]]) -> None:
         """The servicer hands over the stream's write (after the Welcome)."""
         self._writer = writer
+        self._loop = asyncio.get_running_loop()
         self.attached.set()
 
     def on_reply(self, reply: bot_pb2.Reply) -> None:
