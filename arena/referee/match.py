@@ -131,16 +131,16 @@ class Match:
             obs = observe(state, seat, log_from=seen[seat][member])
             seen[seat][member] = len(state.log)
             self._request_id += 1
-            decision = Decision(
-                request_id=self._request_id,
-                match_id=self.match_id,
-                game=game,
-                seat=seat,
-                deciding_member=member,
-                observation=obs,
-                legal=legal,
-                budget_ms=tc.budget_ms,
-                bank_ms=int(bank[seat]),
+            decision = Decision(  # request_id, match_id, game, seat, deciding_member, ...
+                self._request_id,
+                self.match_id,
+                game,
+                seat,
+                member,
+                obs,  # observation
+                legal,
+                tc.budget_ms,
+                int(bank[seat]),  # bank_ms
             )
             reply, action, failure, why, elapsed = await self._ask(
                 port, decision, texts, bank[seat]

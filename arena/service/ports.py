@@ -76,14 +76,16 @@ class StreamPort:
         await self._send(message)
         try:
             return await future
-        finally:
-            if proc is not None:
-                proc.freeze()
-            self._pending.pop(decision.request_id, None)
+        except BaseException:
             answered = future.done() and not future.cancelled() and future.exception() is None
             if not answered:
                 # Timed out or failed: a late reply to it is not another error.
                 self._expired.append(decision.request_id)
+            raise
+        finally:
+            if proc is not None:
+                proc.freeze()
+            self._pending.pop(decision.request_id, None)
 
     async def game_over(
         self,

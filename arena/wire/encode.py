@@ -200,6 +200,7 @@ _phases: dict[str, bytes] = {}
 _trumps: dict[str, bytes] = {}
 _match_ids: dict[str, bytes] = {}
 _events: dict[str, bytes] = {}
+_clocks: dict[tuple[int, int], bytes] = {}
 
 
 def _played_card(table: tuple[tuple[bytes, ...], ...], tag: bytes, seat: int, card: int) -> bytes:
@@ -301,6 +302,15 @@ def _short_text(cache: dict[str, bytes], tag: bytes, text: str) -> bytes:
     return entry
 
 
+def _clock(budget_ms: int, bank_ms: int) -> bytes:
+    """The request's Clock field (the bank changes only when a seat is slow)."""
+    if len(_clocks) > _CACHE_LIMIT:
+        _clocks.clear()
+    body = _number(T_BUDGET, budget_ms) + _number(T_BANK, max(bank_ms, 0))
+    entry = _clocks[budget_ms, bank_ms] = _delimited(T_CLOCK, body)
+    return entry
+
+
 def _event(text: str) -> bytes:
     """A log entry of Request.events (an entry of a repeated field: written even when empty)."""
     if len(_events) > _CACHE_LIMIT:
@@ -327,8 +337,14 @@ def observation_bytes(obs: Observation, deciding_member: int = 0) -> bytes:
         TURN_UP[obs.turn_up] if obs.turn_up is not None else b"",
         F_STOCK[stock] if 0 <= stock < 256 else _number(T_STOCK, stock),
         *[HAND[r] for r in obs.hand],
-        *[_played_card(TRICK, T_TRICK, s, c) for s, c in obs.trick],
-        *[_played_card(LAST_TRICK, T_LAST_TRICK, s, c) for s, c in obs.last_trick],
+        *[
+            TRICK[s][c] if 0 <= s < MAX_SEATS else _played_card(TRICK, T_TRICK, s, c)
+            for s, c in obs.trick
+        ],
+        *[
+            LAST_TRICK[s][c] if 0 <= s < MAX_SEATS else _played_card(LAST_TRICK, T_LAST_TRICK, s, c)
+            for s, c in obs.last_trick
+        ],
         F_WINNER[winner] if 0 <= winner < 256 else _number(T_WINNER, winner),
         *[HEAP[c] for c in obs.heap],
         *[views.get(si) or _seat_view(si) for si in obs.seats],
@@ -352,11 +368,13 @@ def request_bytes(
     built field by field with the observation filled by ``serde.fill_observation`` and
     ``request.events`` the observation's log."""
     observation = observation_bytes(obs, deciding_member)
-    clock = _number(T_BUDGET, budget_ms) + _number(T_BANK, max(bank_ms, 0))
+    clock = _clocks.get((budget_ms, bank_ms)) or _clock(budget_ms, bank_ms)
     actions, events = _actions, _events
     body = b"".join(
         [
-            _number(T_REQUEST_ID, request_id),
+            T_REQUEST_ID + _SMALL[request_id]
+            if 0 < request_id < 16384
+            else _number(T_REQUEST_ID, request_id),
             _match_ids.get(match_id) or _short_text(_match_ids, T_MATCH_ID, match_id),
             F_GAME[game] if 0 <= game < 256 else _number(T_GAME, game),
             F_REQ_SEAT[seat] if 0 <= seat < 256 else _number(T_REQ_SEAT, seat),
@@ -364,8 +382,6 @@ def request_bytes(
             _uint(len(observation)),
             observation,
             *[actions.get(a) or _action(a) for a in legal],
-            T_CLOCK,
-            _SMALL[len(clock)],
             clock,
             *[events.get(e) or _event(e) for e in obs.log],
         ]
