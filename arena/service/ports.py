@@ -151,10 +151,9 @@ class StreamPort:
     def on_reply(self, reply: bot_pb2.Reply) -> None:
         rid = reply.request_id
         future = self._pending.get(rid)
-        if reply.match_id != self.match_id:
-            self.on_violation(
-                f"reply for match {reply.match_id!r:.40} on a stream of {self.match_id}"
-            )
+        match_id = reply.match_id
+        if match_id != self.match_id:
+            self.on_violation(f"reply for match {match_id!r:.40} on a stream of {self.match_id}")
         elif future is not None and not future.done():
             self._answered.append(rid)
             future.set_result(reply.action)
