@@ -201,6 +201,9 @@ _trumps: dict[str, bytes] = {}
 _match_ids: dict[str, bytes] = {}
 _events: dict[str, bytes] = {}
 _clocks: dict[tuple[int, int], bytes] = {}
+_fronts: dict[tuple[object, ...], bytes] = {}
+_hands: dict[tuple[int, ...], bytes] = {}
+_legals: dict[tuple[Action, ...], bytes] = {}
 
 
 def _played_card(table: tuple[tuple[bytes, ...], ...], tag: bytes, seat: int, card: int) -> bytes:
@@ -321,36 +324,79 @@ def _event(text: str) -> bytes:
 
 def observation_bytes(obs: Observation, deciding_member: int = 0) -> bytes:
     """The Observation message's fields, encoded (what ``fill_observation`` fills, as bytes)."""
-    seat = -1 if obs.seat is None else obs.seat
     winner = -1 if obs.last_trick_winner is None else obs.last_trick_winner
-    deal, dealer, to_act, stock = obs.deal, obs.dealer, obs.to_act, obs.stock_size
-    member = deciding_member
-    views, trump, phase = _views, obs.trump, obs.phase
-    parts = [
-        _head(obs.variant, obs.options),
-        F_SEAT[seat] if 0 <= seat < 256 else _number(T_SEAT, seat),
-        F_DEAL[deal] if 0 <= deal < 256 else _number(T_DEAL, deal),
-        F_DEALER[dealer] if 0 <= dealer < 256 else _number(T_DEALER, dealer),
-        _phases.get(phase) or _short_text(_phases, T_PHASE, phase),
-        F_TO_ACT[to_act] if 0 <= to_act < 256 else _number(T_TO_ACT, to_act),
-        b"" if trump is None else _trumps.get(trump) or _short_text(_trumps, T_TRUMP, trump),
-        TURN_UP[obs.turn_up] if obs.turn_up is not None else b"",
-        F_STOCK[stock] if 0 <= stock < 256 else _number(T_STOCK, stock),
-        *[HAND[r] for r in obs.hand],
-        *[
-            TRICK[s][c] if 0 <= s < MAX_SEATS else _played_card(TRICK, T_TRICK, s, c)
-            for s, c in obs.trick
-        ],
-        *[
-            LAST_TRICK[s][c] if 0 <= s < MAX_SEATS else _played_card(LAST_TRICK, T_LAST_TRICK, s, c)
-            for s, c in obs.last_trick
-        ],
-        F_WINNER[winner] if 0 <= winner < 256 else _number(T_WINNER, winner),
-        *[HEAP[c] for c in obs.heap],
-        *[views.get(si) or _seat_view(si) for si in obs.seats],
-        F_MEMBER[member] if 0 <= member < 256 else _number(T_MEMBER, member),
-    ]
-    return b"".join(parts)
+    stock, member, hand = obs.stock_size, deciding_member, obs.hand
+    # The fields up to the turn-up change a few times a deal, a hand once or twice a trick: each is
+    # looked up whole (a tuple's hash costs far less than a field or a card at a time).
+    key: tuple[object, ...] = (
+        obs.variant,
+        obs.options,
+        obs.seat,
+        obs.deal,
+        obs.dealer,
+        obs.phase,
+        obs.to_act,
+        obs.trump,
+        obs.turn_up,
+    )
+    return b"".join(
+        [
+            _fronts.get(key) or _front(obs),
+            F_STOCK[stock] if 0 <= stock < 256 else _number(T_STOCK, stock),
+            _hands.get(hand) or _hand(hand),
+            *[
+                TRICK[s][c] if 0 <= s < MAX_SEATS else _played_card(TRICK, T_TRICK, s, c)
+                for s, c in obs.trick
+            ],
+            *[
+                LAST_TRICK[s][c]
+                if 0 <= s < MAX_SEATS
+                else _played_card(LAST_TRICK, T_LAST_TRICK, s, c)
+                for s, c in obs.last_trick
+            ],
+            F_WINNER[winner] if 0 <= winner < 256 else _number(T_WINNER, winner),
+            *[HEAP[c] for c in obs.heap],
+            *[_views.get(si) or _seat_view(si) for si in obs.seats],
+            F_MEMBER[member] if 0 <= member < 256 else _number(T_MEMBER, member),
+        ]
+    )
+
+
+def _front(obs: Observation) -> bytes:
+    """The Observation's fields from the variant to the turn-up (see :func:`observation_bytes`)."""
+    seat = -1 if obs.seat is None else obs.seat
+    deal, dealer, to_act, trump = obs.deal, obs.dealer, obs.to_act, obs.trump
+    entry = b"".join(
+        [
+            _head(obs.variant, obs.options),
+            F_SEAT[seat] if 0 <= seat < 256 else _number(T_SEAT, seat),
+            F_DEAL[deal] if 0 <= deal < 256 else _number(T_DEAL, deal),
+            F_DEALER[dealer] if 0 <= dealer < 256 else _number(T_DEALER, dealer),
+            _short_text(_phases, T_PHASE, obs.phase),
+            F_TO_ACT[to_act] if 0 <= to_act < 256 else _number(T_TO_ACT, to_act),
+            b"" if trump is None else _short_text(_trumps, T_TRUMP, trump),
+            TURN_UP[obs.turn_up] if obs.turn_up is not None else b"",
+        ]
+    )
+    if len(_fronts) > _CACHE_LIMIT:
+        _fronts.clear()
+    key = (obs.variant, obs.options, obs.seat, deal, dealer, obs.phase, to_act, trump, obs.turn_up)
+    _fronts[key] = entry
+    return entry
+
+
+def _hand(hand: tuple[int, ...]) -> bytes:
+    if len(_hands) > _CACHE_LIMIT:
+        _hands.clear()
+    entry = _hands[hand] = b"".join([HAND[r] for r in hand])
+    return entry
+
+
+def _legal(legal: tuple[Action, ...]) -> bytes:
+    if len(_legals) > _CACHE_LIMIT:
+        _legals.clear()
+    entry = _legals[legal] = b"".join([_actions.get(a) or _action(a) for a in legal])
+    return entry
 
 
 def request_bytes(
@@ -369,7 +415,7 @@ def request_bytes(
     ``request.events`` the observation's log."""
     observation = observation_bytes(obs, deciding_member)
     clock = _clocks.get((budget_ms, bank_ms)) or _clock(budget_ms, bank_ms)
-    actions, events = _actions, _events
+    legals, events = _legals, _events
     body = b"".join(
         [
             T_REQUEST_ID + _SMALL[request_id]
@@ -381,7 +427,9 @@ def request_bytes(
             T_OBSERVATION,
             _uint(len(observation)),
             observation,
-            *[actions.get(a) or _action(a) for a in legal],
+            legals.get(legal) or _legal(legal)
+            if type(legal) is tuple
+            else b"".join([_actions.get(a) or _action(a) for a in legal]),
             clock,
             *[events.get(e) or _event(e) for e in obs.log],
         ]
