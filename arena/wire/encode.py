@@ -202,8 +202,6 @@ _match_ids: dict[str, bytes] = {}
 _events: dict[str, bytes] = {}
 _clocks: dict[tuple[int, int], bytes] = {}
 _fronts: dict[tuple[object, ...], bytes] = {}
-_hands: dict[tuple[int, ...], bytes] = {}
-_legals: dict[tuple[Action, ...], bytes] = {}
 
 
 def _played_card(table: tuple[tuple[bytes, ...], ...], tag: bytes, seat: int, card: int) -> bytes:
@@ -326,8 +324,8 @@ def observation_bytes(obs: Observation, deciding_member: int = 0) -> bytes:
     """The Observation message's fields, encoded (what ``fill_observation`` fills, as bytes)."""
     winner = -1 if obs.last_trick_winner is None else obs.last_trick_winner
     stock, member, hand = obs.stock_size, deciding_member, obs.hand
-    # The fields up to the turn-up change a few times a deal, a hand once or twice a trick: each is
-    # looked up whole (a tuple's hash costs far less than a field or a card at a time).
+    # The fields up to the turn-up change a few times a deal: they are looked up whole (a tuple's
+    # hash costs far less than a field at a time). Hands and legal actions seldom repeat whole.
     key: tuple[object, ...] = (
         obs.variant,
         obs.options,
@@ -343,7 +341,7 @@ def observation_bytes(obs: Observation, deciding_member: int = 0) -> bytes:
         [
             _fronts.get(key) or _front(obs),
             F_STOCK[stock] if 0 <= stock < 256 else _number(T_STOCK, stock),
-            _hands.get(hand) or _hand(hand),
+            *[HAND[r] for r in hand],
             *[
                 TRICK[s][c] if 0 <= s < MAX_SEATS else _played_card(TRICK, T_TRICK, s, c)
                 for s, c in obs.trick
@@ -385,20 +383,6 @@ def _front(obs: Observation) -> bytes:
     return entry
 
 
-def _hand(hand: tuple[int, ...]) -> bytes:
-    if len(_hands) > _CACHE_LIMIT:
-        _hands.clear()
-    entry = _hands[hand] = b"".join([HAND[r] for r in hand])
-    return entry
-
-
-def _legal(legal: tuple[Action, ...]) -> bytes:
-    if len(_legals) > _CACHE_LIMIT:
-        _legals.clear()
-    entry = _legals[legal] = b"".join([_actions.get(a) or _action(a) for a in legal])
-    return entry
-
-
 def request_bytes(
     request_id: int,
     match_id: str,
@@ -415,7 +399,7 @@ def request_bytes(
     ``request.events`` the observation's log."""
     observation = observation_bytes(obs, deciding_member)
     clock = _clocks.get((budget_ms, bank_ms)) or _clock(budget_ms, bank_ms)
-    legals, events = _legals, _events
+    actions, events = _actions, _events
     body = b"".join(
         [
             T_REQUEST_ID + _SMALL[request_id]
@@ -427,9 +411,7 @@ def request_bytes(
             T_OBSERVATION,
             _uint(len(observation)),
             observation,
-            legals.get(legal) or _legal(legal)
-            if type(legal) is tuple
-            else b"".join([_actions.get(a) or _action(a) for a in legal]),
+            *[actions.get(a) or _action(a) for a in legal],
             clock,
             *[events.get(e) or _event(e) for e in obs.log],
         ]
