@@ -64,9 +64,11 @@ class StreamPort:
             raise SeatFailure(Outcome.PROTOCOL_ERROR, self._violations.pop(0))
         if self._closed is not None:
             raise SeatFailure(*self._closed)
-        loop = self._loop  # the loop the stream was attached in (a lookup costs a system call)
-        if loop is None or not self.attached.is_set():
+        if not self.attached.is_set():
             raise SeatFailure(Outcome.CRASH, "the bot never connected")
+        loop = self._loop  # the loop the stream was attached in (a lookup costs a system call)
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
         future: asyncio.Future[str] = loop.create_future()
         self._pending[decision.request_id] = future
         message = request_bytes(decision)
