@@ -101,20 +101,21 @@ def _to_score(reserves: list[Action], own: bool) -> tuple[str, ...]:
 def observe(state: GameState, seat: int | None, log_from: int = 0) -> Observation:
     """The view of ``seat`` (or of a spectator when ``seat`` is None). The public log is given from
     entry ``log_from`` on: a seat that has seen the earlier entries need not be sent them again."""
-    n = state.variant.seats
+    v = state.variant
+    n = v.seats
     if seat is not None and not 0 <= seat < n:
         raise ValueError(f"seat must be 0..{n - 1} or None, got {seat}")
     marks = state.marks
     hand: tuple[int, ...] = ()
     if seat is not None:
-        hand = tuple(
-            sorted(
-                c if c >= ANY_COPY or marks[c] else ANY_COPY + (c & 31) for c in state.hands[seat]
-            )
-        )
+        refs = [c if c >= ANY_COPY or marks[c] else ANY_COPY + (c & 31) for c in state.hands[seat]]
+        refs.sort()
+        hand = tuple(refs)
     last_seats, last_cards, last_winner = state.last_trick
-    # A loop rather than nested generators: this runs for every request a bot is sent.
+    # Loops and fields by position rather than nested generators and keywords: this runs for every
+    # request a bot is sent.
     hands, reserves, over = state.hands, state.reserves, state.phase == OVER
+    opened, won, points, totals = state.open, state.tricks_won, state.deal_points, state.totals
     infos = []
     for s in range(n):
         held = hands[s]
@@ -122,35 +123,35 @@ def observe(state: GameState, seat: int | None, log_from: int = 0) -> Observatio
         if len(table) > 1:
             table.sort()
         infos.append(
-            SeatInfo(
-                seat=s,
-                hand_size=len(held),
-                table=tuple(table),
-                open_cards=tuple(state.open[s]),
-                tricks_won=state.tricks_won[s],
-                deal_points=state.deal_points[s],
-                total=state.totals[s] if over else state.totals[s] + state.deal_points[s],
-                to_score=_to_score(reserves[s], s == seat) if reserves[s] else (),
-                carte_blanche=state.cb_active[s],
+            SeatInfo(  # seat, hand_size, table, open_cards, tricks_won, deal_points, total, ...
+                s,
+                len(held),
+                tuple(table),
+                tuple(opened[s]),
+                won[s],
+                points[s],
+                totals[s] if over else totals[s] + points[s],
+                _to_score(reserves[s], s == seat) if reserves[s] else (),  # to_score
+                state.cb_active[s],  # carte_blanche
             )
         )
-    seats = tuple(infos)
-    return Observation(
-        variant=state.variant.name,
-        options=state.variant.options,
-        seat=seat,
-        deal=state.deal_index,
-        dealer=state.dealer,
-        phase=PHASE_NAMES[state.phase],
-        to_act=state.to_act,
-        trump=SUIT_CHARS[state.trump] if state.trump >= 0 else None,
-        turn_up=state.turn_up if state.turn_up >= 0 else None,
-        stock_size=state.stock_size,
-        hand=hand,
-        trick=tuple(zip(state.trick_order, state.trick, strict=False)),
-        last_trick=tuple(zip(last_seats, last_cards, strict=True)),
-        last_trick_winner=last_winner if last_winner >= 0 else None,
-        heap=tuple(state.heap),
-        seats=seats,
-        log=tuple(event_text(e) for e in state.log[log_from:]),
+    log = state.log
+    return Observation(  # in the order of the fields
+        v.name,
+        v.options,
+        seat,
+        state.deal_index,
+        state.dealer,
+        PHASE_NAMES[state.phase],
+        state.to_act,
+        SUIT_CHARS[state.trump] if state.trump >= 0 else None,
+        state.turn_up if state.turn_up >= 0 else None,
+        state.stock_size,
+        hand,
+        tuple(zip(state.trick_order, state.trick, strict=False)),
+        tuple(zip(last_seats, last_cards, strict=True)),
+        last_winner if last_winner >= 0 else None,
+        tuple(state.heap),
+        tuple(infos),
+        tuple([event_text(e) for e in log[log_from:]]) if log_from < len(log) else (),
     )

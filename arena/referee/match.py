@@ -14,7 +14,8 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from typing import NamedTuple
 
 from arena.game import Action, GameResult, GameState, ParseError, observe
 from arena.game.events import event_text
@@ -29,9 +30,9 @@ from arena.referee.record import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class PublicEvent:
-    """An entry of a game's public log, as spectators see it."""
+class PublicEvent(NamedTuple):
+    """An entry of a game's public log, as spectators see it (a named tuple: one is built for every
+    event of every game)."""
 
     match_id: str
     game: int
@@ -46,6 +47,8 @@ EventSink = Callable[[PublicEvent], None]
 MAX_REPLY_KEPT = 200
 MAX_REPLY_SHOWN = 80
 MAX_DETAIL = 2000
+# Decision records and public events are written in batches, at most this long after the decision.
+FLUSH_SECONDS = 0.05
 
 __all__ = ["EventSink", "GameEnd", "Match", "PublicEvent"]
 
@@ -128,16 +131,16 @@ class Match:
             obs = observe(state, seat, log_from=seen[seat][member])
             seen[seat][member] = len(state.log)
             self._request_id += 1
-            decision = Decision(
-                request_id=self._request_id,
-                match_id=self.match_id,
-                game=game,
-                seat=seat,
-                deciding_member=member,
-                observation=obs,
-                legal=legal,
-                budget_ms=tc.budget_ms,
-                bank_ms=int(bank[seat]),
+            decision = Decision(  # request_id, match_id, game, seat, deciding_member, ...
+                self._request_id,
+                self.match_id,
+                game,
+                seat,
+                member,
+                obs,  # observation
+                legal,
+                tc.budget_ms,
+                int(bank[seat]),  # bank_ms
             )
             reply, action, failure, why, elapsed = await self._ask(
                 port, decision, texts, bank[seat]
@@ -302,18 +305,20 @@ class _Books:
     """A game's decision records and public events, written off the referee's critical path.
 
     Between a bot's reply and the next request only what the next request needs is done (judge the
-    reply, apply it, observe, send); recording the decision and publishing the events it caused are
-    queued and done on the next turn of the event loop, while the next bot thinks. The queue is
-    flushed in order, and completely before the game's result is taken.
+    reply, apply it, observe, send); recording the decisions and publishing the events they caused
+    are queued and done in batches, at most FLUSH_SECONDS after the first decision queued, while the
+    bots think (a turn of the event loop per decision for it would cost more than the work itself).
+    The queue is flushed in order, and completely before the game's result is taken.
     """
 
-    __slots__ = ("game", "match", "pending", "published", "rec", "scheduled", "state")
+    __slots__ = ("game", "loop", "match", "pending", "published", "rec", "state", "timer")
 
     def __init__(self, match: Match, game: int, rec: GameRecord, state: GameState) -> None:
         self.match = match
         self.game = game
         self.rec = rec
         self.state = state
+        self.loop = asyncio.get_running_loop()
         self.pending: list[
             tuple[
                 Decision,
@@ -327,7 +332,7 @@ class _Books:
             ]
         ] = []
         self.published = 0
-        self.scheduled = False
+        self.timer: asyncio.TimerHandle | None = None
 
     def add(
         self,
@@ -341,12 +346,13 @@ class _Books:
         bank: float,
     ) -> None:
         self.pending.append((decision, texts, reply, action, failure, why, elapsed, bank))
-        if not self.scheduled:
-            self.scheduled = True
-            asyncio.get_running_loop().call_soon(self.flush)
+        if self.timer is None:
+            self.timer = self.loop.call_later(FLUSH_SECONDS, self.flush)
 
     def flush(self) -> None:
-        self.scheduled = False
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
         pending, self.pending = self.pending, []
         decisions = self.rec.decisions
         for entry in pending:
@@ -354,13 +360,13 @@ class _Books:
         log = self.state.log
         events = self.rec.events
         sink = self.match.on_event
-        match_id = self.match.match_id
-        while self.published < len(log):
-            text = event_text(log[self.published])
+        match_id, game = self.match.match_id, self.game
+        for sequence in range(self.published, len(log)):
+            text = event_text(log[sequence])
             events.append(text)
             if sink is not None:
-                sink(PublicEvent(match_id, self.game, self.published, text))
-            self.published += 1
+                sink(PublicEvent(match_id, game, sequence, text))
+        self.published = len(log)
 
 
 def _decision_record(
@@ -375,17 +381,17 @@ def _decision_record(
 ) -> DecisionRecord:
     if reply is not None and len(reply) > MAX_REPLY_KEPT:  # a legal reply is far shorter
         reply = reply[:MAX_REPLY_KEPT] + f"... [{len(reply)} characters]"
-    return DecisionRecord(
-        request_id=d.request_id,
-        seat=d.seat,
-        member=d.deciding_member,
-        legal=texts,
-        reply=reply,
-        action=action.text if action is not None else "",
-        failure=failure.text if failure is not None else None,
-        detail=detail,
-        elapsed_ms=round(elapsed, 3),
-        bank_ms=round(bank, 3),
+    return DecisionRecord(  # by position: request_id, seat, member, legal, reply, action, ...
+        d.request_id,
+        d.seat,
+        d.deciding_member,
+        texts,
+        reply,
+        action.text if action is not None else "",
+        failure.text if failure is not None else None,
+        detail,
+        round(elapsed, 3),  # elapsed_ms
+        round(bank, 3),  # bank_ms
     )
 
 

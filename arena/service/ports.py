@@ -40,6 +40,7 @@ class StreamPort:
         self.member = member
         self.token = token
         self._writer: Callable[[Outgoing], Awaitable[None]] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # set by attach()
         self.finished = asyncio.Event()  # nothing more to send: the servicer may end the stream
         self.over = False  # the match has ended for this player (its MatchOver is on its way)
         self.claimed = False  # a stream has presented this seat's token
@@ -65,7 +66,10 @@ class StreamPort:
             raise SeatFailure(*self._closed)
         if not self.attached.is_set():
             raise SeatFailure(Outcome.CRASH, "the bot never connected")
-        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        loop = self._loop  # the loop the stream was attached in (a lookup costs a system call)
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        future: asyncio.Future[str] = loop.create_future()
         self._pending[decision.request_id] = future
         message = request_bytes(decision)
         proc = self.process
@@ -74,14 +78,16 @@ class StreamPort:
         await self._send(message)
         try:
             return await future
-        finally:
-            if proc is not None:
-                proc.freeze()
-            self._pending.pop(decision.request_id, None)
+        except BaseException:
             answered = future.done() and not future.cancelled() and future.exception() is None
             if not answered:
                 # Timed out or failed: a late reply to it is not another error.
                 self._expired.append(decision.request_id)
+            raise
+        finally:
+            if proc is not None:
+                proc.freeze()
+            self._pending.pop(decision.request_id, None)
 
     async def game_over(
         self,
@@ -141,15 +147,15 @@ class StreamPort:
     def attach(self, writer: Callable[[Outgoing], Awaitable[None]]) -> None:
         """The servicer hands over the stream's write (after the Welcome)."""
         self._writer = writer
+        self._loop = asyncio.get_running_loop()
         self.attached.set()
 
     def on_reply(self, reply: bot_pb2.Reply) -> None:
         rid = reply.request_id
         future = self._pending.get(rid)
-        if reply.match_id != self.match_id:
-            self.on_violation(
-                f"reply for match {reply.match_id!r:.40} on a stream of {self.match_id}"
-            )
+        match_id = reply.match_id
+        if match_id != self.match_id:
+            self.on_violation(f"reply for match {match_id!r:.40} on a stream of {self.match_id}")
         elif future is not None and not future.done():
             self._answered.append(rid)
             future.set_result(reply.action)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import cast
+from typing import NamedTuple, cast
 
 import grpc
 
@@ -38,6 +38,23 @@ _POLICY_TO_PB = {
 }
 
 
+class Oversized(NamedTuple):
+    """A message from a bot over MAX_BOT_MESSAGE_BYTES: its size, the message left unparsed."""
+
+    size: int
+
+
+Incoming = bot_pb2.BotMessage | Oversized
+
+
+def _deserialize(data: bytes) -> Incoming:
+    """The gateway's request deserializer: a message over the limit is not parsed at all (and a
+    message's size is its length on the wire, rather than ByteSize() of every message parsed)."""
+    if len(data) > MAX_BOT_MESSAGE_BYTES:
+        return Oversized(len(data))
+    return bot_pb2.BotMessage.FromString(data)
+
+
 def _serialize(message: Outgoing) -> bytes:
     """The gateway's response serializer: a request the port wrote to bytes itself passes through."""
     if type(message) is bytes:
@@ -52,7 +69,7 @@ def add_gateway(servicer: BotGateway, server: grpc.aio.Server) -> None:
     handlers = {
         "Play": grpc.stream_stream_rpc_method_handler(
             servicer.Play,
-            request_deserializer=bot_pb2.BotMessage.FromString,
+            request_deserializer=_deserialize,
             response_serializer=_serialize,
         )
     }
@@ -68,7 +85,7 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
 
     async def Play(  # type: ignore[override]  # writes with context.write, from the referee's task
         self,
-        request_iterator: AsyncIterator[bot_pb2.BotMessage],
+        request_iterator: AsyncIterator[Incoming],
         context: grpc.aio.ServicerContext[bot_pb2.BotMessage, bot_pb2.RefereeMessage],
     ) -> None:
         messages = aiter(request_iterator)
@@ -84,6 +101,14 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
             return
         except Exception:  # garbage before the Hello, or a broken stream
             await self._refuse_quietly(context, "the first message is not a readable BotMessage")
+            return
+        if isinstance(first, Oversized):
+            await self.refuse(
+                context,
+                "",
+                f"the first message has {first.size} bytes, over the limit of "
+                f"{MAX_BOT_MESSAGE_BYTES}",
+            )
             return
         if not first.HasField("hello"):
             await self.refuse(
@@ -164,28 +189,30 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
             await self.refuse(context, "", reason)
 
 
-async def _read_messages(messages: AsyncIterator[bot_pb2.BotMessage], session: BotSession) -> None:
+async def _read_messages(messages: AsyncIterator[Incoming], session: BotSession) -> None:
     """Hand each of the bot's messages to the player it is for, for as long as the stream lasts."""
     try:
         async for message in messages:
-            size = message.ByteSize()
-            if size > MAX_BOT_MESSAGE_BYTES:
+            if type(message) is Oversized:
+                size = message.size
                 session.violation(
                     f"a message of {size} bytes, over the limit of {MAX_BOT_MESSAGE_BYTES}"
                 )
                 session.lost(Outcome.PROTOCOL_ERROR, f"an oversized message ({size} bytes)")
                 return
+            assert isinstance(message, bot_pb2.BotMessage)
             if message.HasField("reply"):
                 reply = message.reply
-                if not reply.match_id:
+                match_id = reply.match_id
+                if not match_id:
                     session.violation("a reply without match_id (it must copy the request's)")
                     continue
-                port = session.port_for(reply.match_id)
+                port = session.port_for(match_id)
                 if port is not None and (port is session.port or port.expired(reply.request_id)):
                     port.on_reply(reply)  # a reply, or a late one to a match already over
                 elif session.port is not None:
                     session.violation(
-                        f"reply for match {reply.match_id!r:.40} on a stream of {session.port.match_id}"
+                        f"reply for match {match_id!r:.40} on a stream of {session.port.match_id}"
                     )
                 else:
                     session.violation("a reply between matches")

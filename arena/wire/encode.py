@@ -174,26 +174,54 @@ TABLE: Final = tuple(_text(_tag(_SEAT, "table"), t) for t in CARD_TEXTS)
 OPEN: Final = tuple(_text(_tag(_SEAT, "open_cards"), t) for t in CARD_TEXTS)
 TURN_UP: Final = tuple(_text(T_TURN_UP, t) for t in CARD_TEXTS)
 
-_played: dict[tuple[bytes, int, int], bytes] = {}
+# A played card (seat, card) as an entry of Observation.trick and .last_trick, by seat then card.
+MAX_SEATS: Final = 8  # more than any variant has: a larger seat number is encoded on the fly
+TRICK: Final = tuple(
+    tuple(
+        _delimited(T_TRICK, _number(T_PLAYED_SEAT, s) + _text(T_PLAYED_CARD, t)) for t in CARD_TEXTS
+    )
+    for s in range(MAX_SEATS)
+)
+LAST_TRICK: Final = tuple(
+    tuple(
+        _delimited(T_LAST_TRICK, _number(T_PLAYED_SEAT, s) + _text(T_PLAYED_CARD, t))
+        for t in CARD_TEXTS
+    )
+    for s in range(MAX_SEATS)
+)
+
+# Parts that repeat from one request to the next, encoded once: each cache is bounded (declarations
+# name physical cards, and a bot's view takes many values over a long run).
+_views: dict[SeatInfo, bytes] = {}
 _lists: dict[tuple[tuple[tuple[int, int], ...], tuple[int, ...], tuple[str, ...]], bytes] = {}
 _actions: dict[Action, bytes] = {}
 _heads: dict[tuple[str, tuple[tuple[str, str], ...]], bytes] = {}
-_texts: dict[tuple[bytes, str], bytes] = {}
+_phases: dict[str, bytes] = {}
+_trumps: dict[str, bytes] = {}
+_match_ids: dict[str, bytes] = {}
+_events: dict[str, bytes] = {}
+_clocks: dict[tuple[int, int], bytes] = {}
+_fronts: dict[tuple[object, ...], bytes] = {}
 
 
-def _played_card(tag: bytes, seat: int, card: int) -> bytes:
-    key = (tag, seat, card)
-    entry = _played.get(key)
-    if entry is None:
-        entry = _played[key] = _delimited(
-            tag, _number(T_PLAYED_SEAT, seat) + _text(T_PLAYED_CARD, CARD_TEXTS[card])
-        )
-    return entry
+def _played_card(table: tuple[tuple[bytes, ...], ...], tag: bytes, seat: int, card: int) -> bytes:
+    if 0 <= seat < MAX_SEATS:
+        return table[seat][card]
+    return _delimited(tag, _number(T_PLAYED_SEAT, seat) + _text(T_PLAYED_CARD, CARD_TEXTS[card]))
 
 
 def _seat_view(si: SeatInfo) -> bytes:
-    """A SeatView entry: its counts change from one decision to the next and are written afresh,
-    its lists of cards change seldom and are kept (fields may come in any order on the wire)."""
+    """A SeatView entry. A seat's view is often the same as in the request before (only the seat
+    that has just played changes), so whole entries are kept."""
+    entry = _views.get(si)
+    if entry is None:
+        if len(_views) > _CACHE_LIMIT:
+            _views.clear()
+        entry = _views[si] = _build_seat_view(si)
+    return entry
+
+
+def _build_seat_view(si: SeatInfo) -> bytes:
     seat, size, tricks = si.seat, si.hand_size, si.tricks_won
     body = b"".join(
         [
@@ -265,43 +293,94 @@ def _head(variant: str, options: tuple[tuple[str, str], ...]) -> bytes:
     return entry
 
 
-def _short_text(tag: bytes, text: str) -> bytes:
-    """A short text field whose values repeat (phases, trumps, match ids)."""
-    key = (tag, text)
-    entry = _texts.get(key)
+def _short_text(cache: dict[str, bytes], tag: bytes, text: str) -> bytes:
+    """A short text field whose values repeat (phases, trumps, match ids): nothing when empty."""
+    entry = cache.get(text)
     if entry is None:
-        if len(_texts) > 1000:
-            _texts.clear()
-        entry = _texts[key] = _text(tag, text) if text else b""
+        if len(cache) > _CACHE_LIMIT:
+            cache.clear()
+        entry = cache[text] = _text(tag, text) if text else b""
+    return entry
+
+
+def _clock(budget_ms: int, bank_ms: int) -> bytes:
+    """The request's Clock field (the bank changes only when a seat is slow)."""
+    if len(_clocks) > _CACHE_LIMIT:
+        _clocks.clear()
+    body = _number(T_BUDGET, budget_ms) + _number(T_BANK, max(bank_ms, 0))
+    entry = _clocks[budget_ms, bank_ms] = _delimited(T_CLOCK, body)
+    return entry
+
+
+def _event(text: str) -> bytes:
+    """A log entry of Request.events (an entry of a repeated field: written even when empty)."""
+    if len(_events) > _CACHE_LIMIT:
+        _events.clear()
+    entry = _events[text] = _text(T_EVENTS, text)
     return entry
 
 
 def observation_bytes(obs: Observation, deciding_member: int = 0) -> bytes:
     """The Observation message's fields, encoded (what ``fill_observation`` fills, as bytes)."""
-    seat = -1 if obs.seat is None else obs.seat
     winner = -1 if obs.last_trick_winner is None else obs.last_trick_winner
-    deal, dealer, to_act, stock = obs.deal, obs.dealer, obs.to_act, obs.stock_size
-    member = deciding_member
+    stock, member, hand = obs.stock_size, deciding_member, obs.hand
+    # The fields up to the turn-up change a few times a deal: they are looked up whole (a tuple's
+    # hash costs far less than a field at a time). Hands and legal actions seldom repeat whole.
+    key: tuple[object, ...] = (
+        obs.variant,
+        obs.options,
+        obs.seat,
+        obs.deal,
+        obs.dealer,
+        obs.phase,
+        obs.to_act,
+        obs.trump,
+        obs.turn_up,
+    )
     return b"".join(
+        [
+            _fronts.get(key) or _front(obs),
+            F_STOCK[stock] if 0 <= stock < 256 else _number(T_STOCK, stock),
+            *[HAND[r] for r in hand],
+            *[
+                TRICK[s][c] if 0 <= s < MAX_SEATS else _played_card(TRICK, T_TRICK, s, c)
+                for s, c in obs.trick
+            ],
+            *[
+                LAST_TRICK[s][c]
+                if 0 <= s < MAX_SEATS
+                else _played_card(LAST_TRICK, T_LAST_TRICK, s, c)
+                for s, c in obs.last_trick
+            ],
+            F_WINNER[winner] if 0 <= winner < 256 else _number(T_WINNER, winner),
+            *[HEAP[c] for c in obs.heap],
+            *[_views.get(si) or _seat_view(si) for si in obs.seats],
+            F_MEMBER[member] if 0 <= member < 256 else _number(T_MEMBER, member),
+        ]
+    )
+
+
+def _front(obs: Observation) -> bytes:
+    """The Observation's fields from the variant to the turn-up (see :func:`observation_bytes`)."""
+    seat = -1 if obs.seat is None else obs.seat
+    deal, dealer, to_act, trump = obs.deal, obs.dealer, obs.to_act, obs.trump
+    entry = b"".join(
         [
             _head(obs.variant, obs.options),
             F_SEAT[seat] if 0 <= seat < 256 else _number(T_SEAT, seat),
             F_DEAL[deal] if 0 <= deal < 256 else _number(T_DEAL, deal),
             F_DEALER[dealer] if 0 <= dealer < 256 else _number(T_DEALER, dealer),
-            _short_text(T_PHASE, obs.phase),
+            _short_text(_phases, T_PHASE, obs.phase),
             F_TO_ACT[to_act] if 0 <= to_act < 256 else _number(T_TO_ACT, to_act),
-            _short_text(T_TRUMP, obs.trump) if obs.trump is not None else b"",
+            b"" if trump is None else _short_text(_trumps, T_TRUMP, trump),
             TURN_UP[obs.turn_up] if obs.turn_up is not None else b"",
-            F_STOCK[stock] if 0 <= stock < 256 else _number(T_STOCK, stock),
-            *[HAND[r] for r in obs.hand],
-            *[_played_card(T_TRICK, s, c) for s, c in obs.trick],
-            *[_played_card(T_LAST_TRICK, s, c) for s, c in obs.last_trick],
-            F_WINNER[winner] if 0 <= winner < 256 else _number(T_WINNER, winner),
-            *[HEAP[c] for c in obs.heap],
-            *[_seat_view(si) for si in obs.seats],
-            F_MEMBER[member] if 0 <= member < 256 else _number(T_MEMBER, member),
         ]
     )
+    if len(_fronts) > _CACHE_LIMIT:
+        _fronts.clear()
+    key = (obs.variant, obs.options, obs.seat, deal, dealer, obs.phase, to_act, trump, obs.turn_up)
+    _fronts[key] = entry
+    return entry
 
 
 def request_bytes(
@@ -318,17 +397,23 @@ def request_bytes(
     """The serialised RefereeMessage carrying this DecisionRequest; parsed, it equals the message
     built field by field with the observation filled by ``serde.fill_observation`` and
     ``request.events`` the observation's log."""
-    clock = _number(T_BUDGET, budget_ms) + _number(T_BANK, max(bank_ms, 0))
+    observation = observation_bytes(obs, deciding_member)
+    clock = _clocks.get((budget_ms, bank_ms)) or _clock(budget_ms, bank_ms)
+    actions, events = _actions, _events
     body = b"".join(
         [
-            _number(T_REQUEST_ID, request_id),
-            _short_text(T_MATCH_ID, match_id),
+            T_REQUEST_ID + _SMALL[request_id]
+            if 0 < request_id < 16384
+            else _number(T_REQUEST_ID, request_id),
+            _match_ids.get(match_id) or _short_text(_match_ids, T_MATCH_ID, match_id),
             F_GAME[game] if 0 <= game < 256 else _number(T_GAME, game),
             F_REQ_SEAT[seat] if 0 <= seat < 256 else _number(T_REQ_SEAT, seat),
-            _delimited(T_OBSERVATION, observation_bytes(obs, deciding_member)),
-            *[_action(a) for a in legal],
-            _delimited(T_CLOCK, clock),
-            *[_text(T_EVENTS, e) for e in obs.log],
+            T_OBSERVATION,
+            _uint(len(observation)),
+            observation,
+            *[actions.get(a) or _action(a) for a in legal],
+            clock,
+            *[events.get(e) or _event(e) for e in obs.log],
         ]
     )
-    return _delimited(T_REQUEST, body)
+    return T_REQUEST + _uint(len(body)) + body

@@ -17,6 +17,7 @@ from dataclasses import replace
 import pytest
 
 from arena.game import Action, GameResult, GameState, kind_text, variant
+from arena.game.events import event_text
 from arena.referee import (
     Decision,
     FailurePolicy,
@@ -29,6 +30,8 @@ from arena.referee import (
     SeatFailure,
     TimeControl,
 )
+from arena.referee import match as match_module
+from arena.referee.match import PublicEvent
 from arena.referee.record import replay
 
 Answer = Callable[[Decision], Awaitable[object]]
@@ -570,3 +573,41 @@ def test_the_first_dealer_can_be_fixed_per_game() -> None:
     assert [g.decisions[0].seat for g in record.games] == [0, 1]  # the non-dealer leads
     state = GameState.new(variant("two-handed"), seed=record.games[0].seed, dealer=1)
     assert state.to_act == 0
+
+
+def test_the_books_record_every_decision_and_publish_every_event_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Decision records and public events are written in batches off the critical path: still every
+    decision, with the legal actions as sent and the action applied, and every event of the log,
+    published once, in order and before the game's end is announced, equal to the record's."""
+    published: list[tuple[int, int, str]] = []
+    ended: list[tuple[int, int]] = []
+
+    def on_event(event: PublicEvent) -> None:
+        assert event.match_id == "m-books"
+        published.append((event.game, event.sequence, event.text))
+
+    def on_game_end(end: GameEnd) -> None:
+        ended.append((end.game, len(published)))
+
+    # Flushed at every turn of the loop that seat a's answers give: batches of every size.
+    monkeypatch.setattr(match_module, "FLUSH_SECONDS", 0.0)
+    a, b = FakePort("a", sleeping(0.0)), FakePort("b")
+    config = MatchConfig(seed=4, games=2, time_control=GENEROUS)
+    match = Match("m-books", config, two(a, b), on_event=on_event, on_game_end=on_game_end)
+    record = asyncio.run(asyncio.wait_for(match.run(), timeout=120))
+    asked = sorted(a.decisions + b.decisions, key=lambda d: d.request_id)
+    decisions = [d for g in record.games for d in g.decisions]
+    assert [d.request_id for d in decisions] == [d.request_id for d in asked]
+    assert [d.legal for d in decisions] == [tuple(x.text for x in d.legal) for d in asked]
+    for game in record.games:
+        state = replay(record, game)
+        for d in game.decisions:
+            state.apply(Action.parse(d.action))
+        assert state.is_terminal()
+        assert game.events == [event_text(e) for e in state.log]
+        mine = [(s, t) for g, s, t in published if g == game.index]
+        assert mine == list(enumerate(game.events))
+    # Each game's events were all out before its end was announced.
+    assert ended == [(0, len(record.games[0].events)), (1, len(published))]
