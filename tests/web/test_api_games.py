@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
-from web_helpers import execute, query
+from web_helpers import execute, query, stored_record
 
 from arena.ledger import Ledger
-from arena.referee.record import MatchRecord, seat_view
+from arena.referee.record import seat_view
 from arena.web.app import create_app
 
 
@@ -67,11 +67,7 @@ def test_a_game_is_served_with_its_seats_and_full_record(
 def test_the_replay_steps_through_every_decision_to_the_result(
     client: TestClient, built_ledger: Path
 ) -> None:
-    led = Ledger(built_ledger)
-    try:
-        record = MatchRecord.from_dict(led.game_record(1))
-    finally:
-        led.close()
+    record = stored_record(built_ledger, 1)
     game = record.games[0]
     data = client.get("/api/games/1/replay").json()
     frames = data["frames"]
@@ -92,11 +88,7 @@ def test_the_replay_steps_through_every_decision_to_the_result(
 def test_a_seats_replay_shows_what_that_seat_saw_and_nothing_more(
     client: TestClient, built_ledger: Path, seat: int
 ) -> None:
-    led = Ledger(built_ledger)
-    try:
-        record = MatchRecord.from_dict(led.game_record(1))
-    finally:
-        led.close()
+    record = stored_record(built_ledger, 1)
     data = client.get(f"/api/games/1/replay?view={seat}").json()
     frames = data["frames"]
     other = 1 - seat

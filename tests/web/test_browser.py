@@ -16,10 +16,9 @@ from typing import Any
 import grpc
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Request, sync_playwright
-from web_helpers import Referee, WebServer, query
+from web_helpers import Referee, WebServer, query, stored_record
 
 from arena.ledger import Ledger
-from arena.referee.record import MatchRecord
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2
 from arena_bot import run
 from arena_bot.greedy_bot import GreedyBot
@@ -175,11 +174,7 @@ def test_an_entrants_chart_is_drawn(page: Watch, site: WebServer) -> None:
 def test_the_replay_steps_and_its_scores_change(
     page: Watch, site: WebServer, built_ledger: Path
 ) -> None:
-    led = Ledger(built_ledger)
-    try:
-        record = MatchRecord.from_dict(led.game_record(1))
-    finally:
-        led.close()
+    record = stored_record(built_ledger, 1)
     steps = len(record.games[0].decisions)
     p = page.page
     p.goto(site.url + "games/1")

@@ -14,6 +14,8 @@ from typing import Any
 import uvicorn
 
 from arena.cli.web import bind, url_of
+from arena.ledger import Ledger
+from arena.referee.record import MatchRecord
 from arena.service.manager import MatchManager
 from arena.service.server import ArenaServer, create_server
 from arena.web.app import create_app
@@ -25,6 +27,15 @@ def query(path: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
         return [tuple(r) for r in conn.execute(sql, args).fetchall()]
     finally:
         conn.close()
+
+
+def stored_record(path: Path, game_id: int) -> MatchRecord:
+    """The match record the ledger keeps for a game."""
+    led = Ledger(path)
+    try:
+        return MatchRecord.from_dict(led.game_record(game_id))
+    finally:
+        led.close()
 
 
 def execute(path: Path, *statements: tuple[str, tuple[Any, ...]]) -> None:
