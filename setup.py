@@ -16,10 +16,11 @@ import os
 
 from setuptools import setup
 
-# The modules on the engine's path for every step (state, declaring, scoring, enumeration).
+# The modules on the engine's path for every step (state, declaring, hands, scoring, enumeration).
 ENGINE_MODULES = [
     "arena/game/fields.py",
     "arena/game/scoring.py",
+    "arena/game/hands.py",
     "arena/game/declaring.py",
     "arena/game/declarations.py",
     "arena/game/state.py",

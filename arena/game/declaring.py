@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from arena.game.actions import DONE, PLAY_ACTIONS, Action, Combo, Verb, declare, exchange
+from arena.game.actions import DONE, Action, Combo, Verb, declare, exchange
 from arena.game.cards import ACE, ANY_COPY, JACK, KING, QUEEN, SEVEN, TEN, make_kind
 from arena.game.declarations import (
     ALL_KINDS,
@@ -36,15 +36,11 @@ from arena.game.declarations import (
 )
 from arena.game.events import DECLARE, EV_DECLARE, EV_EXCHANGE, EV_TRUMPS
 from arena.game.fields import F_ORDINARY, F_POLISH, F_RUBICON
-from arena.game.scoring import Scoring
+from arena.game.hands import _FOUR_FIELD, HandIndex
 
 _KING_BITS: Final = sum(1 << make_kind(KING, s) for s in range(4))
-# Counting knaves, queens, kings and aces in one sum: an 8-bit field each; a field reaches 4 exactly
-# when adding 124 to it sets its high bit.
-_FOUR_FIELD: Final = tuple(
-    1 << (8 * (ACE, KING, QUEEN, JACK).index(c & 7)) if c & 7 in (ACE, KING, QUEEN, JACK) else 0
-    for c in range(ANY_COPY + 32)
-)
+# A rank's 8-bit field in a hand's count of fours (arena.game.hands) reaches 4 exactly when adding
+# 124 to it sets its high bit.
 _FOUR_CARRY: Final = 0x7C7C7C7C
 _FOUR_HIGH: Final = 0x80808080
 # (the high bit of a rank's field, the kinds of that rank, its combination family)
@@ -96,51 +92,6 @@ def families_held(
     return out
 
 
-_PLAY: Final = PLAY_ACTIONS
-
-
-def _insertion_point(refs: list[int], ref: int) -> int:
-    """Where ``ref`` goes in the sorted list (a hand's few references: a plain scan)."""
-    i = 0
-    n = len(refs)
-    while i < n and refs[i] < ref:
-        i += 1
-    return i
-
-
-# Whether this module runs compiled (mypyc): then a scan of unboxed integers beats list.index.
-_COMPILED: Final = not __file__.endswith(".py")
-
-
-def _position(items: list[int], x: int) -> int:
-    """Where ``x`` first occurs in ``items`` (a hand, or its few references), or -1: compiled, a scan
-    of unboxed integers, several times cheaper than ``list.index`` or ``in`` with their generic
-    comparisons (the play of every card looks up its card twice); interpreted, ``list.index``, which
-    is the faster there."""
-    if not _COMPILED:
-        try:
-            return items.index(x)
-        except ValueError:
-            return -1
-    i = 0
-    n = len(items)
-    while i < n:
-        if items[i] == x:
-            return i
-        i += 1
-    return -1
-
-
-def _index(items: list[int], x: int) -> int:
-    """``items.index(x)`` by :func:`_position`: a ValueError if ``x`` is missing."""
-    if not _COMPILED:
-        return items.index(x)
-    i = _position(items, x)
-    if i < 0:
-        raise ValueError(f"{x} is not in the list")
-    return i
-
-
 # Enum members and the combinations' text forms as compiled constants: an attribute of an enum class,
 # a call of it, or its Python-level ``text`` property costs a thousand instructions or so a time.
 _DONE_VERB: Final = Verb.DONE
@@ -152,7 +103,7 @@ _COMBO_TEXTS: Final = tuple(c.text for c in _COMBOS)
 MARRIAGE_KEY: Final = combo_key(Combo.MARRIAGE)  # marriages, royal or not: one kind for re-use
 
 
-class DeclaringTurn(Scoring):
+class DeclaringTurn(HandIndex):
     """Methods of the declaring turn, mixed into GameState."""
 
     __slots__ = ()
@@ -324,81 +275,6 @@ class DeclaringTurn(Scoring):
         out = sorted(set(out))
         out.append(DONE)
         return out
-
-    def _index_add(self, seat: int, ref: int) -> None:
-        """A card enters the seat's hand under ``ref`` (see StateFields.ref_counts)."""
-        counts = self.ref_counts[seat]
-        n: int = counts[ref]
-        counts[ref] = n + 1
-        kind = ref & 31
-        if not n:
-            refs = self.play_refs[seat]
-            i = _insertion_point(refs, ref)
-            refs.insert(i, ref)
-            self.plays[seat].insert(i, _PLAY[ref])
-            if ref >= ANY_COPY:
-                fresh = self.fresh
-                x: int = fresh[seat]
-                fresh[seat] = x | (1 << kind)
-        kinds = self.kind_counts[seat]
-        k: int = kinds[kind]
-        if not k:
-            present = self.present
-            x = present[seat]
-            present[seat] = x | (1 << kind)
-        kinds[kind] = k + 1
-        fours = self.fours
-        x = fours[seat]
-        fours[seat] = x + _FOUR_FIELD[kind]
-
-    def _index_del(self, seat: int, ref: int) -> None:
-        """A card held under ``ref`` leaves the seat's hand."""
-        counts = self.ref_counts[seat]
-        n: int = counts[ref] - 1
-        counts[ref] = n
-        kind = ref & 31
-        if not n:
-            refs = self.play_refs[seat]
-            i = _index(refs, ref)
-            refs.pop(i)
-            self.plays[seat].pop(i)
-            if ref >= ANY_COPY:
-                fresh = self.fresh
-                x: int = fresh[seat]
-                fresh[seat] = x & ~(1 << kind)
-        kinds = self.kind_counts[seat]
-        k: int = kinds[kind] - 1
-        kinds[kind] = k
-        if not k:
-            present = self.present
-            x = present[seat]
-            present[seat] = x & ~(1 << kind)
-        fours = self.fours
-        x = fours[seat]
-        fours[seat] = x - _FOUR_FIELD[kind]
-
-    def _index_move(self, seat: int, old: int, new: int) -> None:
-        """A card of the hand is now held under ``new`` rather than ``old`` (its kind reference, until
-        it is declared)."""
-        counts = self.ref_counts[seat]
-        refs = self.play_refs[seat]
-        plays = self.plays[seat]
-        n = counts[old] - 1
-        counts[old] = n
-        if not n:
-            i = _index(refs, old)
-            refs.pop(i)
-            plays.pop(i)
-            if old >= ANY_COPY:
-                self.fresh[seat] &= ~(1 << (old & 31))
-        n = counts[new]
-        counts[new] = n + 1
-        if not n:
-            i = _insertion_point(refs, new)
-            refs.insert(i, new)
-            plays.insert(i, _PLAY[new])
-            if new >= ANY_COPY:
-                self.fresh[seat] |= 1 << (new & 31)
 
     def _may_combine(self, seat: int) -> bool:
         """Cheap test that the seat may have a combination to declare (see :meth:`_combos`)."""

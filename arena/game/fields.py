@@ -1,8 +1,9 @@
 """Every field of a game state, declared once.
 
-A :class:`arena.game.state.GameState` is built in three layers, each a class inheriting from the one
+A :class:`arena.game.state.GameState` is built in layers, each a class inheriting from the one
 before: :class:`StateFields` (the fields), :class:`arena.game.scoring.Scoring` (credits, the end of
-deals and the game), :class:`arena.game.declaring.DeclaringTurn` (the declaring turn) and
+deals and the game), :class:`arena.game.hands.HandIndex` (each hand's index, card by card),
+:class:`arena.game.declaring.DeclaringTurn` (the declaring turn) and
 :class:`arena.game.state.GameState` (dealing, playing, drawing). One chain rather than mixins, so that
 the modules compile with mypyc as well as they run as plain Python.
 """
@@ -188,7 +189,8 @@ class StateFields:
     _legal: list[Action] | None
 
     # Defined by GameState; declared here so that each part of the state's behaviour (Scoring,
-    # DeclaringTurn, GameState: one class each, one inheriting from the other) may call them.
+    # HandIndex, DeclaringTurn, GameState: one class each, one inheriting from the other) may call
+    # them.
 
     @property
     def bezique_kinds(self) -> tuple[int, int]:

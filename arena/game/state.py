@@ -34,7 +34,7 @@ from arena.game.cards import (
     make_kind,
 )
 from arena.game.declarations import SEVEN_MARK
-from arena.game.declaring import _FOUR_FIELD, DeclaringTurn, _index, _position
+from arena.game.declaring import DeclaringTurn
 from arena.game.errors import IllegalActionError
 from arena.game.events import (
     CARTE_BLANCHE,
@@ -51,6 +51,7 @@ from arena.game.events import (
     PLAY,
 )
 from arena.game.fields import F_ORDINARY, F_POLISH, F_RUBICON, FAMILY_IDS
+from arena.game.hands import _FOUR_FIELD, _index, _position
 from arena.game.scoring import _GameWon
 from arena.game.variants import Variant
 
