@@ -16,13 +16,15 @@ import os
 
 from setuptools import setup
 
-# The modules on the engine's path for every step (state, declaring, hands, scoring, enumeration).
+# The modules on the engine's path for every step (state, tricks, declaring, hands, scoring,
+# enumeration).
 ENGINE_MODULES = [
     "arena/game/fields.py",
     "arena/game/scoring.py",
     "arena/game/hands.py",
     "arena/game/declaring.py",
     "arena/game/declarations.py",
+    "arena/game/tricks.py",
     "arena/game/state.py",
 ]
 

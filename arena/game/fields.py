@@ -3,9 +3,10 @@
 A :class:`arena.game.state.GameState` is built in layers, each a class inheriting from the one
 before: :class:`StateFields` (the fields), :class:`arena.game.scoring.Scoring` (credits, the end of
 deals and the game), :class:`arena.game.hands.HandIndex` (each hand's index, card by card),
-:class:`arena.game.declaring.DeclaringTurn` (the declaring turn) and
-:class:`arena.game.state.GameState` (dealing, playing, drawing). One chain rather than mixins, so that
-the modules compile with mypyc as well as they run as plain Python.
+:class:`arena.game.declaring.DeclaringTurn` (the declaring turn),
+:class:`arena.game.tricks.TrickPlay` (following, winning a trick, the draw, carte blanche) and
+:class:`arena.game.state.GameState` (dealing, the legal actions, applying one, copying). One chain
+rather than mixins, so that the modules compile with mypyc as well as they run as plain Python.
 """
 
 from __future__ import annotations
@@ -188,9 +189,9 @@ class StateFields:
     winner_seat: int
     _legal: list[Action] | None
 
-    # Defined by GameState; declared here so that each part of the state's behaviour (Scoring,
-    # HandIndex, DeclaringTurn, GameState: one class each, one inheriting from the other) may call
-    # them.
+    # Defined by a later layer (TrickPlay, GameState); declared here so that each part of the state's
+    # behaviour (Scoring, HandIndex, DeclaringTurn, TrickPlay, GameState: one class each, one
+    # inheriting from the other) may call them.
 
     @property
     def bezique_kinds(self) -> tuple[int, int]:

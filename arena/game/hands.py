@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from arena.game.actions import PLAY_ACTIONS
-from arena.game.cards import ACE, ANY_COPY, JACK, KING, QUEEN
+from arena.game.cards import ACE, ANY_COPY, JACK, KINDS_PER_PACK, KING, QUEEN
 from arena.game.scoring import Scoring
 
 # Counting knaves, queens, kings and aces in one sum: an 8-bit field each; a field reaches 4 exactly
@@ -144,3 +144,23 @@ class HandIndex(Scoring):
             plays.insert(i, _PLAY[new])
             if new >= ANY_COPY:
                 self.fresh[seat] |= 1 << (new & 31)
+
+    def _reindex(self) -> None:
+        """Index every hand for its legal plays: while the stock lasts a card is played by its own
+        reference once declared (``QS.1``), else by its kind (``QS``: hidden copies, and a public one
+        never declared, such as a taken turn-up); later always by its kind."""
+        marks = self.marks
+        in_stock = self.in_stock_phase
+        n = len(self.hands)
+        self.ref_counts = [[0] * (ANY_COPY + KINDS_PER_PACK) for _ in range(n)]
+        self.play_refs = [[] for _ in range(n)]
+        self.plays = [[] for _ in range(n)]
+        self.kind_counts = [[0] * KINDS_PER_PACK for _ in range(n)]
+        self.present = [0] * n
+        self.fresh = [0] * n
+        self.fours = [0] * n
+        for seat, hand in enumerate(self.hands):
+            for c in hand:
+                self._index_add(
+                    seat, c if c >= ANY_COPY or (in_stock and marks[c]) else ANY_COPY + (c & 31)
+                )
