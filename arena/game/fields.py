@@ -128,7 +128,7 @@ class StateFields:
     # Each hand indexed for its legal plays: how many cards it holds under each card reference (while
     # the stock lasts the reference a seat plays it by, later its kind; a list indexed by reference),
     # the references it holds, sorted, and their "play" actions in the same order. Kept up to date at
-    # every change of a hand (see GameState._reindex).
+    # every change of a hand (see arena.game.hands.HandIndex).
     ref_counts: list[list[int]]
     play_refs: list[list[int]]
     plays: list[list[Action]]
