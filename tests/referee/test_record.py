@@ -5,50 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from fake_ports import GENEROUS, FakePort, from_decision, hang, seeded
 
-from arena.game import GameResult, GameState, kind_text, observe, variant
+from arena.game import GameState, kind_text, observe, variant
 from arena.game.events import event_text
-from arena.referee import Decision, GameEnd, Match, MatchConfig, MatchRecord, Outcome, TimeControl
+from arena.referee import Match, MatchConfig, MatchRecord, TimeControl
 from arena.referee.record import replay, result_to_dict, seat_view
-
-GENEROUS = TimeControl(budget_ms=5_000, bank_ms=20_000, grace_ms=1_000)
-
-
-class RecordingPort:
-    """Answers a seeded random legal action and keeps every decision it was sent."""
-
-    def __init__(self, name: str, seed: int, hang_at: int = 0) -> None:
-        self.name = name
-        self.rng = random.Random(seed)
-        self.decisions: list[Decision] = []
-        self.hang_at = hang_at
-
-    async def decide(self, decision: Decision) -> str:
-        self.decisions.append(decision)
-        if self.hang_at and len(self.decisions) >= self.hang_at:
-            await asyncio.sleep(3600)
-        return self.rng.choice(decision.legal).text
-
-    async def game_over(
-        self,
-        match_id: str,
-        game: int,
-        result: GameResult,
-        outcome: Outcome,
-        detail: str,
-        culprit: int,
-    ) -> None:
-        return None
-
-    async def match_over(self, match_id: str, games: Sequence[GameEnd]) -> None:
-        return None
-
 
 CASES = [
     ("two-handed", {}),
@@ -62,10 +29,10 @@ CASES = [
 
 def run_match(
     name: str, options: dict[str, str], seed: int, games: int = 1, tc: TimeControl = GENEROUS
-) -> tuple[MatchRecord, list[list[RecordingPort]]]:
+) -> tuple[MatchRecord, list[list[FakePort]]]:
     v = variant(name, **options)
     ports = [
-        [RecordingPort(f"s{s}m{m}", 100 * seed + 10 * s + m) for m in range(v.team_size(s))]
+        [FakePort(f"s{s}m{m}", seeded(100 * seed + 10 * s + m)) for m in range(v.team_size(s))]
         for s in range(v.seats)
     ]
     config = MatchConfig(
@@ -184,7 +151,7 @@ def test_seat_view_of_a_forfeited_game() -> None:
     """A game that ended on a seat's failure has a last decision with no action applied; its seat
     views must still be built, showing the failure."""
     tc = TimeControl(budget_ms=40, bank_ms=0, grace_ms=10)
-    ports = [[RecordingPort("a", 1, hang_at=3)], [RecordingPort("b", 2)]]
+    ports = [[FakePort("a", from_decision(3, hang, seeded(1)))], [FakePort("b", seeded(2))]]
     config = MatchConfig(seed=7, games=2, time_control=tc)
     record = asyncio.run(asyncio.wait_for(Match("m-ff", config, ports).run(), timeout=60))
     assert [g.outcome for g in record.games] == ["timeout", "timeout"]
