@@ -34,7 +34,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from arena.bots.limits import Limits
-from arena.sandbox import Confinement, Referee, SandboxError, confine, procs, runtime
+from arena.sandbox import (
+    Confinement,
+    Referee,
+    SandboxError,
+    completed_or_undone,
+    confine,
+    procs,
+    runtime,
+)
 
 # Passed through to bots; everything else in the arena's environment stays behind.
 _KEEP = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "NODE_PATH", "VIRTUAL_ENV", "SYSTEMROOT")
@@ -143,35 +151,42 @@ class BotProcess:
         env = bot_environment()
         env.update(ARENA_TOKEN=token, ARENA_BOT_NAME=name, **{MARKER: marker})
         _check_program(name, argv[0], env.get("PATH"))
+        # A start called off half-way (its game was) leaves nothing behind: neither a lease nor a
+        # process (see completed_or_undone).
         try:
             # Off the event loop: it reads /proc and the file system, and the loop times bots.
-            confinement = await asyncio.to_thread(
-                confine,
-                argv,
-                env,
-                mode=limits.sandbox,
-                rlimits=limits.rlimits(),
-                referee=Referee(tcp=address, socket=socket),
-                hide=hide,
+            confinement = await completed_or_undone(
+                asyncio.to_thread(
+                    confine,
+                    argv,
+                    env,
+                    mode=limits.sandbox,
+                    rlimits=limits.rlimits(),
+                    referee=Referee(tcp=address, socket=socket),
+                    hide=hide,
+                ),
+                Confinement.release,
             )
         except SandboxError as exc:
             raise LaunchError(f"bot {name!r}: {exc}") from exc
         loop = asyncio.get_running_loop()
         protocol = _Watched(limit=2**16, loop=loop)
         try:
-            transport, _ = await loop.subprocess_exec(
+            transport, _ = await confinement.spawn(
                 lambda: protocol,
-                *confinement.argv,
+                (MARKER, marker),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
-                **confinement.spawn_options(),
             )
         except OSError as exc:
             confinement.release()
             raise LaunchError(
                 f"bot {name!r}: cannot start {argv[0]!r}: {exc.strerror or exc}"
             ) from exc
+        except asyncio.CancelledError:
+            confinement.release()
+            raise
         proc = asyncio.subprocess.Process(transport, protocol, loop)
         bot = cls(name, command, proc, protocol.exited, log_path, limits, confinement, marker)
         pipe = transport.get_pipe_transport(1)

@@ -20,7 +20,7 @@ from arena.bots.conformance import check_bot
 from arena.bots.launcher import LaunchError, bot_environment, resolve_paths, split_command
 from arena.bots.limits import Limits
 from arena.competition.bundles import Manifest
-from arena.sandbox import SandboxError, confine, procs
+from arena.sandbox import SandboxError, confine
 
 LOG_LIMIT = 64 * 1024  # bytes of a build's output kept
 
@@ -92,14 +92,15 @@ async def _run(command: str, cwd: Path, limits: Limits, seconds: int) -> tuple[b
         _own(cwd, conf.uid)
     out = bytearray()
     try:
+        loop = asyncio.get_running_loop()
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *conf.argv,
+            transport, protocol = await conf.spawn(
+                lambda: asyncio.subprocess.SubprocessStreamProtocol(limit=2**16, loop=loop),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
-                **conf.spawn_options(),
             )
+            proc = asyncio.subprocess.Process(transport, protocol, loop)
         except OSError as exc:
             return False, f"the build command cannot start: {exc.strerror or exc}"
 
@@ -115,7 +116,7 @@ async def _run(command: str, cwd: Path, limits: Limits, seconds: int) -> tuple[b
             text = out.decode("utf-8", "replace")
             return False, text + f"\nthe build took longer than {seconds} s"
         finally:
-            procs.kill_all(conf.members(proc.pid))
+            conf.kill(proc.pid)
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             await proc.wait()

@@ -22,19 +22,25 @@ and exec: it has gRPC threads), and the bot dies with the arena: bubblewrap's ``
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from arena.sandbox import mounts, procs, runtime, uids
 from arena.scratch import run_dir, scratch_dir
+
+T = TypeVar("T")
+P = TypeVar("P", bound=asyncio.BaseProtocol)
 
 MODES = ("auto", "required", "none", "bubblewrap")  # bubblewrap: the old name of required
 ISOLATING = ("required", "bubblewrap")
@@ -234,6 +240,51 @@ class Confinement:
             return {"env": self.env, "cwd": self.cwd, "start_new_session": True}
         return {"env": self.env, "cwd": self.cwd, "process_group": 0}
 
+    async def spawn(
+        self,
+        protocol_factory: Callable[[], P],
+        marker: tuple[str, str] | None = None,
+        *,
+        stdin: int,
+        stdout: int,
+        stderr: int,
+    ) -> tuple[asyncio.SubprocessTransport, P]:
+        """Start :attr:`argv` (asyncio's ``subprocess_exec`` with :meth:`spawn_options`).
+        Cancelled while it starts, it still ends with nothing of the bot running: asyncio's own
+        clean-up kills the first process only, and an isolated bot's bubblewrap may already have
+        started its init in the new PID namespace, not yet bound to die with its parent, which then
+        outlives the arena (and its bot with it)."""
+        loop = asyncio.get_running_loop()
+        started = loop.subprocess_exec(
+            protocol_factory,
+            *self.argv,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            **self.spawn_options(),
+        )
+
+        async def undo(spawned: tuple[asyncio.SubprocessTransport, P]) -> None:
+            transport = spawned[0]
+            self.kill(transport.get_pid(), marker)
+            # Closed once asyncio has seen the exit: closing a transport whose process it has not
+            # reaped yet has it reap the process behind its child watcher's back.
+            for _ in range(500):
+                if transport.get_returncode() is not None:
+                    break
+                await asyncio.sleep(0.01)
+            transport.close()
+
+        return await completed_or_undone(started, undo)
+
+    def kill(self, leader: int, marker: tuple[str, str] | None = None) -> None:
+        """SIGKILL every process of the bot now: its members (see :meth:`members`) and its leader's
+        process group, where bubblewrap's init is before a namespace can be found from it."""
+        found = self.members(leader, marker)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(leader, signal.SIGKILL)
+        procs.kill_all(found)
+
     def members(self, leader: int, marker: tuple[str, str] | None = None) -> set[int]:
         """The bot's processes now, the leader (the process the arena started) included. Isolated:
         every process of its PID namespace; light: its process group and the processes carrying its
@@ -272,6 +323,32 @@ class Confinement:
             self._lease = None
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+async def completed_or_undone(step: Awaitable[T], undo: Callable[[T], Awaitable[None] | None]) -> T:
+    """The result of ``step``, a bounded step that starts something (a process, a uid's lease).
+    Cancelled before ``step`` is done, the step still runs to its end and ``undo`` (bounded too) is
+    called with what it started, before the cancellation goes on: a cancellation must not leave a
+    half-started bot behind that nothing will stop."""
+    task = asyncio.ensure_future(step)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        if task.cancelled():
+            raise
+        await _to_the_end(task)
+        if not task.cancelled() and task.exception() is None:
+            undone = undo(task.result())
+            if undone is not None:
+                await _to_the_end(asyncio.ensure_future(undone))
+        raise
+
+
+async def _to_the_end(task: asyncio.Future[Any]) -> None:
+    """Wait until ``task`` is done, however often the waiting is cancelled (it is bounded)."""
+    while not task.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait({task})
 
 
 def confine(

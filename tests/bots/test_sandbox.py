@@ -290,6 +290,58 @@ def test_bots_die_with_the_arena(tmp_path: Path, referee_socket: str, mode: str)
         procs.kill_all(_tagged(tag))
 
 
+@pytest.mark.parametrize("mode", ["auto", "none"])
+def test_a_start_called_off_half_way_leaves_nothing_behind(
+    tmp_path: Path, referee_socket: str, mode: str
+) -> None:
+    """A game called off while its bots start (another game filled the disk, Ctrl-C) cancels their
+    starts: whenever a start is called off, whatever it had begun goes with it, before the arena
+    goes on. (asyncio's own clean-up killed only bubblewrap's first process; its init in the new
+    PID namespace, not yet bound to die with its parent, lived on, and the bot with it.)"""
+    tag = f"halfway-{secrets.token_hex(6)}"
+    script = tmp_path / "sleeper.py"
+    script.write_text("import time\ntime.sleep(600)\n")
+    command = shlex.join([sys.executable, str(script), tag])
+    limits = Limits(sandbox=mode)
+
+    def start() -> asyncio.Task[BotProcess]:
+        return asyncio.ensure_future(
+            BotProcess.start("b", command, "127.0.0.1:1", "tok", None, limits, socket=referee_socket)
+        )
+
+    async def main() -> int:
+        loop = asyncio.get_running_loop()
+        whole = 1.0
+        for _ in range(3):
+            began = loop.time()
+            bot = await start()
+            whole = min(whole, loop.time() - began)
+            await bot.stop()
+        called_off = 0
+        for k in range(20):  # called off all along a start, and a little after
+            task = start()
+            await asyncio.sleep(whole * k / 16)
+            task.cancel()
+            try:
+                bot = await task
+            except asyncio.CancelledError:
+                called_off += 1
+                continue
+            await bot.stop()
+        return called_off
+
+    folders = set(os.listdir(scratch.run_dir()))
+    try:
+        assert asyncio.run(main()) >= 8  # called off while starting, not only after
+        deadline = time.monotonic() + 10  # the kernel ends a PID namespace in its own time
+        while _tagged(tag) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _tagged(tag) == []
+        assert set(os.listdir(scratch.run_dir())) == folders  # no working folder left (light)
+    finally:
+        procs.kill_all(_tagged(tag))
+
+
 def test_the_example_bots_play_a_sandboxed_match() -> None:
     """The Python SDK's bots (which import the arena package) and the Node bot (with its
     node_modules) find their runtime in the sandbox."""
