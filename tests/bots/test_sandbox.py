@@ -306,7 +306,9 @@ def test_a_start_called_off_half_way_leaves_nothing_behind(
 
     def start() -> asyncio.Task[BotProcess]:
         return asyncio.ensure_future(
-            BotProcess.start("b", command, "127.0.0.1:1", "tok", None, limits, socket=referee_socket)
+            BotProcess.start(
+                "b", command, "127.0.0.1:1", "tok", None, limits, socket=referee_socket
+            )
         )
 
     async def main() -> int:
