@@ -3,7 +3,8 @@
 #   make test   ruff, ruff format --check, mypy --strict, pytest, test-compiled (CI runs this via .ci/run)
 #   make test-fast  the tests not marked slow, for the edit-test loop (make test and CI run them all)
 #   make bench  engine throughput benchmark
-#   make engine-compiled  compile the rules engine's hot modules with mypyc (optional; see setup.py)
+#   make engine-compiled  compile the hot modules of the engine and the referee's path with mypyc
+#                         (optional; see setup.py)
 #   make engine-pure      remove the compiled modules: back to the pure-Python engine
 #   make test-compiled    build them in a scratch copy and run the engine's exact-count tests there
 
@@ -56,34 +57,38 @@ test-fast: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py --variant two-handed --seconds 5
 
-# The compiled modules sit beside their sources and are imported instead of them; arena/game refuses
-# one older than its source (arena/game/compiled.py), so rebuild after editing the engine.
+# The compiled modules (setup.py's ENGINE_MODULES: the engine's, a seat's view and the wire encoder)
+# sit beside their sources and are imported instead of them; importing the engine refuses one older
+# than its source (arena/game/compiled.py), so rebuild after editing them.
+COMPILED := arena/game/*.so arena/wire/*.so
 # A module's small loader is not rebuilt when only its source changed (the compiled code is in its
 # *__mypyc library): touch them all after a build so that the staleness check sees the new build.
 engine-compiled: $(STAMP)
 	ARENA_MYPYC=1 $(BIN)/python setup.py build_ext --inplace
-	touch arena/game/*.so
+	touch $(COMPILED)
 
 engine-pure:
-	rm -f arena/game/*.so arena/game/*.pyd
+	rm -f $(COMPILED) $(COMPILED:.so=.pyd)
 	rm -rf build
 
 # The compiled engine against the pure one's exact figures (perft counts, golden playthroughs, the
-# property tests), in a scratch copy of the tree so that the working tree stays as it is. About 95 s
-# of CPU (a minute of it the C build): the whole of tests/game compiled would cost three minutes.
-COMPILED_TESTS := tests/game/test_perft.py tests/game/test_golden.py tests/game/test_properties.py
+# property tests, and the encoder's bytes against the protobuf library's at every decision of whole
+# games), in a scratch copy of the tree so that the working tree stays as it is. About two minutes
+# of CPU (most of it the C build): the whole of tests/game compiled would cost three more.
+COMPILED_TESTS := tests/game/test_perft.py tests/game/test_golden.py tests/game/test_properties.py \
+	tests/service/test_request_bytes.py
 
 test-compiled: $(STAMP)
 	@scratch="$$(mktemp -d)"; trap 'rm -rf "$$scratch"' EXIT; \
 	cp -r arena tests setup.py pyproject.toml "$$scratch"/ && \
-	rm -f "$$scratch"/arena/game/*.so "$$scratch"/arena/game/*.pyd && \
+	(cd "$$scratch" && rm -f $(COMPILED) $(COMPILED:.so=.pyd)) && \
 	python="$$(pwd)/$(BIN)/python"; cd "$$scratch" && \
 	ARENA_MYPYC=1 "$$python" setup.py -q build_ext --inplace --parallel 2 >build.log 2>&1 || { cat build.log; exit 1; }; \
-	"$$python" -c 'import sys, arena.game.state as s; sys.exit(0 if not s.__file__.endswith(".py") else "the engine was not compiled: " + s.__file__)' && \
+	"$$python" -c 'import sys, arena.game.state as s, arena.wire.encode as e; sys.exit(next((f"not compiled: {m.__name__}" for m in (s, e) if getattr(m, "__file__", "").endswith(".py")), 0))' && \
 	"$$python" -m pytest -q -p no:cacheprovider $(COMPILED_TESTS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist
-	rm -f arena/game/*.so arena/game/*.pyd
+	rm -f $(COMPILED) $(COMPILED:.so=.pyd)
 	find . -name '*.egg-info' -prune -exec rm -rf {} +
 	find . -name '__pycache__' -type d -prune -exec rm -rf {} +

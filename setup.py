@@ -17,7 +17,8 @@ import os
 from setuptools import setup
 
 # The modules on the engine's path for every step (state, tricks, declaring, hands, scoring,
-# enumeration).
+# enumeration, the events it logs), and on the referee's path for every decision: a seat's view
+# (observe) and the request's bytes (the wire encoder).
 ENGINE_MODULES = [
     "arena/game/fields.py",
     "arena/game/scoring.py",
@@ -26,6 +27,9 @@ ENGINE_MODULES = [
     "arena/game/declarations.py",
     "arena/game/tricks.py",
     "arena/game/state.py",
+    "arena/game/events.py",
+    "arena/game/observe.py",
+    "arena/wire/encode.py",
 ]
 
 ext_modules = []

@@ -1,10 +1,11 @@
-"""Compiled engine modules: the hot modules of the rules engine may be compiled with mypyc
-(``make engine-compiled``, see setup.py). A compiled module is an extension module beside its source
-and is imported instead of it; ``make engine-pure`` removes them.
+"""Compiled engine modules: the hot modules of the rules engine, and of the referee's path for every
+decision (a seat's view, the wire encoder in ``arena/wire``), may be compiled with mypyc (``make
+engine-compiled``, see setup.py). A compiled module is an extension module beside its source and is
+imported instead of it; ``make engine-pure`` removes them.
 
-Importing this module (the package does, before any engine module) refuses a compiled module older
-than its source: after an edit, a checkout or a merge it would play rules that are no longer the
-code's, silently.
+Importing this module (the package does, before any engine module; the encoder imports the engine)
+refuses a compiled module older than its source: after an edit, a checkout or a merge it would play
+rules, or write requests, that are no longer the code's, silently.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import os
 from importlib.machinery import EXTENSION_SUFFIXES
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Every folder that may hold compiled modules (setup.py's ENGINE_MODULES).
+FOLDERS = (HERE, os.path.join(os.path.dirname(HERE), "wire"))
 
 
 def compiled_modules(folder: str = HERE) -> list[str]:
@@ -33,9 +36,13 @@ def stale_compiled_modules(folder: str = HERE) -> list[str]:
     return stale
 
 
-_stale = stale_compiled_modules()
+_stale = [
+    os.path.relpath(os.path.join(folder, name), os.path.dirname(os.path.dirname(HERE)))
+    for folder in FOLDERS
+    for name in stale_compiled_modules(folder)
+]
 if _stale:
     raise ImportError(
-        f"compiled engine modules older than their sources in arena/game: {', '.join(_stale)}; "
+        f"compiled modules older than their sources: {', '.join(_stale)}; "
         "rebuild them (make engine-compiled) or remove them (make engine-pure)"
     )
