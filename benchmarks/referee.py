@@ -20,6 +20,14 @@ own CPU per decision: on a shared machine it moves far less with the load than t
 figures (Linux: the bots' and the echo server's CPU is read from /proc). ``--profile`` also runs the
 matches under cProfile in this process (the referee's side: event loop, servicers, referee, engine,
 serialisation) and prints where the time goes.
+
+    python benchmarks/referee.py --instructions     # needs valgrind
+
+counts instructions instead of time, which no other load on the machine moves: the referee process
+(every thread) over a match of 3 games less one of 1 game, per decision, and the echo server over
+1300 round trips less 300, per round trip, each under valgrind's callgrind; their difference is the
+referee's own work per decision. The last line is ``referee_instructions <X> floor_instructions <Y>
+own_instructions <X - Y>``. It takes a few minutes (valgrind runs Python some fifty times slower).
 """
 
 from __future__ import annotations
@@ -30,6 +38,9 @@ import cProfile
 import io
 import os
 import pstats
+import re
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -292,12 +303,25 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--profile", action="store_true", help="cProfile the referee's side of (a)")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions with valgrind's callgrind instead of timing (see above)",
+    )
     parser.add_argument("--echo-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--reply-size", type=int, default=32, help=argparse.SUPPRESS)
     parser.add_argument("--socket", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--match-only", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo_server:
         asyncio.run(_echo_server(args.reply_size, args.socket))
+        return
+    if args.match_only:
+        played = asyncio.run(_match(args.match_only, args.seed, None))
+        print(f"decisions {played.decisions} unix {int(played.unix)}")
+        return
+    if args.instructions:
+        instructions(args.seed)
         return
 
     # One event loop for the whole run: gRPC's asyncio poller outlives a loop closed under it.
@@ -364,6 +388,94 @@ async def run(args: argparse.Namespace) -> None:
             print(f"--- referee side, by {key} (for {decisions} decisions) ---")
             print(out.getvalue())
     print(f"decisions_per_second {rate:.0f} floor_per_second {floor:.0f} ratio {rate / floor:.2f}")
+
+
+# ---------------------------------------------------------------------------------- instructions
+
+
+def _callgrind(valgrind: str, argv: list[str]) -> list[str]:
+    """``argv`` (a Python command) run under callgrind, which writes its profile nowhere and its
+    total to its log."""
+    return [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv]
+
+
+def _collected(log: str) -> int:
+    """The instructions callgrind counted, from its log."""
+    found = re.search(r"Collected : (\d+)", log)
+    if found is None:
+        raise SystemExit(f"no instruction count in valgrind's output:\n{log[-2000:]}")
+    return int(found.group(1))
+
+
+def instructions(seed: int) -> None:
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise SystemExit("--instructions counts with valgrind, which is not installed here")
+    request_size, reply_size, _ = message_sizes(seed)
+    me = [sys.executable, os.path.abspath(__file__)]
+    counts: dict[int, tuple[int, int]] = {}
+    unix = True
+    for games in (1, 3):
+        done = subprocess.run(
+            _callgrind(valgrind, [*me, "--match-only", str(games), "--seed", str(seed)]),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        found = re.search(r"decisions (\d+) unix (\d)", done.stdout)
+        if done.returncode != 0 or found is None:
+            raise SystemExit(f"the match under valgrind failed:\n{done.stdout}{done.stderr}")
+        counts[games] = (_collected(done.stderr), int(found.group(1)))
+        unix = found.group(2) == "1"
+    referee = (counts[3][0] - counts[1][0]) // (counts[3][1] - counts[1][1])
+    print(
+        f"referee process: {referee} instructions per decision "
+        f"({counts[3][1] - counts[1][1]} decisions: a match of 3 games less one of 1)"
+    )
+    trips: dict[int, int] = {}
+    with tempfile.TemporaryDirectory(prefix="referee-bench-") as folder:
+        for n in (300, 1300):
+            sock = os.path.join(folder, f"echo{n}.sock")
+            log_path = os.path.join(folder, f"valgrind{n}.log")
+            with open(log_path, "w") as log:
+                server = subprocess.Popen(
+                    _callgrind(
+                        valgrind,
+                        [*me, "--echo-server", "--reply-size", str(reply_size), "--socket", sock],
+                    ),
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    text=True,
+                )
+                assert server.stdout is not None
+                port = int(server.stdout.readline())
+                address = f"unix:{sock}" if unix else f"127.0.0.1:{port}"
+                try:
+                    asyncio.run(_ping_pong(address, n, request_size))
+                finally:
+                    server.send_signal(signal.SIGTERM)  # callgrind writes its total as it ends
+                    server.wait(timeout=120)
+            with open(log_path) as log:
+                trips[n] = _collected(log.read())
+    floor = (trips[1300] - trips[300]) // 1000
+    print(f"echo server: {floor} instructions per round trip (1300 round trips less 300)")
+    print(f"the referee's own: {referee - floor} instructions per decision")
+    print(
+        f"referee_instructions {referee} floor_instructions {floor} "
+        f"own_instructions {referee - floor}"
+    )
+
+
+async def _ping_pong(address: str, trips: int, request_size: int) -> None:
+    """``trips`` round trips with the echo server, as :func:`floor_round` makes them."""
+    payload = b"q" * request_size
+    async with grpc.aio.insecure_channel(address) as channel:
+        await asyncio.wait_for(channel.channel_ready(), 300)  # valgrind starts Python slowly
+        call: Any = channel.stream_stream(ECHO_METHOD)()
+        for _ in range(trips):
+            await call.write(payload)
+            await call.read()
+        call.cancel()
 
 
 if __name__ == "__main__":
