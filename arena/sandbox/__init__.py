@@ -8,8 +8,9 @@ Modes (``[limits] sandbox`` in a tournament file, ``--sandbox`` on the command l
 - ``none``: the light mode, chosen explicitly (a developer testing their own bot).
 
 :func:`probe` tells which mode will really run and why, before anything is started; :func:`confine`
-gives the command that runs one bot process under it, and the :class:`Confinement` that finds its
-processes and releases what it held when the bot is gone.
+gives the command that runs one bot process under it, and the :class:`Confinement` that starts it
+(:meth:`Confinement.spawn`: a start called off half-way leaves nothing running), finds its processes
+and releases what it held when the bot is gone.
 """
 
 from arena.sandbox.core import (
