@@ -18,6 +18,7 @@ import shlex
 import shutil
 import sys
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,23 @@ class Run:
     log: str  # the attacker's log
     namespaces: set[str] = field(default_factory=set)
     uids: set[int] = field(default_factory=set)
+    # A file descriptor on each of those namespaces, held for as long as the run is looked at: the
+    # kernel gives a dead namespace's number to the next namespace made (by a test beside this one),
+    # unless something still holds the dead one.
+    held: list[int] = field(default_factory=list)
+
+    def hold(self, namespace: str) -> None:
+        """Keep ``namespace`` (live now: one of our bots runs in it) from being reused."""
+        if namespace in self.namespaces:
+            return
+        for pid in procs.in_namespace(namespace):
+            with contextlib.suppress(OSError):
+                fd = os.open(f"/proc/{pid}/ns/pid", os.O_RDONLY)
+                if os.readlink(f"/proc/self/fd/{fd}") == namespace:
+                    self.held.append(fd)
+                    self.namespaces.add(namespace)
+                    return
+                os.close(fd)
 
     def reports(self) -> dict[str, str]:
         return dict(re.findall(r"^ATTACK ([^:]+): (.*)$", self.log, re.M))
@@ -119,11 +137,12 @@ def beside(
                     if proc.returncode is None:
                         proc.processes()
                         if proc.confinement.namespace:
-                            run.namespaces.add(proc.confinement.namespace)
+                            run.hold(proc.confinement.namespace)
                     if proc.confinement.uid is not None:
                         run.uids.add(proc.confinement.uid)
                 await asyncio.sleep(0.2)
             run.matches = len(manager.matches)
+            weakref.finalize(run, _close_all, run.held)
             return run
         finally:
             await manager.close()
@@ -134,6 +153,12 @@ def beside(
         p.read_text(errors="replace") for p in logs.glob(f"{run.attack.match_id}-seat0-*")
     )
     return run
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def leased_elsewhere(uid: int) -> bool:
@@ -155,11 +180,18 @@ def nothing_left(run: Run, tag: str = "") -> None:
     namespace, by the uids they ran under, by their environment marker and by a tag in the command
     line of what an attacker tried to leave behind."""
 
+    # The bots were seen running and their namespaces held (the normal match's surely), or no
+    # namespace would be looked at.
+    assert run.namespaces or not any(p.isolated for p in run.processes)
+
     def left() -> list[int]:
         found = set()
         for proc in run.processes:
-            found |= proc.processes()
-        for namespace in run.namespaces:
+            if not proc.isolated:
+                found |= proc.processes()
+            elif procs.alive(proc.proc.pid):
+                found.add(proc.proc.pid)  # what ran in its namespace: below, where it is held
+        for namespace in run.namespaces:  # held (Run.hold): still ours, never another's
             found.update(procs.in_namespace(namespace))
         for uid in run.uids:
             if not leased_elsewhere(uid):
