@@ -72,13 +72,15 @@ class Run:
         if namespace in self.namespaces:
             return
         for pid in procs.in_namespace(namespace):
-            with contextlib.suppress(OSError):
+            try:
                 fd = os.open(f"/proc/{pid}/ns/pid", os.O_RDONLY)
-                if os.readlink(f"/proc/self/fd/{fd}") == namespace:
-                    self.held.append(fd)
-                    self.namespaces.add(namespace)
-                    return
-                os.close(fd)
+            except OSError:
+                continue  # gone meanwhile
+            if os.readlink(f"/proc/self/fd/{fd}") == namespace:  # our own descriptor: readable
+                self.held.append(fd)
+                self.namespaces.add(namespace)
+                return
+            os.close(fd)
 
     def reports(self) -> dict[str, str]:
         return dict(re.findall(r"^ATTACK ([^:]+): (.*)$", self.log, re.M))
