@@ -9,7 +9,7 @@ Timings are kept apart from the content: the same seed, rules version and answer
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from arena.game import RULES_VERSION, Action, GameResult, GameState, observe, variant
@@ -44,6 +44,63 @@ class GameRecord:
     strikes: list[int] = field(default_factory=list)
     result: dict[str, Any] = field(default_factory=dict)
 
+    def to_dict(self, timings: bool = True) -> dict[str, Any]:
+        """See :meth:`MatchRecord.to_dict`."""
+        if timings:
+            decisions = [
+                {
+                    "request_id": d.request_id,
+                    "seat": d.seat,
+                    "member": d.member,
+                    "legal": d.legal,  # a tuple of strings, as asdict keeps it
+                    "reply": d.reply,
+                    "action": d.action,
+                    "failure": d.failure,
+                    "detail": d.detail,
+                    "elapsed_ms": d.elapsed_ms,
+                    "bank_ms": d.bank_ms,
+                }
+                for d in self.decisions
+            ]
+        else:
+            decisions = [
+                {
+                    "request_id": d.request_id,
+                    "seat": d.seat,
+                    "member": d.member,
+                    "legal": d.legal,
+                    "reply": d.reply,
+                    "action": d.action,
+                    "failure": d.failure,
+                    "detail": d.detail,
+                }
+                for d in self.decisions
+            ]
+        return {
+            "index": self.index,
+            "seed": self.seed,
+            "dealer": self.dealer,
+            "decks": [list(deck) for deck in self.decks],
+            "decisions": decisions,
+            "events": list(self.events),
+            "outcome": self.outcome,
+            "detail": self.detail,
+            "culprit": self.culprit,
+            "strikes": list(self.strikes),
+            "result": _plain(self.result),
+        }
+
+
+def _plain(value: Any) -> Any:
+    """A copy of JSON-like data (dicts, lists, tuples and scalars), sharing nothing mutable."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    return value
+
 
 @dataclass(slots=True)
 class MatchRecord:
@@ -58,12 +115,21 @@ class MatchRecord:
     games: list[GameRecord] = field(default_factory=list)
 
     def to_dict(self, timings: bool = True) -> dict[str, Any]:
-        data = asdict(self)
-        if not timings:
-            for game in data["games"]:
-                for d in game["decisions"]:
-                    del d["elapsed_ms"], d["bank_ms"]
-        return data
+        """The record as plain data (what ``dataclasses.asdict`` gives, written out: a record is
+        turned into data once per game a tournament plays, and ``asdict``'s generic walk over every
+        decision cost the referee more than the rest of the game's bookkeeping). Nothing in it is
+        shared with the record. ``timings=False`` leaves out each decision's times."""
+        return {
+            "match_id": self.match_id,
+            "variant": self.variant,
+            "options": dict(self.options),
+            "seed": self.seed,
+            "players": [list(p) for p in self.players],
+            "time_control": dict(self.time_control),
+            "policies": _plain(self.policies),
+            "rules_version": self.rules_version,
+            "games": [g.to_dict(timings) for g in self.games],
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MatchRecord:

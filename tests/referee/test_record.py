@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -160,3 +161,32 @@ def test_seat_view_of_a_forfeited_game() -> None:
         assert [g["outcome"] for g in view["games"]] == ["timeout", "timeout"]
     failed = seat_view(record, 0)["games"][0]["decisions"][-1]
     assert failed["failure"] == "timeout" and failed["action"] == ""
+
+
+def test_to_dict_is_asdict_written_out() -> None:
+    """``MatchRecord.to_dict`` is written out field by field for speed: it must give exactly what
+    ``dataclasses.asdict`` gives (a field added to a record and not to ``to_dict`` fails here), with
+    and without timings, for games that ended normally and on a failure, and share nothing mutable
+    with the record."""
+    tc = TimeControl(budget_ms=40, bank_ms=0, grace_ms=10)
+    ports = [[FakePort("a", from_decision(3, hang, seeded(1)))], [FakePort("b", seeded(2))]]
+    failed = asyncio.run(
+        asyncio.wait_for(Match("m-ff", MatchConfig(seed=7, time_control=tc), ports).run(), 60)
+    )
+    for record in (run_match("rubicon", {}, seed=3, games=2)[0], failed):
+        assert record.to_dict() == dataclasses.asdict(record)
+        plain = dataclasses.asdict(record)
+        for game in plain["games"]:
+            for d in game["decisions"]:
+                del d["elapsed_ms"], d["bank_ms"]
+        assert record.to_dict(timings=False) == plain
+        assert json.dumps(record.to_dict()) == json.dumps(dataclasses.asdict(record))
+    assert failed.games[0].outcome == "timeout" and failed.games[0].decisions[-1].detail
+    data = record.to_dict()
+    data["options"]["x"] = "y"
+    data["policies"]["on_timeout"] = "x"
+    data["games"][0]["result"]["ranking"].append(9)
+    data["games"][0]["decks"][0].append("x")
+    data["games"][0]["strikes"].append(9)
+    data["games"][0]["events"].append("x")
+    assert record.to_dict() == dataclasses.asdict(record), "the copy shares nothing"
