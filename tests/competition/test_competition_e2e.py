@@ -45,6 +45,7 @@ def spec_data(**over: Any) -> dict[str, Any]:
     data: dict[str, Any] = {
         "name": "Test Ladder",
         "seed": 3,
+        "variant": "rubicon",  # one deal a game: a quarter of a two-handed game's decisions
         "time_control": {"budget_ms": 5000, "bank_ms": 60000, "grace_ms": 500},
         "matchmaking": {"games_at_once": 2, "pause_seconds": 0.2},
         "submissions": {"build_seconds": 60, "check_seconds": 200, "max_bundle_mb": 1},
@@ -232,7 +233,7 @@ def test_a_server_killed_mid_game_resumes_with_nothing_lost(tmp_path: Path) -> N
     toml = tmp_path / "comp.toml"
     sub_port, bot_port = free_port(), free_port()
     toml.write_text(
-        'name = "Crashy"\nseed = 3\n[time_control]\nbudget_ms = 5000\nbank_ms = 60000\n'
+        'name = "Crashy"\nseed = 3\nvariant = "rubicon"\n[time_control]\nbudget_ms = 5000\nbank_ms = 60000\n'
         "[matchmaking]\ngames_at_once = 2\npause_seconds = 0.2\n"
         f'[server]\nsubmissions = "127.0.0.1:{sub_port}"\nbots = "127.0.0.1:{bot_port}"\n'
     )

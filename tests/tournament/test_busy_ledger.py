@@ -51,9 +51,16 @@ BOT = textwrap.dedent(
 )
 
 
-def tournament(directory: Path, deals: int, budget_ms: int = 1000, slow: bool = False) -> Path:
+def tournament(
+    directory: Path,
+    deals: int,
+    budget_ms: int = 1000,
+    slow: bool = False,
+    variant: str = "rubicon",
+) -> Path:
     """Two quick bots (a copy of the script in ``directory``, so that its processes can be found) on
-    a tight clock with no bank: a game decided on time means the arena held the clock up."""
+    a tight clock with no bank: a game decided on time means the arena held the clock up. Rubicon
+    unless told: one deal a game, a quarter of a two-handed game's decisions."""
     (directory / "quick.py").write_text(BOT.replace("SLOW", str(slow)))
     directory.chmod(0o755)  # a sandboxed bot runs under a uid of its own: it must read its folder
     path = directory / "busy.toml"
@@ -61,6 +68,7 @@ def tournament(directory: Path, deals: int, budget_ms: int = 1000, slow: bool = 
         textwrap.dedent(
             f"""\
             name = "Busy"
+            variant = "{variant}"
             deals_per_pairing = {deals}
             concurrency = 2
             seed = 11
@@ -160,7 +168,8 @@ def reader(ledger: Path, hold: float = 3.0, every: float = 5.0) -> Iterator[list
 
 
 def test_a_reader_holding_locks_costs_no_bot_a_game(tmp_path: Path) -> None:
-    toml = tournament(tmp_path, deals=5)  # 10 games
+    # Two-handed: ten games of it last well beyond two of the reader's five-second rounds.
+    toml = tournament(tmp_path, deals=5, variant="two-handed")
     ledger = tmp_path / "ledger.sqlite"
     Ledger(ledger).close()
     led = Ledger(ledger)
@@ -243,7 +252,8 @@ def small_disk(directory: Path) -> Iterator[Path | None]:
 
 
 def test_a_full_disk_ends_the_run_cleanly(tmp_path: Path) -> None:
-    toml = tournament(tmp_path, deals=6)  # 12 games; the disk fills after about 7
+    # 12 games; the disk fills after about 7 (the room left is measured in two-handed records)
+    toml = tournament(tmp_path, deals=6, variant="two-handed")
     with small_disk(tmp_path / "disk") as disk:
         if disk is not None:
             ledger = disk / "ledger.sqlite"
@@ -294,7 +304,7 @@ def test_a_full_disk_ends_the_run_cleanly(tmp_path: Path) -> None:
 
 
 def test_a_second_run_of_a_running_tournament_is_refused(tmp_path: Path) -> None:
-    toml = tournament(tmp_path, deals=4)
+    toml = tournament(tmp_path, deals=4, variant="two-handed")  # still running when the second asks
     ledger = tmp_path / "ledger.sqlite"
     first = arena(toml, ledger)
     wait_for_games(ledger, 1, first)

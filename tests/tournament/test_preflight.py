@@ -23,6 +23,7 @@ pytestmark = pytest.mark.slow
 TOURNAMENT = textwrap.dedent(
     """\
     name = "Doomed"
+    variant = "rubicon"
     deals_per_pairing = 2
     [[entrants]]
     name = "fine"

@@ -50,7 +50,7 @@ def tournament_file(directory: Path, name: str, entrants: int, **top: Any) -> Pa
     """A small tournament of the example bots, with a generous clock so that no game ends on time
     and every game is decided by the bots alone (deterministic)."""
     lines = [f'name = "{name}"']
-    top = {"variant": "two-handed", "deals_per_pairing": 1, "concurrency": 2, "seed": 7, **top}
+    top = {"variant": "rubicon", "deals_per_pairing": 1, "concurrency": 2, "seed": 7, **top}
     for key, value in top.items():
         lines.append(f"{key} = {toml_value(value)}")
     lines += ["[time_control]", "budget_ms = 10000", "bank_ms = 120000", "grace_ms = 2000"]
