@@ -57,10 +57,13 @@ def tournament(
     budget_ms: int = 1000,
     slow: bool = False,
     variant: str = "rubicon",
+    games_per_process: int = 1,
 ) -> Path:
     """Two quick bots (a copy of the script in ``directory``, so that its processes can be found) on
     a tight clock with no bank: a game decided on time means the arena held the clock up. Rubicon
-    unless told: one deal a game, a quarter of a two-handed game's decisions."""
+    unless told: one deal a game, a quarter of a two-handed game's decisions. ``games_per_process``
+    is the tournament's ``matches_per_process``: where a test is about the ledger, bot processes
+    play several games, since starting them costs more than the games."""
     (directory / "quick.py").write_text(BOT.replace("SLOW", str(slow)))
     directory.chmod(0o755)  # a sandboxed bot runs under a uid of its own: it must read its folder
     path = directory / "busy.toml"
@@ -70,6 +73,7 @@ def tournament(
             name = "Busy"
             variant = "{variant}"
             deals_per_pairing = {deals}
+            matches_per_process = {games_per_process}
             concurrency = 2
             seed = 11
             [time_control]
@@ -187,7 +191,7 @@ def test_a_reader_holding_locks_costs_no_bot_a_game(tmp_path: Path) -> None:
 
 
 def test_a_ledger_locked_for_too_long_ends_the_run_cleanly(tmp_path: Path) -> None:
-    toml = tournament(tmp_path, deals=4)
+    toml = tournament(tmp_path, deals=4, games_per_process=8)
     ledger = tmp_path / "ledger.sqlite"
     proc = arena(toml, ledger)
     wait_for_games(ledger, 1, proc)
@@ -214,7 +218,7 @@ def test_a_ledger_locked_for_too_long_ends_the_run_cleanly(tmp_path: Path) -> No
 
 
 def test_ctrl_c_while_the_ledger_is_locked(tmp_path: Path) -> None:
-    toml = tournament(tmp_path, deals=12)
+    toml = tournament(tmp_path, deals=12, games_per_process=24)
     ledger = tmp_path / "ledger.sqlite"
     proc = arena(toml, ledger)
     wait_for_games(ledger, 1, proc)
@@ -253,7 +257,7 @@ def small_disk(directory: Path) -> Iterator[Path | None]:
 
 def test_a_full_disk_ends_the_run_cleanly(tmp_path: Path) -> None:
     # 12 games; the disk fills after about 7 (the room left is measured in two-handed records)
-    toml = tournament(tmp_path, deals=6, variant="two-handed")
+    toml = tournament(tmp_path, deals=6, variant="two-handed", games_per_process=12)
     with small_disk(tmp_path / "disk") as disk:
         if disk is not None:
             ledger = disk / "ledger.sqlite"

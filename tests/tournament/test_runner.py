@@ -234,7 +234,9 @@ def count_games(path: Path) -> int:
 
 
 def test_a_killed_run_resumes_with_nothing_lost_or_doubled(tmp_path: Path) -> None:
-    toml = tournament_file(tmp_path, "killed", 4, duplicate=False)  # 6 pairings: 6 games
+    # 6 pairings: 6 games. A bot process plays several (the bots play each deal the same whatever
+    # they played before): the test is about the ledger, and starting processes cost the most here.
+    toml = tournament_file(tmp_path, "killed", 4, duplicate=False, matches_per_process=6)
     spec = load(toml)
     planned = len(full_schedule(spec))
     assert planned == 6
@@ -283,7 +285,8 @@ def test_killed_again_and_again_at_random_moments(tmp_path: Path) -> None:
     the end exactly the planned games, none doubled, and the ratings of an uninterrupted run."""
     import random
 
-    toml = tournament_file(tmp_path, "battered", 4, duplicate=True)  # 6 pairings x 2 seatings
+    # 6 pairings x 2 seatings; processes play several games, as in the test above
+    toml = tournament_file(tmp_path, "battered", 4, duplicate=True, matches_per_process=6)
     spec = load(toml)
     planned = len(full_schedule(spec))
     ledger = tmp_path / "battered.sqlite"
