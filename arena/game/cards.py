@@ -54,6 +54,11 @@ def _kind_text(kind: int) -> str:
 _KIND_TEXTS: Final = tuple(_kind_text(k) for k in range(KINDS_PER_PACK))
 CARD_TEXTS: Final = tuple(f"{_KIND_TEXTS[c & 31]}.{(c >> 5) + 1}" for c in range(ANY_COPY))
 REF_TEXTS: Final = CARD_TEXTS + _KIND_TEXTS  # indexed by a card reference
+# The canonical texts back to numbers: what the referee sends is always canonical, so a Python bot
+# reading its requests finds every card here in one lookup; other spellings are parsed below.
+_KIND_BY_TEXT: Final = {t: k for k, t in enumerate(_KIND_TEXTS)}
+_CARD_BY_TEXT: Final = {t: c for c, t in enumerate(CARD_TEXTS)}
+_REF_BY_TEXT: Final = {t: r for r, t in enumerate(REF_TEXTS)}
 
 
 def kind_text(kind: int) -> str:
@@ -72,6 +77,9 @@ def ref_text(ref: int) -> str:
 
 def parse_kind(text: str) -> int:
     """Parse ``QS``, ``TD``, ``7H`` into a kind number."""
+    kind = _KIND_BY_TEXT.get(text)
+    if kind is not None:
+        return kind
     t = text.strip().upper()
     if len(t) != 2 or t[0] not in RANK_CHARS or t[1] not in SUIT_CHARS:
         raise ParseError(
@@ -83,6 +91,9 @@ def parse_kind(text: str) -> int:
 
 def parse_card(text: str) -> int:
     """Parse a physical card ``QS.2`` (pack 1..4)."""
+    card = _CARD_BY_TEXT.get(text)
+    if card is not None:
+        return card
     kind_part, dot, pack_part = text.strip().partition(".")
     if not dot or not pack_part.isdigit() or not 1 <= int(pack_part) <= MAX_PACKS:
         raise ParseError(
@@ -93,6 +104,9 @@ def parse_card(text: str) -> int:
 
 def parse_ref(text: str) -> int:
     """Parse a card reference: ``QS`` (an undeclared copy) or ``QS.2`` (that physical copy)."""
+    ref = _REF_BY_TEXT.get(text)
+    if ref is not None:
+        return ref
     if "." in text:
         return parse_card(text)
     return ANY_COPY + parse_kind(text)

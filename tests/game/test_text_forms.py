@@ -45,6 +45,22 @@ def test_notation_every_card_of_a_pack_round_trips() -> None:
         assert kind_text(kind) == text
 
 
+def test_every_spelling_parses_as_its_canonical_text_does() -> None:
+    """Canonical texts are looked up, others parsed: both give the same number for every card,
+    physical card and reference, in every pack."""
+    texts = [kind_text(k) for k in range(32)]
+    assert sorted(texts) == sorted(ALL_KINDS)
+    for kind, text in enumerate(texts):
+        for spelling in (text, text.lower(), f" {text} "):
+            assert parse_kind(spelling) == kind
+            assert parse_ref(spelling) == parse_ref(text)
+        for pack in range(1, 5):
+            card = parse_card(f"{text}.{pack}")
+            assert card_text(card) == f"{text}.{pack}"
+            assert parse_card(f" {text.lower()}.{pack}") == card == parse_ref(f"{text}.{pack}")
+            assert ref_text(parse_ref(f"{text.lower()}.{pack}")) == f"{text}.{pack}"
+
+
 @pytest.mark.parametrize("text", ["QS", "TD", "7H", "AC", "JD", "9S"])
 def test_notation_examples_parse(text: str) -> None:
     """docs/rules.md §9: ``QS`` is the queen of spades, ``TD`` the ten of diamonds, ``7H`` the seven of hearts."""
