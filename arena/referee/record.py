@@ -46,36 +46,24 @@ class GameRecord:
 
     def to_dict(self, timings: bool = True) -> dict[str, Any]:
         """See :meth:`MatchRecord.to_dict`."""
-        if timings:
-            decisions = [
-                {
-                    "request_id": d.request_id,
-                    "seat": d.seat,
-                    "member": d.member,
-                    "legal": d.legal,  # a tuple of strings, as asdict keeps it
-                    "reply": d.reply,
-                    "action": d.action,
-                    "failure": d.failure,
-                    "detail": d.detail,
-                    "elapsed_ms": d.elapsed_ms,
-                    "bank_ms": d.bank_ms,
-                }
-                for d in self.decisions
-            ]
-        else:
-            decisions = [
-                {
-                    "request_id": d.request_id,
-                    "seat": d.seat,
-                    "member": d.member,
-                    "legal": d.legal,
-                    "reply": d.reply,
-                    "action": d.action,
-                    "failure": d.failure,
-                    "detail": d.detail,
-                }
-                for d in self.decisions
-            ]
+        decisions = [
+            {
+                "request_id": d.request_id,
+                "seat": d.seat,
+                "member": d.member,
+                "legal": d.legal,  # a tuple of strings, as asdict keeps it
+                "reply": d.reply,
+                "action": d.action,
+                "failure": d.failure,
+                "detail": d.detail,
+                "elapsed_ms": d.elapsed_ms,
+                "bank_ms": d.bank_ms,
+            }
+            for d in self.decisions
+        ]
+        if not timings:
+            for d in decisions:
+                del d["elapsed_ms"], d["bank_ms"]
         return {
             "index": self.index,
             "seed": self.seed,

@@ -45,7 +45,7 @@ def _read(path: str) -> bytes | None:
 def stat(pid: int) -> list[str] | None:
     """The fields of /proc/PID/stat after the command name (state, ppid, pgrp, ...), or None."""
     data = _read(f"{PROC}/{pid}/stat")
-    if data is None:
+    if data is None or b")" not in data:  # gone, or going while it was read
         return None
     return data.rsplit(b")", 1)[1].decode("ascii", "replace").split()
 
