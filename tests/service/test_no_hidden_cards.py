@@ -117,8 +117,25 @@ def strings(data: Any, path: str = "") -> Iterator[tuple[str, str]]:
         yield path, data
 
 
-def public_cards(state: GameState) -> set[str]:
-    """Physical cards anybody can see now or has seen named in this game's public log."""
+class LogCards:
+    """The physical cards named in a game's public log, each event read once: the log only grows, and
+    reading it whole at every decision made the check quadratic in the game's length."""
+
+    def __init__(self) -> None:
+        self.read = 0
+        self.cards: set[str] = set()
+
+    def of(self, log: list[Any]) -> set[str]:
+        assert len(log) >= self.read, "a public log never shrinks within a game"
+        for event in log[self.read :]:
+            self.cards.update(m.group(0) for m in CARD.finditer(event_text(event)) if m.group(2))
+        self.read = len(log)
+        return self.cards
+
+
+def public_cards(state: GameState, log: LogCards | None = None) -> set[str]:
+    """Physical cards anybody can see now or has seen named in this game's public log (``log``: what
+    was read of the log at earlier decisions of the same game)."""
     seen = {
         card_text(c)
         for s, hand in enumerate(state.hands)
@@ -132,13 +149,17 @@ def public_cards(state: GameState) -> set[str]:
     seen.update(card_text(c) for c in state.heap)
     if state.turn_up >= 0:
         seen.add(card_text(state.turn_up))
-    for event in state.log:
-        seen.update(m.group(0) for m in CARD.finditer(event_text(event)) if m.group(2))
+    seen |= (log or LogCards()).of(state.log)
     return seen
 
 
 def check_request(
-    state: GameState, seat: int, member: int, log_from: int, req: bot_pb2.DecisionRequest
+    state: GameState,
+    seat: int,
+    member: int,
+    log_from: int,
+    req: bot_pb2.DecisionRequest,
+    log: LogCards | None = None,
 ) -> None:
     obs = observe(state, seat, log_from=log_from)
     # Exactly what observe gives, nothing more.
@@ -152,14 +173,16 @@ def check_request(
     assert shown == own
     for s, info in enumerate(req.observation.seats):
         assert info.hand_size == len(state.hands[s])
-    scan_cards(state, seat, req)
+    scan_cards(state, seat, req, log)
 
 
-def scan_cards(state: GameState, seat: int, req: bot_pb2.DecisionRequest) -> None:
+def scan_cards(
+    state: GameState, seat: int, req: bot_pb2.DecisionRequest, log: LogCards | None = None
+) -> None:
     """Every card named anywhere in the message is the seat's own or public."""
     own = Counter(c & 31 for c in state.hands[seat])
     own_physical = {card_text(c) for c in state.hands[seat] if c < ANY_COPY}
-    public = public_cards(state)
+    public = public_cards(state, log)
     data = json_format.MessageToDict(
         bot_pb2.RefereeMessage(request=req), preserving_proto_field_name=True
     )
@@ -212,17 +235,18 @@ def test_no_hidden_card_reaches_a_bot(tmp_path: Path, name: str, options: dict[s
     state = replay(record, game)
     seen = [[0] * v.team_size(s) for s in range(v.seats)]  # log sent to each player
     checked = Counter[str]()
+    log = LogCards()
     for d in game.decisions:
         seat, member, req = requests[d.request_id]
         assert (seat, member) == (d.seat, d.member) == (state.to_act, state.deciding_member())
-        check_request(state, seat, member, seen[seat][member], req)
+        check_request(state, seat, member, seen[seat][member], req, log)
         seen[seat][member] = len(state.log)
         checked[req.observation.phase] += 1
         state.apply(next(a for a in state.legal_actions() if a.text == d.action))
     assert state.is_terminal()
     assert checked["play"] > 100 and (checked["declare"] > 0 or checked["carte-blanche"] > 0)
     # Game over: only public cards (declared, played), never a card by kind alone.
-    final = public_cards(state)
+    final = public_cards(state, log)
     for messages in received.values():
         for m in messages:
             if m.HasField("game_over"):
