@@ -157,8 +157,11 @@ def _check_cards(state: GameState) -> None:
     assert sum(counts.values()) == v.deck_size
     assert state.heap == []
     # A card made public takes the lowest pack number not yet used for its kind in this deal.
-    for kind in range(32):
-        packs = sorted(c >> 5 for c in physical if c & 31 == kind)
+    by_kind: dict[int, list[int]] = {kind: [] for kind in range(32)}
+    for c in physical:
+        by_kind[c & 31].append(c >> 5)
+    for kind, packs in by_kind.items():
+        packs.sort()
         assert packs == list(range(len(packs))), (kind, packs)
     hand_sizes = [len(h) for h in state.hands]
     if state.in_stock_phase and not state.trick and state.phase == 1:
