@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -86,3 +86,15 @@ def permute_hidden(state: GameState, seats: list[int], rng: random.Random) -> Ga
     copy._legal = None  # the clone shares the cached legal list; the hands changed under it
     copy._reindex()  # and the hands' index of plays
     return copy
+
+
+def check_pack_numbers(physical: Iterable[int]) -> None:
+    """A card made public takes the lowest pack number not yet used for its kind in this deal: each
+    kind's physical cards have the pack numbers 0, 1, ... without a gap. (One pass over the cards: the
+    conservation checks run at every step of many games.)"""
+    by_kind: dict[int, list[int]] = {kind: [] for kind in range(32)}
+    for card in physical:
+        by_kind[card & 31].append(card >> 5)
+    for kind, packs in by_kind.items():
+        packs.sort()
+        assert packs == list(range(len(packs))), (kind, packs)

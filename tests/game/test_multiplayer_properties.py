@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from property_helpers import permute_hidden
+from property_helpers import check_pack_numbers, permute_hidden
 
 from arena.game import (
     Action,
@@ -156,13 +156,7 @@ def _check_cards(state: GameState) -> None:
     assert all(counts[k] == v.packs for k in range(32)), counts
     assert sum(counts.values()) == v.deck_size
     assert state.heap == []
-    # A card made public takes the lowest pack number not yet used for its kind in this deal.
-    by_kind: dict[int, list[int]] = {kind: [] for kind in range(32)}
-    for c in physical:
-        by_kind[c & 31].append(c >> 5)
-    for kind, packs in by_kind.items():
-        packs.sort()
-        assert packs == list(range(len(packs))), (kind, packs)
+    check_pack_numbers(physical)
     hand_sizes = [len(h) for h in state.hands]
     if state.in_stock_phase and not state.trick and state.phase == 1:
         assert hand_sizes == [v.hand_size] * v.seats

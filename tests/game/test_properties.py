@@ -27,6 +27,7 @@ from property_helpers import (
     Policy,
     _variant,
     _walk,
+    check_pack_numbers,
     parametrize_configs,
     permute_hidden,
 )
@@ -127,10 +128,7 @@ def _check_cards(state: GameState) -> None:
         counts[card & 31] += 1
     assert all(counts[k] == v.packs for k in range(32)), counts
     assert sum(counts.values()) == v.deck_size
-    # A card made public takes the lowest pack number not yet used for its kind in this deal.
-    for kind in range(32):
-        packs = sorted(c >> 5 for c in physical if c & 31 == kind)
-        assert packs == list(range(len(packs))), (kind, packs)
+    check_pack_numbers(physical)
     if v.family is Family.POLISH:
         # 000: every scoring card won lies face up among the winner's open cards, and only those.
         for seat in range(v.seats):
