@@ -6,7 +6,8 @@ engine's inner loop; :func:`event_text` gives each its words.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Any, Final, cast
 
 from arena.game.actions import Combo
 from arena.game.cards import JACK, KING, QUEEN, SUIT_CHARS, card_text, kind_text
@@ -50,6 +51,15 @@ def event_text(event: tuple[Any, ...]) -> str:
 
 
 _EVENT_TEXTS: dict[tuple[Any, ...], str] = {}
+
+
+def event_texts(events: Sequence[tuple[Any, ...]]) -> tuple[str, ...]:
+    """The texts of a run of events, as :func:`event_text` gives them: looked up all at once when
+    every one has been built before (an observation from the start of the log, a replayed log)."""
+    texts = tuple(map(_EVENT_TEXTS.get, events))
+    if None in texts:
+        return tuple([event_text(e) for e in events])
+    return cast(tuple[str, ...], texts)
 
 
 def _event_text(event: tuple[Any, ...]) -> str:

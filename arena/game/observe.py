@@ -7,13 +7,16 @@ seat's hand or the order of the stock. ``observe(state, None)`` is the spectator
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from arena.game.actions import Action
 from arena.game.cards import ANY_COPY, SUIT_CHARS, card_text, ref_text
 from arena.game.declarations import COMBO_MARKS
-from arena.game.events import OVER, PHASE_NAMES, event_text
+from arena.game.events import OVER, PHASE_NAMES, event_text, event_texts
 from arena.game.state import GameState
+
+# Events a view builds one by one; a longer run is looked up at once (event_texts).
+SHORT_RUN: Final = 8
 
 
 class SeatInfo(NamedTuple):
@@ -136,6 +139,14 @@ def observe(state: GameState, seat: int | None, log_from: int = 0) -> Observatio
             )
         )
     log = state.log
+    # A bot's request carries the few events since its last one; a view from the start, the whole log.
+    fresh = len(log) - log_from
+    if fresh <= 0:
+        texts: tuple[str, ...] = ()
+    elif fresh <= SHORT_RUN:
+        texts = tuple([event_text(e) for e in log[log_from:]])
+    else:
+        texts = event_texts(log[log_from:])
     return Observation(  # in the order of the fields
         v.name,
         v.options,
@@ -153,5 +164,5 @@ def observe(state: GameState, seat: int | None, log_from: int = 0) -> Observatio
         last_winner if last_winner >= 0 else None,
         tuple(state.heap),
         tuple(infos),
-        tuple([event_text(e) for e in log[log_from:]]) if log_from < len(log) else (),
+        texts,
     )

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from arena.game.actions import DONE, PLAY_ACTIONS, Action, Combo, Verb
 from arena.game.cards import ANY_COPY, parse_card, parse_kind
-from arena.game.events import CARTE_BLANCHE, DECLARE, PHASE_NAMES, event_text
+from arena.game.events import CARTE_BLANCHE, DECLARE, PHASE_NAMES, event_text, event_texts
 from arena.game.observe import Observation
 from arena.game.state import GameState
 from arena.game.variants import Variant
@@ -383,7 +383,7 @@ class _Plan:
         if state.to_act != view.to_act or PHASE_NAMES[state.phase] != want:
             raise SampleError("replay did not reach the current decision")
         if check:
-            got = tuple(event_text(e) for e in state.log)
+            got = event_texts(state.log)
             if got != self.texts:
                 raise SampleError("replayed log differs from the real one")
         return state

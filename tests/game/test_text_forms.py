@@ -28,6 +28,7 @@ from arena.game import (
     variant,
     variant_options,
 )
+from arena.game.events import EV_TRICK, event_text, event_texts
 
 RANKS = "789JQKTA"
 SUITS = "SHDC"
@@ -385,3 +386,20 @@ def test_options_belong_to_their_variants() -> None:
         variant("rubicon", game_end="immediate")
     with pytest.raises(VariantError):
         variant_options("piquet")
+
+
+def test_a_run_of_events_reads_as_its_events_one_by_one() -> None:
+    """event_texts (an observation's log, a replayed log) gives each event's event_text, whether or
+    not every text was built before."""
+    state = GameState.new(variant("two-handed"), seed=11)
+    while not state.is_terminal() and len(state.log) < 120:
+        state.apply(state.legal_actions()[-1])
+    log = list(state.log)
+    fresh = (EV_TRICK, 1, 9_999)  # no game logs it: its text is not built yet
+    run = [*log[:5], fresh, *log[5:]]
+    first = event_texts(run)  # the text of ``fresh`` is built on the way
+    assert first == tuple(event_text(e) for e in run)
+    assert first[5] == "seat 1 wins trick 9999"
+    assert event_texts(run) == first  # every text built: looked up
+    assert event_texts(log[40:]) == tuple(event_text(e) for e in log[40:])
+    assert event_texts([]) == ()
