@@ -29,9 +29,13 @@ def _sorted(refs: Any) -> list[str]:
 
 
 def _frame(state: GameState, view: int | None) -> dict[str, Any]:
-    public = observe(state, None)
+    # A frame shows no log (the narrator tells the moves): the views are taken without it, or every
+    # frame would build the texts of the whole log so far, and a replay would cost the square of the
+    # game's length.
+    end = len(state.log)
+    public = observe(state, None, log_from=end)
     seats = range(state.variant.seats) if view is None else (view,)
-    hands = {s: observe(state, s).hand for s in seats}
+    hands = {s: observe(state, s, log_from=end).hand for s in seats}
     out_seats = []
     for info in public.seats:
         table = {c for c, _ in info.table}

@@ -403,3 +403,23 @@ def test_a_run_of_events_reads_as_its_events_one_by_one() -> None:
     assert event_texts(run) == first  # every text built: looked up
     assert event_texts(log[40:]) == tuple(event_text(e) for e in log[40:])
     assert event_texts([]) == ()
+
+
+@pytest.mark.parametrize("name", ["two-handed", "three-handed", "four-handed-partners"])
+def test_a_view_from_a_later_log_entry_differs_only_in_its_log(name: str) -> None:
+    """observe's log_from cuts the log and nothing else (the referee sends only the new events, and a
+    replay's frames take their views without the log)."""
+    state = GameState.new(variant(name), seed=5)
+    step = 0
+    while not state.is_terminal() and step < 400:
+        if step % 37 == 0:
+            end = len(state.log)
+            for seat in [None, *range(state.variant.seats)]:
+                full = observe(state, seat).to_dict()
+                for start in (end // 2, end):
+                    cut = observe(state, seat, log_from=start).to_dict()
+                    assert cut["log"] == full["log"][start:]
+                    assert {**cut, "log": None} == {**full, "log": None}
+        state.apply(state.legal_actions()[step % len(state.legal_actions())])
+        step += 1
+    assert step > 100
