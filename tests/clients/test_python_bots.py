@@ -199,3 +199,35 @@ def test_sdk_run_plays_a_whole_match_against_a_real_server() -> None:
     outcome, result = asyncio.run(go())
     assert outcome == "normal"
     assert isinstance(result, dict) and sorted(result["ranking"]) in ([0, 1], [0, 0])
+
+
+def test_greedy_counts_only_the_current_deals_plays_as_seen() -> None:
+    """The greedy bot's unseen copies: the packs less its hand and the cards played in this deal (the
+    log's entries from its last "deal" line), never those of an earlier deal."""
+    from arena.game.cards import parse_card
+    from arena_bot.greedy_bot import _unseen_counts
+
+    state = GameState.new(variant("two-handed"), seed=4)
+    while not state.is_terminal() and state.deal_index < 1:
+        state.apply(state.legal_actions()[0])
+    for _ in range(9):  # into the second deal: plays of it and of the first in the log
+        state.apply(state.legal_actions()[0])
+    view = observe(state, state.to_act)
+    bot = GreedyBot()
+    got = _unseen_counts(view, bot._context(view))
+    deal_start = max(i for i, text in enumerate(view.log) if text.startswith("deal "))
+    assert deal_start > 0 and any(" plays " in t for t in view.log[:deal_start])
+    expected = [state.variant.packs] * 32
+    for ref in view.hand:
+        expected[ref & 31] -= 1
+    for text in view.log[deal_start:]:
+        words = text.split()
+        if len(words) == 4 and words[2] == "plays":
+            expected[parse_card(words[3]) & 31] -= 1
+    assert got == [max(0, n) for n in expected]
+    # Counting the first deal's plays too would give other figures: the test tells the two apart.
+    for text in view.log[:deal_start]:
+        words = text.split()
+        if len(words) == 4 and words[2] == "plays":
+            expected[parse_card(words[3]) & 31] -= 1
+    assert got != [max(0, n) for n in expected]

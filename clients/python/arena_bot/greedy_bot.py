@@ -268,11 +268,11 @@ def _unseen_counts(view: Observation, ctx: _Context) -> list[int]:
     unseen = [ctx.variant.packs] * 32
     for kind in ctx.hand_kinds:
         unseen[kind] -= 1
-    start = 0
-    for i, text in enumerate(view.log):
-        if text.startswith("deal "):
-            start = i
-    for text in view.log[start:]:
+    log = view.log
+    start = len(log) - 1  # the current deal's first entry: looked for from the end
+    while start > 0 and not log[start].startswith("deal "):
+        start -= 1
+    for text in log[max(start, 0) :]:
         words = text.split()
         if len(words) == 4 and words[2] == "plays":
             try:
