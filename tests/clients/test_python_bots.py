@@ -21,13 +21,13 @@ from arena.game import (
     observe,
     variant,
 )
-from arena.game.cards import SUIT_CHARS, TEN
+from arena.game.cards import SUIT_CHARS, TEN, parse_card
 from arena.referee import MatchConfig, TimeControl
 from arena.service.manager import PlayerSpec
 from arena.service.server import create_server
 from arena_bot import Bot, Clock, run
 from arena_bot.first_bot import FirstBot
-from arena_bot.greedy_bot import GreedyBot
+from arena_bot.greedy_bot import GreedyBot, _unseen_counts
 from arena_bot.random_bot import RandomBot
 
 CLOCK = Clock(budget_ms=1_000, bank_ms=10_000)
@@ -204,9 +204,6 @@ def test_sdk_run_plays_a_whole_match_against_a_real_server() -> None:
 def test_greedy_counts_only_the_current_deals_plays_as_seen() -> None:
     """The greedy bot's unseen copies: the packs less its hand and the cards played in this deal (the
     log's entries from its last "deal" line), never those of an earlier deal."""
-    from arena.game.cards import parse_card
-    from arena_bot.greedy_bot import _unseen_counts
-
     state = GameState.new(variant("two-handed"), seed=4)
     while not state.is_terminal() and state.deal_index < 1:
         state.apply(state.legal_actions()[0])

@@ -31,6 +31,7 @@ from arena.game.cards import (
 )
 from arena.game.variants import Family, Variant
 from arena_bot.sdk import Bot, Clock, main_for
+from arena_bot.tracking import deal_log
 
 _BEZIQUE_FIXED = (make_kind(QUEEN, SPADES), make_kind(JACK, DIAMONDS))  # QS + JD
 # Option bezique_cards = "trump-dependent": QC + JH when spades or diamonds are trumps.
@@ -268,11 +269,7 @@ def _unseen_counts(view: Observation, ctx: _Context) -> list[int]:
     unseen = [ctx.variant.packs] * 32
     for kind in ctx.hand_kinds:
         unseen[kind] -= 1
-    log = view.log
-    start = len(log) - 1  # the current deal's first entry: looked for from the end
-    while start > 0 and not log[start].startswith("deal "):
-        start -= 1
-    for text in log[max(start, 0) :]:
+    for text in deal_log(view.log):
         words = text.split()
         if len(words) == 4 and words[2] == "plays":
             try:
