@@ -16,22 +16,24 @@ from arena.web.app import create_app
 
 
 def test_games_filter_by_event_entrant_and_outcome(ledger: Path) -> None:
-    # one game ended by a bot's failure, as the referee records it
-    execute(ledger, ("UPDATE games SET outcome = 'timeout', culprit = 1 WHERE id = 2", ()))
+    [(eid,)] = query(ledger, "SELECT id FROM entrants WHERE name = 'first'")
+    # Games are numbered as they end, two at a time: which of them "first" played is not fixed.
+    [(gid,)] = query(ledger, "SELECT MIN(game_id) FROM game_seats WHERE entrant_id = ?", eid)
+    # one game of "first"'s ended by a bot's failure, as the referee records it
+    execute(ledger, ("UPDATE games SET outcome = 'timeout', culprit = 1 WHERE id = ?", (gid,)))
     with TestClient(create_app(ledger)) as client:
         everything = client.get("/api/games").json()["games"]
         assert [g["id"] for g in everything] == [6, 5, 4, 3, 2, 1], "newest first"
         assert client.get("/api/games?event=1").json()["games"] == everything
         assert client.get("/api/games?event=2").json()["games"] == []
         timeouts = client.get("/api/games?outcome=timeout").json()["games"]
-        assert [(g["id"], g["outcome"], g["culprit"]) for g in timeouts] == [(2, "timeout", 1)]
-        [(eid,)] = query(ledger, "SELECT id FROM entrants WHERE name = 'first'")
+        assert [(g["id"], g["outcome"], g["culprit"]) for g in timeouts] == [(gid, "timeout", 1)]
         mine = client.get(f"/api/games?entrant={eid}").json()["games"]
         assert len(mine) == 4
         assert all(eid in {s["entrant_id"] for s in g["seats"]} for g in mine)
         page = client.get(f"/games?entrant={eid}&outcome=timeout")
         assert page.status_code == 200
-        assert re.findall(r'data-game="(\d+)"', page.text) == ["2"]
+        assert re.findall(r'data-game="(\d+)"', page.text) == [str(gid)]
 
 
 def test_game_pages_continue_from_the_last_one(client: TestClient) -> None:
