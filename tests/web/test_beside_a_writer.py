@@ -18,6 +18,10 @@ from arena.web.app import create_app
 
 GAMES = 300
 ENTRANTS = 12
+# The writer records its games in this many runs, each begun once the reader has answered one more
+# request since the last: on a fast machine the writes would otherwise be over before a page is read.
+RUNS = 12
+PACE_TIMEOUT = 60.0  # seconds the writer waits for the reader, at most (it must not hang the test)
 
 
 def spec() -> TournamentSpec:
@@ -79,17 +83,25 @@ def test_pages_read_beside_a_writer_that_is_never_held_up(tmp_path: Path) -> Non
 
     errors: list[Exception] = []
     done = threading.Event()
+    read = threading.Condition()
+    statuses: list[tuple[str, int]] = []
+
+    def read_at_least(k: int) -> None:
+        with read:
+            read.wait_for(lambda: len(statuses) >= k, PACE_TIMEOUT)
 
     def write() -> None:
+        per_run = -(-(GAMES - 1) // RUNS)
         try:
-            for game in games[1:]:
+            for n, game in enumerate(games[1:]):
+                if n % per_run == 0:
+                    read_at_least(n // per_run + 1)
                 led.record_game(tid, "two-handed", game, ids, result(game, rng.randrange(2)))
         except LedgerError as exc:
             errors.append(exc)
         finally:
             done.set()
 
-    statuses: list[tuple[str, int]] = []
     seen_played: list[int] = []
     with TestClient(create_app(path)) as client:
         writer = threading.Thread(target=write)
@@ -98,7 +110,10 @@ def test_pages_read_beside_a_writer_that_is_never_held_up(tmp_path: Path) -> Non
         i = 0
         while not done.is_set():
             url = urls[i % len(urls)]
-            statuses.append((url, client.get(url).status_code))
+            status = client.get(url).status_code
+            with read:
+                statuses.append((url, status))
+                read.notify_all()
             if url == "/api/events/1":
                 seen_played.append(client.get(url).json()["event"]["played"])
             i += 1
