@@ -378,7 +378,8 @@ async def check_bot(
             await manager.start(entry)
             while not entry.done.is_set():
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(entry.done.wait(), timeout=0.1)
+                    async with asyncio.timeout(0.1):
+                        await entry.done.wait()
                 if entry.status == "waiting" and _hopeless(entry, gateway):
                     await _abandon(entry)  # rather than wait out the connect timeout
                     break

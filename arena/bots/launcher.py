@@ -336,7 +336,8 @@ class BotProcess:
     async def _wait_exit(self, timeout: float) -> None:
         if not self._exited.is_set():
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._exited.wait(), timeout=timeout)
+                async with asyncio.timeout(timeout):
+                    await self._exited.wait()
 
 
 def marked_processes(marker: str) -> list[int]:

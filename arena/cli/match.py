@@ -493,7 +493,8 @@ async def _play(
                 live = _Live()
                 while not entry.done.is_set():
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(entry.done.wait(), timeout=0.2)
+                        async with asyncio.timeout(0.2):
+                            await entry.done.wait()
                     live.follow(entry)
                     progress.update(
                         task,

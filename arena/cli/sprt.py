@@ -404,7 +404,8 @@ def sprt(
             await server.stop(None)
             if recorder is not None:
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(recorder.close(), 5.0)
+                    async with asyncio.timeout(5.0):
+                        await recorder.close()
 
     try:
         state = asyncio.run(main())

@@ -62,9 +62,8 @@ async def check(command: str, variant: str, limits: Limits, seconds: int) -> Out
     it makes no mistake."""
     lines: list[str] = []
     try:
-        report = await asyncio.wait_for(
-            check_bot(command, variant, on_progress=lines.append, limits=limits), timeout=seconds
-        )
+        async with asyncio.timeout(seconds):
+            report = await check_bot(command, variant, on_progress=lines.append, limits=limits)
     except TimeoutError:
         return Outcome(
             False, f"the conformance check took longer than {seconds} s", "\n".join(lines)
@@ -111,7 +110,8 @@ async def _run(command: str, cwd: Path, limits: Limits, seconds: int) -> tuple[b
                     out.extend(chunk[: LOG_LIMIT - len(out)])
 
         try:
-            await asyncio.wait_for(asyncio.gather(drain(), proc.wait()), timeout=seconds)
+            async with asyncio.timeout(seconds):
+                await asyncio.gather(drain(), proc.wait())
         except TimeoutError:
             text = out.decode("utf-8", "replace")
             return False, text + f"\nthe build took longer than {seconds} s"

@@ -166,9 +166,11 @@ class CompetitionServer:
         await self.submissions.stop(0)
         with contextlib.suppress(Exception):
             # The games cut short are forgotten now rather than at the next start.
-            await asyncio.wait_for(self.db.call(self.store.unplan_unplayed, self.cid), 5.0)
+            async with asyncio.timeout(5.0):
+                await self.db.call(self.store.unplan_unplayed, self.cid)
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.db.call(self.ledger.release_lease, self.cid), 2.0)
+            async with asyncio.timeout(2.0):
+                await self.db.call(self.ledger.release_lease, self.cid)
         self.db.close()
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
@@ -414,7 +416,8 @@ class CompetitionServer:
     async def _sleep(self, seconds: float) -> None:
         self._wake.clear()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), timeout=seconds)
+            async with asyncio.timeout(seconds):
+                await self._wake.wait()
 
     async def _play(
         self, games: list[ScheduledGame], commands: dict[str, str], ids: dict[str, int]

@@ -408,6 +408,7 @@ def _forfeit_result(state: GameState, culprit: int) -> GameResult:
 
 async def _quietly(coro: Awaitable[None]) -> None:
     try:
-        await asyncio.wait_for(coro, timeout=5.0)
+        async with asyncio.timeout(5.0):
+            await coro
     except Exception:  # notifications are best effort: a dead bot is already recorded
         return

@@ -464,5 +464,6 @@ async def _all_within(waits: list[Coroutine[Any, Any, Any]], timeout: float) -> 
 
 async def _stop_after_drain(proc: BotProcess) -> None:
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(proc.wait(), timeout=DRAIN_SECONDS)
+        async with asyncio.timeout(DRAIN_SECONDS):
+            await proc.wait()
     await proc.stop()

@@ -196,7 +196,8 @@ class StreamPort:
 
     async def _settle(self, proc: BotProcess, detail: str) -> None:
         try:
-            await asyncio.wait_for(proc.wait(), timeout=SETTLE_SECONDS)
+            async with asyncio.timeout(SETTLE_SECONDS):
+                await proc.wait()
         except TimeoutError:
             self._close(Outcome.DISCONNECT, detail)
         else:

@@ -90,7 +90,8 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
     ) -> None:
         messages = aiter(request_iterator)
         try:
-            first = await asyncio.wait_for(anext(messages), timeout=HELLO_TIMEOUT)
+            async with asyncio.timeout(HELLO_TIMEOUT):
+                first = await anext(messages)
         except TimeoutError:
             await self._refuse_quietly(
                 context, f"no Hello within {HELLO_TIMEOUT:g} s of opening the stream"

@@ -207,7 +207,8 @@ class TournamentRunner:
                 # A lock held by another program must not keep an interrupted run waiting: the lease of
                 # a process that is gone is taken over anyway.
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(db.call(self.ledger.release_lease, self.tid), 2.0)
+                    async with asyncio.timeout(2.0):
+                        await db.call(self.ledger.release_lease, self.tid)
         finally:
             db.close()
 

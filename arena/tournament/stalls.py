@@ -10,7 +10,6 @@ not the bot, and is played again instead of being recorded.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import deque
 
 STEP = 0.05  # seconds between the watcher's wake-ups
@@ -29,8 +28,9 @@ class StallWatch:
     async def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            # asyncio.wait, not an await of the task under suppress(CancelledError): that would also
+            # swallow a cancellation of the caller's own (Ctrl-C, a fatal error) arriving meanwhile.
+            await asyncio.wait({self._task})
 
     async def _watch(self) -> None:
         loop = asyncio.get_running_loop()

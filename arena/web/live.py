@@ -10,7 +10,6 @@ left off), then the match's results (``GetMatch``) as an ``end`` event.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -123,7 +122,8 @@ class Referee:
             yield "retry: 2000\n\n"
             while True:
                 try:
-                    kind, value = await asyncio.wait_for(queue.get(), HEARTBEAT)
+                    async with asyncio.timeout(HEARTBEAT):
+                        kind, value = await queue.get()
                 except TimeoutError:
                     yield ": still watching\n\n"
                     continue
@@ -140,8 +140,10 @@ class Referee:
                     return
         finally:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await asyncio.wait({task})  # a cancellation of this generator's own goes on
+            failed = None if task.cancelled() else task.exception()
+            if failed is not None:
+                raise failed
 
 
 def _summary(m: admin_pb2.MatchSummary) -> dict[str, Any]:
