@@ -226,14 +226,31 @@ def test_ctrl_c_while_the_ledger_is_locked(tmp_path: Path) -> None:
     holder.execute("BEGIN EXCLUSIVE")
     try:
         time.sleep(1.0)  # a write is waiting for the lock now
+        sigint = sigint_state(proc.pid)  # named if the run goes on regardless
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=20)
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    assert proc.returncode == 130, out + err
+    assert proc.returncode == 130, f"{out}{err}\nthe arena's SIGINT when it was sent: {sigint}"
     assert "interrupted" in err
     no_bots_left(tmp_path)
+
+
+def sigint_state(pid: int) -> str:
+    """Whether the process ignores, blocks or catches SIGINT (Linux /proc), in words."""
+    bit = 1 << (signal.SIGINT - 1)
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError as exc:
+        return f"unknown ({exc})"
+    masks = {k: int(v, 16) for k, _, v in (line.partition(":\t") for line in lines) if k in _MASKS}
+    return ", ".join(
+        f"{word} {'yes' if masks.get(k, 0) & bit else 'no'}" for k, word in _MASKS.items()
+    )
+
+
+_MASKS = {"SigIgn": "ignored", "SigBlk": "blocked", "SigCgt": "caught"}
 
 
 @contextlib.contextmanager
