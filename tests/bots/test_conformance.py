@@ -18,20 +18,17 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.bots.conformance import (
-    CARTE_BLANCHE_DEAL,
     CRASH,
     DISCONNECT,
     HELLO,
     ILLEGAL,
-    MOMENTS,
     PROTOCOL,
     REFEREE,
     TIMEOUT,
     Report,
-    ScriptedMatch,
     check_bot,
-    session,
 )
+from arena.bots.scripted import CARTE_BLANCHE_DEAL, MOMENTS, ScriptedMatch, session
 from arena.cli.main import app
 from arena.game import GameState, observe, variant
 from arena.referee import Decision, SeatFailure
