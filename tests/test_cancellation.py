@@ -1,11 +1,10 @@
 """A cancellation (Ctrl-C, a fatal error that ends a run, a stopped match) is never swallowed on the way.
 
 Python 3.11's ``asyncio.wait_for`` returns the inner result when the waiting task is cancelled just as
-the inner awaitable finishes, and the cancellation is lost. That is how a tournament's game went on
-after Ctrl-C (a game's end notifications were bounded with it), and the run ended on the ledger's
-lock error instead of stopping. The arena bounds its waits with ``asyncio.timeout``, and waits for a
-task it cancelled with ``asyncio.wait``; these tests cancel the waiting task at each moment around
-the end of such a wait.
+the inner awaitable finishes, and the cancellation is lost: a match whose game-end notifications were
+bounded with it could go on after Ctrl-C. The arena bounds its waits with ``asyncio.timeout``, and
+waits for a task it cancelled with ``asyncio.wait``; these tests cancel the waiting task at each
+moment around the end of such a wait.
 """
 
 from __future__ import annotations
