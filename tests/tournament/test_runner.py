@@ -292,8 +292,9 @@ def test_killed_again_and_again_at_random_moments(tmp_path: Path) -> None:
     ledger = tmp_path / "battered.sqlite"
     rng = random.Random(2026)
     kills = 0
-    for attempt in range(4):
-        if count_games(ledger) >= planned:
+    for attempt in range(6):
+        before = count_games(ledger)
+        if before >= planned or kills == 3:
             break
         log = (tmp_path / f"run-{attempt}.log").open("wb")
         proc = subprocess.Popen(
@@ -303,18 +304,28 @@ def test_killed_again_and_again_at_random_moments(tmp_path: Path) -> None:
             start_new_session=True,
         )
         try:
-            # A random moment: after the process has had time to start, play and write.
-            time.sleep(rng.uniform(1.0, 4.0))
+            # A random moment. The first run is killed while it starts or plays its first games;
+            # each later one once it has recorded a game, at a random point of what follows. (On a
+            # fast machine the whole tournament takes about two seconds: a moment drawn from a fixed
+            # span would often come after its end.)
+            if attempt == 0:
+                time.sleep(rng.uniform(0.2, 1.5))
+            else:
+                deadline = time.monotonic() + RUN_TIMEOUT
+                while proc.poll() is None and count_games(ledger) == before:
+                    assert time.monotonic() < deadline, "the resumed run recorded no game"
+                    time.sleep(0.02)
+                time.sleep(rng.uniform(0.0, 0.4))
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 kills += 1
             proc.wait(timeout=60)
             log.close()
-        before = count_games(ledger)
-        assert before <= planned
-        if before:  # (a process killed while it started may not have made the tables yet)
-            assert query(ledger, "SELECT count(*) FROM game_records") == [(before,)]
+        after = count_games(ledger)
+        assert after <= planned
+        if after:  # (a process killed while it started may not have made the tables yet)
+            assert query(ledger, "SELECT count(*) FROM game_records") == [(after,)]
     assert kills >= 2, "the tournament was interrupted several times"
     final = subprocess.run(
         arena_command(toml, ledger), capture_output=True, text=True, timeout=RUN_TIMEOUT
