@@ -233,9 +233,12 @@ class BotProcess:
                 log.close()
 
     def _keep(self, line: bytes) -> None:
-        text = line.decode(errors="replace").rstrip("\r")
+        # Only what is kept is decoded and cleaned (a character takes at most four bytes): a bot's
+        # long lines cost the arena no more than short ones.
+        text = line[: 4 * TAIL_LINE_CHARS].decode(errors="replace").rstrip("\r")
+        text = text[:TAIL_LINE_CHARS]
         if text.strip():
-            self.tail.append(printable(text)[:TAIL_LINE_CHARS])
+            self.tail.append(printable(text))
 
     def last_output(self, lines: int = 8) -> list[str]:
         """The last lines the bot wrote (stdout and stderr), made printable and cut to length."""
@@ -347,6 +350,8 @@ def marked_processes(marker: str) -> list[int]:
 
 def printable(text: str) -> str:
     """Text made safe to show on a terminal: control characters (escape sequences) replaced."""
+    if text.isprintable():  # most lines: one pass in C
+        return text
     return "".join(c if c.isprintable() or c == "\t" else "\ufffd" for c in text)
 
 

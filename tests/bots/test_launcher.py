@@ -245,15 +245,17 @@ def test_the_last_lines_of_output_are_kept_printable(tmp_path: Path) -> None:
         import sys
         for i in range(100):
             print("line", i, flush=True)
-        sys.stderr.write("boom \\x1b[2J[bold]done[/]\\n" + "x" * 5000)
+        sys.stderr.write("boom \\x1b[2J[bold]done[/]\\n" + "\\u00e9\\x07" * 2000 + "\\n")
+        sys.stderr.write("x" * 5000)
         raise SystemExit(4)
         """,
     )
     bot, _ = asyncio.run(_run(cmd, tmp_path))
-    lines = bot.last_output(3)
+    lines = bot.last_output(4)
     assert lines[0] == "line 99"
     assert lines[1] == "boom \ufffd[2J[bold]done[/]"  # no escape sequence reaches a terminal
-    assert lines[2] == "x" * 300  # cut
+    assert lines[2] == "\u00e9\ufffd" * 150  # cut at 300 characters, not bytes
+    assert lines[3] == "x" * 300  # cut
     assert bot.exit_text() == "bot process exited with code 4"
 
 
