@@ -405,7 +405,9 @@ class MatchManager:
             return
         self.records_dir.mkdir(parents=True, exist_ok=True)
         path = self.records_dir / f"{entry.match_id}.json"
-        path.write_text(json.dumps(entry.record.to_dict(), indent=1))
+        # Compact: the C encoder (an indented dump takes the pure-Python one, several times slower,
+        # on the event loop that referees every other match).
+        path.write_text(json.dumps(entry.record.to_dict(), separators=(",", ":")))
 
     def watch(self, match_id: str, from_start: bool) -> asyncio.Queue[PublicEvent | None]:
         entry = self.matches[match_id]
