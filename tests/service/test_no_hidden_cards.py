@@ -17,7 +17,7 @@ against the full state, replayed from the match record:
 from __future__ import annotations
 
 import asyncio
-import json
+import base64
 import re
 import shlex
 import sys
@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
 
 from arena.bots.limits import Limits
 from arena.game import GameState, observe, variant
@@ -94,7 +95,7 @@ def play_recorded(
     record = asyncio.run(go())
     received = {
         (s, m): [
-            json_format.Parse(line.removeprefix("RECORD "), bot_pb2.RefereeMessage())
+            bot_pb2.RefereeMessage.FromString(base64.b64decode(line.removeprefix("RECORD ")))
             for log in logs.glob(f"{record.match_id}-seat{s}-{m}.log")
             for line in log.read_text().splitlines()
             if line.startswith("RECORD ")
@@ -105,16 +106,22 @@ def play_recorded(
     return record, received
 
 
-def strings(data: Any, path: str = "") -> Iterator[tuple[str, str]]:
-    """Every string in a message (as a dict), with its path."""
-    if isinstance(data, dict):
-        for k, v in data.items():
-            yield from strings(v, f"{path}.{k}" if path else k)
-    elif isinstance(data, list):
-        for i, v in enumerate(data):
-            yield from strings(v, f"{path}[{i}]")
-    elif isinstance(data, str):
-        yield path, data
+def strings(message: Message, path: str = "") -> Iterator[tuple[str, str]]:
+    """Every string set in a message, with its path (the fields' proto names, ``[i]`` for an item)."""
+    for field, value in message.ListFields():
+        here = f"{path}.{field.name}" if path else field.name
+        if field.message_type is not None and field.message_type.GetOptions().map_entry:
+            for key, item in value.items():  # string maps only in the protocol
+                yield here, key
+                yield f"{here}.{key}", item
+            continue
+        items = list(enumerate(value)) if field.is_repeated else [(None, value)]
+        for i, item in items:
+            at = here if i is None else f"{here}[{i}]"
+            if field.type == FieldDescriptor.TYPE_MESSAGE:
+                yield from strings(item, at)
+            elif field.type == FieldDescriptor.TYPE_STRING:
+                yield at, item
 
 
 class LogCards:
@@ -183,11 +190,8 @@ def scan_cards(
     own = Counter(c & 31 for c in state.hands[seat])
     own_physical = {card_text(c) for c in state.hands[seat] if c < ANY_COPY}
     public = public_cards(state, log)
-    data = json_format.MessageToDict(
-        bot_pb2.RefereeMessage(request=req), preserving_proto_field_name=True
-    )
     in_hand: Counter[int] = Counter()
-    for path, text in strings(data):
+    for path, text in strings(bot_pb2.RefereeMessage(request=req)):
         kinds_here: Counter[int] = Counter()
         for m in CARD.finditer(text):
             token = m.group(0)
@@ -250,8 +254,7 @@ def test_no_hidden_card_reaches_a_bot(tmp_path: Path, name: str, options: dict[s
     for messages in received.values():
         for m in messages:
             if m.HasField("game_over"):
-                data = json.loads(json_format.MessageToJson(m))
-                for path, text in strings(data):
+                for path, text in strings(m):
                     for match in CARD.finditer(text):
                         assert match.group(2) and match.group(0) in final, (path, text)
 

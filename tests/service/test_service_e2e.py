@@ -6,6 +6,7 @@ on the bot listener, bad StartMatch arguments, and the server's own limits for a
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import re
@@ -197,13 +198,15 @@ def test_local_bots_hear_every_game_over_and_the_match_over(tmp_path: Path) -> N
         assert [g.outcome for g in entry.record.games] == ["normal", "normal"]
         for s in range(2):
             text = (logs / f"{entry.match_id}-seat{s}-0.log").read_text()
-            lines = [
-                x.removeprefix("RECORD ") for x in text.splitlines() if x.startswith("RECORD ")
+            received = [
+                bot_pb2.RefereeMessage.FromString(base64.b64decode(x.removeprefix("RECORD ")))
+                for x in text.splitlines()
+                if x.startswith("RECORD ")
             ]
-            kinds = [next(iter(json.loads(line))) for line in lines]
-            assert kinds.count("gameOver") == 2 and kinds[-1] == "matchOver", (m, s, kinds[-3:])
-            over = json.loads(lines[-1])["matchOver"]
-            assert over["matchId"] == entry.match_id and len(over["games"]) == 2
+            kinds = [message.WhichOneof("body") for message in received]
+            assert kinds.count("game_over") == 2 and kinds[-1] == "match_over", (m, s, kinds[-3:])
+            over = received[-1].match_over
+            assert over.match_id == entry.match_id and len(over.games) == 2
 
 
 def test_health_and_reflection() -> None:
