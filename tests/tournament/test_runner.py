@@ -343,7 +343,12 @@ def test_killed_again_and_again_at_random_moments(tmp_path: Path) -> None:
 
 
 def test_swiss_rounds_pair_by_score_without_repeats(tmp_path: Path) -> None:
-    spec = load(tournament_file(tmp_path, "swiss", 4, format="swiss", rounds=2, duplicate=False))
+    # Bot processes play several games (of any pairing): the test is about the pairings.
+    spec = load(
+        tournament_file(
+            tmp_path, "swiss", 4, format="swiss", rounds=2, duplicate=False, matches_per_process=4
+        )
+    )
     path = tmp_path / "swiss.sqlite"
     tid, progress, _ = run(spec, path)
     assert (progress.planned, progress.done, progress.errors) == (4, 4, 0)

@@ -26,6 +26,7 @@ format = "round-robin"
 deals_per_pairing = 1
 duplicate = true
 concurrency = 2
+matches_per_process = 4
 seed = 11
 
 [time_control]
@@ -56,8 +57,8 @@ version = "2"
 @pytest.fixture(scope="session")
 def built_ledger(build_once: Callable[[str, Callable[[Path], None]], Path]) -> Path:
     """A ledger holding one finished tournament: three example bots, round robin, one duplicate deal
-    per pairing (six games), played for real, once for the whole run. Tests copy it before changing
-    anything."""
+    per pairing (six games), played for real (a bot process plays up to four of them), once for the
+    whole run. Tests copy it before changing anything."""
 
     def play(folder: Path) -> None:
         toml = folder / "web.toml"
