@@ -191,7 +191,8 @@ class BotProcess:
         bot = cls(name, command, proc, protocol.exited, log_path, limits, confinement, marker)
         pipe = transport.get_pipe_transport(1)
         if pipe is not None:
-            with contextlib.suppress(AttributeError, OSError):
+            # A bot that has already exited may have had its pipe closed (ValueError): it holds none.
+            with contextlib.suppress(AttributeError, OSError, ValueError):
                 bot._pipe_inode = os.fstat(pipe.get_extra_info("pipe").fileno()).st_ino
         bot._pump = asyncio.create_task(bot._copy_output())
         return bot

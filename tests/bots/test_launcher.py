@@ -163,6 +163,22 @@ def test_a_command_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:
         asyncio.run(BotProcess.start("t", "python 'unclosed", "127.0.0.1:1", "tok", None, LIGHT))
 
 
+def test_a_bot_that_exits_at_once_is_started_and_ends(tmp_path: Path) -> None:
+    """A program that is gone before the launcher looks at its output pipe (``true``: its pipe may
+    already be closed) is a bot that started and ended, not an error of the launcher's."""
+
+    async def starts() -> list[int | None]:
+        codes = []
+        for _ in range(20):  # the pipe was closed in about one start in five before the fix
+            bot = await BotProcess.start("t", "true", "127.0.0.1:1", "tok", None, LIGHT)
+            await asyncio.wait_for(bot.wait(), timeout=20)
+            await bot.stop()
+            codes.append(bot.returncode)
+        return codes
+
+    assert asyncio.run(starts()) == [0] * 20
+
+
 def test_a_token_never_goes_on_a_command_line() -> None:
     with pytest.raises(LaunchError, match="ARENA_TOKEN"):
         check_command("{python} -m arena_bot.random_bot --token {token}")
