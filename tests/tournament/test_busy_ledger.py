@@ -220,7 +220,9 @@ def test_a_ledger_locked_for_too_long_ends_the_run_cleanly(tmp_path: Path) -> No
 def test_ctrl_c_while_the_ledger_is_locked(tmp_path: Path) -> None:
     toml = tournament(tmp_path, deals=12, games_per_process=24)
     ledger = tmp_path / "ledger.sqlite"
-    proc = arena(toml, ledger)
+    # Ctrl-C's SIGINT as a terminal sends it: the run's disposition of it made the default, since a
+    # test suite started in the background (a shell's `&`) hands its children SIGINT ignored.
+    proc = arena(toml, ledger, preexec_fn=default_sigint)
     wait_for_games(ledger, 1, proc)
     holder = sqlite3.connect(ledger, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
@@ -235,6 +237,10 @@ def test_ctrl_c_while_the_ledger_is_locked(tmp_path: Path) -> None:
     assert proc.returncode == 130, f"{out}{err}\nthe arena's SIGINT when it was sent: {sigint}"
     assert "interrupted" in err
     no_bots_left(tmp_path)
+
+
+def default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def sigint_state(pid: int) -> str:
