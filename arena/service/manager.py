@@ -196,16 +196,29 @@ class MatchManager:
         entry.task = asyncio.create_task(self._run(entry))
 
     async def preflight(
-        self, spec: PlayerSpec, config: MatchConfig, limits: Limits, timeout: float
+        self,
+        spec: PlayerSpec,
+        config: MatchConfig,
+        limits: Limits,
+        timeout: float,
+        matches_per_process: int = 1,
     ) -> str:
         """Start a bot once and wait for its Hello: "" when it dialled in and said Hello (it is then
-        sent a MatchOver with no games and stopped), else why not: the launch's error, or its exit
-        code and last output, or that it never connected within ``timeout`` seconds."""
+        sent a MatchOver with no games), else why not: the launch's error, or its exit code and last
+        output, or that it never connected within ``timeout`` seconds.
+
+        A checked bot is then stopped, unless its matches may share a process (``matches_per_process``
+        > 1): its session then waits in the pool, as after a match, with that many matches still to
+        play, and the first match that needs such a player is given to it instead of a new process."""
         self._count += 1
         match_id = f"check{self._count}-{secrets.token_hex(4)}"
         port = StreamPort(spec.name, match_id, 0, 0, new_token())
         self._tokens[port.token] = port
-        entry = MatchEntry(match_id, config, [[port]], [[spec]], timeout, limits)
+        # The check counts as a match of the session's (begin() counts it): one more to its quota.
+        quota = matches_per_process + 1 if matches_per_process > 1 else 1
+        entry = MatchEntry(
+            match_id, config, [[port]], [[spec]], timeout, limits, matches_per_process=quota
+        )
         self.matches[match_id] = entry
         try:
             try:
@@ -215,6 +228,8 @@ class MatchManager:
             await _connected_or_gone(port, timeout)
             if port.attached.is_set():
                 await port.match_over(match_id, [])
+                if quota > 1:  # the gateway parks its session (or lets it end) once it is told
+                    await _all_within([port.drained.wait()], DRAIN_SECONDS)
                 return ""
             proc = entry.processes[0] if entry.processes else None
             if proc is not None:
@@ -225,10 +240,13 @@ class MatchManager:
         finally:
             self._tokens.pop(port.token, None)
             port.on_closed(Outcome.DISCONNECT, MATCH_OVER)
+            kept = [s for s in entry.sessions if s.idle and not s.ended]  # parked: in the pool
             for session in entry.sessions:
-                session.end()
-            await _all_within([p.wait() for p in entry.processes], DRAIN_SECONDS)
-            await asyncio.gather(*(p.stop() for p in entry.processes), return_exceptions=True)
+                if session not in kept:
+                    session.end()
+            leaving = [p for p in entry.processes if all(s.process is not p for s in kept)]
+            await _all_within([p.wait() for p in leaving], DRAIN_SECONDS)
+            await asyncio.gather(*(p.stop() for p in leaving), return_exceptions=True)
             del self.matches[match_id]
 
     def join_lobby(self, token: str) -> BotSession | None:
@@ -432,6 +450,9 @@ class MatchManager:
         for entry in self.matches.values():
             for session in entry.sessions:
                 session.end()
+        for idle in self._idle.values():  # a checked bot's session may have played no match since
+            for session in idle:
+                session.end()  # its process is stopped with the retiring
         if self._retiring:
             await asyncio.gather(*self._retiring, return_exceptions=True)
         await asyncio.gather(

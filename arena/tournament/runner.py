@@ -221,7 +221,11 @@ class TournamentRunner:
         async def check(name: str) -> str:
             async with gate:
                 why = await manager.preflight(
-                    PlayerSpec(name, self.commands[name]), config, spec.limits, CONNECT_TIMEOUT
+                    PlayerSpec(name, self.commands[name]),
+                    config,
+                    spec.limits,
+                    CONNECT_TIMEOUT,
+                    spec.matches_per_process,  # a checked process then plays: one start fewer
                 )
             return f"entrant {name!r} ({self.commands[name]}): {why}" if why else ""
 

@@ -13,17 +13,19 @@ from typing import Any
 
 import pytest
 
+from arena.bots.limits import Limits
 from arena.referee import MatchConfig, TimeControl
 from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
 from arena.service.ports import StreamPort
 from arena.service.server import create_server
-from arena.service.sessions import BotSession
+from arena.service.sessions import BotSession, SessionKey
 
 PY = shlex.quote(sys.executable)
 RANDOM = f"{PY} -m arena_bot.random_bot"
 GREEDY = f"{PY} -m arena_bot.greedy_bot"
 CLOCK = TimeControl(budget_ms=5_000, bank_ms=20_000, grace_ms=1_000)
 TIMEOUT = 300.0
+LIMITS = Limits()  # the server's own (create_server's default): a match that names none gets it
 
 pytestmark = pytest.mark.slow
 
@@ -105,6 +107,46 @@ def test_the_quota_retires_a_process_after_its_last_match() -> None:
             assert proc.returncode is not None
 
     run(body)
+
+
+def test_a_checked_bot_plays_the_first_matches_of_its_quota() -> None:
+    """A tournament checks each entrant before its first game (preflight). When its matches may
+    share a process, the checked process waits in the pool and plays, up to the tournament's quota
+    of matches, instead of being stopped and another started; one that no match needs is stopped
+    with the server."""
+
+    async def body(manager: MatchManager) -> None:
+        config = MatchConfig(time_control=CLOCK)
+        for name, command in (("random", RANDOM), ("greedy", GREEDY)):
+            assert (
+                await manager.preflight(PlayerSpec(name, command), config, LIMITS, 120.0, 2) == ""
+            )
+        checked = {
+            s.process.proc.pid: s for idle in manager._idle.values() for s in idle if s.process
+        }
+        assert len(checked) == 2 and all(s.idle for s in checked.values())
+        first = await play(manager, seed=1, quota=2)
+        second = await play(manager, seed=2, quota=2)
+        assert first.processes == second.processes == []  # both played by the checked processes
+        assert pids(first) == pids(second) == set(checked)
+        third = await play(
+            manager, seed=3, quota=2
+        )  # the quota spent: two matches, the check aside
+        assert len(third.processes) == 2 and not pids(third) & set(checked)
+        for session in checked.values():
+            assert session.process is not None and session.process.returncode is not None
+        # One process per match: the checked process is stopped at once.
+        assert await manager.preflight(PlayerSpec("r", RANDOM), config, LIMITS, 120.0, 1) == ""
+        assert not manager._idle.get(SessionKey("r", RANDOM, LIMITS))
+        # A checked process that no match takes is stopped when the server closes.
+        assert await manager.preflight(PlayerSpec("g", GREEDY), config, LIMITS, 120.0, 3) == ""
+        (waiting,) = manager._idle[SessionKey("g", GREEDY, LIMITS)]
+        leftover.append(waiting)
+
+    leftover: list[BotSession] = []
+    run(body)
+    (session,) = leftover
+    assert session.ended and session.process is not None and session.process.returncode is not None
 
 
 def test_one_process_per_match_by_default() -> None:
