@@ -331,7 +331,9 @@ def test_a_full_disk_ends_the_run_cleanly(tmp_path: Path) -> None:
 
 
 def test_a_second_run_of_a_running_tournament_is_refused(tmp_path: Path) -> None:
-    toml = tournament(tmp_path, deals=4, variant="two-handed")  # still running when the second asks
+    # Twelve two-handed games, still being played when the second run asks; the test is about the
+    # lease: bot processes play several games.
+    toml = tournament(tmp_path, deals=6, variant="two-handed", games_per_process=12)
     ledger = tmp_path / "ledger.sqlite"
     first = arena(toml, ledger)
     wait_for_games(ledger, 1, first)
@@ -341,11 +343,11 @@ def test_a_second_run_of_a_running_tournament_is_refused(tmp_path: Path) -> None
     assert f"is being run by process {first.pid}" in err
     first.communicate(timeout=RUN_TIMEOUT)
     assert first.returncode == 0
-    assert count(ledger, "SELECT count(DISTINCT key) FROM games") == count(ledger) == 8
+    assert count(ledger, "SELECT count(DISTINCT key) FROM games") == count(ledger) == 12
     # The lease went with the first run: a third run resumes (and plays nothing).
     third = arena(toml, ledger)
     out, _ = third.communicate(timeout=RUN_TIMEOUT)
-    assert third.returncode == 0 and "resumed: 8 game(s)" in out
+    assert third.returncode == 0 and "resumed: 12 game(s)" in out
 
 
 # ---------------------------------------------------------------- the arena's own stalls
