@@ -122,15 +122,17 @@ class CompetitionServer:
         self.referee, _, self.manager = await create_server(
             spec.server.bots, logs_dir=self.logs_dir, limits=spec.limits
         )
-        self.manager.idle_per_kind = 0
+        # Bundles' processes wait between games only where they may play several.
+        if spec.matchmaking.matches_per_process == 1:
+            self.manager.idle_per_kind = 0
         self.manager.lobby = self._lobby
         self.manager.on_lobby = self._lobby_changed
         self.bots_address = self.manager.address
         self.watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
         self.watch.start()
         rules = Rules(
-            spec.variant, spec.options, spec.time_control, spec.policies, spec.limits, 1,
-            self.deal_key,
+            spec.variant, spec.options, spec.time_control, spec.policies, spec.limits,
+            spec.matchmaking.matches_per_process, self.deal_key,
         )  # fmt: skip
         self.player = GamePlayer(self.manager, rules, self.watch)
         if self.cluster is not None:
@@ -335,6 +337,9 @@ class CompetitionServer:
                 self.pool.remove(entrant)
                 del self.entries[entrant]
                 self.candidates.pop(entrant, None)
+        # The processes of a bundle out of play (withdrawn, replaced, suspended) stop waiting for
+        # games: those parked since, after a game that was under way, too.
+        self.manager.end_waiting({e.command for e in self.entries.values()})
         self._wake.set()
 
     async def _ship(self, entrant: int, build: Path) -> None:

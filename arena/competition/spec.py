@@ -17,6 +17,7 @@ submission settings, validated like tournament files (every problem at once, nam
     max_error_rate = 0.5          # a bot that caused more of its recent games' failures is suspended
     error_window = 10             # ... counting its last this many games
     pause_seconds = 1.0           # how long the matchmaker waits when nobody can be paired
+    matches_per_process = 1       # games a bundle's process may play before it is replaced
 
     [submissions]
     max_bundle_mb = 20            # a bundle's size, packed
@@ -72,6 +73,9 @@ class Matchmaking:
     max_error_rate: float = 0.5
     error_window: int = 10
     pause_seconds: float = 1.0
+    # Games a bundle's bot process may play, one after another over its connection (never a deal it
+    # has seen), before it is replaced: as a tournament's matches_per_process.
+    matches_per_process: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +150,7 @@ class MatchmakingModel(BaseModel):
     max_error_rate: Annotated[float, Field(gt=0, le=1)] = _MM.max_error_rate
     error_window: Annotated[int, Field(ge=1, le=10_000)] = _MM.error_window
     pause_seconds: Annotated[float, Field(gt=0, le=3600)] = _MM.pause_seconds
+    matches_per_process: Annotated[int, Field(ge=1, le=10_000)] = _MM.matches_per_process
 
 
 class SubmissionsModel(BaseModel):

@@ -18,7 +18,7 @@ import contextlib
 import json
 import secrets
 import shutil
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Container, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -311,6 +311,25 @@ class MatchManager:
         idle.append(session)
         self._idle[key] = idle
         return True
+
+    def pooled(self, name: str) -> int:
+        """How many of entrant ``name``'s processes wait in the pool for a match."""
+        return sum(
+            1 for key, idle in self._idle.items() if key.name == name for s in idle if s.idle
+        )
+
+    def end_waiting(self, keep: Container[str]) -> int:
+        """End the sessions waiting in the pool whose processes run a command not in ``keep`` (their
+        entrant has left play: a competition's withdrawn, replaced or suspended bundle); their
+        processes are stopped. How many."""
+        ended = 0
+        for key, idle in self._idle.items():
+            if key.command not in keep:
+                for session in idle:
+                    ended += not session.ended
+                    session.end()
+                idle.clear()
+        return ended
 
     def _take(self, key: SessionKey, seeds: set[int]) -> BotSession | None:
         """A waiting session of this kind that has not played any of these deals."""

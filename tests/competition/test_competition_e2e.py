@@ -89,9 +89,9 @@ class Author:
 
 
 @contextlib.asynccontextmanager
-async def running(tmp_path: Path) -> AsyncIterator[tuple[CompetitionServer, Ledger]]:
+async def running(tmp_path: Path, **over: Any) -> AsyncIterator[tuple[CompetitionServer, Ledger]]:
     led = Ledger(tmp_path / "ledger.sqlite")
-    server = CompetitionServer(parse(spec_data()), led, tmp_path / "data")
+    server = CompetitionServer(parse(spec_data(**over)), led, tmp_path / "data")
     await server.start()
     try:
         yield server, led
@@ -115,7 +115,9 @@ def test_authors_submit_and_the_board_moves(tmp_path: Path) -> None:
 
 
 async def authors_submit_and_the_board_moves(tmp_path: Path) -> None:
-    async with running(tmp_path) as (server, led):
+    # A bundle's process may play several games (the matchmaking of spec_data plus this).
+    reuse = {"games_at_once": 2, "pause_seconds": 0.2, "matches_per_process": 4}
+    async with running(tmp_path, matchmaking=reuse) as (server, led):
         comp = store.Competitions(led)
         ada = Author(server.submissions_address, comp.add_author(server.cid, "ada"))
         bob = Author(server.submissions_address, comp.add_author(server.cid, "bob"))
@@ -148,6 +150,9 @@ async def authors_submit_and_the_board_moves(tmp_path: Path) -> None:
         await ada.wait(three.submission_id)
         statuses = {(s.bot, s.status) for s in comp.submissions(server.cid)}
         assert ("ada-bot", "withdrawn") in statuses and ("ada-bot-2", "active") in statuses
+        # Out of play, the withdrawn bot's processes no longer wait for games.
+        await until(lambda: "ada-bot" not in {e.submission.bot for e in server.entries.values()})
+        assert server.manager.pooled("ada-bot") == 0
         games = led.conn.execute(
             "SELECT count(*), count(DISTINCT key) FROM games WHERE tournament_id = ?", (server.cid,)
         ).fetchone()

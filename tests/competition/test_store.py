@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.competition.spec import parse
+from arena.competition.spec import CompetitionFileError, load, parse
 from arena.ledger import Ledger, LedgerError
 from arena.ledger.competitions import (
     ACTIVE,
@@ -177,3 +177,14 @@ def test_a_failed_version_may_be_submitted_again(comp: tuple[Ledger, Competition
     store.activate(sid, "bundle:c")
     with pytest.raises(LedgerError, match="submitted already"):
         store.submit(cid, ada.id, "b", "1", "python", bundle="d" * 64, run="r")
+
+
+def test_matches_per_process_is_read_and_checked() -> None:
+    assert parse({"name": "L"}).matchmaking.matches_per_process == 1
+    shipped = load(Path(__file__).resolve().parents[2] / "competitions" / "example.toml")
+    assert shipped.matchmaking.matches_per_process == 4
+    spec = parse({"name": "L", "matchmaking": {"matches_per_process": 8}})
+    assert spec.matchmaking.matches_per_process == 8
+    for bad in (0, "many"):
+        with pytest.raises(CompetitionFileError, match=r"c\.toml.*matches_per_process"):
+            parse({"name": "L", "matchmaking": {"matches_per_process": bad}}, "c.toml")

@@ -149,6 +149,25 @@ def test_a_checked_bot_plays_the_first_matches_of_its_quota() -> None:
     assert session.ended and session.process is not None and session.process.returncode is not None
 
 
+def test_the_waiting_processes_of_other_commands_are_ended_on_demand() -> None:
+    """Entrants that leave play (a competition's withdrawn or replaced bundle): their processes
+    waiting in the pool are stopped; those of the commands kept wait on."""
+
+    async def body(manager: MatchManager) -> None:
+        first = await play(manager, seed=1, quota=3)
+        assert manager.pooled("random") == manager.pooled("greedy") == 1
+        assert manager.end_waiting({GREEDY}) == 1
+        assert manager.pooled("random") == 0 and manager.pooled("greedy") == 1
+        (random_bot,) = [s.process for s in first.sessions if s.key and s.key.name == "random"]
+        assert random_bot is not None
+        await asyncio.wait_for(random_bot.wait(), 30)
+        assert manager.end_waiting({GREEDY}) == 0
+        second = await play(manager, seed=2, quota=3)
+        assert len(second.processes) == 1, "a new random process; the waiting greedy one plays"
+
+    run(body)
+
+
 def test_one_process_per_match_by_default() -> None:
     async def body(manager: MatchManager) -> None:
         first = await play(manager, seed=1, quota=1)
