@@ -390,8 +390,8 @@ def test_the_example_submissions_play_each_other(tmp_path: Path) -> None:
 
 async def examples_play(tmp_path: Path) -> None:
     """The README's walk-through: the Python and the JavaScript example bundles, as shipped, from two
-    authors, built, checked and paired against each other; their processes play several games, as
-    in the shipped competitions/example.toml."""
+    authors, built, checked and paired against each other; their processes play several games (both
+    SDKs read on after MatchOver)."""
     reuse = {"games_at_once": 2, "pause_seconds": 0.2, "matches_per_process": 4}
     async with running(tmp_path, matchmaking=reuse) as (server, led):
         comp = store.Competitions(led)
