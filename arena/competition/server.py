@@ -122,9 +122,6 @@ class CompetitionServer:
         self.referee, _, self.manager = await create_server(
             spec.server.bots, logs_dir=self.logs_dir, limits=spec.limits
         )
-        # Bundles' processes wait between games only where they may play several.
-        if spec.matchmaking.matches_per_process == 1:
-            self.manager.idle_per_kind = 0
         self.manager.lobby = self._lobby
         self.manager.on_lobby = self._lobby_changed
         self.bots_address = self.manager.address

@@ -469,9 +469,9 @@ class MatchManager:
         for entry in self.matches.values():
             for session in entry.sessions:
                 session.end()
-        for idle in self._idle.values():  # a checked bot's session may have played no match since
-            for session in idle:
-                session.end()  # its process is stopped with the retiring
+        # Waiting sessions that belong to no match (a checked bot's that no match took): their
+        # processes are stopped with the retiring.
+        self.end_waiting(())
         if self._retiring:
             await asyncio.gather(*self._retiring, return_exceptions=True)
         await asyncio.gather(

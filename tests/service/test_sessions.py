@@ -129,9 +129,8 @@ def test_a_checked_bot_plays_the_first_matches_of_its_quota() -> None:
         second = await play(manager, seed=2, quota=2)
         assert first.processes == second.processes == []  # both played by the checked processes
         assert pids(first) == pids(second) == set(checked)
-        third = await play(
-            manager, seed=3, quota=2
-        )  # the quota spent: two matches, the check aside
+        # The quota spent: two matches, the check aside.
+        third = await play(manager, seed=3, quota=2)
         assert len(third.processes) == 2 and not pids(third) & set(checked)
         for session in checked.values():
             assert session.process is not None and session.process.returncode is not None
