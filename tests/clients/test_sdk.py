@@ -469,6 +469,23 @@ def test_run_reads_the_command_line_then_the_environment(monkeypatch: pytest.Mon
     ]
 
 
+def test_a_bot_started_with_no_options_builds_no_parser(tmp_path: Path) -> None:
+    """The arena starts a bot with no options (the address and token are in its environment): it
+    does not pay for argparse at every start. Options still go through the parser."""
+    code = (
+        "import sys\n"
+        "from arena_bot.first_bot import FirstBot\n"
+        "from arena_bot import sdk\n"
+        "for argv in ([], ['--address', '']):\n"
+        "    try:\n"
+        "        sdk.main_for(FirstBot(), argv)\n"
+        "    except SystemExit as exc:\n"
+        "        print(exc.code, 'argparse' in sys.modules)\n"
+    )
+    exited = _run([sys.executable, "-c", code], _env(), tmp_path)
+    assert exited.stdout.split("\n")[:2] == ["2 False", "2 True"], exited
+
+
 # ---------------------------------------------------------------------------------- the game seed
 
 

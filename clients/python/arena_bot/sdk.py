@@ -17,7 +17,6 @@ and :data:`EXIT_BOT_ERROR`). :func:`play` is the same session for a program that
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import hashlib
 import os
@@ -26,6 +25,7 @@ import sys
 import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import grpc
 
@@ -33,6 +33,9 @@ from arena.game import Action, Observation
 from arena.game.cards import ref_text
 from arena.wire.serde import observation_from_pb
 from arena.wire.v1 import bot_pb2, bot_pb2_grpc, game_pb2
+
+if TYPE_CHECKING:
+    import argparse
 
 PROTOCOL_VERSION = 1
 
@@ -310,6 +313,8 @@ def play(bot: Bot, address: str, token: str) -> int:
 
 def parser(bot: Bot) -> argparse.ArgumentParser:
     """The SDK's command-line options (``--address``, ``--token``), for a bot to extend."""
+    import argparse  # here: a bot started with no options (as the arena starts one) never needs it
+
     p = argparse.ArgumentParser(
         prog=os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else bot.name,
         description=f"Bezique Arena bot {bot.name!r}. The referee address and the seat's token come "
@@ -339,8 +344,9 @@ def run(
     refused, with the referee's reason (4). An exception from the bot's own code prints its traceback
     and exits with status 1.
     """
-    if address is None or token is None:
-        given, _ = parser(bot).parse_known_args(sys.argv[1:] if argv is None else list(argv))
+    args = sys.argv[1:] if argv is None else list(argv)
+    if (address is None or token is None) and args:
+        given, _ = parser(bot).parse_known_args(args)
         address = address if address is not None else given.address
         token = token if token is not None else given.token
     address = address or os.environ.get("ARENA_ADDRESS", "")
@@ -365,5 +371,9 @@ def run(
 def main_for(bot: Bot, argv: Sequence[str] | None = None) -> None:
     """Command-line entry point shared by the example bots: ``--address``, ``--token``, ``--help``;
     an unknown option is a usage error (status 2)."""
-    args = parser(bot).parse_args(sys.argv[1:] if argv is None else list(argv))
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:  # nothing to parse (a bot the arena starts): both from the environment
+        run(bot, "", "")
+        return
+    args = parser(bot).parse_args(argv)
     run(bot, args.address or "", args.token or "")  # "": not given, so from the environment
