@@ -227,6 +227,7 @@ def test_the_same_games_and_ratings_as_on_this_machine(
                 "shipped": "{python} bots/plain.py",
             },
             concurrency=2,
+            matches_per_process=4,  # here and on the nodes alike
         )
     )
     here, there = tmp_path / "here.sqlite", tmp_path / "there.sqlite"
@@ -368,7 +369,11 @@ def test_a_coordinator_killed_with_sigkill_resumes_from_the_ledger(
     # The first run finds the cluster in the file; the second is told it on the command line.
     # (SLOW_BOT notes its starts outside its folder: not in a sandbox.)
     path = write_tournament(
-        tmp_path, {n: command for n in ("a", "b", "c")}, "none", cluster=nodes.address
+        tmp_path,
+        {n: command for n in ("a", "b", "c")},
+        "none",
+        cluster=nodes.address,
+        matches_per_process=3,
     )
     spec = load(path)
     assert spec.cluster == nodes.address
