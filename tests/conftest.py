@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fcntl
 import functools
+import gc
 import os
 import shutil
 from collections.abc import Callable
@@ -54,6 +55,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # The groups are the suite's longest chains (the Ray cluster's tests take minutes one after the
     # other): handed out first, they run beside the rest instead of after it.
     items.sort(key=lambda item: item.nodeid.rfind("@") < item.nodeid.rfind("]"))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Leave what lives for the whole run (the modules imported so far, the collected tests) out of
+    the garbage collector's later passes: a worker's full collections walk every object it holds,
+    and measured over the in-process tests (game, clients, referee, service) they took 2.9 s of a
+    worker's time, 1.4 s with this."""
+    gc.collect()
+    gc.freeze()
 
 
 BuildOnce = Callable[[str, Callable[[Path], None]], Path]
