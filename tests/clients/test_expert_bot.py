@@ -268,7 +268,8 @@ def test_every_variant_through_the_real_referee() -> None:
     """The expert bot as a process, launched by a real referee, plays a whole game of every variant,
     against random players in one variant and greedy ones in the next (every player of a consultation
     team is its own process): every game ends normally, with no timeout, illegal action or protocol
-    error."""
+    error. Processes are reused from match to match (two matches at a time), so an expert process
+    can play several variants one after another on its stream."""
     expert = f"{PY} -m arena_bot.expert_bot"
     others = {"random": f"{PY} -m arena_bot.random_bot", "greedy": f"{PY} -m arena_bot.greedy_bot"}
 
@@ -285,7 +286,7 @@ def test_every_variant_through_the_real_referee() -> None:
         ]
         clock = TimeControl(budget_ms=5_000, bank_ms=30_000, grace_ms=1_000)
         config = MatchConfig(variant=name, seed=seed, games=1, time_control=clock)
-        entry = manager.create(config, specs, connect_timeout=120.0)
+        entry = manager.create(config, specs, connect_timeout=120.0, matches_per_process=8)
         await manager.start(entry)
         await asyncio.wait_for(entry.done.wait(), 900)
         assert entry.record is not None, entry.error
@@ -297,7 +298,7 @@ def test_every_variant_through_the_real_referee() -> None:
         try:
             opponents = itertools.cycle(others)
             jobs = [(name, next(opponents)) for name in VARIANT_NAMES]
-            gate = asyncio.Semaphore(4)  # a few matches at a time on a small machine
+            gate = asyncio.Semaphore(2)  # two matches at a time: the others reuse their processes
 
             async def limited(i: int, name: str, other: str) -> tuple[str, str, str, str]:
                 async with gate:
