@@ -461,17 +461,29 @@ class MatchManager:
     async def close(self) -> None:
         """Stop every match still running, every bot process (waiting ones too); remove the socket
         folder. Bounded, whatever the bots do."""
-        for entry in self.matches.values():
-            if entry.task is not None and not entry.task.done():
-                entry.task.cancel()
-                with contextlib.suppress(BaseException):
-                    await entry.task
+        # Every session ends first, so that none is parked to wait for another match. Waiting
+        # sessions that belong to no match (a checked bot's that no match took) too: their
+        # processes are stopped with the retiring.
         for entry in self.matches.values():
             for session in entry.sessions:
                 session.end()
-        # Waiting sessions that belong to no match (a checked bot's that no match took): their
-        # processes are stopped with the retiring.
         self.end_waiting(())
+        # The matches still running are cut short together, and their bots stopped meanwhile:
+        # cancelled first, so that no game ends on a bot the arena stopped. (Left running, a cut-
+        # short match's bot waits for a decision that never comes, and its match's clean-up waits
+        # out the seconds that tell a crash from a disconnect.)
+        running = [e for e in self.matches.values() if e.task is not None and not e.task.done()]
+        for entry in running:
+            assert entry.task is not None
+            entry.task.cancel()
+        players = {s.process for e in running for s in e.sessions if s.process is not None} | {
+            proc for e in running for proc in e.processes
+        }
+        await asyncio.gather(
+            *(e.task for e in running if e.task is not None),
+            *(proc.stop() for proc in players),
+            return_exceptions=True,
+        )
         if self._retiring:
             await asyncio.gather(*self._retiring, return_exceptions=True)
         await asyncio.gather(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import pytest
 from arena.bots.limits import Limits
 from arena.referee import MatchConfig, TimeControl
 from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
-from arena.service.ports import StreamPort
+from arena.service.ports import SETTLE_SECONDS, StreamPort
 from arena.service.server import create_server
 from arena.service.sessions import BotSession, SessionKey
 
@@ -165,6 +166,42 @@ def test_the_waiting_processes_of_other_commands_are_ended_on_demand() -> None:
         assert len(second.processes) == 1, "a new random process; the waiting greedy one plays"
 
     run(body)
+
+
+@pytest.mark.parametrize("quota", [1, 4])
+def test_closing_with_matches_in_play_stops_them_at_once(quota: int) -> None:
+    """Matches cut short by the server's close: their bots are stopped with them, none is charged a
+    game for it, and the close does not wait out the seconds that tell a crash from a disconnect
+    (which it did for every match in play; with processes reused, a cut-short bot was also parked
+    first, and stopped only after a drain)."""
+
+    async def go() -> tuple[float, list[MatchEntry]]:
+        server, _, manager = await create_server("127.0.0.1:0")
+        try:
+            entries = []
+            for seed in (1, 2, 3):
+                config = MatchConfig(
+                    seed=seed, games=3, time_control=CLOCK, game_seeds=(seed, seed + 10, seed + 20)
+                )
+                specs = [[PlayerSpec(n, c)] for n, c in (("random", RANDOM), ("greedy", GREEDY))]
+                entry = manager.create(config, specs, 120.0, matches_per_process=quota)
+                await manager.start(entry)
+                entries.append(entry)
+            while not all(e.status == "running" for e in entries):
+                await asyncio.sleep(0.05)
+            began = time.monotonic()
+            await manager.close()
+            return time.monotonic() - began, entries
+        finally:
+            await server.stop(None)
+
+    took, entries = asyncio.run(asyncio.wait_for(go(), TIMEOUT))
+    assert took < SETTLE_SECONDS, f"close took {took:.1f} s"
+    for entry in entries:
+        assert entry.done.is_set() and entry.record is None, "cut short: no match record"
+        assert all(end.outcome.name == "NORMAL" for end in entry.ends), entry.ends
+        for session in entry.sessions:
+            assert session.process is not None and session.process.returncode is not None
 
 
 def test_one_process_per_match_by_default() -> None:
