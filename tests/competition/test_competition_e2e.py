@@ -239,7 +239,7 @@ def test_a_server_killed_mid_game_resumes_with_nothing_lost(tmp_path: Path) -> N
     sub_port, bot_port = free_port(), free_port()
     toml.write_text(
         'name = "Crashy"\nseed = 3\nvariant = "rubicon"\n[time_control]\nbudget_ms = 5000\nbank_ms = 60000\n'
-        "[matchmaking]\ngames_at_once = 2\npause_seconds = 0.2\n"
+        "[matchmaking]\ngames_at_once = 2\npause_seconds = 0.2\nmatches_per_process = 4\n"
         f'[server]\nsubmissions = "127.0.0.1:{sub_port}"\nbots = "127.0.0.1:{bot_port}"\n'
     )
     serve = [sys.executable, "-m", "arena.cli.main", "compete", "serve", str(toml),
