@@ -5,6 +5,7 @@ bot on fixed duplicate deals; seeds from the game."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import itertools
 import random
@@ -268,12 +269,14 @@ def test_every_variant_through_the_real_referee() -> None:
     """The expert bot as a process, launched by a real referee, plays a whole game of every variant,
     against random players in one variant and greedy ones in the next (every player of a consultation
     team is its own process): every game ends normally, with no timeout, illegal action or protocol
-    error. Processes are reused from match to match (two matches at a time), so an expert process
-    can play several variants one after another on its stream."""
+    error. Processes are reused from match to match (two matches at a time): an expert process plays
+    several variants one after another on its stream."""
     expert = f"{PY} -m arena_bot.expert_bot"
     others = {"random": f"{PY} -m arena_bot.random_bot", "greedy": f"{PY} -m arena_bot.greedy_bot"}
 
-    async def one(manager: MatchManager, name: str, other: str, seed: int) -> tuple[str, str]:
+    async def one(
+        manager: MatchManager, name: str, other: str, seed: int
+    ) -> tuple[str, str, set[int]]:
         v = variant(name)
         specs = [
             [
@@ -291,19 +294,24 @@ def test_every_variant_through_the_real_referee() -> None:
         await asyncio.wait_for(entry.done.wait(), 900)
         assert entry.record is not None, entry.error
         game = entry.record.games[0]
-        return game.outcome, game.detail
+        experts = {
+            s.process.proc.pid
+            for s in entry.sessions
+            if s.process is not None and s.key is not None and s.key.command == expert
+        }
+        return game.outcome, game.detail, experts
 
-    async def go() -> list[tuple[str, str, str, str]]:
+    async def go() -> list[tuple[str, str, str, str, set[int]]]:
         server, _, manager = await create_server("127.0.0.1:0")
         try:
             opponents = itertools.cycle(others)
             jobs = [(name, next(opponents)) for name in VARIANT_NAMES]
             gate = asyncio.Semaphore(2)  # two matches at a time: the others reuse their processes
 
-            async def limited(i: int, name: str, other: str) -> tuple[str, str, str, str]:
+            async def limited(i: int, name: str, other: str) -> tuple[str, str, str, str, set[int]]:
                 async with gate:
-                    outcome, detail = await one(manager, name, other, 20 + i)
-                    return name, other, outcome, detail
+                    outcome, detail, experts = await one(manager, name, other, 20 + i)
+                    return name, other, outcome, detail, experts
 
             return list(await asyncio.gather(*(limited(i, *job) for i, job in enumerate(jobs))))
         finally:
@@ -312,6 +320,8 @@ def test_every_variant_through_the_real_referee() -> None:
 
     results = asyncio.run(go())
     assert len(results) == len(VARIANT_NAMES)
-    assert {other for _, other, _, _ in results} == set(others)
-    for name, other, outcome, detail in results:
+    assert {other for _, other, _, _, _ in results} == set(others)
+    for name, other, outcome, detail, _ in results:
         assert outcome == "normal", (name, other, detail)
+    variants_played = collections.Counter(pid for *_, experts in results for pid in experts)
+    assert max(variants_played.values()) > 1, "no expert process played a second variant"
