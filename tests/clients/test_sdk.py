@@ -1,5 +1,5 @@
-"""The bot SDKs (Python ``arena_bot``, JavaScript ``clients/javascript/sdk.js``) as a bot author meets them,
-and ``clients/README.md`` against the code.
+"""The bot SDKs (Python ``arena_bot``, JavaScript ``clients/javascript/sdk.js``) as a bot author meets
+them. (``clients/README.md`` against the code: ``test_clients_readme.py``.)
 
 - Failures end the bot with a one-line message and an exit status of their own (issue 13 item 4): the
   referee unreachable (3), the token refused, with the referee's reason (4), the stream broken or ended
@@ -11,8 +11,6 @@ and ``clients/README.md`` against the code.
 - The per-game seed (issue 14 item 6) is a pure function of what a bot is told about the game: the
   same deal gives the same seed, in Python and JavaScript alike, and a random bot process that has
   played other games plays a deal exactly as a fresh process does.
-- The limits, refusal reasons, timeouts and launched environment quoted by ``clients/README.md`` are
-  the code's.
 
 Bots run as real processes against a real referee (``create_server`` on a free loopback port).
 """
@@ -20,47 +18,41 @@ Bots run as real processes against a real referee (``create_server`` on a free l
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import inspect
 import json
 import os
 import re
 import shlex
-import shutil
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
+from sdk_helpers import (
+    JS_SDK,
+    TC,
+    WAIT,
+    node_executable,
+    remote_match,
+    seat_tokens,
+    serving,
+)
 
-from arena.bots import conformance
-from arena.cli import match as cli_match
 from arena.game import GameState, observe, variant
 from arena.referee import MatchConfig, TimeControl
 from arena.referee.record import MatchRecord
-from arena.service import servicers
-from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
-from arena.service.server import MAX_RECEIVE_BYTES, create_server
-from arena.tournament import runner
+from arena.service.manager import MatchEntry, PlayerSpec
+from arena.service.server import create_server
 from arena.wire.serde import observation_to_pb
 from arena.wire.v1 import bot_pb2, bot_pb2_grpc
 from arena_bot import sdk
 from arena_bot.first_bot import FirstBot
 from arena_bot.random_bot import RandomBot
 from arena_bot.sdk import GameStart, game_seed, game_seed_text, play, view_seed
-
-ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "clients" / "README.md"
-JS_DIR = ROOT / "clients" / "javascript"
-JS_SDK = JS_DIR / "sdk.js"
-PROTO = ROOT / "proto"
-TC = TimeControl(budget_ms=5_000, bank_ms=30_000, grace_ms=1_000)
-WAIT = 300.0  # seconds for a bot process or a match on a loaded 2-core machine (normally ~2 s)
 
 # The documented template (clients/python/README.md), with a switch to make decide() fail.
 PY_TEMPLATE = """\
@@ -124,17 +116,6 @@ class Exited:
     stderr: str
 
 
-def _node() -> str:
-    """The node executable with the SDK's dependencies installed; fail in CI, else skip."""
-    node = shutil.which("node")
-    if node is None or not (JS_DIR / "node_modules").is_dir():
-        message = "node or clients/javascript/node_modules is missing: run `npm ci --prefix clients/javascript`"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return node
-
-
 def _env(**extra: str) -> dict[str, str]:
     """This environment without any ARENA_* or BOT_* variable, plus ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ARENA_", "BOT_"))}
@@ -184,29 +165,6 @@ async def _spawn(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> asyn
     return asyncio.create_task(finish())
 
 
-@contextlib.asynccontextmanager
-async def serving() -> AsyncIterator[tuple[str, MatchManager, Any]]:
-    server, port, manager = await create_server("127.0.0.1:0")
-    try:
-        yield f"127.0.0.1:{port}", manager, server
-    finally:
-        await manager.close()
-        await server.stop(None)
-
-
-async def _remote_match(manager: MatchManager, seed: int = 5, connect: float = 120.0) -> MatchEntry:
-    """A one-game two-handed match of two remote seats (the tests dial in with the tokens)."""
-    entry = manager.create(
-        MatchConfig(seed=seed, time_control=TC), [[PlayerSpec("s0")], [PlayerSpec("s1")]], connect
-    )
-    await manager.start(entry)
-    return entry
-
-
-def _tokens(entry: MatchEntry) -> list[str]:
-    return [p.token for seat in entry.players for p in seat]
-
-
 async def _attached(entry: MatchEntry, seat: int) -> None:
     async with asyncio.timeout(WAIT):
         while not entry.players[seat][0].attached.is_set():
@@ -235,7 +193,7 @@ def py_bot(tmp_path: Path) -> list[str]:
 
 @pytest.fixture
 def js_bot(tmp_path: Path) -> list[str]:
-    node = _node()
+    node = node_executable()
     path = tmp_path / "my_bot.js"
     path.write_text(JS_TEMPLATE.replace("SDK_PATH", json.dumps(str(JS_SDK))))
     return [node, str(path)]
@@ -281,11 +239,11 @@ def test_a_refused_token_exits_with_the_referees_reason(
 
     async def go() -> tuple[Exited, Exited]:
         async with serving() as (address, manager, server):
-            entry = await _remote_match(manager)
+            entry = await remote_match(manager)
             unknown = await _spawn(
                 bot, _env(ARENA_ADDRESS=address, ARENA_TOKEN="not-a-token"), tmp_path
             )
-            t0 = _tokens(entry)[0]
+            t0 = seat_tokens(entry)[0]
             first = await _spawn(bot, _env(ARENA_ADDRESS=address, ARENA_TOKEN=t0), tmp_path)
             await _attached(entry, 0)
             again = await _spawn(bot, _env(ARENA_ADDRESS=address, ARENA_TOKEN=t0), tmp_path)
@@ -314,8 +272,8 @@ def test_an_exception_in_decide_is_reported_and_exits_1(
 
     async def go() -> tuple[Exited, int, MatchRecord | None]:
         async with serving() as (address, manager, _):
-            entry = await _remote_match(manager, seed=7)
-            t0, t1 = _tokens(entry)
+            entry = await remote_match(manager, seed=7)
+            t0, t1 = seat_tokens(entry)
             env = _env(ARENA_ADDRESS=address, ARENA_TOKEN=t0, BOT_BOOM="1")
             boom = await _spawn(bot, env, tmp_path)
             other = asyncio.create_task(asyncio.to_thread(play, FirstBot(), address, t1))
@@ -352,8 +310,8 @@ def test_a_stream_broken_mid_match_is_a_failure(
     async def go() -> tuple[Exited, str]:
         server, port, manager = await create_server("127.0.0.1:0")
         try:
-            entry = await _remote_match(manager, connect=WAIT)
-            env = _env(ARENA_ADDRESS=f"127.0.0.1:{port}", ARENA_TOKEN=_tokens(entry)[0])
+            entry = await remote_match(manager, connect=WAIT)
+            env = _env(ARENA_ADDRESS=f"127.0.0.1:{port}", ARENA_TOKEN=seat_tokens(entry)[0])
             proc = await _spawn(bot, env, tmp_path)
             await _attached(entry, 0)
             await server.stop(None)
@@ -386,7 +344,7 @@ def test_a_stream_the_referee_ends_mid_match_is_a_failure(
                 WAIT,
             )
             await manager.start(entry)
-            t0, t1 = _tokens(entry)
+            t0, t1 = seat_tokens(entry)
             async with grpc.aio.insecure_channel(address) as channel:
                 thinker = bot_pb2_grpc.BotGatewayStub(channel).Play()
                 hello = bot_pb2.Hello(token=t1, name="thinker", protocol_version=1)
@@ -423,8 +381,8 @@ def test_address_and_token_from_the_command_line_or_the_environment(
 
     async def go() -> tuple[list[Exited], MatchEntry]:
         async with serving() as (address, manager, _):
-            entry = await _remote_match(manager, seed=9)
-            t0, t1 = _tokens(entry)
+            entry = await remote_match(manager, seed=9)
+            t0, t1 = seat_tokens(entry)
             if language == "python":
                 argv0 = [*bot, "--address", address, "--token", t0]
                 argv1, env1 = bot, _env(ARENA_ADDRESS=address, ARENA_TOKEN=t1)
@@ -526,7 +484,7 @@ def test_the_same_deal_gives_the_same_seed(name: str) -> None:
 
 
 def test_javascript_computes_the_same_seed_as_python() -> None:
-    node = _node()
+    node = node_executable()
     cases = []
     for name in ("two-handed", "rubicon", "four-handed-consultation"):
         for seat, view in _first_views(name, 3).items():
@@ -632,196 +590,3 @@ def test_a_random_bot_process_reseeds_per_game_across_matches(tmp_path: Path) ->
     assert _decisions(second.record) == _decisions(alone.record)
     assert _decisions(first.record) == _decisions(again.record)
     assert _decisions(first.record) != _decisions(second.record)
-
-
-# ---------------------------------------------------------------------------------- the README
-
-
-def _readme() -> str:
-    return " ".join(README.read_text().split())  # whitespace folded: sentences may wrap
-
-
-def test_the_readme_quotes_the_referees_limits() -> None:
-    text = _readme()
-    kib = {int(n) for n in re.findall(r"(\d+) KiB", text)}
-    assert kib == {servicers.MAX_BOT_MESSAGE_BYTES // 1024} == {16}
-    mib = {int(n) for n in re.findall(r"gRPC itself refuses anything over (\d+) MiB", text)}
-    assert mib == {MAX_RECEIVE_BYTES // (1024 * 1024)}
-    hello = re.search(r"`Hello`\. It must be the first message and arrive within (\d+) s", text)
-    assert hello is not None and float(hello.group(1)) == servicers.HELLO_TIMEOUT
-
-
-def test_the_readme_quotes_the_connect_timeouts() -> None:
-    text = _readme()
-    quoted = re.search(
-        r"connect timeout: (\d+) s for `arena match` and for tournaments .*?"
-        r"`arena check-bot` (\d+) s.*?connect_timeout_ms` says \(0: (\d+) s\)",
-        text,
-    )
-    assert quoted is not None, "the README's connect timeouts sentence changed"
-    match_default = inspect.signature(cli_match.match).parameters["connect_timeout"].default
-    assert float(quoted.group(1)) == runner.CONNECT_TIMEOUT == match_default
-    assert float(quoted.group(2)) == conformance.CONNECT_TIMEOUT
-    assert (
-        float(quoted.group(3))
-        == inspect.signature(MatchManager.create).parameters["connect_timeout"].default
-    )
-    start_match = inspect.getsource(servicers.Admin.StartMatch).replace("_", "")
-    assert f"connecttimeoutms or {int(quoted.group(3)) * 1000})" in start_match
-
-
-def test_the_readme_quotes_every_refusal_reason() -> None:
-    """The reasons a real referee gives, each quoted by the README (the version number as ``N``)."""
-
-    async def first_reply(address: str, message: bot_pb2.BotMessage) -> tuple[str, Any]:
-        channel = grpc.aio.insecure_channel(address)
-        call = bot_pb2_grpc.BotGatewayStub(channel).Play()
-        await call.write(message)
-        reply = await call.read()
-        return reply.WhichOneof("body"), (call, channel)
-
-    def hello(token: str, version: int = 1) -> bot_pb2.BotMessage:
-        return bot_pb2.BotMessage(hello=bot_pb2.Hello(token=token, protocol_version=version))
-
-    async def go() -> list[str]:
-        async with serving() as (address, manager, _):
-            entry = await _remote_match(manager, connect=WAIT)
-            t0, t1 = _tokens(entry)
-            held = []
-            kind, stream = await first_reply(address, hello(t0))
-            assert kind == "welcome"
-            held.append(stream)
-            reasons = []
-            for message in (
-                hello("not-a-token"),
-                hello(t0),
-                bot_pb2.BotMessage(reply=bot_pb2.Reply(request_id=1, action="done")),
-                hello(t1, version=9),
-                hello(t1, version=0),
-            ):
-                channel = grpc.aio.insecure_channel(address)
-                call = bot_pb2_grpc.BotGatewayStub(channel).Play()
-                await call.write(message)
-                reply = await call.read()
-                assert reply.WhichOneof("body") == "refused", reply
-                reasons.append(reply.refused.reason)
-                await channel.close()
-            for call, channel in held:
-                call.cancel()
-                await channel.close()
-            return reasons
-
-    reasons = asyncio.run(go())
-    assert reasons[:2] == ["unknown or expired token", "this seat is already connected"]
-    text = _readme()
-    for reason in reasons:
-        quoted = re.sub(r"protocol version \d+ ", "protocol version N ", reason)
-        assert f"`{quoted}`" in text, f"the README does not quote {quoted!r}"
-
-
-def test_the_readme_and_both_sdks_agree_on_exit_statuses() -> None:
-    node = _node()
-    script = (
-        f"const s = require({json.dumps(str(JS_SDK))});"
-        "process.stdout.write(JSON.stringify([s.EXIT_OK, s.EXIT_BOT_ERROR, s.EXIT_USAGE, "
-        "s.EXIT_CONNECTION, s.EXIT_REFUSED, s.PROTOCOL_VERSION, s.SEED_VERSION]));"
-    )
-    done = subprocess.run(
-        [node, "-e", script], capture_output=True, text=True, timeout=WAIT, check=True
-    )
-    python = [
-        sdk.EXIT_OK,
-        sdk.EXIT_BOT_ERROR,
-        sdk.EXIT_USAGE,
-        sdk.EXIT_CONNECTION,
-        sdk.EXIT_REFUSED,
-        sdk.PROTOCOL_VERSION,
-        sdk.SEED_VERSION,
-    ]
-    assert json.loads(done.stdout) == python
-    assert sdk.PROTOCOL_VERSION == servicers.PROTOCOL_VERSION
-    text = _readme().split("### Exit status and messages", 1)[1].split("###", 1)[0]
-    for code, meaning in (
-        (0, "the referee ended the stream"),
-        (1, "the bot's own code"),
-        (2, "no address or token"),
-        (3, "could not be reached"),
-        (4, "refused"),
-    ):
-        row = re.search(rf"\| `{code}` \|([^|]*)\|", text)
-        assert row is not None and meaning in row.group(1), (code, meaning)
-    assert sdk.SEED_VERSION in _readme()
-
-
-@pytest.mark.slow
-def test_the_readme_names_everything_in_a_launched_bots_environment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A launched bot prints its environment's names; the README's section on a launched bot names
-    each (``LC_*`` and ``BOT_*`` as families), and a variable of the arena's own is not passed on."""
-    probe = tmp_path / "probe.py"
-    probe.write_text("import os\nprint('ENV', ' '.join(sorted(os.environ)))\n")
-    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(probe))}"
-    for name, value in (("NODE_PATH", "n"), ("BOT_X", "1"), ("LC_X", "C"), ("SECRET_X", "no")):
-        monkeypatch.setenv(name, value)
-
-    async def go() -> str:
-        server, _, manager = await create_server(logs_dir=tmp_path / "logs")
-        try:
-            entry = manager.create(
-                MatchConfig(seed=1, time_control=TC),
-                [[PlayerSpec("probe0", command)], [PlayerSpec("probe1", command)]],
-                5.0,  # the probes print and exit without connecting
-            )
-            await manager.start(entry)
-            await asyncio.wait_for(entry.done.wait(), WAIT)
-            (log, *_) = sorted((tmp_path / "logs").glob(f"{entry.match_id}-seat0-*.log"))
-            return log.read_text()
-        finally:
-            await manager.close()
-            await server.stop(None)
-
-    output = asyncio.run(go())
-    names = next(line for line in output.splitlines() if line.startswith("ENV ")).split()[1:]
-    assert "SECRET_X" not in names
-    assert {"BOT_X", "LC_X", "NODE_PATH", "ARENA_TOKEN", "ARENA_ADDRESS"} <= set(names)
-    section = README.read_text().split("### What a launched bot gets", 1)[1].split("\n## ", 1)[0]
-    missing = [n for n in names if not n.startswith(("LC_", "BOT_")) and f"`{n}`" not in section]
-    assert missing == [], f"the README does not mention {missing}"
-
-
-def test_stubs_for_another_language_come_from_proto_alone(tmp_path: Path) -> None:
-    """The README's recipe, with the protoc of the dev tools (Python output: its other generators are
-    plugins): ``protoc -I proto`` on a copy of ``proto/`` (nothing else of the project) compiles the
-    files of package ``arena.v1`` (C++: namespace ``arena::v1``), and the Python modules it
-    writes import each other as ``arena.wire.v1``: the names of this project's own package."""
-    from grpc_tools import protoc  # the protoc of the dev tools (CI has it)
-
-    copy = tmp_path / "proto"
-    shutil.copytree(PROTO, copy)
-    files = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*.proto"))
-    assert files == [
-        "arena/wire/v1/admin.proto",
-        "arena/wire/v1/bot.proto",
-        "arena/wire/v1/competition.proto",
-        "arena/wire/v1/game.proto",
-    ]
-    out = tmp_path / "gen"
-    out.mkdir()
-    argv = ["protoc", "-I", str(copy), f"--python_out={out}", f"--grpc_python_out={out}"]
-    assert protoc.main(argv + [str(copy / f) for f in files]) == 0
-    generated = (out / "arena/wire/v1/bot_pb2.py").read_text()
-    assert "from arena.wire.v1 import game_pb2" in generated
-    for name in ("game", "bot", "admin", "competition"):
-        assert (out / f"arena/wire/v1/{name}_pb2.py").is_file()
-        assert f"arena/wire/v1/{name}.proto" in files
-    assert bot_pb2.DESCRIPTOR.package == "arena.v1"  # C++: namespace arena::v1, Go: your choice
-    text = _readme()
-    for recipe in (
-        "protoc -I proto",
-        "proto/arena/wire/v1/*.proto",
-        "namespace `arena::v1`",
-        "package `arena.v1`",
-        "from arena.wire.v1 import game_pb2",
-    ):
-        assert recipe in text, recipe
