@@ -472,18 +472,15 @@ class MatchManager:
         # cancelled first, so that no game ends on a bot the arena stopped. (Left running, a cut-
         # short match's bot waits for a decision that never comes, and its match's clean-up waits
         # out the seconds that tell a crash from a disconnect.)
-        running = [e for e in self.matches.values() if e.task is not None and not e.task.done()]
-        for entry in running:
-            assert entry.task is not None
-            entry.task.cancel()
-        players = {s.process for e in running for s in e.sessions if s.process is not None} | {
-            proc for e in running for proc in e.processes
+        running = {
+            e.task: e for e in self.matches.values() if e.task is not None and not e.task.done()
         }
-        await asyncio.gather(
-            *(e.task for e in running if e.task is not None),
-            *(proc.stop() for proc in players),
-            return_exceptions=True,
-        )
+        for task in running:
+            task.cancel()
+        players = {
+            s.process for e in running.values() for s in e.sessions if s.process is not None
+        } | {proc for e in running.values() for proc in e.processes}
+        await asyncio.gather(*running, *(proc.stop() for proc in players), return_exceptions=True)
         if self._retiring:
             await asyncio.gather(*self._retiring, return_exceptions=True)
         await asyncio.gather(
