@@ -180,14 +180,14 @@ def test_closing_with_matches_in_play_stops_them_at_once(quota: int) -> None:
         try:
             entries = []
             for seed in (1, 2, 3):
-                config = MatchConfig(
-                    seed=seed, games=3, time_control=CLOCK, game_seeds=(seed, seed + 10, seed + 20)
-                )
+                # Games enough that no match can end before the close, however fast the machine.
+                config = MatchConfig(seed=seed, games=1_000, time_control=CLOCK)
                 specs = [[PlayerSpec(n, c)] for n, c in (("random", RANDOM), ("greedy", GREEDY))]
                 entry = manager.create(config, specs, 120.0, matches_per_process=quota)
                 await manager.start(entry)
                 entries.append(entry)
             while not all(e.status == "running" for e in entries):
+                assert not any(e.done.is_set() for e in entries), [e.error for e in entries]
                 await asyncio.sleep(0.05)
             began = time.monotonic()
             await manager.close()
