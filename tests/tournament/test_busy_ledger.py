@@ -42,8 +42,8 @@ BOT = textwrap.dedent(
     class Quick(Bot):
         name = "quick"
         def decide(self, view, legal, clock):
-            if SLOW:
-                time.sleep(2.0)
+            if PAUSE:
+                time.sleep(PAUSE)
             return legal[len(legal) // 2]
 
     main_for(Quick())
@@ -55,16 +55,18 @@ def tournament(
     directory: Path,
     deals: int,
     budget_ms: int = 1000,
-    slow: bool = False,
+    pause: float = 0.0,
     variant: str = "rubicon",
     games_per_process: int = 1,
 ) -> Path:
     """Two quick bots (a copy of the script in ``directory``, so that its processes can be found) on
-    a tight clock with no bank: a game decided on time means the arena held the clock up. Rubicon
-    unless told: one deal a game, a quarter of a two-handed game's decisions. ``games_per_process``
-    is the tournament's ``matches_per_process``: where a test is about the ledger, bot processes
-    play several games, since starting them costs more than the games."""
-    (directory / "quick.py").write_text(BOT.replace("SLOW", str(slow)))
+    a tight clock with no bank: a game decided on time means the arena held the clock up. Each
+    decision after ``pause`` seconds: a run that must last a while does so with bots that wait, not
+    with games that keep the machine busy. Rubicon unless told: one deal a game, a quarter of a
+    two-handed game's decisions. ``games_per_process`` is the tournament's ``matches_per_process``:
+    where a test is about the ledger, bot processes play several games, since starting them costs
+    more than the games."""
+    (directory / "quick.py").write_text(BOT.replace("PAUSE", repr(pause)))
     directory.chmod(0o755)  # a sandboxed bot runs under a uid of its own: it must read its folder
     path = directory / "busy.toml"
     path.write_text(
@@ -172,8 +174,10 @@ def reader(ledger: Path, hold: float = 3.0, every: float = 5.0) -> Iterator[list
 
 
 def test_a_reader_holding_locks_costs_no_bot_a_game(tmp_path: Path) -> None:
-    # Two-handed: ten games of it last well beyond two of the reader's five-second rounds.
-    toml = tournament(tmp_path, deals=5, variant="two-handed")
+    # Sixteen games of a second or so each, two at a time: the run lasts well beyond two of the
+    # reader's five-second rounds, and games end all along, their records written while the reader
+    # holds its lock as often as not.
+    toml = tournament(tmp_path, deals=8, pause=0.005, games_per_process=16)
     ledger = tmp_path / "ledger.sqlite"
     Ledger(ledger).close()
     led = Ledger(ledger)
@@ -182,7 +186,7 @@ def test_a_reader_holding_locks_costs_no_bot_a_game(tmp_path: Path) -> None:
         asyncio.run(asyncio.wait_for(runner.run(), RUN_TIMEOUT))
     led.close()
     assert len(held) >= 2, "the reader held its lock during the run"
-    assert count(ledger) == 10
+    assert count(ledger) == 16
     assert count(ledger, "SELECT count(*) FROM games WHERE outcome != 'normal'") == 0
     no_bots_left(tmp_path)
 
@@ -331,9 +335,9 @@ def test_a_full_disk_ends_the_run_cleanly(tmp_path: Path) -> None:
 
 
 def test_a_second_run_of_a_running_tournament_is_refused(tmp_path: Path) -> None:
-    # Twelve two-handed games, still being played when the second run asks; the test is about the
-    # lease: bot processes play several games.
-    toml = tournament(tmp_path, deals=6, variant="two-handed", games_per_process=12)
+    # Twelve games of a second or so each, still being played when the second run asks; the test is
+    # about the lease: bot processes play several games.
+    toml = tournament(tmp_path, deals=6, pause=0.005, games_per_process=12)
     ledger = tmp_path / "ledger.sqlite"
     first = arena(toml, ledger)
     wait_for_games(ledger, 1, first)
@@ -356,7 +360,7 @@ def test_a_second_run_of_a_running_tournament_is_refused(tmp_path: Path) -> None
 def test_a_game_lost_on_time_while_the_arena_stalled_is_played_again(tmp_path: Path) -> None:
     """The watcher says the loop stalled during the first attempt: that game is played again; on the
     second attempt there is no stall, and the (really slow) bot's timeout stands."""
-    toml = tournament(tmp_path, deals=1, budget_ms=300, slow=True)
+    toml = tournament(tmp_path, deals=1, budget_ms=300, pause=2.0)
     ledger = tmp_path / "ledger.sqlite"
     led = Ledger(ledger)
     spec = load(toml)
