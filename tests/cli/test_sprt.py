@@ -234,7 +234,7 @@ def test_the_deal_secret_decides_the_cards(tmp_path: Path) -> None:
         result = runner.invoke(
             app,
             ["sprt", "--bot", FIRST, "--bot", FIRST, "--name", "a", "--name", "b", "--games", "2",
-             "--deal-secret", secret, "--ledger", str(ledger), *SLOW_CLOCK],
+             "--variant", "rubicon", "--deal-secret", secret, "--ledger", str(ledger), *SLOW_CLOCK],
         )  # fmt: skip
         assert result.exit_code == 0, result.output
         led = Ledger(ledger)

@@ -568,7 +568,8 @@ def test_a_random_bot_process_reseeds_per_game_across_matches(tmp_path: Path) ->
         try:
             entries = []
             for seed in seeds:
-                config = MatchConfig(seed=seed, games=2, time_control=TC)
+                # Rubicon: one deal a game, enough to tell one play of a game from another.
+                config = MatchConfig(variant="rubicon", seed=seed, games=2, time_control=TC)
                 entry = manager.create(config, specs, WAIT, matches_per_process=per_process)
                 await manager.start(entry)
                 await asyncio.wait_for(entry.done.wait(), WAIT)
