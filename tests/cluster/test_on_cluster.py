@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import grpc
 import pytest
+from ray._private import ray_constants
 from ray._private import services as ray_services
 from ray._private import utils as ray_utils
 from ray.cluster_utils import Cluster as RayCluster
@@ -121,6 +122,19 @@ def ray_cluster() -> Iterator[tuple[RayCluster, cluster_connect.Cluster]]:
         if handle is not None:
             handle.close()
         nodes.shutdown()
+
+
+def ancestors(pid: int) -> list[int]:
+    """``pid`` and the processes above it, nearest first (as far as they are still alive)."""
+    chain = []
+    while pid > 1:
+        chain.append(pid)
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            break
+        pid = int(stat[stat.rindex(")") + 2 :].split()[1])
+    return chain
 
 
 def write_tournament(
@@ -455,8 +469,13 @@ def test_a_worker_or_a_node_that_dies_mid_run_loses_only_its_games(
         # process that referees its game: it dies.
         worker = int(starts(6)[0].split()[1])
         os.kill(worker, signal.SIGKILL)
-        # Then, with games still to play on every node, a whole node dies.
-        starts(12)
+        # Then, with games still to play, a whole node dies while it plays one: once a bot has
+        # started under one of its workers (a game lasts seconds after its bots start; a node
+        # removed between two games would lose none).
+        raylet = victim.all_processes[ray_constants.PROCESS_TYPE_RAYLET][0].process.pid
+        seen = len(starts(12))
+        while raylet not in ancestors(int(starts(seen + 1)[seen].split()[1])):
+            seen += 1
         nodes.remove_node(victim, allow_graceful=False)
     finally:
         thread.join(RUN_TIMEOUT)
