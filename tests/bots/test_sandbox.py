@@ -6,7 +6,6 @@ On CI these tests must not skip (.ci/run installs bubblewrap)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import secrets
@@ -223,14 +222,18 @@ def _state(pid: int) -> str:
     return fields[0] if fields else "gone"
 
 
-def _tagged(tag: str) -> list[int]:
+def _tagged(tag: str, program: str = "") -> list[int]:
+    """Live processes whose arguments name ``tag``; with ``program``, only those running it."""
     found = []
     for pid in procs.pids():
         try:
-            if tag.encode() in Path(f"/proc/{pid}/cmdline").read_bytes() and procs.alive(pid):
-                found.append(pid)
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
+        if tag.encode() not in argv or (program and argv.split(b"\0")[0] != program.encode()):
+            continue
+        if procs.alive(pid):
+            found.append(pid)
     return found
 
 
@@ -277,13 +280,7 @@ def test_bots_die_with_the_arena(tmp_path: Path, referee_socket: str, mode: str)
     def running() -> list[int]:
         """The bot's Python processes, not the arena's (its arguments name the tag too) nor the
         sandbox's wrappers, which live while the bot starts even if it cannot run."""
-        found = []
-        for pid in _tagged(tag):
-            with contextlib.suppress(OSError):
-                program = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
-                if pid != arena.pid and program == sys.executable.encode():
-                    found.append(pid)
-        return found
+        return [pid for pid in _tagged(tag, sys.executable) if pid != arena.pid]
 
     try:
         assert arena.stdout is not None

@@ -36,6 +36,7 @@ from arena.competition import spec as competition_spec
 from arena.competition.server import CompetitionServer
 from arena.ledger import Ledger, records
 from arena.ledger import competitions as store
+from arena.sandbox import procs
 from arena.tournament.games import Rules
 from arena.tournament.runner import EntrantCannotStart, TournamentRunner
 from arena.tournament.schedule import full_schedule
@@ -129,11 +130,10 @@ def ancestors(pid: int) -> list[int]:
     chain = []
     while pid > 1:
         chain.append(pid)
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
+        fields = procs.stat(pid)
+        if fields is None:
             break
-        pid = int(stat[stat.rindex(")") + 2 :].split()[1])
+        pid = int(fields[1])  # the parent
     return chain
 
 
