@@ -8,7 +8,9 @@ over the decision loop only (from every bot connected to the last game's end; st
 bots is left out). (b) The floor: a bare gRPC bidirectional ping-pong between two processes for about
 S seconds, a grpc.aio server process (as the referee) and a grpc.aio client (as the bots), with
 messages the size of a typical DecisionRequest and Reply (measured by serialising every decision of a
-real game), over the transport the match's bots used (a sandboxed bot's Unix socket, else TCP). (a)
+real game), each going the way it goes in a match (the client writes a Reply's worth, the server
+answers with a DecisionRequest's), over the transport the match's bots used (a sandboxed bot's Unix
+socket, else TCP). (a)
 and (b) take turns in rounds, so that a change in the machine's load touches both alike. The last line is
 ``decisions_per_second <N> floor_per_second <M> ratio <R>``, with R = N / M.
 
@@ -215,10 +217,11 @@ def message_sizes(seed: int = 1) -> tuple[int, int, float]:
 # ---------------------------------------------------------------------------------------- (b)
 
 
-async def _echo_server(reply_size: int, socket_path: str) -> None:
-    """A grpc.aio server answering each message of its one stream method with ``reply_size`` bytes,
-    on a TCP port (printed) and on the Unix socket ``socket_path``."""
-    reply = b"r" * reply_size
+async def _echo_server(answer_size: int, socket_path: str) -> None:
+    """A grpc.aio server answering each message of its one stream method with ``answer_size`` bytes
+    (as the referee answers a bot's reply with the next request), on a TCP port (printed) and on the
+    Unix socket ``socket_path``."""
+    reply = b"r" * answer_size
 
     async def play(requests: AsyncIterator[bytes], context: Any) -> AsyncIterator[bytes]:
         async for _ in requests:
@@ -236,14 +239,14 @@ async def _echo_server(reply_size: int, socket_path: str) -> None:
     await server.wait_for_termination()
 
 
-def start_echo_server(reply_size: int, socket_path: str) -> tuple[subprocess.Popen[str], int]:
+def start_echo_server(answer_size: int, socket_path: str) -> tuple[subprocess.Popen[str], int]:
     server = subprocess.Popen(
         [
             sys.executable,
             __file__,
             "--echo-server",
-            "--reply-size",
-            str(reply_size),
+            "--answer-size",
+            str(answer_size),
             "--socket",
             socket_path,
         ],
@@ -261,10 +264,11 @@ class FloorRun(NamedTuple):
     server_cpu: float  # ... and of the echo server's process
 
 
-async def floor_round(echo: int, address: str, seconds: float, request_size: int) -> FloorRun:
+async def floor_round(echo: int, address: str, seconds: float, message_size: int) -> FloorRun:
     """A bare ping-pong with the echo server (process ``echo``, at ``address``) for ``seconds``, with
-    a grpc.aio client as the bots use (write one message, read the answer)."""
-    payload = b"q" * request_size
+    a grpc.aio client as the bots use (write one message of ``message_size`` bytes, read the
+    answer)."""
+    payload = b"q" * message_size
     async with grpc.aio.insecure_channel(address) as channel:
         await asyncio.wait_for(channel.channel_ready(), 60)
         call: Any = channel.stream_stream(ECHO_METHOD)()  # raw bytes both ways
@@ -309,12 +313,12 @@ def main() -> None:
         help="count instructions with valgrind's callgrind instead of timing (see above)",
     )
     parser.add_argument("--echo-server", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--reply-size", type=int, default=32, help=argparse.SUPPRESS)
+    parser.add_argument("--answer-size", type=int, default=400, help=argparse.SUPPRESS)
     parser.add_argument("--socket", default="", help=argparse.SUPPRESS)
     parser.add_argument("--match-only", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo_server:
-        asyncio.run(_echo_server(args.reply_size, args.socket))
+        asyncio.run(_echo_server(args.answer_size, args.socket))
         return
     if args.match_only:
         played = asyncio.run(_match(args.match_only, args.seed, None))
@@ -339,7 +343,7 @@ async def run(args: argparse.Namespace) -> None:
     matches: list[MatchRun] = []
     floors: list[FloorRun] = []
     folder = tempfile.TemporaryDirectory(prefix="referee-bench-")
-    echo, port = start_echo_server(reply_size, os.path.join(folder.name, "echo.sock"))
+    echo, port = start_echo_server(request_size, os.path.join(folder.name, "echo.sock"))
     # The floor goes over the transport the bots use: a sandboxed bot reaches the referee through
     # its Unix socket, a bot without a sandbox over TCP.
     address = f"unix:{folder.name}/echo.sock" if calibration.unix else f"127.0.0.1:{port}"
@@ -347,7 +351,7 @@ async def run(args: argparse.Namespace) -> None:
     try:
         for r in range(rounds):
             m = await _match(games, args.seed + r, profile)
-            f = await floor_round(echo.pid, address, per_round, request_size)
+            f = await floor_round(echo.pid, address, per_round, reply_size)
             matches.append(m)
             floors.append(f)
             print(
@@ -441,7 +445,14 @@ def instructions(seed: int) -> None:
                 server = subprocess.Popen(
                     _callgrind(
                         valgrind,
-                        [*me, "--echo-server", "--reply-size", str(reply_size), "--socket", sock],
+                        [
+                            *me,
+                            "--echo-server",
+                            "--answer-size",
+                            str(request_size),
+                            "--socket",
+                            sock,
+                        ],
                     ),
                     stdout=subprocess.PIPE,
                     stderr=log,
@@ -451,7 +462,7 @@ def instructions(seed: int) -> None:
                 port = int(server.stdout.readline())
                 address = f"unix:{sock}" if unix else f"127.0.0.1:{port}"
                 try:
-                    asyncio.run(_ping_pong(address, n, request_size))
+                    asyncio.run(_ping_pong(address, n, reply_size))
                 finally:
                     server.send_signal(signal.SIGTERM)  # callgrind writes its total as it ends
                     server.wait(timeout=120)
@@ -466,9 +477,9 @@ def instructions(seed: int) -> None:
     )
 
 
-async def _ping_pong(address: str, trips: int, request_size: int) -> None:
+async def _ping_pong(address: str, trips: int, message_size: int) -> None:
     """``trips`` round trips with the echo server, as :func:`floor_round` makes them."""
-    payload = b"q" * request_size
+    payload = b"q" * message_size
     async with grpc.aio.insecure_channel(address) as channel:
         await asyncio.wait_for(channel.channel_ready(), 300)  # valgrind starts Python slowly
         call: Any = channel.stream_stream(ECHO_METHOD)()
