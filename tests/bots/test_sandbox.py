@@ -312,7 +312,10 @@ def test_a_start_called_off_half_way_leaves_nothing_behind(
     goes on. (asyncio's own clean-up killed only bubblewrap's first process; its init in the new
     PID namespace, not yet bound to die with its parent, lived on, and the bot with it.)"""
     tag = f"halfway-{secrets.token_hex(6)}"
-    script = tmp_path / "sleeper.py"
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    folder.chmod(0o755)  # a sandboxed bot runs under a uid of its own: it must read its folder
+    script = folder / "sleeper.py"
     script.write_text("import time\ntime.sleep(600)\n")
     command = shlex.join([sys.executable, str(script), tag])
     limits = Limits(sandbox=mode)
@@ -331,6 +334,12 @@ def test_a_start_called_off_half_way_leaves_nothing_behind(
             began = loop.time()
             bot = await start()
             whole = min(whole, loop.time() - began)
+            # The bot itself runs (not only the sandbox's wrappers): what is called off is a start
+            # that would have run it.
+            deadline = loop.time() + 30
+            while not _tagged(tag, sys.executable) and loop.time() < deadline:
+                await asyncio.sleep(0.05)
+            assert _tagged(tag, sys.executable), "the sleeper never ran"
             await bot.stop()
         # Called off all along a start, and a little after. A start's length moves with the
         # machine's load: a start that finished before it was called off bounds the length, and
