@@ -14,6 +14,13 @@ socket, else TCP). (a)
 and (b) take turns in rounds, so that a change in the machine's load touches both alike. The last line is
 ``decisions_per_second <N> floor_per_second <M> ratio <R>``, with R = N / M.
 
+(c) A second floor, in the same rounds: the same messages between a server process and two client
+processes that take turns in the order the seats of a real two-handed game do (the server writes to
+the seat to act and reads its answer, as the referee does), for about S seconds. A match is that
+shape, and (b) is not: each bot waits, idle, while the other plays, and waking an idle process's
+threads costs every exchange more than a ping-pong with one client that never rests. The line
+``two-client floor`` gives its rate and the referee's ratio to it, beside R.
+
 Before it, a breakdown per decision: the time over the server, the transport floor, the referee and
 rules alone (the same match loop with in-process seats answering at once) and building and serialising
 the request; then the CPU time per decision of the referee's process (every thread) and of the bots'
@@ -36,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import io
 import os
@@ -294,6 +302,128 @@ async def floor_round(echo: int, address: str, seconds: float, message_size: int
     return FloorRun(rounds, elapsed, client_cpu, server_cpu)
 
 
+# ---------------------------------------------------------------------------------------- (c)
+
+SEATS_METHOD = "/bench.Seats/Play"
+
+
+def seat_order(seed: int = 1) -> str:
+    """The seats to act at each decision of a two-handed game between first-legal players ("0110...")."""
+    state = GameState.new(variant("two-handed"), seed=seed)
+    order = []
+    while not state.is_terminal():
+        order.append(str(state.to_act))
+        state.apply(state.legal_actions()[0])
+    return "".join(order)
+
+
+async def _seats_server(answer_size: int, order: str, seconds: float, socket_path: str) -> None:
+    """A grpc.aio server that waits for two clients (each names its seat in its first message), then
+    for ``seconds`` writes ``answer_size`` bytes to the seat whose turn it is in ``order`` (cycled)
+    and reads its answer, from one task, straight from the streams. It prints its TCP port, then
+    ``exchanges N seconds T cpu C`` (C: its own CPU seconds, every thread), and ends."""
+    answer = b"r" * answer_size
+    seats: dict[int, Any] = {}
+    both = asyncio.Event()
+    finished = asyncio.Event()
+
+    async def play(requests: AsyncIterator[bytes], context: Any) -> None:
+        hello = await context.read()
+        seats[int(hello)] = context
+        if len(seats) == 2:
+            both.set()
+        await finished.wait()
+
+    handler = grpc.method_handlers_generic_handler(
+        "bench.Seats", {"Play": grpc.stream_stream_rpc_method_handler(play)}
+    )
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.add_insecure_port(f"unix:{socket_path}")
+    await server.start()
+    print(port, flush=True)
+    await asyncio.wait_for(both.wait(), 120)
+    turns = [seats[int(seat)] for seat in order]
+    warm = 200  # exchanges before the clock starts
+    exchanges = 0
+    start = deadline = time.perf_counter()
+    cpu = time.process_time()
+    i = 0
+    while True:
+        context = turns[i]
+        i = (i + 1) % len(turns)
+        await context.write(answer)
+        await context.read()
+        if warm:
+            warm -= 1
+            if not warm:
+                start = time.perf_counter()
+                deadline = start + seconds
+                cpu = time.process_time()
+            continue
+        exchanges += 1
+        if time.perf_counter() >= deadline:
+            break
+    elapsed = time.perf_counter() - start
+    print(f"exchanges {exchanges} seconds {elapsed} cpu {time.process_time() - cpu}", flush=True)
+    finished.set()
+    await server.stop(None)
+
+
+async def _seats_client(address: str, seat: int, message_size: int) -> None:
+    """One seat of (c): name the seat, then answer every message with ``message_size`` bytes."""
+    payload = b"q" * message_size
+    async with grpc.aio.insecure_channel(address) as channel:
+        call: Any = channel.stream_stream(SEATS_METHOD)()
+        await call.write(str(seat).encode())
+        while await call.read() is not grpc.aio.EOF:
+            await call.write(payload)
+
+
+class SeatsRun(NamedTuple):
+    exchanges: int
+    seconds: float
+    server_cpu: float  # CPU seconds of the server's process over the exchanges
+
+
+async def seats_round(
+    folder: str, unix: bool, seconds: float, request_size: int, reply_size: int, order: str
+) -> SeatsRun:
+    """(c) for about ``seconds``: a server and two clients, fresh processes (their start is not
+    timed)."""
+    me = [sys.executable, os.path.abspath(__file__)]
+    sock = os.path.join(folder, "seats.sock")
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(sock)
+    server = await asyncio.create_subprocess_exec(
+        *me, "--seats-server", "--answer-size", str(request_size), "--order", order,
+        "--seconds", str(seconds), "--socket", sock, stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    clients: list[asyncio.subprocess.Process] = []
+    try:
+        assert server.stdout is not None
+        port = (await asyncio.wait_for(server.stdout.readline(), 60)).decode().strip()
+        if not port.isdigit():
+            raise SystemExit("the two-client floor's server did not start")
+        address = f"unix:{sock}" if unix else f"127.0.0.1:{port}"
+        for seat in (0, 1):
+            client = [*me, "--seats-client", address, "--seat", str(seat)]
+            clients.append(
+                await asyncio.create_subprocess_exec(*client, "--answer-size", str(reply_size))
+            )
+        line = (await asyncio.wait_for(server.stdout.readline(), seconds + 120)).decode()
+        found = re.match(r"exchanges (\d+) seconds (\S+) cpu (\S+)", line)
+        if found is None:
+            raise SystemExit(f"the two-client floor failed: {line!r}")
+        return SeatsRun(int(found.group(1)), float(found.group(2)), float(found.group(3)))
+    finally:
+        for process in (server, *clients):
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+
+
 # ---------------------------------------------------------------------------------------- main
 
 
@@ -301,9 +431,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
-    parser.add_argument("--seconds", type=float, default=5.0, help="for each of (a) and (b)")
+    parser.add_argument("--seconds", type=float, default=5.0, help="for each of (a), (b) and (c)")
     parser.add_argument(
-        "--rounds", type=int, default=3, help="(a) and (b) take turns, S / rounds at a time"
+        "--rounds", type=int, default=3, help="(a), (b) and (c) take turns, S / rounds at a time"
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--profile", action="store_true", help="cProfile the referee's side of (a)")
@@ -316,9 +446,20 @@ def main() -> None:
     parser.add_argument("--answer-size", type=int, default=400, help=argparse.SUPPRESS)
     parser.add_argument("--socket", default="", help=argparse.SUPPRESS)
     parser.add_argument("--match-only", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--seats-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--seats-client", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--seat", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--order", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo_server:
         asyncio.run(_echo_server(args.answer_size, args.socket))
+        return
+    if args.seats_server:
+        asyncio.run(_seats_server(args.answer_size, args.order, args.seconds, args.socket))
+        return
+    if args.seats_client:
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            asyncio.run(_seats_client(args.seats_client, args.seat, args.answer_size))
         return
     if args.match_only:
         played = asyncio.run(_match(args.match_only, args.seed, None))
@@ -342,6 +483,8 @@ async def run(args: argparse.Namespace) -> None:
     games = max(1, round(per_round / max(calibration.seconds, 1e-3)))
     matches: list[MatchRun] = []
     floors: list[FloorRun] = []
+    alternating: list[SeatsRun] = []
+    order = seat_order(args.seed)
     folder = tempfile.TemporaryDirectory(prefix="referee-bench-")
     echo, port = start_echo_server(request_size, os.path.join(folder.name, "echo.sock"))
     # The floor goes over the transport the bots use: a sandboxed bot reaches the referee through
@@ -352,11 +495,16 @@ async def run(args: argparse.Namespace) -> None:
         for r in range(rounds):
             m = await _match(games, args.seed + r, profile)
             f = await floor_round(echo.pid, address, per_round, reply_size)
+            c = await seats_round(
+                folder.name, calibration.unix, per_round, request_size, reply_size, order
+            )
             matches.append(m)
             floors.append(f)
+            alternating.append(c)
             print(
                 f"round {r + 1}: referee {m.decisions / m.seconds:.0f} decisions/s ({games} games), "
-                f"floor {f.trips / f.seconds:.0f} round trips/s"
+                f"floor {f.trips / f.seconds:.0f} round trips/s, two-client floor "
+                f"{c.exchanges / c.seconds:.0f} exchanges/s"
             )
     finally:
         echo.terminate()
@@ -384,6 +532,12 @@ async def run(args: argparse.Namespace) -> None:
         f"server {server_cpu:.0f} us, floor client "
         f"{sum(f.client_cpu for f in floors) / trips * 1e6:.0f} us; the referee's own "
         f"{referee_cpu - server_cpu:.0f} us"
+    )
+    two = sum(c.exchanges for c in alternating) / sum(c.seconds for c in alternating)
+    print(
+        f"two-client floor: {1e6 / two:.0f} us per exchange, server cpu "
+        f"{sum(c.server_cpu for c in alternating) / sum(c.exchanges for c in alternating) * 1e6:.0f}"
+        f" us; the referee at {rate / two:.2f} of it (ratio to (b): {rate / floor:.2f})"
     )
     if profile is not None:
         for key in ("tottime", "cumulative"):
