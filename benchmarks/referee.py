@@ -46,6 +46,7 @@ import asyncio
 import contextlib
 import cProfile
 import io
+import itertools
 import os
 import pstats
 import re
@@ -56,7 +57,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NamedTuple
 
 import grpc
@@ -235,8 +236,15 @@ async def _echo_server(answer_size: int, socket_path: str) -> None:
         async for _ in requests:
             yield reply
 
+    server = await _bench_server("bench.Echo", play, socket_path)
+    await server.wait_for_termination()
+
+
+async def _bench_server(service: str, play: Any, socket_path: str) -> grpc.aio.Server:
+    """A started grpc.aio server whose ``service`` has ``play`` as its one stream method (Play), on
+    a TCP port (printed) and on the Unix socket ``socket_path``."""
     handler = grpc.method_handlers_generic_handler(
-        "bench.Echo", {"Play": grpc.stream_stream_rpc_method_handler(play)}
+        service, {"Play": grpc.stream_stream_rpc_method_handler(play)}
     )
     server = grpc.aio.server()
     server.add_generic_rpc_handlers((handler,))
@@ -244,7 +252,25 @@ async def _echo_server(answer_size: int, socket_path: str) -> None:
     server.add_insecure_port(f"unix:{socket_path}")
     await server.start()
     print(port, flush=True)
-    await server.wait_for_termination()
+    return server
+
+
+async def timed(
+    exchange: Callable[[], Awaitable[object]], seconds: float, started: Callable[[], None]
+) -> tuple[int, float]:
+    """Run ``exchange`` over and over: 200 times to warm up, then for about ``seconds`` (calling
+    ``started`` as the clock starts). How many were timed, and in how many seconds."""
+    for _ in range(200):
+        await exchange()
+    started()
+    count = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        await exchange()
+        count += 1
+        if time.perf_counter() >= deadline:
+            return count, time.perf_counter() - start
 
 
 def start_echo_server(answer_size: int, socket_path: str) -> tuple[subprocess.Popen[str], int]:
@@ -280,23 +306,17 @@ async def floor_round(echo: int, address: str, seconds: float, message_size: int
     async with grpc.aio.insecure_channel(address) as channel:
         await asyncio.wait_for(channel.channel_ready(), 60)
         call: Any = channel.stream_stream(ECHO_METHOD)()  # raw bytes both ways
-        warm = 200  # round trips before the clock starts
-        rounds = 0
-        start = deadline = time.perf_counter()
-        while True:
+
+        async def exchange() -> object:
             await call.write(payload)
-            await call.read()
-            if warm:
-                warm -= 1
-                if not warm:
-                    start = time.perf_counter()
-                    deadline = start + seconds
-                    cpu = (time.process_time(), procs.cpu_seconds(echo))
-                continue
-            rounds += 1
-            if time.perf_counter() >= deadline:
-                break
-        elapsed = time.perf_counter() - start
+            return await call.read()
+
+        cpu = [0.0, 0.0]
+
+        def started() -> None:
+            cpu[:] = time.process_time(), procs.cpu_seconds(echo)
+
+        rounds, elapsed = await timed(exchange, seconds, started)
         client_cpu, server_cpu = time.process_time() - cpu[0], procs.cpu_seconds(echo) - cpu[1]
         call.cancel()
     return FloorRun(rounds, elapsed, client_cpu, server_cpu)
@@ -334,39 +354,22 @@ async def _seats_server(answer_size: int, order: str, seconds: float, socket_pat
             both.set()
         await finished.wait()
 
-    handler = grpc.method_handlers_generic_handler(
-        "bench.Seats", {"Play": grpc.stream_stream_rpc_method_handler(play)}
-    )
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers((handler,))
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.add_insecure_port(f"unix:{socket_path}")
-    await server.start()
-    print(port, flush=True)
+    server = await _bench_server("bench.Seats", play, socket_path)
     await asyncio.wait_for(both.wait(), 120)
-    turns = [seats[int(seat)] for seat in order]
-    warm = 200  # exchanges before the clock starts
-    exchanges = 0
-    start = deadline = time.perf_counter()
-    cpu = time.process_time()
-    i = 0
-    while True:
-        context = turns[i]
-        i = (i + 1) % len(turns)
+    turns = itertools.cycle([seats[int(seat)] for seat in order])
+
+    async def exchange() -> object:
+        context = next(turns)
         await context.write(answer)
-        await context.read()
-        if warm:
-            warm -= 1
-            if not warm:
-                start = time.perf_counter()
-                deadline = start + seconds
-                cpu = time.process_time()
-            continue
-        exchanges += 1
-        if time.perf_counter() >= deadline:
-            break
-    elapsed = time.perf_counter() - start
-    print(f"exchanges {exchanges} seconds {elapsed} cpu {time.process_time() - cpu}", flush=True)
+        return await context.read()
+
+    cpu = [0.0]
+
+    def started() -> None:
+        cpu[0] = time.process_time()
+
+    exchanges, elapsed = await timed(exchange, seconds, started)
+    print(f"exchanges {exchanges} seconds {elapsed} cpu {time.process_time() - cpu[0]}", flush=True)
     finished.set()
     await server.stop(None)
 
