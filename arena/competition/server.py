@@ -335,7 +335,7 @@ class CompetitionServer:
                 del self.entries[entrant]
                 self.candidates.pop(entrant, None)
         # The processes of a bundle out of play (withdrawn, replaced, suspended) stop waiting for
-        # games: those parked since, after a game that was under way, too.
+        # games, and one whose game was under way stops when that game ends.
         self.manager.end_waiting({e.command for e in self.entries.values()})
         self._wake.set()
 

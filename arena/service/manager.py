@@ -18,7 +18,7 @@ import contextlib
 import json
 import secrets
 import shutil
-from collections.abc import Callable, Container, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,6 +107,8 @@ class MatchManager:
         self.on_lobby: Callable[[str], None] | None = None
         self._waiting: dict[str, BotSession] = {}
         self._idle: dict[SessionKey, list[BotSession]] = {}
+        # The commands still in play, once end_waiting has named them (None: every command).
+        self._in_play: frozenset[str] | None = None
         self._retiring: set[asyncio.Task[None]] = set()
         self._supervisors: set[asyncio.Task[None]] = set()
 
@@ -299,6 +301,7 @@ class MatchManager:
             or session.played >= session.quota
             or not port.ended_normally
             or proc.returncode is not None
+            or (self._in_play is not None and key.command not in self._in_play)
         ):
             return False
         limit = key.limits.cpu_seconds
@@ -318,10 +321,13 @@ class MatchManager:
             1 for key, idle in self._idle.items() if key.name == name for s in idle if s.idle
         )
 
-    def end_waiting(self, keep: Container[str]) -> int:
+    def end_waiting(self, keep: Iterable[str]) -> int:
         """End the sessions waiting in the pool whose processes run a command not in ``keep`` (their
         entrant has left play: a competition's withdrawn, replaced or suspended bundle); their
-        processes are stopped. How many."""
+        processes are stopped. How many. From now on a session of such a command is not kept after
+        its match either (a game that was under way when its entrant left), until a later call
+        names its command again."""
+        self._in_play = keep = frozenset(keep)
         ended = 0
         for key, idle in self._idle.items():
             if key.command not in keep:

@@ -151,7 +151,8 @@ def test_a_checked_bot_plays_the_first_matches_of_its_quota() -> None:
 
 def test_the_waiting_processes_of_other_commands_are_ended_on_demand() -> None:
     """Entrants that leave play (a competition's withdrawn or replaced bundle): their processes
-    waiting in the pool are stopped; those of the commands kept wait on."""
+    waiting in the pool are stopped, and one playing is stopped after its match; those of the
+    commands kept wait on."""
 
     async def body(manager: MatchManager) -> None:
         first = await play(manager, seed=1, quota=3)
@@ -164,6 +165,16 @@ def test_the_waiting_processes_of_other_commands_are_ended_on_demand() -> None:
         assert manager.end_waiting({GREEDY}) == 0
         second = await play(manager, seed=2, quota=3)
         assert len(second.processes) == 1, "a new random process; the waiting greedy one plays"
+        # A command out of play is not kept after its match either (a game that was under way when
+        # its entrant left); the kept one waits again.
+        assert manager.pooled("random") == 0 and manager.pooled("greedy") == 1
+        (new_random,) = [s.process for s in second.sessions if s.key and s.key.name == "random"]
+        assert new_random is not None
+        await asyncio.wait_for(new_random.wait(), 30)
+        # Named again, it is kept again (the greedy process has spent its quota of three).
+        assert manager.end_waiting({GREEDY, RANDOM}) == 0
+        await play(manager, seed=3, quota=3)
+        assert manager.pooled("random") == 1 and manager.pooled("greedy") == 0
 
     run(body)
 
