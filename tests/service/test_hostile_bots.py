@@ -137,10 +137,12 @@ def test_another_seats_token_is_refused_once_that_seat_is_connected(tmp_path: Pa
     async def go() -> tuple[str, str]:
         server, _, manager = await create_server(logs_dir=tmp_path)
         try:
+            # Seat 0 never connects: the match waits out its connect window, long enough for the
+            # impostor to be refused first (its start takes a second or two on a loaded machine).
             entry = manager.create(
                 MatchConfig(seed=5, time_control=TC),
                 [[PlayerSpec("bad")], [PlayerSpec("first", FIRST)]],
-                20.0,
+                8.0,
             )
             await manager.start(entry)
             other = entry.players[1][0]
@@ -155,6 +157,7 @@ def test_another_seats_token_is_refused_once_that_seat_is_connected(tmp_path: Pa
                 stderr=asyncio.subprocess.PIPE,
             )
             _, err = await asyncio.wait_for(proc.communicate(), 60)
+            assert entry.status == "waiting", "the impostor came after the connect window"
             await asyncio.wait_for(entry.done.wait(), 60)
             assert entry.record is not None
             return err.decode(), entry.record.games[0].outcome
