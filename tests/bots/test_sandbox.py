@@ -222,6 +222,17 @@ def _state(pid: int) -> str:
     return fields[0] if fields else "gone"
 
 
+def _readable(tmp_path: Path, name: str, text: str) -> Path:
+    """A script in a folder of its own that a bot under a uid of its own can read (pytest's own
+    folder is not: a sandboxed bot started from there exits at once)."""
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    folder.chmod(0o755)
+    script = folder / name
+    script.write_text(text)
+    return script
+
+
 def _tagged(tag: str, program: str = "") -> list[int]:
     """Live processes whose arguments name ``tag``; with ``program``, only those running it."""
     found = []
@@ -265,11 +276,7 @@ def test_bots_die_with_the_arena(tmp_path: Path, referee_socket: str, mode: str)
         " start_new_session=True, env={})\n"
         "time.sleep(600)\n"
     )
-    folder = tmp_path / "bot"
-    folder.mkdir()
-    folder.chmod(0o755)  # a sandboxed bot runs under a uid of its own: it must read its folder
-    script = folder / "never_talks.py"
-    script.write_text(grandchild)
+    script = _readable(tmp_path, "never_talks.py", grandchild)
     command = shlex.join([sys.executable, str(script), tag, mode])
     arena = subprocess.Popen(
         [sys.executable, "-c", LAUNCHING_ARENA, referee_socket, mode, command],
@@ -312,11 +319,7 @@ def test_a_start_called_off_half_way_leaves_nothing_behind(
     goes on. (asyncio's own clean-up killed only bubblewrap's first process; its init in the new
     PID namespace, not yet bound to die with its parent, lived on, and the bot with it.)"""
     tag = f"halfway-{secrets.token_hex(6)}"
-    folder = tmp_path / "bot"
-    folder.mkdir()
-    folder.chmod(0o755)  # a sandboxed bot runs under a uid of its own: it must read its folder
-    script = folder / "sleeper.py"
-    script.write_text("import time\ntime.sleep(600)\n")
+    script = _readable(tmp_path, "sleeper.py", "import time\ntime.sleep(600)\n")
     command = shlex.join([sys.executable, str(script), tag])
     limits = Limits(sandbox=mode)
 
