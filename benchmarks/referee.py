@@ -5,21 +5,21 @@
 (a) A two-handed match between two trivial bots (``benchmarks/trivial_bot.py``, each answering the
 first legal action at once) over the real server, for about S seconds: as many games as fit, measured
 over the decision loop only (from every bot connected to the last game's end; starting and stopping the
-bots is left out). (b) The floor: a bare gRPC bidirectional ping-pong between two processes for about
-S seconds, a grpc.aio server process (as the referee) and a grpc.aio client (as the bots), with
-messages the size of a typical DecisionRequest and Reply (measured by serialising every decision of a
-real game), each going the way it goes in a match (the client writes a Reply's worth, the server
-answers with a DecisionRequest's), over the transport the match's bots used (a sandboxed bot's Unix
-socket, else TCP). (a)
-and (b) take turns in rounds, so that a change in the machine's load touches both alike. The last line is
-``decisions_per_second <N> floor_per_second <M> ratio <R>``, with R = N / M.
+bots is left out). (b) The floor (``benchmarks/grpc_floor.py``): a bare gRPC bidirectional ping-pong
+between two processes for about S seconds, a grpc.aio server process (as the referee) and a grpc.aio
+client (as the bots), with messages the size of a typical DecisionRequest and Reply (measured by
+serialising every decision of a real game), each going the way it goes in a match (the client writes a
+Reply's worth, the server answers with a DecisionRequest's), over the transport the match's bots used
+(a sandboxed bot's Unix socket, else TCP). (a) and (b) take turns in rounds, so that a change in the
+machine's load touches both alike. The last line is ``decisions_per_second <N> floor_per_second <M>
+ratio <R>``, with R = N / M.
 
-(c) A second floor, in the same rounds: the same messages between a server process and two client
-processes that take turns in the order the seats of a real two-handed game do (the server writes to
-the seat to act and reads its answer, as the referee does), for about S seconds. A match is that
-shape, and (b) is not: each bot waits, idle, while the other plays, and waking an idle process's
-threads costs every exchange more than a ping-pong with one client that never rests. The line
-``two-client floor`` gives its rate and the referee's ratio to it, beside R.
+(c) A second floor (also in ``benchmarks/grpc_floor.py``), in the same rounds: the same messages
+between a server process and two client processes that take turns in the order the seats of a real
+two-handed game do (the server writes to the seat to act and reads its answer, as the referee does),
+for about S seconds. A match is that shape, and (b) is not: each bot waits, idle, while the other
+plays, and waking an idle process's threads costs every exchange more than a ping-pong with one client
+that never rests. The line ``two-client floor`` gives its rate and the referee's ratio to it, beside R.
 
 Before it, a breakdown per decision: the time over the server, the transport floor, the referee and
 rules alone (the same match loop with in-process seats answering at once) and building and serialising
@@ -43,10 +43,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import cProfile
 import io
-import itertools
 import os
 import pstats
 import re
@@ -57,10 +55,18 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-import grpc
+from grpc_floor import (
+    FloorRun,
+    SeatsRun,
+    echo_server_argv,
+    floor_round,
+    ping_pong,
+    seat_order,
+    seats_round,
+    start_echo_server,
+)
 
 from arena.bots.launcher import BotProcess
 from arena.game import GameState, observe, variant
@@ -76,7 +82,6 @@ from arena.wire.v1 import bot_pb2
 BOT = (
     f"{sys.executable} {os.path.join(os.path.dirname(os.path.abspath(__file__)), 'trivial_bot.py')}"
 )
-ECHO_METHOD = "/bench.Echo/Play"
 # A generous clock: the benchmark measures speed, never a timeout.
 CLOCK = TimeControl(budget_ms=10_000, bank_ms=60_000, grace_ms=1000)
 
@@ -223,210 +228,6 @@ def message_sizes(seed: int = 1) -> tuple[int, int, float]:
     )
 
 
-# ---------------------------------------------------------------------------------------- (b)
-
-
-async def _echo_server(answer_size: int, socket_path: str) -> None:
-    """A grpc.aio server answering each message of its one stream method with ``answer_size`` bytes
-    (as the referee answers a bot's reply with the next request), on a TCP port (printed) and on the
-    Unix socket ``socket_path``."""
-    reply = b"r" * answer_size
-
-    async def play(requests: AsyncIterator[bytes], context: Any) -> AsyncIterator[bytes]:
-        async for _ in requests:
-            yield reply
-
-    server = await _bench_server("bench.Echo", play, socket_path)
-    await server.wait_for_termination()
-
-
-async def _bench_server(service: str, play: Any, socket_path: str) -> grpc.aio.Server:
-    """A started grpc.aio server whose ``service`` has ``play`` as its one stream method (Play), on
-    a TCP port (printed) and on the Unix socket ``socket_path``."""
-    handler = grpc.method_handlers_generic_handler(
-        service, {"Play": grpc.stream_stream_rpc_method_handler(play)}
-    )
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers((handler,))
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.add_insecure_port(f"unix:{socket_path}")
-    await server.start()
-    print(port, flush=True)
-    return server
-
-
-async def timed(
-    exchange: Callable[[], Awaitable[object]], seconds: float, started: Callable[[], None]
-) -> tuple[int, float]:
-    """Run ``exchange`` over and over: 200 times to warm up, then for about ``seconds`` (calling
-    ``started`` as the clock starts). How many were timed, and in how many seconds."""
-    for _ in range(200):
-        await exchange()
-    started()
-    count = 0
-    start = time.perf_counter()
-    deadline = start + seconds
-    while True:
-        await exchange()
-        count += 1
-        if time.perf_counter() >= deadline:
-            return count, time.perf_counter() - start
-
-
-def start_echo_server(answer_size: int, socket_path: str) -> tuple[subprocess.Popen[str], int]:
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            __file__,
-            "--echo-server",
-            "--answer-size",
-            str(answer_size),
-            "--socket",
-            socket_path,
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    return server, int(server.stdout.readline())
-
-
-class FloorRun(NamedTuple):
-    trips: int
-    seconds: float
-    client_cpu: float  # CPU seconds of this process (the client) over the round trips
-    server_cpu: float  # ... and of the echo server's process
-
-
-async def floor_round(echo: int, address: str, seconds: float, message_size: int) -> FloorRun:
-    """A bare ping-pong with the echo server (process ``echo``, at ``address``) for ``seconds``, with
-    a grpc.aio client as the bots use (write one message of ``message_size`` bytes, read the
-    answer)."""
-    payload = b"q" * message_size
-    async with grpc.aio.insecure_channel(address) as channel:
-        await asyncio.wait_for(channel.channel_ready(), 60)
-        call: Any = channel.stream_stream(ECHO_METHOD)()  # raw bytes both ways
-
-        async def exchange() -> object:
-            await call.write(payload)
-            return await call.read()
-
-        cpu = [0.0, 0.0]
-
-        def started() -> None:
-            cpu[:] = time.process_time(), procs.cpu_seconds(echo)
-
-        rounds, elapsed = await timed(exchange, seconds, started)
-        client_cpu, server_cpu = time.process_time() - cpu[0], procs.cpu_seconds(echo) - cpu[1]
-        call.cancel()
-    return FloorRun(rounds, elapsed, client_cpu, server_cpu)
-
-
-# ---------------------------------------------------------------------------------------- (c)
-
-SEATS_METHOD = "/bench.Seats/Play"
-
-
-def seat_order(seed: int = 1) -> str:
-    """The seats to act at each decision of a two-handed game between first-legal players ("0110...")."""
-    state = GameState.new(variant("two-handed"), seed=seed)
-    order = []
-    while not state.is_terminal():
-        order.append(str(state.to_act))
-        state.apply(state.legal_actions()[0])
-    return "".join(order)
-
-
-async def _seats_server(answer_size: int, order: str, seconds: float, socket_path: str) -> None:
-    """A grpc.aio server that waits for two clients (each names its seat in its first message), then
-    for ``seconds`` writes ``answer_size`` bytes to the seat whose turn it is in ``order`` (cycled)
-    and reads its answer, from one task, straight from the streams. It prints its TCP port, then
-    ``exchanges N seconds T cpu C`` (C: its own CPU seconds, every thread), and ends."""
-    answer = b"r" * answer_size
-    seats: dict[int, Any] = {}
-    both = asyncio.Event()
-    finished = asyncio.Event()
-
-    async def play(requests: AsyncIterator[bytes], context: Any) -> None:
-        hello = await context.read()
-        seats[int(hello)] = context
-        if len(seats) == 2:
-            both.set()
-        await finished.wait()
-
-    server = await _bench_server("bench.Seats", play, socket_path)
-    await asyncio.wait_for(both.wait(), 120)
-    turns = itertools.cycle([seats[int(seat)] for seat in order])
-
-    async def exchange() -> object:
-        context = next(turns)
-        await context.write(answer)
-        return await context.read()
-
-    cpu = [0.0]
-
-    def started() -> None:
-        cpu[0] = time.process_time()
-
-    exchanges, elapsed = await timed(exchange, seconds, started)
-    print(f"exchanges {exchanges} seconds {elapsed} cpu {time.process_time() - cpu[0]}", flush=True)
-    finished.set()
-    await server.stop(None)
-
-
-async def _seats_client(address: str, seat: int, message_size: int) -> None:
-    """One seat of (c): name the seat, then answer every message with ``message_size`` bytes."""
-    payload = b"q" * message_size
-    async with grpc.aio.insecure_channel(address) as channel:
-        call: Any = channel.stream_stream(SEATS_METHOD)()
-        await call.write(str(seat).encode())
-        while await call.read() is not grpc.aio.EOF:
-            await call.write(payload)
-
-
-class SeatsRun(NamedTuple):
-    exchanges: int
-    seconds: float
-    server_cpu: float  # CPU seconds of the server's process over the exchanges
-
-
-async def seats_round(
-    folder: str, unix: bool, seconds: float, request_size: int, reply_size: int, order: str
-) -> SeatsRun:
-    """(c) for about ``seconds``: a server and two clients, fresh processes (their start is not
-    timed)."""
-    me = [sys.executable, os.path.abspath(__file__)]
-    sock = os.path.join(folder, "seats.sock")
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(sock)
-    server = await asyncio.create_subprocess_exec(
-        *me, "--seats-server", "--answer-size", str(request_size), "--order", order,
-        "--seconds", str(seconds), "--socket", sock, stdout=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    clients: list[asyncio.subprocess.Process] = []
-    try:
-        assert server.stdout is not None
-        port = (await asyncio.wait_for(server.stdout.readline(), 60)).decode().strip()
-        if not port.isdigit():
-            raise SystemExit("the two-client floor's server did not start")
-        address = f"unix:{sock}" if unix else f"127.0.0.1:{port}"
-        for seat in (0, 1):
-            client = [*me, "--seats-client", address, "--seat", str(seat)]
-            clients.append(
-                await asyncio.create_subprocess_exec(*client, "--answer-size", str(reply_size))
-            )
-        line = (await asyncio.wait_for(server.stdout.readline(), seconds + 120)).decode()
-        found = re.match(r"exchanges (\d+) seconds (\S+) cpu (\S+)", line)
-        if found is None:
-            raise SystemExit(f"the two-client floor failed: {line!r}")
-        return SeatsRun(int(found.group(1)), float(found.group(2)), float(found.group(3)))
-    finally:
-        for process in (server, *clients):
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
-
-
 # ---------------------------------------------------------------------------------------- main
 
 
@@ -445,25 +246,8 @@ def main() -> None:
         action="store_true",
         help="count instructions with valgrind's callgrind instead of timing (see above)",
     )
-    parser.add_argument("--echo-server", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--answer-size", type=int, default=400, help=argparse.SUPPRESS)
-    parser.add_argument("--socket", default="", help=argparse.SUPPRESS)
     parser.add_argument("--match-only", type=int, default=0, help=argparse.SUPPRESS)
-    parser.add_argument("--seats-server", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--seats-client", default="", help=argparse.SUPPRESS)
-    parser.add_argument("--seat", type=int, default=0, help=argparse.SUPPRESS)
-    parser.add_argument("--order", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.echo_server:
-        asyncio.run(_echo_server(args.answer_size, args.socket))
-        return
-    if args.seats_server:
-        asyncio.run(_seats_server(args.answer_size, args.order, args.seconds, args.socket))
-        return
-    if args.seats_client:
-        with contextlib.suppress(grpc.aio.AioRpcError):
-            asyncio.run(_seats_client(args.seats_client, args.seat, args.answer_size))
-        return
     if args.match_only:
         played = asyncio.run(_match(args.match_only, args.seed, None))
         print(f"decisions {played.decisions} unix {int(played.unix)}")
@@ -600,17 +384,7 @@ def instructions(seed: int) -> None:
             log_path = os.path.join(folder, f"valgrind{n}.log")
             with open(log_path, "w") as log:
                 server = subprocess.Popen(
-                    _callgrind(
-                        valgrind,
-                        [
-                            *me,
-                            "--echo-server",
-                            "--answer-size",
-                            str(request_size),
-                            "--socket",
-                            sock,
-                        ],
-                    ),
+                    _callgrind(valgrind, echo_server_argv(request_size, sock)),
                     stdout=subprocess.PIPE,
                     stderr=log,
                     text=True,
@@ -619,7 +393,7 @@ def instructions(seed: int) -> None:
                 port = int(server.stdout.readline())
                 address = f"unix:{sock}" if unix else f"127.0.0.1:{port}"
                 try:
-                    asyncio.run(_ping_pong(address, n, reply_size))
+                    asyncio.run(ping_pong(address, n, reply_size))
                 finally:
                     server.send_signal(signal.SIGTERM)  # callgrind writes its total as it ends
                     server.wait(timeout=120)
@@ -632,18 +406,6 @@ def instructions(seed: int) -> None:
         f"referee_instructions {referee} floor_instructions {floor} "
         f"own_instructions {referee - floor}"
     )
-
-
-async def _ping_pong(address: str, trips: int, message_size: int) -> None:
-    """``trips`` round trips with the echo server, as :func:`floor_round` makes them."""
-    payload = b"q" * message_size
-    async with grpc.aio.insecure_channel(address) as channel:
-        await asyncio.wait_for(channel.channel_ready(), 300)  # valgrind starts Python slowly
-        call: Any = channel.stream_stream(ECHO_METHOD)()
-        for _ in range(trips):
-            await call.write(payload)
-            await call.read()
-        call.cancel()
 
 
 if __name__ == "__main__":
