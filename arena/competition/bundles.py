@@ -17,6 +17,7 @@ The manifest is ``arena-bot.toml`` at the bundle's root::
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import os
@@ -101,7 +102,12 @@ def pack(folder: Path, limit_bytes: int) -> bytes:
     if not (folder / MANIFEST).is_file():
         raise BundleError(f"{folder}: no {MANIFEST} (the manifest: name, version, language, run)")
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+    # gzip's header holds a time, the time of packing unless told otherwise: 0, so that the same
+    # files make the same bundle (and the same digest) whenever they are packed.
+    with (
+        gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w") as tar,
+    ):
         for path in sorted(folder.rglob("*")):
             rel = path.relative_to(folder)
             if any(part in ("__pycache__", ".git") for part in rel.parts):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -110,6 +111,22 @@ def test_a_good_bundle_round_trips(tmp_path: Path) -> None:
     assert not (folder / "bot.py").stat().st_mode & 0o222, "unpacked files are read-only"
     assert store.put(data, 10, MB)[0] == sha, "the same content is stored once"
     assert pack(src, MB) == data, "packing is deterministic"
+
+
+def test_the_same_files_packed_at_another_time_are_the_same_bundle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bundle's digest names its content: packing the same folder an hour later (gzip's header
+    holds a time of its own) gives the same bytes."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / MANIFEST).write_text(GOOD)
+    (src / "bot.py").write_text("print('hi')\n")
+    now = time.time()
+    monkeypatch.setattr(time, "time", lambda: now)
+    first = pack(src, MB)
+    monkeypatch.setattr(time, "time", lambda: now + 3600)
+    assert pack(src, MB) == first
 
 
 def test_pack_refuses_links(tmp_path: Path) -> None:
