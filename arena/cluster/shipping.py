@@ -15,6 +15,7 @@ bots' logs and version-control folders are never packed, even when they lie in a
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import os
@@ -127,7 +128,12 @@ def pack(folder: Path, skip: set[Path]) -> bytes:
     version-control and cache folders; at most :data:`MAX_BYTES`."""
     buffer = io.BytesIO()
     total = 0
-    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=6) as tar:
+    # gzip's header holds the time of packing unless told otherwise: 0, so that a folder unchanged
+    # since the last run ships as the same parcel (the same digest, already unpacked on a node).
+    with (
+        gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=6, mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w") as tar,
+    ):
         for root, dirs, files in os.walk(folder):
             here = Path(root)
             dirs[:] = sorted(

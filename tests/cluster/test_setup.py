@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -205,6 +206,20 @@ def test_a_command_is_carried_in_portable_words_and_resolved_on_the_node(tmp_pat
     assert not (node / ".git").exists()
     # words that name nothing shipped pass as they are
     assert shipment.portable("/usr/bin/node bot.js") == ("/usr/bin/node", "bot.js")
+
+
+def test_an_unchanged_folder_ships_as_the_same_parcel_at_another_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node keeps what it unpacked by digest: the same folder packed for a later run (gzip's header
+    holds a time of its own) is the same parcel."""
+    bot = folder_with_a_bot(tmp_path)
+    now = time.time()
+    monkeypatch.setattr(time, "time", lambda: now)
+    first = shipping.Shipment.for_commands(["{python} bots/mine/main.py"], tmp_path)
+    monkeypatch.setattr(time, "time", lambda: now + 3600)
+    again = shipping.Shipment.for_commands(["{python} bots/mine/main.py"], tmp_path)
+    assert again.parcels[bot.resolve()] == first.parcels[bot.resolve()]
 
 
 def test_a_parcel_cannot_write_outside_its_folder(tmp_path: Path) -> None:
