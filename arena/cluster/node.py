@@ -171,12 +171,26 @@ def _referee() -> NodeReferee:
         return _instance
 
 
+def _asyncio_loop() -> asyncio.AbstractEventLoop:
+    """A new event loop of asyncio's own, whatever loop policy this process has been given.
+
+    A Ray worker makes uvloop its default when uvloop is installed (as it is beside uvicorn's standard
+    extras, say). uvloop starts no process with ``process_group`` (a light bot's own process group,
+    see :meth:`arena.sandbox.Confinement.spawn_options`), and asyncio's own loop, under uvloop's
+    policy, has no child watcher to start any. The referee here runs as it does everywhere else: on
+    asyncio's loop, with asyncio's policy (which the worker's other loops, made already, never see).
+    """
+    if not isinstance(asyncio.get_event_loop_policy(), asyncio.DefaultEventLoopPolicy):
+        asyncio.set_event_loop_policy(asyncio.DefaultEventLoopPolicy())
+    return asyncio.DefaultEventLoopPolicy().new_event_loop()
+
+
 class NodeReferee:
     """One worker process's referee, on an event loop in a thread of its own (the task's thread only
     waits for it)."""
 
     def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
+        self.loop = _asyncio_loop()
         self.thread = threading.Thread(target=self._serve, name="arena-referee", daemon=True)
         self.thread.start()
         self.server: ArenaServer | None = None

@@ -240,3 +240,46 @@ def test_a_huge_folder_is_refused_with_its_name(
     monkeypatch.setattr(shipping, "MAX_BYTES", 10)
     with pytest.raises(ClusterError, match=r"the bot folder .*mine holds more than"):
         shipping.Shipment.for_commands(["{python} bots/mine/main.py"], tmp_path)
+
+
+# A loop policy such as uvloop's, which a Ray worker makes its default when uvloop is installed: its
+# loops start no process with process_group, and it has no child watcher for asyncio's own loop.
+FOREIGN_POLICY = """
+import asyncio, sys
+from asyncio.events import BaseDefaultEventLoopPolicy
+
+
+class Refusing(asyncio.SelectorEventLoop):
+    def subprocess_exec(self, *args, **kwargs):
+        if "process_group" in kwargs:
+            raise ValueError("unexpected kwargs: process_group")
+        return super().subprocess_exec(*args, **kwargs)
+
+
+class Foreign(BaseDefaultEventLoopPolicy):
+    _loop_factory = Refusing
+
+
+asyncio.set_event_loop_policy(Foreign())
+"""
+
+
+@pytest.mark.parametrize("sandbox", ["none", "auto"])
+def test_a_node_starts_bots_under_a_worker_s_foreign_loop_policy(sandbox: str) -> None:
+    """A node's referee runs on asyncio's own loop whatever policy its Ray worker installed (without
+    it, every light bot fails to start there: 'unexpected kwargs: process_group')."""
+    code = FOREIGN_POLICY + (
+        "from arena.bots.limits import Limits\n"
+        "from arena.cluster.node import NodeReferee\n"
+        "from arena.referee import MatchConfig\n"
+        "referee = NodeReferee()\n"
+        f"command = sys.executable + ' -m arena_bot.first_bot'\n"
+        "failures = referee.preflight({'first': command}, MatchConfig(variant='two-handed'),\n"
+        f"                             Limits(sandbox={sandbox!r}), 1)\n"
+        "print('failures', failures)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert done.returncode == 0, done.stderr
+    assert "failures []" in done.stdout, done.stdout + done.stderr
