@@ -25,6 +25,7 @@ import re
 import shutil
 import stat
 import tarfile
+import tempfile
 import tomllib
 import zlib
 from dataclasses import dataclass
@@ -203,25 +204,41 @@ def _extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], into: Path, l
 
 
 class Store:
-    """Bundles by content: ``<root>/<sha256>.tar.gz`` as received and ``<root>/<sha256>/`` unpacked."""
+    """Bundles by content: ``<root>/<sha256>.tar.gz`` as received and ``<root>/<sha256>/`` unpacked.
+
+    Submissions store their bundles in threads of their own, and two of them may bring the same bytes
+    at once (two authors submitting the example bot): each unpacks into a folder of its own and renames
+    it into place, and the one that finds the place taken uses what is there. A bundle's folder is
+    therefore whole whenever it exists; what a killed server left half-done is a hidden work folder,
+    removed at the next start."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        if root.is_dir():
+            for stale in [*root.glob(".*.work-*"), *root.glob(".*.tmp")]:  # .tmp: older servers
+                shutil.rmtree(stale, ignore_errors=True)
 
     def put(self, data: bytes, max_files: int, max_bytes: int) -> tuple[str, Manifest, Path]:
         """Store and unpack a bundle (once per content): its digest, manifest and folder."""
         sha = digest(data)
         folder = self.root / sha
         self.root.mkdir(parents=True, exist_ok=True)
-        if folder.is_dir() and (folder / MANIFEST).is_file():
-            manifest = parse_manifest((folder / MANIFEST).read_text(encoding="utf-8"))
-            return sha, manifest, folder
-        shutil.rmtree(folder, ignore_errors=True)  # a half-unpacked folder of a killed server
-        work = self.root / f".{sha}.tmp"
-        shutil.rmtree(work, ignore_errors=True)
-        manifest = unpack(data, work, max_files, max_bytes)
-        (self.root / f"{sha}.tar.gz").write_bytes(data)
-        work.rename(folder)
+        if (folder / MANIFEST).is_file():
+            return sha, parse_manifest((folder / MANIFEST).read_text(encoding="utf-8")), folder
+        if folder.exists():  # no bundle's (one is renamed into place whole): in the way
+            shutil.rmtree(folder, ignore_errors=True)
+        work = Path(tempfile.mkdtemp(prefix=f".{sha[:16]}.work-", dir=self.root))
+        try:
+            manifest = unpack(data, work / "bundle", max_files, max_bytes)
+            (work / "data").write_bytes(data)
+            os.replace(work / "data", self.root / f"{sha}.tar.gz")  # the same bytes, if replaced
+            try:
+                (work / "bundle").rename(folder)
+            except OSError:
+                if not (folder / MANIFEST).is_file():  # not a bundle unpacked meanwhile
+                    raise
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
         return sha, manifest, folder
 
     def folder(self, sha: str) -> Path:

@@ -7,11 +7,20 @@ from __future__ import annotations
 import io
 import tarfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from arena.competition.bundles import MANIFEST, BundleError, Store, pack, parse_manifest, unpack
+from arena.competition.bundles import (
+    MANIFEST,
+    BundleError,
+    Store,
+    digest,
+    pack,
+    parse_manifest,
+    unpack,
+)
 
 GOOD = 'name = "tiny"\nversion = "1"\nlanguage = "python"\nrun = "{python} bot.py"\n'
 MB = 1024 * 1024
@@ -111,6 +120,40 @@ def test_a_good_bundle_round_trips(tmp_path: Path) -> None:
     assert not (folder / "bot.py").stat().st_mode & 0o222, "unpacked files are read-only"
     assert store.put(data, 10, MB)[0] == sha, "the same content is stored once"
     assert pack(src, MB) == data, "packing is deterministic"
+
+
+def test_the_same_bundle_submitted_at_once_is_stored_once_for_every_submission(
+    tmp_path: Path,
+) -> None:
+    """Two authors who submit the same files (the example bot, say) at the same moment: each
+    submission stores and unpacks the bundle in a thread of its own, and each gets it whole."""
+    src = tmp_path / "src"
+    (src / "lib").mkdir(parents=True)
+    (src / MANIFEST).write_text(GOOD)
+    for i in range(200):
+        (src / "lib" / f"m{i}.py").write_text(f"X = {i}\n" * 50)
+    data = pack(src, 10 * MB)
+    store = Store(tmp_path / "store")
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda _: store.put(data, 1000, 10 * MB), range(8)))
+    assert {sha for sha, _, _ in got} == {digest(data)}
+    folder = got[0][2]
+    assert all(f == folder for _, _, f in got)
+    assert len(list((folder / "lib").iterdir())) == 200
+    assert sorted(p.name for p in (tmp_path / "store").iterdir()) == [
+        digest(data),
+        f"{digest(data)}.tar.gz",
+    ], "nothing half-done is left"
+
+
+def test_what_a_killed_server_left_half_unpacked_goes_at_the_next_start(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    for stale in (root / ".0123456789abcdef.work-x1y2" / "bundle", root / f".{'a' * 64}.tmp"):
+        stale.mkdir(parents=True)
+        (stale / "bot.py").write_text("half")
+    (root / "kept.tar.gz").write_bytes(b"x")
+    Store(root)
+    assert [p.name for p in root.iterdir()] == ["kept.tar.gz"]
 
 
 def test_the_same_files_packed_at_another_time_are_the_same_bundle(
