@@ -245,6 +245,10 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX planned_by_deal ON planned_games (tournament_id, round, pairing, deal);
     CREATE INDEX games_by_outcome ON games (outcome);
     """,
+    # 7: the web's sealed games: a deal's games by its seed (a deal suite's deal is every pairing's).
+    """
+    CREATE INDEX IF NOT EXISTS planned_by_seed ON planned_games (tournament_id, seed);
+    """,
 )
 
 # Migrations after which the ratings are rebuilt from the games (they changed shape).

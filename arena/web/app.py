@@ -569,6 +569,7 @@ class FrameCache:
 
 def _sealed_message(game_id: int) -> str:
     return (
-        f"game {game_id}'s deal is still to be played in another seat rotation: its cards stay "
-        "secret until every game of the deal is finished"
+        f"game {game_id}'s deal is still to be played in another seat rotation, or by another "
+        "pairing or round on a deal suite: its cards stay secret until every game of the deal is "
+        "finished"
     )

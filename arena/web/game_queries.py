@@ -3,6 +3,7 @@ stored record for the replay (the ledger's read-only connection and text caps: :
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ class GameFilter:
 _GAME_SQL = (
     "SELECT g.id, g.tournament_id, t.name AS event, t.kind AS event_kind, g.key, g.round, "
     "g.pairing, g.deal, g.rotation, g.variant, g.outcome, g.detail, g.culprit, g.finished_at, "
-    "g.rating_seq FROM games g JOIN tournaments t ON t.id = g.tournament_id"
+    "g.rating_seq, g.seed FROM games g JOIN tournaments t ON t.id = g.tournament_id"
 )
 
 
@@ -104,20 +105,50 @@ def game(conn: sqlite3.Connection, game_id: int) -> dict[str, Any]:
     if row is None:
         raise NotFound(f"no game {game_id}")
     out = _game(row, _seats(conn, [game_id]).get(game_id, []))
-    out["sealed"] = sealed(conn, row["tournament_id"], row["round"], row["pairing"], row["deal"])
+    out["sealed"] = sealed(conn, row["tournament_id"], row["round"], row["seed"])
     return out
 
 
-def sealed(conn: sqlite3.Connection, event_id: int, round_: int, pairing: int, deal: int) -> bool:
-    """Whether the game's deal is still to be played in another seat rotation (duplicate deals): then
-    its hidden cards are still secret, for that game's players, and its record stays closed."""
+def sealed(conn: sqlite3.Connection, event_id: int, round_: int, seed: int) -> bool:
+    """Whether the game's deal is still to be played: then its hidden cards are still secret, for the
+    players of the games to come, and its record stays closed.
+
+    A deal is known by its seed (the same seed and the event's secret deal the same cards): with
+    duplicate deals every seat rotation of a pairing's deal has its seed, and with a deal suite deal
+    *d* of every pairing, and of every Swiss round, has the suite's seed *d*. Without a suite each
+    pairing's deals have seeds of their own (drawn from the round, pairing and deal), so only the
+    deal's other rotations share them."""
     row = conn.execute(
-        "SELECT 1 FROM planned_games p WHERE p.tournament_id = ? AND p.round = ? AND p.pairing = ? "
-        "AND p.deal = ? AND NOT EXISTS (SELECT 1 FROM games g WHERE g.tournament_id = p.tournament_id "
+        "SELECT 1 FROM planned_games p WHERE p.tournament_id = ? AND p.seed = ? "
+        "AND NOT EXISTS (SELECT 1 FROM games g WHERE g.tournament_id = p.tournament_id "
         "AND g.key = p.key) LIMIT 1",
-        (event_id, round_, pairing, deal),
+        (event_id, seed),
     ).fetchone()
-    return row is not None
+    return row is not None or _rounds_to_come(conn, event_id, round_)
+
+
+def _rounds_to_come(conn: sqlite3.Connection, event_id: int, round_: int) -> bool:
+    """Whether a Swiss tournament on a deal suite is still to plan a round after ``round_``: each
+    round plays the suite's deals again, and a round is planned only when the one before is done."""
+    t = conn.execute(
+        "SELECT kind, spec, finished_at FROM tournaments WHERE id = ?", (event_id,)
+    ).fetchone()
+    if t is None or t["kind"] != "tournament" or t["finished_at"]:
+        return False
+    try:
+        spec = json.loads(t["spec"])
+    except ValueError:
+        return False
+    if not isinstance(spec, dict) or spec.get("format") != "swiss" or not spec.get("deals"):
+        return False
+    rounds = spec.get("rounds")
+    if not isinstance(rounds, int) or round_ >= rounds - 1:
+        return False
+    last = conn.execute(
+        "SELECT 1 FROM planned_games WHERE tournament_id = ? AND round >= ? LIMIT 1",
+        (event_id, rounds - 1),
+    ).fetchone()
+    return last is None
 
 
 def stored_record(conn: sqlite3.Connection, game_id: int) -> tuple[str, bytes | str]:

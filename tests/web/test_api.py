@@ -11,10 +11,13 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from conftest import TOURNAMENT
 from starlette.testclient import TestClient
 from web_helpers import execute, query, unplay
 
 from arena.ledger import Ledger
+from arena.tournament.schedule import full_schedule
+from arena.tournament.spec import load
 from arena.tournament.summary import pairing_lines, wilson
 from arena.web import queries
 from arena.web.app import create_app
@@ -225,6 +228,79 @@ def test_a_deal_still_in_play_stays_sealed(ledger: Path) -> None:
         for game_id in others:
             assert client.get(f"/api/games/{game_id}/replay").status_code == 200
         assert client.get("/api/events").json()["events"][0]["status"] == "stopped"
+
+
+def suite_schedule(ledger: Path, folder: Path, **spec: object) -> dict[str, int]:
+    """Make the ledger's tournament one played on a deal suite of one deal, as ``arena run`` would
+    have recorded it: the fixture's file with ``deals = "suite.txt"``, its schedule's seeds (deal 0 of
+    every pairing is the suite's deal 0) and its spec (updated with ``spec``). Returns the seeds by
+    game key."""
+    (folder / "suite.txt").write_text("bezique-arena-deals 1\nvariant two-handed\ndeal 4242\n")
+    toml = folder / "suite.toml"
+    toml.write_text(TOURNAMENT.replace("seed = 11\n", 'seed = 11\ndeals = "suite.txt"\n'))
+    tournament = load(toml)
+    seeds = {g.key: g.seed for g in full_schedule(tournament)}
+    stored = json.dumps(tournament.to_dict() | spec, sort_keys=True)
+    reseed = [
+        (f"UPDATE {table} SET seed = ? WHERE key = ?", (seed, key))
+        for table in ("games", "planned_games")
+        for key, seed in seeds.items()
+    ]
+    execute(ledger, *reseed, ("UPDATE tournaments SET spec = ?", (stored,)))
+    return seeds
+
+
+def test_a_suites_deal_stays_sealed_until_every_pairing_played_it(
+    ledger: Path, tmp_path: Path
+) -> None:
+    """With a deal suite every pairing plays the same cards: a finished pairing's games would show
+    them to the players of a pairing still to play, so they stay closed until it has."""
+    seeds = suite_schedule(ledger, tmp_path)
+    assert len(set(seeds.values())) == 1, "every pairing meets the suite's one deal"
+    [(last,)] = query(ledger, "SELECT id FROM games WHERE key = 'r000-p000002-d0000-s1'")
+    unplay(ledger, last)
+    with TestClient(create_app(ledger)) as client:
+        for g in client.get("/api/games").json()["games"]:
+            game = client.get(f"/api/games/{g['id']}").json()
+            assert game["sealed"] is True and game["record"] is None, g["id"]
+            assert client.get(f"/api/games/{g['id']}/replay").status_code == 403
+            assert client.get(f"/api/games/{g['id']}/replay?view=0").status_code == 403
+            page = client.get(f"/games/{g['id']}")
+            assert 'id="sealed"' in page.text and 'id="player"' not in page.text
+
+
+def test_a_swiss_suites_deal_stays_sealed_until_the_last_round(
+    ledger: Path, tmp_path: Path
+) -> None:
+    """A Swiss tournament on a deal suite plays the suite's deals again every round, and plans a
+    round when the one before is done: a finished round stays closed until the last round is played."""
+    suite_schedule(ledger, tmp_path, format="swiss", rounds=2)
+    execute(ledger, ("UPDATE tournaments SET finished_at = NULL", ()))
+    with TestClient(create_app(ledger)) as client:
+        games = [g["id"] for g in client.get("/api/games").json()["games"]]
+        assert len(games) == 6
+        for game_id in games:
+            assert client.get(f"/api/games/{game_id}").json()["sealed"] is True, game_id
+            assert client.get(f"/api/games/{game_id}/replay").status_code == 403
+    # the last round planned and played: every game of the deal is finished
+    execute(
+        ledger,
+        (
+            "INSERT INTO planned_games SELECT tournament_id, 'r001' || substr(key, 5), ord + 100, "
+            "1, pairing, deal, rotation, seed, seats, grp FROM planned_games",
+            (),
+        ),
+        (
+            "INSERT INTO games (tournament_id, key, ord, round, pairing, deal, rotation, variant, "
+            "seed, outcome, finished_at) SELECT tournament_id, 'r001' || substr(key, 5), ord + 100, "
+            "1, pairing, deal, rotation, variant, seed, outcome, finished_at FROM games",
+            (),
+        ),
+    )
+    with TestClient(create_app(ledger)) as client:
+        for game_id in games:
+            assert client.get(f"/api/games/{game_id}").json()["sealed"] is False, game_id
+            assert client.get(f"/api/games/{game_id}/replay").status_code == 200
 
 
 # ---------------------------------------------------------------- bot text is data
