@@ -325,7 +325,9 @@ def suspend(
     led = open_ledger(ledger)
     cid = _competition(led, competition)
     for s in _by_bot(led, cid, bot, (store.ACTIVE,)):
-        store.Competitions(led).set_status(s.id, store.SUSPENDED, f"suspended: {reason}")
+        store.Competitions(led).set_status(
+            s.id, store.SUSPENDED, f"suspended: {reason}", when=(store.ACTIVE,)
+        )
     console.print(f"{escape(bot)} suspended")
 
 
@@ -339,7 +341,8 @@ def reinstate(
     led = open_ledger(ledger)
     cid = _competition(led, competition)
     for s in _by_bot(led, cid, bot, (store.SUSPENDED,)):
-        store.Competitions(led).set_status(s.id, store.ACTIVE, "")
+        # Only while still suspended: a later version may have entered play (and replaced it).
+        store.Competitions(led).set_status(s.id, store.ACTIVE, "", when=(store.SUSPENDED,))
     console.print(f"{escape(bot)} reinstated")
 
 

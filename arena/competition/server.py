@@ -243,51 +243,72 @@ class CompetitionServer:
         return await self.db.call(self.store.submission, sid), token
 
     async def withdraw(self, author: store.Author, bot: str) -> int:
-        subs = await self.db.call(
-            self.store.submissions, self.cid, author.id,
-            (store.ACTIVE, store.SUSPENDED, store.BUILDING, store.CHECKING),
-        )  # fmt: skip
-        mine = [s for s in subs if s.bot == bot]
-        for s in mine:
-            await self.db.call(
-                self.store.set_status, s.id, store.WITHDRAWN, "withdrawn by its author"
-            )
+        current = (store.ACTIVE, store.SUSPENDED, store.BUILDING, store.CHECKING)  # in play, intake
+        subs = await self.db.call(self.store.submissions, self.cid, author.id, current)
+        count = 0
+        for s in subs:
+            if s.bot == bot:
+                count += await self.db.call(
+                    self.store.set_status, s.id, store.WITHDRAWN, "withdrawn by its author",
+                    when=current,
+                )  # fmt: skip
         await self._refresh()
-        return len(mine)
+        return count
 
     async def _intake(self, sub: store.Submission) -> None:
         async with self._intakes:
             await self._build_and_check(sub)
 
+    async def _step(
+        self, sub: store.Submission, status: str, reason: str = "", log: str | None = None
+    ) -> bool:
+        """One step of an intake, taken only while the submission is still in intake: its author may
+        withdraw it, and a later version entering play replaces it, at any moment. False: the intake
+        stops there."""
+        moved: bool = await self.db.call(
+            self.store.set_status,
+            sub.id,
+            status,
+            reason,
+            log,
+            when=(store.BUILDING, store.CHECKING),
+        )
+        if not moved:
+            self.say(f"{sub.bot} {sub.version}: left intake (withdrawn or replaced meanwhile)")
+        return moved
+
     async def _build_and_check(self, sub: store.Submission) -> None:
         caps = self.spec.submissions
         manifest = bundles.Manifest(sub.bot, sub.version, sub.language, sub.run, sub.build)
         built = self.builds / str(sub.id)
-        await self.db.call(self.store.set_status, sub.id, store.BUILDING)
+        if not await self._step(sub, store.BUILDING):
+            return
         result = await intake.build(
             manifest, self.bundles.folder(sub.bundle), built, self.spec.limits, caps.build_seconds
         )
         if not result.ok:
-            await self.db.call(
-                self.store.set_status, sub.id, store.FAILED, result.reason, result.log
-            )
-            self.say(f"{sub.bot} {sub.version}: the build failed")
+            if await self._step(sub, store.FAILED, result.reason, result.log):
+                self.say(f"{sub.bot} {sub.version}: the build failed")
             return
-        await self.db.call(self.store.set_status, sub.id, store.CHECKING, "", result.log)
+        if not await self._step(sub, store.CHECKING, "", result.log):
+            return
         command = intake.runtime_command(manifest, built)
         checked = await intake.check(
             command, self.spec.variant, self.spec.limits, caps.check_seconds
         )
         log_text = "\n".join(t for t in (result.log, checked.log) if t)
         if not checked.ok:
-            await self.db.call(
-                self.store.set_status, sub.id, store.FAILED, checked.reason, log_text
-            )
-            self.say(f"{sub.bot} {sub.version}: the conformance check failed")
+            if await self._step(sub, store.FAILED, checked.reason, log_text):
+                self.say(f"{sub.bot} {sub.version}: the conformance check failed")
             return
-        await self.db.call(self.store.set_status, sub.id, store.CHECKING, "", log_text)
-        await self.db.call(self.store.activate, sub.id, f"bundle:{sub.bundle}:{sub.run}")
-        self.say(f"{sub.bot} {sub.version} is in play")
+        if not await self._step(sub, store.CHECKING, "", log_text):
+            return
+        entrant = await self.db.call(self.store.activate, sub.id, f"bundle:{sub.bundle}:{sub.run}")
+        if entrant is None:  # withdrawn, or a later version entered play meanwhile
+            now = await self.db.call(self.store.submission, sub.id)
+            self.say(f"{sub.bot} {sub.version}: out of play: {now.reason or now.status}")
+        else:
+            self.say(f"{sub.bot} {sub.version} is in play")
         await self._refresh()
 
     # ------------------------------------------------------------------ the pool
@@ -459,6 +480,14 @@ class CompetitionServer:
             f"suspended: it caused {caused} of its last {total} games to fail "
             f"(the limit is {mm.max_error_rate:.0%}); see arena compete games for the details"
         )
-        await self.db.call(self.store.set_status, entry.submission.id, store.SUSPENDED, reason)
+        suspended = await self.db.call(
+            self.store.set_status,
+            entry.submission.id,
+            store.SUSPENDED,
+            reason,
+            when=(store.ACTIVE,),
+        )
+        if not suspended:
+            return  # out of play meanwhile (withdrawn, replaced)
         self.say(f"{entry.submission.bot} {entry.submission.version} {reason}")
         self.pool.remove(entrant)

@@ -187,23 +187,56 @@ class Competitions:
 
     @_guarded
     def set_status(
-        self, submission_id: int, status: str, reason: str = "", log: str | None = None
-    ) -> None:
+        self,
+        submission_id: int,
+        status: str,
+        reason: str = "",
+        log: str | None = None,
+        *,
+        when: tuple[str, ...] = (),
+    ) -> bool:
+        """Set a submission's status (and reason, and log if given); with ``when``, only while its
+        status is one of those. Whether it changed: the server's intake, the author's withdrawal and
+        the organiser's commands write the same rows, and a step taken on a status read earlier must
+        not undo another's (a withdrawal put back in play by an intake that went on)."""
         if status not in STATUSES:
             raise ValueError(f"unknown status {status!r}")
+        only = f" AND status IN ({', '.join('?' * len(when))})" if when else ""
         with self.ledger.transaction():
-            self.conn.execute(
+            cur = self.conn.execute(
                 "UPDATE submissions SET status = ?, reason = ?, updated_at = ?, "
-                "log = CASE WHEN ? IS NULL THEN log ELSE ? END WHERE id = ?",
-                (status, reason[:500], _now(), log, _cap(log), submission_id),
+                f"log = CASE WHEN ? IS NULL THEN log ELSE ? END WHERE id = ?{only}",
+                (status, reason[:500], _now(), log, _cap(log), submission_id, *when),
             )
+        return cur.rowcount > 0
 
     @_guarded
-    def activate(self, submission_id: int, command: str) -> int:
-        """The submission plays from now on, as a new entrant (``command`` identifies its program);
-        the bot's earlier active or suspended version is replaced. Returns the entrant's id."""
+    def activate(self, submission_id: int, command: str) -> int | None:
+        """The submission plays from now on, as a new entrant (``command`` identifies its program),
+        if it is still in intake (building or checking: not withdrawn or replaced meanwhile); the
+        entrant's id, or None when it does not play.
+
+        Versions are ordered by submission (their ids): the bot's earlier version in play (active or
+        suspended) and its earlier ones still in intake are replaced. A later version already in play
+        is never replaced: this one is then marked replaced by it (intakes run side by side, and an
+        older version whose build is slower finishes last). A later version still in intake is left
+        to finish, and replaces this one if it passes."""
         with self.ledger.transaction():
             sub = self._one(submission_id)
+            if sub.status not in (BUILDING, CHECKING):
+                return None
+            later = self.conn.execute(
+                "SELECT version FROM submissions WHERE competition_id = "
+                "(SELECT competition_id FROM submissions WHERE id = ?) AND bot = ? AND id > ? "
+                "AND status IN (?, ?) ORDER BY id DESC LIMIT 1",
+                (submission_id, sub.bot, submission_id, ACTIVE, SUSPENDED),
+            ).fetchone()
+            if later is not None:
+                self.conn.execute(
+                    "UPDATE submissions SET status = ?, reason = ?, updated_at = ? WHERE id = ?",
+                    (REPLACED, f"replaced by version {later[0]}", _now(), submission_id),
+                )
+                return None
             digest = Entrant(sub.bot, command, version=sub.version).command_hash
             self.conn.execute(
                 "INSERT OR IGNORE INTO entrants (name, command, command_hash, language, version, "
@@ -219,9 +252,9 @@ class Competitions:
             self.conn.execute(
                 "UPDATE submissions SET status = ?, reason = ?, updated_at = ? "
                 "WHERE competition_id = (SELECT competition_id FROM submissions WHERE id = ?) "
-                "AND bot = ? AND id != ? AND status IN (?, ?, ?, ?)",
+                "AND bot = ? AND id != ? AND (status IN (?, ?) OR (status IN (?, ?) AND id < ?))",
                 (REPLACED, f"replaced by version {sub.version}", _now(), submission_id, sub.bot,
-                 submission_id, ACTIVE, SUSPENDED, BUILDING, CHECKING),
+                 submission_id, ACTIVE, SUSPENDED, BUILDING, CHECKING, submission_id),
             )  # fmt: skip
             self.conn.execute(
                 "UPDATE submissions SET status = ?, reason = '', entrant_id = ?, updated_at = ? "

@@ -16,6 +16,8 @@ from arena.ledger.competitions import (
     CHECKING,
     FAILED,
     REPLACED,
+    SUSPENDED,
+    WITHDRAWN,
     Competitions,
     hash_token,
 )
@@ -189,3 +191,52 @@ def test_matches_per_process_is_read_and_checked() -> None:
     for bad in (0, "many"):
         with pytest.raises(CompetitionFileError, match=r"c\.toml.*matches_per_process"):
             parse({"name": "L", "matchmaking": {"matches_per_process": bad}}, "c.toml")
+
+
+def test_a_step_taken_on_an_old_status_does_not_undo_a_withdrawal(
+    comp: tuple[Ledger, Competitions, int],
+) -> None:
+    """The intake moves a submission on only while it is in intake: a bot withdrawn by its author
+    while it was being built stays withdrawn, and never enters play."""
+    _, store, cid = comp
+    ada = store.author_of(cid, store.add_author(cid, "ada"))
+    assert ada
+    sid, _ = store.submit(cid, ada.id, "b", "1", "python", bundle="a" * 64, run="r")
+    assert store.set_status(sid, WITHDRAWN, "withdrawn by its author")
+    assert not store.set_status(sid, CHECKING, "", "built", when=(BUILDING, CHECKING))
+    assert store.activate(sid, "bundle:a") is None
+    sub = store.submission(sid)
+    assert (sub.status, sub.reason, sub.entrant_id) == (WITHDRAWN, "withdrawn by its author", None)
+    assert store.log(sid) == "", "a refused step writes nothing"
+
+
+def test_the_later_version_stays_in_play_whichever_passes_first(
+    comp: tuple[Ledger, Competitions, int],
+) -> None:
+    """Versions are ordered by submission. An earlier version that passes while a later one is still
+    in intake plays until the later one passes; one that passes after a later one entered play (a
+    failed version submitted again, fixed) does not replace it."""
+    _, store, cid = comp
+    ada = store.author_of(cid, store.add_author(cid, "ada"))
+    assert ada
+    one, _ = store.submit(cid, ada.id, "b", "1", "python", bundle="a" * 64, run="r")
+    two, _ = store.submit(cid, ada.id, "b", "2", "python", bundle="b" * 64, run="r")
+    assert store.activate(one, "bundle:a") is not None
+    assert [s.status for s in store.submissions(cid)] == [ACTIVE, BUILDING], "2 goes on"
+    assert store.activate(two, "bundle:b") is not None
+    assert [s.status for s in store.submissions(cid)] == [REPLACED, ACTIVE]
+    # Version 3 fails; version 4 enters play; 3, fixed, is submitted again and passes last.
+    three, _ = store.submit(cid, ada.id, "b", "3", "python", bundle="c" * 64, run="r")
+    store.set_status(three, FAILED, "the build failed")
+    four, _ = store.submit(cid, ada.id, "b", "4", "python", bundle="d" * 64, run="r")
+    e4 = store.activate(four, "bundle:d")
+    store.set_status(four, SUSPENDED, "suspended: too many crashes")
+    assert store.submit(cid, ada.id, "b", "3", "python", bundle="e" * 64, run="r")[0] == three
+    assert store.activate(three, "bundle:e") is None
+    assert [(s.version, s.status, s.reason) for s in store.submissions(cid)] == [
+        ("1", REPLACED, "replaced by version 2"),
+        ("2", REPLACED, "replaced by version 4"),
+        ("3", REPLACED, "replaced by version 4"),
+        ("4", SUSPENDED, "suspended: too many crashes"),
+    ]
+    assert store.submission(four).entrant_id == e4

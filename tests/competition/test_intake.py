@@ -1,0 +1,146 @@
+"""The competition server's intake of a submission (store, build, check, play), with the build and the
+conformance check stood in for so that the tests control when each one ends: a withdrawal or a later
+version that comes meanwhile is never undone by an intake that goes on."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import tarfile
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.bots.limits import Limits
+from arena.competition import bundles, intake
+from arena.competition.server import CompetitionServer
+from arena.competition.spec import parse
+from arena.ledger import Ledger
+from arena.ledger import competitions as store
+
+TIMEOUT = 20.0
+
+
+def bundle(version: str, extra: bytes = b"") -> bytes:
+    """A bundle of the bot "b" (its manifest, with ``extra`` appended, and a bot.py)."""
+    manifest = (
+        f'name = "b"\nversion = "{version}"\nlanguage = "python"\nrun = "{{python}} bot.py"\n'
+    )
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in ((bundles.MANIFEST, manifest.encode() + extra), ("bot.py", b"pass\n")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+class Gates:
+    """Stands in for the build: each version's build waits until the test opens its gate (all open
+    unless closed). The conformance check passes at once."""
+
+    def __init__(self) -> None:
+        self.closed: dict[str, asyncio.Event] = {}
+        self.started: list[str] = []
+
+    def close(self, version: str) -> None:
+        self.closed[version] = asyncio.Event()
+
+    def open(self, version: str) -> None:
+        self.closed[version].set()
+
+    async def build(
+        self, manifest: bundles.Manifest, source: Path, into: Path, limits: Limits, seconds: int
+    ) -> intake.Outcome:
+        self.started.append(manifest.version)
+        if manifest.version in self.closed:
+            await self.closed[manifest.version].wait()
+        return intake.Outcome(True, "", f"built {manifest.version}")
+
+    async def check(
+        self, command: str, variant: str, limits: Limits, seconds: int
+    ) -> intake.Outcome:
+        return intake.Outcome(True, "", "checked")
+
+
+@contextlib.asynccontextmanager
+async def running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gates: Gates
+) -> AsyncIterator[tuple[CompetitionServer, store.Competitions, store.Author]]:
+    monkeypatch.setattr(intake, "build", gates.build)
+    monkeypatch.setattr(intake, "check", gates.check)
+    led = Ledger(tmp_path / "ledger.sqlite")
+    spec = parse(
+        {
+            "name": "Intake",
+            "server": {"submissions": "127.0.0.1:0", "bots": "127.0.0.1:0"},
+        }
+    )
+    server = CompetitionServer(spec, led, tmp_path / "data")
+    await server.start()
+    try:
+        comp = store.Competitions(led)
+        comp.add_author(server.cid, "ada")
+        yield server, comp, comp.authors(server.cid)[0]
+    finally:
+        await server.stop()
+        led.close()
+
+
+async def until(check: Callable[[], bool], state: Callable[[], object] = str) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while not check():
+        assert time.monotonic() < deadline, f"timed out; last seen: {state()}"
+        await asyncio.sleep(0.05)
+
+
+def run(test: Callable[..., Any], *args: Any) -> None:
+    asyncio.run(asyncio.wait_for(test(*args), 3 * TIMEOUT))
+
+
+def test_a_bot_withdrawn_during_its_build_stays_out_of_play(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(withdrawn_during_build, tmp_path, monkeypatch)
+
+
+async def withdrawn_during_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gates = Gates()
+    async with running(tmp_path, monkeypatch, gates) as (server, comp, ada):
+        gates.close("1")
+        sub = await server.submit(ada, bundle("1"))
+        await until(lambda: gates.started == ["1"])
+        assert await server.withdraw(ada, "b") == 1
+        gates.open("1")
+        await until(lambda: not server._tasks)  # the intake has ended
+        now = comp.submission(sub.id)
+        assert (now.status, now.reason) == (store.WITHDRAWN, "withdrawn by its author")
+        assert now.entrant_id is None and not server.entries
+
+
+def test_an_earlier_version_that_passes_last_does_not_replace_the_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(earlier_version_passes_last, tmp_path, monkeypatch)
+
+
+async def earlier_version_passes_last(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Versions 1 and 2 in intake together, 1's build the slower: 2 enters play and stays there."""
+    gates = Gates()
+    async with running(tmp_path, monkeypatch, gates) as (server, comp, ada):
+        gates.close("1")
+        await server.submit(ada, bundle("1"))
+        two = await server.submit(ada, bundle("2"))
+        await until(lambda: comp.submission(two.id).status == store.ACTIVE)
+        gates.open("1")
+        await until(lambda: not server._tasks)
+        assert [(s.version, s.status, s.reason) for s in comp.submissions(server.cid)] == [
+            ("1", store.REPLACED, "replaced by version 2"),
+            ("2", store.ACTIVE, ""),
+        ]
+        await server._refresh()
+        assert [e.submission.version for e in server.entries.values()] == ["2"]
