@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import os
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,8 +42,10 @@ def runtime_command(manifest: Manifest, folder: Path) -> str:
 async def build(
     manifest: Manifest, source: Path, into: Path, limits: Limits, seconds: int
 ) -> Outcome:
-    """Copy the bundle to ``into`` and run its build command there (if any); make it read-only."""
-    shutil.rmtree(into, ignore_errors=True)
+    """Copy the bundle to ``into`` and run its build command there (if any); make it read-only.
+    What an earlier build left in ``into`` (a failed version submitted again, an intake cut short by
+    a stop) is removed first."""
+    _remove(into)
     shutil.copytree(source, into)
     for path in [into, *into.rglob("*")]:
         with contextlib.suppress(OSError):
@@ -134,6 +137,25 @@ def _own(folder: Path, uid: int) -> None:
     for path in [folder, *folder.rglob("*")]:
         with contextlib.suppress(OSError):
             os.lchown(path, uid, uid)
+
+
+def _remove(folder: Path) -> None:
+    """Remove an earlier build, which was made read-only: its folders are made writable first, as
+    nobody but root may remove the entries of a folder it cannot write. Links are never followed."""
+    if not os.path.lexists(folder):
+        return
+    _writable(folder)
+    for root, names, _ in os.walk(folder):
+        for name in names:  # before os.walk goes into them
+            _writable(Path(root) / name)
+    shutil.rmtree(folder)
+
+
+def _writable(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        mode = path.lstat().st_mode
+        if stat.S_ISDIR(mode):
+            path.chmod(mode | stat.S_IRWXU)
 
 
 def _read_only(folder: Path) -> None:

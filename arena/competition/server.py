@@ -256,8 +256,25 @@ class CompetitionServer:
         return count
 
     async def _intake(self, sub: store.Submission) -> None:
+        """Build and check a submission. An error of the arena's own on the way (a folder it cannot
+        replace, a full disk) fails the submission with a reason rather than leaving it building for
+        ever, its author's ``submit --wait`` with it; the error and its traceback are logged for the
+        organiser. One of the ledger's is fatal (see :meth:`_done`)."""
         async with self._intakes:
-            await self._build_and_check(sub)
+            try:
+                await self._build_and_check(sub)
+            except LedgerError:
+                raise
+            except Exception as exc:
+                log.exception(
+                    "submission %d (%s %s): the intake failed", sub.id, sub.bot, sub.version
+                )
+                self.say(f"{sub.bot} {sub.version}: the intake failed: {exc!r}")
+                reason = (
+                    f"the arena could not build or check it ({type(exc).__name__}, an error of the "
+                    "arena's, not the bot's); the competition server's output has the details"
+                )
+                await self._step(sub, store.FAILED, reason)
 
     async def _step(
         self, sub: store.Submission, status: str, reason: str = "", log: str | None = None

@@ -7,7 +7,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import os
+import shutil
+import subprocess
+import sys
 import tarfile
+import tempfile
+import textwrap
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -23,6 +29,7 @@ from arena.ledger import Ledger
 from arena.ledger import competitions as store
 
 TIMEOUT = 20.0
+NOBODY = 65534  # a uid of no one's, to build as when the tests run as root
 
 
 def bundle(version: str, extra: bytes = b"") -> bytes:
@@ -46,6 +53,7 @@ class Gates:
     def __init__(self) -> None:
         self.closed: dict[str, asyncio.Event] = {}
         self.started: list[str] = []
+        self.errors: dict[str, Exception] = {}  # the build of these versions raises
 
     def close(self, version: str) -> None:
         self.closed[version] = asyncio.Event()
@@ -59,6 +67,8 @@ class Gates:
         self.started.append(manifest.version)
         if manifest.version in self.closed:
             await self.closed[manifest.version].wait()
+        if manifest.version in self.errors:
+            raise self.errors[manifest.version]
         return intake.Outcome(True, "", f"built {manifest.version}")
 
     async def check(
@@ -144,3 +154,80 @@ async def earlier_version_passes_last(tmp_path: Path, monkeypatch: pytest.Monkey
         ]
         await server._refresh()
         assert [e.submission.version for e in server.entries.values()] == ["2"]
+
+
+def test_an_error_of_the_arenas_fails_the_submission_with_a_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(arena_error, tmp_path, monkeypatch)
+
+
+async def arena_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not left building for ever (its author's submit --wait would poll for ever), and the server
+    goes on: the next version is taken in."""
+    gates = Gates()
+    gates.errors["1"] = FileExistsError(17, "File exists")
+    async with running(tmp_path, monkeypatch, gates) as (server, comp, ada):
+        one = await server.submit(ada, bundle("1"))
+        await until(lambda: not server._tasks)
+        now = comp.submission(one.id)
+        assert now.status == store.FAILED
+        assert "could not build or check it (FileExistsError" in now.reason
+        two = await server.submit(ada, bundle("2"))
+        await until(lambda: comp.submission(two.id).status == store.ACTIVE)
+        assert server.fatal is None
+
+
+BUILD_TWICE = """
+import asyncio, sys
+from pathlib import Path
+from arena.bots.limits import Limits
+from arena.competition import intake
+from arena.competition.bundles import Manifest
+
+work = Path(sys.argv[1])
+print("ready", flush=True)
+for attempt in ("first", "second"):
+    source = work / attempt
+    (source / "lib").mkdir(parents=True)
+    (source / "lib" / "bot.py").write_text(attempt)
+    manifest = Manifest("b", "1", "python", "{python} lib/bot.py")
+    outcome = asyncio.run(intake.build(manifest, source, work / "built", Limits(), 10))
+    print(attempt, outcome.ok, (work / "built" / "lib" / "bot.py").read_text(), flush=True)
+"""
+
+
+def test_a_server_not_run_as_root_builds_again_over_a_read_only_build(tmp_path: Path) -> None:
+    """A build is made read-only, its folders too; a failed version submitted again, or an intake
+    resumed after a stop, builds into the same folder. A server that is not root cannot remove the
+    entries of a folder it cannot write: the old build stayed and the copy of the new one failed
+    ('File exists'). Built twice here by a uid that is not root (nobody's, when the tests run as
+    root), the second build replaces the first and is read-only in its turn."""
+    command = [sys.executable, "-c", textwrap.dedent(BUILD_TWICE)]
+    work = tmp_path
+    if os.getuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("setpriv is needed to build as a uid that is not root")
+        command = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *command]
+        work = Path(tempfile.mkdtemp(prefix="arena-intake-"))  # where that uid can reach
+        os.chown(work, NOBODY, NOBODY)
+    try:
+        done = subprocess.run(
+            [*command, str(work)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )
+        if "ready" not in done.stdout:
+            pytest.skip(f"the arena cannot be imported as uid {NOBODY} here: {done.stderr}")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split("\n")[1:3] == ["first True first", "second True second"]
+        assert not (work / "built").stat().st_mode & 0o222, "the new build is read-only"
+        assert not (work / "built" / "lib").stat().st_mode & 0o222
+    finally:
+        if work != tmp_path:
+            shutil.rmtree(work)  # as root: whatever the modes
+        else:
+            intake._remove(work / "built")
