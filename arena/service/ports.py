@@ -161,8 +161,13 @@ class StreamPort:
             future.set_result(reply.action)
         elif rid in self._answered:
             self.on_violation(f"a second reply to request {rid}")
-        elif rid in self._expired:
-            return  # a late reply to a request already timed out: the timeout is recorded
+        elif future is not None or rid in self._expired:
+            # A late reply to a request whose wait has ended (timed out or failed; its future may be
+            # done before the referee's task has run to note it expired): the failure is recorded,
+            # and the reply is no error. Once: another copy of it is a second reply.
+            if future is None:
+                self._expired.remove(rid)
+            self._answered.append(rid)
         else:
             self.on_violation(f"a reply to request {rid}, which was never asked")
 

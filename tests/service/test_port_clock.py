@@ -1,0 +1,98 @@
+"""A seat's stream port against the match's clock, in-process (no server): replies that arrive as the
+clock runs out, copies of a late reply, and a bot whose stream ends while its process lives on."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from arena.referee import Match, MatchConfig, MatchRecord, TimeControl
+from arena.service.ports import Outgoing, StreamPort
+from arena.wire.v1 import bot_pb2
+
+SHORT = TimeControl(budget_ms=200, bank_ms=0, grace_ms=50)
+
+# How a test's bot answers a request: (the port, the request) -> None; it calls port.on_reply itself.
+Answer = Callable[[StreamPort, bot_pb2.DecisionRequest], None]
+
+
+def reply_to(request: bot_pb2.DecisionRequest) -> bot_pb2.Reply:
+    return bot_pb2.Reply(
+        request_id=request.request_id,
+        match_id=request.match_id,
+        action=request.legal_actions[0].text,
+    )
+
+
+def at_once(port: StreamPort, request: bot_pb2.DecisionRequest) -> None:
+    asyncio.get_running_loop().call_soon(port.on_reply, reply_to(request))
+
+
+def attach(port: StreamPort, answer: Answer, sent: list[bot_pb2.DecisionRequest]) -> None:
+    async def write(message: Outgoing) -> None:
+        if isinstance(message, bytes):
+            message = bot_pb2.RefereeMessage.FromString(message)
+        if message.WhichOneof("body") == "request":
+            sent.append(message.request)
+            answer(port, message.request)
+
+    port.attach(write)
+
+
+def play(
+    first: Answer, games: int = 2, clock: TimeControl = SHORT
+) -> tuple[MatchRecord, list[bot_pb2.DecisionRequest]]:
+    """A match of ``games`` between seat 0 answering with ``first`` and seat 1 answering at once."""
+    sent: list[bot_pb2.DecisionRequest] = []
+
+    async def run() -> MatchRecord:
+        ports = [StreamPort(name, "m1", s, 0, f"t{s}") for s, name in enumerate(("a", "b"))]
+        attach(ports[0], first, sent)
+        attach(ports[1], at_once, [])
+        config = MatchConfig(seed=21, games=games, dealers=(1,) * games, time_control=clock)
+        match = Match("m1", config, [[ports[0]], [ports[1]]])
+        return await match.run()
+
+    return asyncio.run(run()), sent
+
+
+def outcomes(record: MatchRecord) -> list[tuple[str, str]]:
+    return [(g.outcome, g.detail) for g in record.games]
+
+
+def late_by(seconds: float, copies: int = 1, only_first: bool = True) -> Answer:
+    """Answer the first request (or every one) ``seconds`` after its clock's limit, ``copies`` times;
+    the others at once."""
+    asked = 0
+
+    def answer(port: StreamPort, request: bot_pb2.DecisionRequest) -> None:
+        nonlocal asked
+        asked += 1
+        if only_first and asked > 1:
+            return at_once(port, request)
+        loop = asyncio.get_running_loop()
+        limit = (SHORT.budget_ms + SHORT.grace_ms) / 1000
+        for _ in range(copies):
+            loop.call_later(limit + seconds, port.on_reply, reply_to(request))
+
+    return answer
+
+
+def test_a_reply_read_as_the_clock_runs_out_costs_the_timeout_only() -> None:
+    """The clock cancels the wait; the reply, read before the referee's task has run again, is a late
+    reply like any other (it was once punished a second time, as a reply to a request 'never asked',
+    which lost the bot its next game too)."""
+    record, _ = play(late_by(0.0))
+    assert outcomes(record)[0][0] == "timeout"
+    assert outcomes(record)[1] == ("normal", "")
+
+
+def test_a_late_reply_is_no_error_once_and_its_copies_are() -> None:
+    """One late reply is forgiven; sending it again is a second reply (a bot may not flood its stream
+    with copies of a reply it knows is late)."""
+    record, _ = play(late_by(0.05, copies=1))
+    assert outcomes(record)[1] == ("normal", "")
+    record, _ = play(late_by(0.05, copies=3))
+    assert outcomes(record)[0][0] == "timeout"
+    assert outcomes(record)[1][0] == "protocol-error"
+    assert "a second reply to request 1" in outcomes(record)[1][1]
