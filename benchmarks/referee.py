@@ -165,6 +165,9 @@ class _Instant:
     async def decide(self, decision: Decision) -> str:
         return decision.legal[0].text
 
+    async def departure(self) -> None:
+        return None
+
     async def game_over(self, *args: object) -> None:
         return None
 

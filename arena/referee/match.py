@@ -11,6 +11,7 @@ policies say. Nothing a bot does can raise out of :meth:`Match.run`.
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -194,6 +195,12 @@ class Match:
             if not deadline.expired():
                 raise  # cancelled from outside: the match is being stopped
             elapsed = (time.perf_counter() - start) * 1000
+            try:
+                gone = await port.departure()  # a player that left is not one that was slow
+            except Exception:
+                gone = None
+            if gone is not None:
+                return None, None, gone[0], gone[1][:MAX_DETAIL], elapsed
             return None, None, Outcome.TIMEOUT, f"no reply within {limit_ms:.0f} ms", elapsed
         except SeatFailure as exc:
             elapsed = (time.perf_counter() - start) * 1000
@@ -213,7 +220,8 @@ class Match:
                 reply,
                 None,
                 Outcome.TIMEOUT,
-                f"replied after {elapsed:.0f} ms, limit {limit_ms:.0f} ms",
+                # Rounded up, to a tenth: a reply 0.3 ms late reads as later than the limit.
+                f"replied after {math.ceil(elapsed * 10) / 10:.1f} ms, limit {limit_ms:g} ms",
                 elapsed,
             )
         if reply in texts:  # the exact text of a legal action, nothing else

@@ -54,6 +54,12 @@ class SeatPort(Protocol):
         player has crashed, disconnected or broken the protocol. The referee bounds the wait."""
         ...
 
+    async def departure(self) -> tuple[Outcome, str] | None:
+        """Why the player is gone, if it is known to have left (its connection ended): awaited when a
+        decision's clock runs out, so that a player who left is not recorded as one who was slow.
+        None when it has not left (or a port cannot tell)."""
+        ...
+
     async def game_over(
         self,
         match_id: str,

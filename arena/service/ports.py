@@ -66,6 +66,8 @@ class StreamPort:
             raise SeatFailure(*self._closed)
         if not self.attached.is_set():
             raise SeatFailure(Outcome.CRASH, "the bot never connected")
+        if self._settling:  # the stream has ended: nothing to send to, only why it ended to learn
+            raise SeatFailure(*(await self.departure() or (Outcome.DISCONNECT, "")))
         loop = self._loop  # the loop the stream was attached in (a lookup costs a system call)
         if loop is None:
             loop = self._loop = asyncio.get_running_loop()
@@ -88,6 +90,14 @@ class StreamPort:
             if proc is not None:
                 proc.freeze()
             self._pending.pop(decision.request_id, None)
+
+    async def departure(self) -> tuple[Outcome, str] | None:
+        """Why the player is gone once its stream has ended (None while it lasts): the bot's crash if
+        its process exits within SETTLE_SECONDS, else its disconnect (at once for a remote bot)."""
+        if self._closed is None and not self._settling:
+            return None
+        await self.gone.wait()
+        return self._closed
 
     async def game_over(
         self,

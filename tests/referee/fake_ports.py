@@ -39,6 +39,9 @@ class FakePort:
         self.decisions.append(decision)
         return await self.answer(decision)  # type: ignore[return-value]
 
+    async def departure(self) -> tuple[Outcome, str] | None:
+        return None
+
     async def game_over(
         self,
         match_id: str,

@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+import pytest
+
 from arena.referee import Match, MatchConfig, MatchRecord, TimeControl
+from arena.service import ports as ports_module
 from arena.service.ports import Outgoing, StreamPort
 from arena.wire.v1 import bot_pb2
 
@@ -96,3 +99,58 @@ def test_a_late_reply_is_no_error_once_and_its_copies_are() -> None:
     assert outcomes(record)[0][0] == "timeout"
     assert outcomes(record)[1][0] == "protocol-error"
     assert "a second reply to request 1" in outcomes(record)[1][1]
+
+
+class Alive:
+    """A bot's process as a port sees it: running, until ``exit_after`` seconds (None: never)."""
+
+    def __init__(self, exit_after: float | None) -> None:
+        self.returncode: int | None = None
+        self.exit_after = exit_after
+
+    async def wait(self) -> int:
+        if self.exit_after is None:
+            await asyncio.Event().wait()
+        await asyncio.sleep(self.exit_after or 0)
+        self.returncode = 1
+        return 1
+
+    def exit_text(self) -> str:
+        return "bot process exited with code 1"
+
+    def thaw(self) -> None:
+        pass
+
+    def freeze(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("exit_after", "outcome", "detail"),
+    [
+        (None, "disconnect", "the bot closed its stream"),
+        (0.4, "crash", "bot process exited with code 1"),
+    ],
+    ids=["lives-on", "exits-later"],
+)
+def test_a_bot_whose_stream_ends_is_not_recorded_as_slow(
+    monkeypatch: pytest.MonkeyPatch, exit_after: float | None, outcome: str, detail: str
+) -> None:
+    """A launched bot's stream ends while its process runs: the port waits a while to tell a crash
+    from a disconnect. That wait is the referee's, not the bot's thinking: with a clock shorter than
+    it, the decision was recorded as a timeout; and no request is sent to the ended stream."""
+    monkeypatch.setattr(ports_module, "SETTLE_SECONDS", 0.6)
+    asked = 0
+
+    def answer(port: StreamPort, request: bot_pb2.DecisionRequest) -> None:
+        nonlocal asked
+        asked += 1
+        if asked == 3:  # the stream ends with this request unanswered
+            port.process = Alive(exit_after)  # type: ignore[assignment]
+            port.on_closed(ports_module.Outcome.DISCONNECT, "the bot closed its stream")
+        else:
+            at_once(port, request)
+
+    record, sent = play(answer, games=2)
+    assert outcomes(record)[0] == (outcome, f"seat 0 (a): {detail}")
+    assert len(sent) == 3, "nothing is sent to a stream that has ended"
