@@ -217,7 +217,7 @@ class CompetitionServer:
                 manifest.language, bundle=sha, run=manifest.run, build=manifest.build,
             )  # fmt: skip
         except LedgerError as exc:
-            raise SubmissionError(str(exc).split(": ", 1)[-1]) from exc
+            raise SubmissionError(self._for_author(exc)) from exc
         sub = await self.db.call(self.store.submission, sid)
         self.say(f"{author.name} submitted {sub.bot} {sub.version}")
         self._spawn(self._intake(sub))
@@ -238,9 +238,15 @@ class CompetitionServer:
             )
             await self.db.call(self.store.activate, sid, f"remote:{author.id}:{bot}")
         except LedgerError as exc:
-            raise SubmissionError(str(exc).split(": ", 1)[-1]) from exc
+            raise SubmissionError(self._for_author(exc)) from exc
         await self._refresh()
         return await self.db.call(self.store.submission, sid), token
+
+    def _for_author(self, exc: LedgerError) -> str:
+        """A ledger's refusal in words for the author: without the ledger's path, which the ledger
+        puts first in some of its messages (the author has no use for a path on the server), and
+        otherwise whole ("bot version 1 was submitted already: give a new version")."""
+        return str(exc).removeprefix(f"{self.ledger.path}: ")
 
     async def withdraw(self, author: store.Author, bot: str) -> int:
         current = (store.ACTIVE, store.SUSPENDED, store.BUILDING, store.CHECKING)  # in play, intake

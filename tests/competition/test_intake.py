@@ -23,9 +23,9 @@ import pytest
 
 from arena.bots.limits import Limits
 from arena.competition import bundles, intake
-from arena.competition.server import CompetitionServer
+from arena.competition.server import CompetitionServer, SubmissionError
 from arena.competition.spec import parse
-from arena.ledger import Ledger
+from arena.ledger import Ledger, LedgerError
 from arena.ledger import competitions as store
 
 TIMEOUT = 20.0
@@ -231,3 +231,30 @@ def test_a_server_not_run_as_root_builds_again_over_a_read_only_build(tmp_path: 
             shutil.rmtree(work)  # as root: whatever the modes
         else:
             intake._remove(work / "built")
+
+
+def test_a_refusal_reaches_the_author_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(refusal_whole, tmp_path, monkeypatch)
+
+
+async def refusal_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ledger's message loses only the ledger's path, never what follows a colon of its own."""
+    async with running(tmp_path, monkeypatch, Gates()) as (server, comp, ada):
+        await server.submit(ada, bundle("1"))
+        again = "b version 1 was submitted already: give a new version"
+        with pytest.raises(SubmissionError) as info:
+            await server.submit(ada, bundle("1", extra=b"# changed\n"))
+        assert str(info.value) == again
+        with pytest.raises(SubmissionError) as info:
+            await server.register_remote(ada, "b", "1", "python")
+        assert str(info.value) == again
+
+        def locked(*args: object, **kwargs: object) -> None:
+            raise LedgerError(f"{comp.path}: the database is locked by another program (busy)")
+
+        monkeypatch.setattr(server.store, "submit", locked)
+        with pytest.raises(SubmissionError) as info:
+            await server.submit(ada, bundle("2"))
+        assert str(info.value) == "the database is locked by another program (busy)"
