@@ -162,11 +162,12 @@ def _int(request: Request, name: str, minimum: int = 0) -> int | None:
     raw = request.query_params.get(name)
     if raw is None or raw == "":
         return None
-    if not raw.isdigit() or int(raw) < minimum or len(raw) > 18:
+    value = q.whole_number(raw)
+    if value is None or value < minimum:
         raise BadRequest(
             f"{name} must be a whole number of at least {minimum}, got {q.cap(raw, 40)!r}"
         )
-    return int(raw)
+    return value
 
 
 def _path_int(request: Request, name: str = "id") -> int:
@@ -196,9 +197,10 @@ def _view(request: Request) -> int | None:
     raw = request.query_params.get("view", "full")
     if raw == "full":
         return None
-    if not raw.isdigit() or len(raw) > 2:
+    seat = q.whole_number(raw, 2)
+    if seat is None:
         raise BadRequest(f"view must be full or a seat number, got {q.cap(raw, 40)!r}")
-    return int(raw)
+    return seat
 
 
 # ---------------------------------------------------------------- the app

@@ -17,7 +17,7 @@ from typing import Any
 
 import grpc
 
-from arena.web.queries import MAX_DETAIL, MAX_TEXT, cap
+from arena.web.queries import MAX_DETAIL, MAX_TEXT, cap, whole_number
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 
 HEARTBEAT = 15.0  # seconds between comments on an idle stream (proxies close silent ones)
@@ -167,7 +167,8 @@ def parse_last_id(value: str | None) -> tuple[int, int] | None:
     """The ``Last-Event-ID`` a reconnecting browser sends: ``game:sequence``."""
     if not value:
         return None
-    game, colon, sequence = value.partition(":")
-    if not colon or not game.isdigit() or not sequence.isdigit():
+    before, colon, after = value.partition(":")
+    game, sequence = whole_number(before), whole_number(after)
+    if not colon or game is None or sequence is None:
         return None
-    return int(game), int(sequence)
+    return game, sequence

@@ -59,6 +59,15 @@ class NotFound(LookupError):
     """No such event, board, entrant or game; the message says which."""
 
 
+def whole_number(text: str, most_digits: int = 18) -> int | None:
+    """``text`` read as a whole number written in ASCII digits (at most ``most_digits`` of them), or
+    None: ``str.isdigit`` alone also takes '²', which ``int`` refuses, and other scripts' digits, which
+    it reads."""
+    if not 0 < len(text) <= most_digits or not text.isascii() or not text.isdigit():
+        return None
+    return int(text)
+
+
 def cap(value: object, limit: int = MAX_TEXT) -> str:
     """``value`` as text, cut at ``limit`` characters (an ellipsis marks the cut)."""
     text = "" if value is None else str(value)

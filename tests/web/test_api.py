@@ -375,6 +375,13 @@ def test_the_static_assets_ship_with_the_package(client: TestClient) -> None:
         ("/api/games?entrant=-1", 400, "entrant must be a whole number"),
         ("/api/games?outcome=won", 400, "outcome must be one of normal, timeout"),
         ("/api/games?limit=0", 400, "limit must be a whole number of at least 1"),
+        # digits that str.isdigit takes: a superscript (which int refuses), another script's
+        ("/api/games?limit=%C2%B2", 400, "limit must be a whole number of at least 1"),
+        ("/api/games?event=%D9%A3", 400, "event must be a whole number"),
+        ("/api/games?before=" + "9" * 5000, 400, "before must be a whole number"),
+        ("/api/entrants/1/history?board=%C2%B2", 400, "board must be a whole number"),
+        ("/api/games/1/replay?view=%C2%B2", 400, "view must be full or a seat number"),
+        ("/api/games/1/replay?view=%D9%A1", 400, "view must be full or a seat number"),
         ("/api/games/999", 404, "no game 999"),
         ("/api/events/999", 404, "no tournament or competition 999"),
         ("/api/boards/999", 404, "no leaderboard 999"),
@@ -393,6 +400,8 @@ def test_bad_requests_are_named(client: TestClient, url: str, status: int, words
     ("url", "status", "words"),
     [
         ("/games?event=abc", 400, "event must be a whole number"),
+        ("/games?limit=%C2%B2", 400, "limit must be a whole number"),
+        ("/entrants/1?board=%C2%B2", 400, "board must be a whole number"),
         ("/games?outcome=won", 400, "outcome must be one of normal, timeout"),
         ("/games/999", 404, "no game 999"),
         ("/entrants/999", 404, "no entrant 999"),

@@ -4,6 +4,7 @@ browser left off."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Iterator
@@ -127,5 +128,37 @@ def test_a_match_streams_its_public_events_then_its_result(
 
 def test_last_event_ids_are_read_strictly() -> None:
     assert parse_last_id("2:15") == (2, 15)
-    for bad in (None, "", "2", "a:1", "1:-1", "1:2:3"):
+    for bad in (None, "", "2", "a:1", "1:-1", "1:2:3", "\xb2:1", "1:\u0663", "9" * 5000 + ":1"):
         assert parse_last_id(bad) is None
+
+
+def test_a_last_event_id_in_other_digits_is_no_server_error(built_ledger: Path) -> None:
+    """A header's bytes are Latin-1: b'\\xb2' is '²', which passes str.isdigit but not int. The header
+    goes to the app as the bytes a browser sends (the test client would re-encode it), and is read
+    before the app finds it has no referee to follow."""
+    app = create_app(built_ledger)
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": "/live/m1/events",
+        "raw_path": b"/live/m1/events",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"testserver"), (b"last-event-id", b"\xb2:1")],
+        "client": ("127.0.0.1", 50000),
+        "server": ("testserver", 80),
+    }
+    asyncio.run(app(scope, receive, send))
+    assert sent[0]["status"] == 404
+    assert b"start arena web with --server" in sent[1]["body"]
