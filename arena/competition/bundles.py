@@ -98,6 +98,22 @@ def parse_manifest(text: str) -> Manifest:
     return Manifest(out["name"], out["version"], out["language"], out["run"], out["build"])
 
 
+def read_manifest(folder: Path) -> Manifest:
+    """The manifest of an unpacked bundle. TOML is UTF-8: a manifest in another encoding is refused
+    (read leniently it was accepted once, then refused by a strict read when the same bytes came
+    again)."""
+    data = (folder / MANIFEST).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise BundleError(
+            f"{MANIFEST}: not UTF-8 text (byte {data[exc.start]:#04x} on line {line}); save it "
+            "as UTF-8"
+        ) from exc
+    return parse_manifest(text)
+
+
 def pack(folder: Path, limit_bytes: int) -> bytes:
     """A folder as a bundle (gzipped tar, names relative to the folder), refusing what unpack would."""
     if not (folder / MANIFEST).is_file():
@@ -142,8 +158,7 @@ def unpack(data: bytes, into: Path, max_files: int, max_bytes: int) -> Manifest:
             into.mkdir(parents=True)
             try:
                 _extract(tar, members, into, max_bytes)
-                text = (into / MANIFEST).read_text(encoding="utf-8", errors="replace")
-                return parse_manifest(text)
+                return read_manifest(into)
             except BaseException:
                 shutil.rmtree(into, ignore_errors=True)
                 raise
@@ -224,7 +239,7 @@ class Store:
         folder = self.root / sha
         self.root.mkdir(parents=True, exist_ok=True)
         if (folder / MANIFEST).is_file():
-            return sha, parse_manifest((folder / MANIFEST).read_text(encoding="utf-8")), folder
+            return sha, read_manifest(folder), folder
         if folder.exists():  # no bundle's (one is renamed into place whole): in the way
             shutil.rmtree(folder, ignore_errors=True)
         work = Path(tempfile.mkdtemp(prefix=f".{sha[:16]}.work-", dir=self.root))

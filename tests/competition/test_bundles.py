@@ -200,3 +200,25 @@ def test_manifest_errors_say_what_is_wrong(text: str, message: str) -> None:
 
 def test_a_numeric_version_reads_as_text() -> None:
     assert parse_manifest(GOOD.replace('"1"', "2.5")).version == "2.5"
+
+
+def test_a_manifest_that_is_not_utf8_is_refused_every_time(tmp_path: Path) -> None:
+    """A Latin-1 'café' in a comment: read leniently the first time it was accepted, and the same
+    bytes submitted again (the store's already-stored path reads strictly) failed with a decoding
+    error the author never saw. Refused with a BundleError whenever it comes, and nothing is kept."""
+    data = tar_of(file(MANIFEST, GOOD.encode() + "# café\n".encode("latin-1")))
+    message = r"arena-bot.toml: not UTF-8 text \(byte 0xe9 on line 5\)"
+    with pytest.raises(BundleError, match=message):
+        unpack(data, tmp_path / "out", 10, MB)
+    assert not (tmp_path / "out").exists()
+    store = Store(tmp_path / "store")
+    for _ in range(2):
+        with pytest.raises(BundleError, match=message):
+            store.put(data, 10, MB)
+    assert not store.folder(digest(data)).exists()
+    # One kept by an earlier server, which read it leniently, is refused too.
+    kept = store.folder(digest(data))
+    kept.mkdir()
+    (kept / MANIFEST).write_bytes(GOOD.encode() + "# café\n".encode("latin-1"))
+    with pytest.raises(BundleError, match=message):
+        store.put(data, 10, MB)
