@@ -153,8 +153,7 @@ def unpack(data: bytes, into: Path, max_files: int, max_bytes: int) -> Manifest:
     """Check a bundle, then unpack it into the new folder ``into``; its manifest."""
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
-            members = tar.getmembers()
-            _check(members, max_files, max_bytes)
+            members = _members(tar, max_files, max_bytes)
             into.mkdir(parents=True)
             try:
                 _extract(tar, members, into, max_bytes)
@@ -168,13 +167,19 @@ def unpack(data: bytes, into: Path, max_files: int, max_bytes: int) -> Manifest:
         raise BundleError(f"cannot unpack: {exc.strerror or exc}") from exc
 
 
-def _check(members: list[tarfile.TarInfo], max_files: int, max_bytes: int) -> None:
-    """Refuse, before anything is written, what must never be unpacked."""
-    if len(members) > max_files:
-        raise BundleError(f"{len(members)} entries, over the limit of {max_files} files")
+def _members(tar: tarfile.TarFile, max_files: int, max_bytes: int) -> list[tarfile.TarInfo]:
+    """The archive's entries, refusing what must never be unpacked before anything is written.
+
+    Headers are read one at a time and the caps checked as each comes: a small gzip can hold hundreds
+    of thousands of empty entries, and reading them all first (``getmembers``) cost seconds of CPU and
+    the memory of every header before the count was refused."""
+    members: list[tarfile.TarInfo] = []
     total = 0
     names: set[str] = set()
-    for m in members:
+    while (m := tar.next()) is not None:
+        if len(members) == max_files:
+            raise BundleError(f"more than {max_files} entries, over the limit of {max_files} files")
+        members.append(m)
         name = m.name
         parts = Path(name).parts
         if name.startswith("/") or os.path.isabs(name) or ".." in parts or "\\" in name:
@@ -191,6 +196,7 @@ def _check(members: list[tarfile.TarInfo], max_files: int, max_bytes: int) -> No
             raise BundleError(f"unpacked, over the limit of {max_bytes} bytes")
     if MANIFEST not in names:
         raise BundleError(f"no {MANIFEST} at the bundle's root")
+    return members
 
 
 def _extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], into: Path, limit: int) -> None:

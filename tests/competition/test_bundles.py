@@ -222,3 +222,25 @@ def test_a_manifest_that_is_not_utf8_is_refused_every_time(tmp_path: Path) -> No
     (kept / MANIFEST).write_bytes(GOOD.encode() + "# café\n".encode("latin-1"))
     with pytest.raises(BundleError, match=message):
         store.put(data, 10, MB)
+
+
+def test_the_file_count_is_refused_before_the_other_headers_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small gzip can hold hundreds of thousands of empty entries: reading every header before
+    counting them cost seconds of CPU and the memory of each. The count is refused at the first
+    entry over the cap, with the headers after it never read."""
+    data = tar_of(manifest(), *(file(f"f{i}", b"") for i in range(2000)))
+    read = 0
+    real = tarfile.TarInfo.fromtarfile.__func__  # the header reader, which counts them here
+
+    def counted(cls: type[tarfile.TarInfo], tar: tarfile.TarFile) -> tarfile.TarInfo:
+        nonlocal read
+        read += 1
+        return real(cls, tar)
+
+    monkeypatch.setattr(tarfile.TarInfo, "fromtarfile", classmethod(counted))
+    with pytest.raises(BundleError, match="over the limit of 10 files"):
+        unpack(data, tmp_path / "out", max_files=10, max_bytes=MB)
+    assert read <= 11, f"{read} headers read to refuse more than 10 entries"
+    assert not (tmp_path / "out").exists()
