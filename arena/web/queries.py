@@ -22,6 +22,7 @@ import json
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -368,20 +369,41 @@ def pairings(conn: sqlite3.Connection, event_id: int) -> list[dict[str, Any]]:
     """Head to head between each two entrants of an event's two-player games (``arena run``'s pairings
     table): wins, losses, forfeits, duplicate sets, and the Elo difference with its 95% interval and
     the likelihood of superiority, from the duplicate pairs where there are some (``counts`` says
-    which: ``pentanomial``, pairs scored 0..2, or ``trinomial``, games' losses, draws, wins)."""
+    which: ``pentanomial``, pairs scored 0..2, or ``trinomial``, games' losses, draws, wins).
+
+    Lines are entrants', as on the leaderboard: a competition's versions of one bot are entrants of
+    one name, each with a line of its own, named with its version (:func:`entrant_labels`)."""
     rows = conn.execute(
         "SELECT g.id AS game_id, g.pairing, g.deal, g.outcome, g.culprit, s.seat, s.side, s.place, "
-        "s.score, e.name AS entrant FROM games g JOIN game_seats s ON s.game_id = g.id "
-        "JOIN entrants e ON e.id = s.entrant_id WHERE g.tournament_id = ? ORDER BY g.ord, s.seat",
+        "s.score, e.id AS entrant_id, e.name, e.version FROM games g "
+        "JOIN game_seats s ON s.game_id = g.id JOIN entrants e ON e.id = s.entrant_id "
+        "WHERE g.tournament_id = ? ORDER BY g.ord, s.seat",
         (event_id,),
     ).fetchall()
-    return [_pairing(line) for line in pairing_lines([dict(r) for r in rows])]
+    labels = entrant_labels({r["entrant_id"]: (r["name"], r["version"]) for r in rows})
+    ids = {label: entrant_id for entrant_id, label in labels.items()}
+    seats = [dict(r) | {"entrant": labels[r["entrant_id"]]} for r in rows]
+    return [_pairing(line, ids) for line in pairing_lines(seats)]
 
 
-def _pairing(line: PairingLine) -> dict[str, Any]:
+def entrant_labels(entrants: dict[int, tuple[str, str]]) -> dict[int, str]:
+    """A label for each entrant (id: name and version) that tells it from the others: its name, with
+    its version when another has the name too, and its id when that is shared too."""
+    names = Counter(name for name, _ in entrants.values())
+    labels = {
+        i: name if names[name] == 1 else f"{name} ({version})"
+        for i, (name, version) in entrants.items()
+    }
+    taken = Counter(labels.values())
+    return {i: label if taken[label] == 1 else f"{label} #{i}" for i, label in labels.items()}
+
+
+def _pairing(line: PairingLine, ids: dict[str, int]) -> dict[str, Any]:
     e = line.elo
     out: dict[str, Any] = {
+        "entrant_id": ids[line.a],
         "entrant": cap(line.a),
+        "opponent_id": ids[line.b],
         "opponent": cap(line.b),
         "games": line.games,
         "wins": line.wins,

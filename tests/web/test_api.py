@@ -535,6 +535,71 @@ def test_a_competitions_board_names_each_bots_author(tmp_path: Path) -> None:
         assert "ada" in client.get(f"/events/{event['id']}").text
 
 
+def test_head_to_head_tells_a_bots_versions_apart(tmp_path: Path) -> None:
+    """A competition's versions of a bot are entrants of one name: each has a line of head to head of
+    its own, as it has a row on the leaderboard, named with its version. Here version 1 loses both
+    games of its duplicate pair against bold and version 2 wins both of its own."""
+    from arena.competition.spec import parse as parse_competition
+    from arena.ledger.competitions import Competitions
+    from arena.tournament.schedule import ScheduledGame
+
+    led = Ledger(tmp_path / "comp.sqlite")
+    cid = led.register(parse_competition({"name": "Ladder"}), kind="competition").id
+    comp = Competitions(led)
+
+    authors = {}
+    for name in ("ada", "bob"):
+        who = comp.author_of(cid, comp.add_author(cid, name))
+        assert who is not None
+        authors[name] = who.id
+
+    def entrant(author: str, bot: str, version: str) -> int:
+        bundle = bot[0] + version * 7
+        sid, _ = comp.submit(cid, authors[author], bot, version, "python", bundle=bundle, run="r")
+        entrant_id = comp.activate(sid, f"bundle:{bot}{version}")
+        assert entrant_id is not None
+        return entrant_id
+
+    bold = entrant("bob", "bold", "1")
+    smart = {v: entrant("ada", "smart", v) for v in ("1", "2")}
+    order = 0
+    for version, smart_wins in (("1", False), ("2", True)):
+        ids = {"smart": smart[version], "bold": bold}
+        for rot, seats in enumerate(((("smart",), ("bold",)), (("bold",), ("smart",)))):
+            game = ScheduledGame(
+                f"c{order:09d}-s{rot}", order, 0, order, 0, rot, order + 1, seats, ("smart", "bold")
+            )
+            led.plan(cid, [game])
+            smart_seat = seats.index(("smart",))
+            win = smart_seat if smart_wins else 1 - smart_seat
+            scores = [1000, 600] if win == 0 else [600, 1000]
+            result = {"sides": [[0], [1]], "ranking": [win, 1 - win], "scores": scores}
+            led.record_game(
+                cid, "two-handed", game, ids,
+                {"games": [{"outcome": "normal", "detail": "", "culprit": -1, "result": result}]},
+            )  # fmt: skip
+            order += 1
+    led.close()
+    with TestClient(create_app(tmp_path / "comp.sqlite")) as client:
+        data = client.get(f"/api/events/{cid}").json()
+        assert len(data["leaderboard"]) == 3
+        keys = ("entrant_id", "entrant", "opponent_id", "opponent", "games", "wins", "losses")
+        lines = [tuple(h[k] for k in keys) for h in data["pairings"]]
+        assert lines == [
+            (bold, "bold", smart["1"], "smart (1)", 2, 2, 0),
+            (bold, "bold", smart["2"], "smart (2)", 2, 0, 2),
+        ]
+        page = client.get(f"/events/{cid}").text
+        table = page[page.index('id="pairings"') :]
+        assert "smart (1)" in table and "smart (2)" in table
+        assert f'href="/entrants/{smart["2"]}"' in table
+
+
+def test_entrants_of_one_name_and_version_are_told_apart_by_id() -> None:
+    labels = queries.entrant_labels({1: ("a", "1"), 2: ("b", "1"), 3: ("b", "2"), 4: ("b", "2")})
+    assert labels == {1: "a", 2: "b (1)", 3: "b (2) #3", 4: "b (2) #4"}
+
+
 def test_an_events_pairings_carry_the_elo_of_their_duplicate_pairs(
     client: TestClient, built_ledger: Path
 ) -> None:
