@@ -115,7 +115,9 @@ def read_manifest(folder: Path) -> Manifest:
 
 
 def pack(folder: Path, limit_bytes: int) -> bytes:
-    """A folder as a bundle (gzipped tar, names relative to the folder), refusing what unpack would."""
+    """A folder as a bundle (gzipped tar, names relative to the folder), refusing what unpack would:
+    symbolic links, sockets, named pipes and devices. Every regular file is packed as a plain file,
+    whatever other names it has."""
     if not (folder / MANIFEST).is_file():
         raise BundleError(f"{folder}: no {MANIFEST} (the manifest: name, version, language, run)")
     buf = io.BytesIO()
@@ -129,9 +131,19 @@ def pack(folder: Path, limit_bytes: int) -> bytes:
             rel = path.relative_to(folder)
             if any(part in ("__pycache__", ".git") for part in rel.parts):
                 continue
-            if path.is_symlink():
+            st = path.lstat()
+            mode = st.st_mode
+            if stat.S_ISLNK(mode):
                 raise BundleError(f"{rel}: a symbolic link; bundles hold plain files only")
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                raise BundleError(
+                    f"{rel}: {_special(mode)}; bundles hold plain files and folders only"
+                )
             info = tar.gettarinfo(str(path), arcname=str(rel))
+            if info.islnk():
+                # A second name of a file packed already (a hard link, as cp -al and pnpm make): tar
+                # makes it a link to the first name, which a bundle may not hold. A plain file too.
+                info.type, info.linkname, info.size = tarfile.REGTYPE, "", st.st_size
             info.uid = info.gid = 0
             info.uname = info.gname = ""
             info.mtime = 0
@@ -143,6 +155,16 @@ def pack(folder: Path, limit_bytes: int) -> bytes:
             if buf.tell() > limit_bytes:
                 raise BundleError(f"{folder}: over the bundle size limit of {limit_bytes} bytes")
     return buf.getvalue()
+
+
+def _special(mode: int) -> str:
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
 
 
 def digest(data: bytes) -> str:

@@ -5,6 +5,8 @@ content-addressed store."""
 from __future__ import annotations
 
 import io
+import os
+import socket
 import tarfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -244,3 +246,39 @@ def test_the_file_count_is_refused_before_the_other_headers_are_read(
         unpack(data, tmp_path / "out", max_files=10, max_bytes=MB)
     assert read <= 11, f"{read} headers read to refuse more than 10 entries"
     assert not (tmp_path / "out").exists()
+
+
+def test_pack_keeps_every_name_of_a_hard_linked_file(tmp_path: Path) -> None:
+    """A folder copied with cp -al (or laid out by pnpm) holds files with two names: tar makes the
+    second a link, which pack neither added nor refused, and the file was missing from the bot."""
+    src = tmp_path / "src"
+    (src / "lib").mkdir(parents=True)
+    (src / MANIFEST).write_text(GOOD)
+    (src / "shared.py").write_text("X = 1\n")
+    os.link(src / "shared.py", src / "lib" / "helper.py")  # packed first: shared.py is the link
+    data = pack(src, MB)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        assert all(m.isfile() or m.isdir() for m in tar.getmembers())
+    unpack(data, tmp_path / "out", 10, MB)
+    for name in ("shared.py", "lib/helper.py"):
+        assert (tmp_path / "out" / name).read_text() == "X = 1\n"
+
+
+@pytest.mark.parametrize(
+    ("kind", "message"), [("fifo", "a named pipe"), ("socket", "a socket")], ids=["fifo", "socket"]
+)
+def test_pack_refuses_special_files_by_name(tmp_path: Path, kind: str, message: str) -> None:
+    """A dev server's socket or a named pipe left in a bot's folder: refused, naming the file (a
+    named pipe was left out silently; a socket stopped arena compete submit with a traceback)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / MANIFEST).write_text(GOOD)
+    if kind == "fifo":
+        os.mkfifo(src / "pipe")
+        name = "pipe"
+    else:
+        name = "dev.sock"
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.bind(str(src / name))
+    with pytest.raises(BundleError, match=f"^{name}: {message}; bundles hold plain files"):
+        pack(src, MB)
