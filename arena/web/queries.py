@@ -198,10 +198,14 @@ def _settings(spec_text: str) -> dict[str, Any]:
     return out
 
 
-_EVENT_SQL = """
+# A competition's board is of kind competition; a tournament's, and an A/B test's (kind sprt), of kind
+# tournament.
+_BOARD_KIND = "(CASE t.kind WHEN 'competition' THEN 'competition' ELSE 'tournament' END)"
+
+_EVENT_SQL = f"""
 SELECT t.id, t.name, t.kind, t.variant, t.created_at, t.finished_at, t.spec,
     (SELECT count(*) FROM voided_games v WHERE v.tournament_id = t.id) AS voided,
-    (SELECT b.id FROM boards b WHERE b.tournament_id = t.id AND b.kind = t.kind) AS board_id,
+    (SELECT b.id FROM boards b WHERE b.tournament_id = t.id AND b.kind = {_BOARD_KIND}) AS board_id,
     (SELECT l.renewed_at FROM leases l WHERE l.tournament_id = t.id) AS renewed_at
 FROM tournaments t
 """
@@ -339,12 +343,9 @@ def _board_rows(
 
 
 def event_board(conn: sqlite3.Connection, event_id: int) -> dict[str, Any] | None:
-    # A competition's board is of kind competition; a tournament's, and an A/B test's (kind sprt),
-    # of kind tournament.
     row = conn.execute(
-        "SELECT b.id FROM boards b JOIN tournaments t ON t.id = b.tournament_id AND b.kind = "
-        "(CASE t.kind WHEN 'competition' THEN 'competition' ELSE 'tournament' END) "
-        "WHERE t.id = ?",
+        "SELECT b.id FROM boards b JOIN tournaments t ON t.id = b.tournament_id "
+        f"AND b.kind = {_BOARD_KIND} WHERE t.id = ?",
         (event_id,),
     ).fetchone()
     return board(conn, row[0]) if row else None

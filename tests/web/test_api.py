@@ -104,6 +104,31 @@ def test_win_rates_count_first_places_with_wilson_intervals(
     assert sum(r["firsts"] for r in rows) == pytest.approx(6), "one first place per game"
 
 
+def test_an_ab_tests_board_is_found_like_a_tournaments(ledger: Path) -> None:
+    """An arena sprt event is of kind sprt and its games count on a board of kind tournament (the
+    ledger makes it so when it rates them): the event list gives that board, as the event does."""
+    execute(
+        ledger,
+        ("UPDATE tournaments SET kind = 'sprt'", ()),
+        ("DELETE FROM rating_history", ()),
+        ("DELETE FROM ratings", ()),
+        ("DELETE FROM boards", ()),
+    )
+    led = Ledger(ledger)
+    try:
+        led.rebuild_ratings()
+    finally:
+        led.close()
+    [(board_id,)] = query(ledger, "SELECT id FROM boards WHERE tournament_id IS NOT NULL")
+    with TestClient(create_app(ledger)) as client:
+        [event] = client.get("/api/events").json()["events"]
+        assert event["kind"] == "sprt"
+        assert event["board_id"] == board_id
+        data = client.get(f"/api/events/{event['id']}").json()
+        assert data["event"]["board_id"] == data["board"]["id"] == board_id
+        assert len(data["leaderboard"]) == 3
+
+
 def test_an_event_with_no_game_yet_has_an_empty_board(ledger: Path) -> None:
     execute(
         ledger,
