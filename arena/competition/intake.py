@@ -159,6 +159,11 @@ def _writable(path: Path) -> None:
 
 
 def _read_only(folder: Path) -> None:
+    """Take the write bits off the build's files and folders. A link the build made is left as it
+    is: followed, a link to ``..`` or to any path made the server take the write bits off what it
+    points to (the builds' folder, the ledger), outside the build."""
     for path in [folder, *folder.rglob("*")]:
         with contextlib.suppress(OSError):
-            path.chmod(path.stat().st_mode & ~0o222)
+            mode = path.lstat().st_mode
+            if not stat.S_ISLNK(mode):
+                path.chmod(stat.S_IMODE(mode) & ~0o222)

@@ -258,3 +258,23 @@ async def refusal_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
         with pytest.raises(SubmissionError) as info:
             await server.submit(ada, bundle("2"))
         assert str(info.value) == "the database is locked by another program (busy)"
+
+
+def test_a_builds_links_are_not_followed_when_it_is_made_read_only(tmp_path: Path) -> None:
+    """A build may leave links to anywhere: to '..' (the builds' folder) or to a file of the
+    server's (its ledger). Making the build read-only left them alone; followed, they took the write
+    bits off their targets, and a server that is not root could build nothing more."""
+    source, built = tmp_path / "source", tmp_path / "builds" / "1"
+    source.mkdir()
+    (source / "bot.py").write_text("pass\n")
+    ledger = tmp_path / "ledger.sqlite"
+    ledger.write_text("")
+    links = f"import os; os.symlink({str(ledger)!r}, 'ledger'); os.symlink('..', 'builds')"
+    manifest = bundles.Manifest("b", "1", "python", "{python} bot.py", f'{{python}} -c "{links}"')
+    outcome = asyncio.run(intake.build(manifest, source, built, Limits(sandbox="none"), 30))
+    assert outcome.ok, outcome.log
+    assert (built / "ledger").is_symlink() and (built / "builds").is_symlink()
+    assert ledger.stat().st_mode & 0o200, "the ledger stays writable"
+    assert (tmp_path / "builds").stat().st_mode & 0o200, "the builds' folder stays writable"
+    assert not built.stat().st_mode & 0o222 and not (built / "bot.py").stat().st_mode & 0o222
+    intake._remove(built)
