@@ -120,15 +120,28 @@ class Reader:
                 raise LedgerUnavailable(
                     f"the ledger is busy (a writer held it for more than {self.timeout:g} s); try again"
                 ) from exc
+            _left_mid_write(exc, self.path)
             raise LedgerUnavailable(f"{self.path}: cannot read the ledger: {exc}") from exc
         except sqlite3.DatabaseError as exc:
             raise LedgerUnavailable(f"{self.path}: cannot read the ledger: {exc}") from exc
+
+
+def _left_mid_write(exc: sqlite3.Error, path: Path) -> None:
+    """A writer killed in the middle of a write leaves a hot journal: the ledger's old pages, to be
+    put back before anyone reads it, which a read-only connection may not do."""
+    if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_READONLY_ROLLBACK:
+        raise LedgerUnavailable(
+            f"{path}: a writer stopped in the middle of a write and left its journal "
+            f"({path.name}-journal), which only a writer can roll back: open the ledger once for "
+            f"writing (arena tournaments --ledger {path}) and serve it again"
+        ) from exc
 
 
 def check_schema(conn: sqlite3.Connection, path: Path) -> None:
     try:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except sqlite3.DatabaseError as exc:
+        _left_mid_write(exc, path)
         raise LedgerUnavailable(f"{path}: not a SQLite ledger: {exc}") from exc
     if "_migrations" not in tables:
         raise LedgerUnavailable(f"{path}: not an arena ledger (no _migrations table)")

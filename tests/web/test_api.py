@@ -8,13 +8,17 @@ import itertools
 import json
 import re
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from conftest import TOURNAMENT
 from starlette.testclient import TestClient
+from typer.testing import CliRunner
 from web_helpers import execute, query, unplay
 
+from arena.cli.main import app as cli
 from arena.ledger import Ledger
 from arena.tournament.schedule import full_schedule
 from arena.tournament.spec import load
@@ -479,6 +483,47 @@ def test_a_missing_or_foreign_or_old_file_is_refused_clearly(tmp_path: Path, led
     )
     with pytest.raises(LedgerUnavailable, match="arena tournaments --ledger"):
         create_app(ledger)
+
+
+# A writer killed in the middle of a write: it has changed pages of the file (its cache holds one
+# page) and their old contents wait in the journal, to be put back before the ledger is read again.
+KILLED_WRITER = """
+import os, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA cache_size = 1")
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("UPDATE entrants SET name = name || ' (half written)'")
+conn.execute("CREATE TABLE junk (x)")
+conn.execute("INSERT INTO junk SELECT randomblob(4000) FROM game_records a, game_records b")
+os._exit(0)
+"""
+
+
+def kill_a_writer_mid_write(ledger: Path) -> None:
+    subprocess.run([sys.executable, "-c", KILLED_WRITER, str(ledger)], check=True, timeout=60)
+    journal = ledger.with_name(ledger.name + "-journal")
+    assert journal.is_file() and journal.stat().st_size > 0
+
+
+def test_a_ledger_left_mid_write_is_named_with_its_remedy(ledger: Path) -> None:
+    """A read-only reader cannot roll back a killed writer's journal: the app says what happened and
+    that opening the ledger once for writing (arena tournaments) puts it right, which it does."""
+    with TestClient(create_app(ledger)) as client:
+        assert client.get("/api/events").status_code == 200
+        kill_a_writer_mid_write(ledger)
+        response = client.get("/api/events")
+        assert response.status_code == 503
+        assert "left its journal" in response.json()["error"]
+        assert f"arena tournaments --ledger {ledger}" in response.json()["error"]
+    with pytest.raises(LedgerUnavailable, match="left its journal") as refused:
+        create_app(ledger)
+    assert "not a SQLite ledger" not in str(refused.value)
+    result = CliRunner().invoke(cli, ["tournaments", "--ledger", str(ledger)])
+    assert result.exit_code == 0, result.output
+    assert not ledger.with_name(ledger.name + "-journal").exists()
+    with TestClient(create_app(ledger)) as client:
+        rows = client.get("/api/events/1").json()["leaderboard"]
+        assert sorted(r["entrant"] for r in rows) == ["first", "greedy", "random"]
 
 
 def test_win_counts_follow_new_and_voided_games(
