@@ -33,7 +33,7 @@ from arena.ledger import boards, leases, records
 from arena.ledger.errors import LeaseHeld, LedgerError, TournamentChanged, explain
 from arena.ledger.errors import guarded as _guarded
 from arena.ledger.identity import Registrable, canonical_spec, changed_fields, digest, harmless
-from arena.ledger.queries import Queries
+from arena.ledger.queries import Queries, fits
 from arena.ledger.schema import APPLICATION_ID, MIGRATIONS, REBUILD_AFTER
 from arena.tournament.schedule import ScheduledGame
 from arena.tournament.spec import Entrant
@@ -393,8 +393,10 @@ class Ledger(Queries):
         where = ["tournament_id = ?"]
         args: list[Any] = [tournament_id]
         if game_ids:
-            where.append(f"id IN ({', '.join('?' * len(game_ids))})")
-            args.extend(game_ids)
+            # An id SQLite cannot hold is no game: it is reported missing below.
+            known = [i for i in game_ids if fits(i)]
+            where.append(f"id IN ({', '.join('?' * len(known))})")
+            args.extend(known)
         if outcomes:
             where.append(f"outcome IN ({', '.join('?' * len(outcomes))})")
             args.extend(outcomes)

@@ -12,6 +12,15 @@ from arena.ledger import boards, records
 from arena.ledger.errors import LedgerError
 from arena.ledger.errors import guarded as _guarded
 
+# The largest integer SQLite stores: an id or a count beyond it names nothing in the ledger (and
+# binding it would raise OverflowError, not a LedgerError).
+INT_MAX = 2**63 - 1
+
+
+def fits(number: int) -> bool:
+    """Whether ``number`` can be an integer in the ledger (an id, a count)."""
+    return -INT_MAX - 1 <= number <= INT_MAX
+
 
 @dataclass(frozen=True, slots=True)
 class BoardRow:
@@ -152,15 +161,19 @@ class Queries:
             " JOIN entrants e ON e.id = s.entrant_id WHERE s.game_id = g.id) AS players "
             f"FROM games g JOIN tournaments t ON t.id = g.tournament_id {clause} "
             "ORDER BY g.id DESC LIMIT ?",
-            [*args, limit],
+            [*args, limit if fits(limit) else -1],  # more than SQLite counts: no limit
         )
         return list(rows)
 
     @_guarded
     def game_record(self, game_id: int) -> dict[str, Any]:
-        row = self.conn.execute(
-            "SELECT encoding, record FROM game_records WHERE game_id = ?", (game_id,)
-        ).fetchone()
+        row = (
+            self.conn.execute(
+                "SELECT encoding, record FROM game_records WHERE game_id = ?", (game_id,)
+            ).fetchone()
+            if fits(game_id)
+            else None
+        )
         if row is None:
             raise LedgerError(f"{self.path}: no game {game_id}")
         try:

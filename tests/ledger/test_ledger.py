@@ -474,3 +474,22 @@ def test_games_and_seat_rows(led: Ledger) -> None:
     rows = led.seat_rows(f.tid)
     assert [r["key"] for r in rows] == [g.key for g in f.games for _ in range(2)]
     assert {r["entrant"] for r in rows} == {"e0", "e1"}
+
+
+def test_ids_and_limits_beyond_sqlite_integers_name_no_game(led: Ledger) -> None:
+    """An id or a limit too large for SQLite (typed by hand: arena replay, arena games --limit,
+    arena games void --game) names no game; it is not an OverflowError from binding it."""
+    f = play_in_order(led, make_spec(2), [0, 1])
+    before = dump(led.path)
+    for huge in (2**63, -(2**63) - 1, 10**30):
+        with pytest.raises(LedgerError, match=f"no game {huge}"):
+            led.game_record(huge)
+        with pytest.raises(LedgerError, match=f"no game {huge}"):
+            led.void_games(f.tid, "typo", [huge])
+        with pytest.raises(LedgerError, match=f"no game {huge}"):
+            led.void_games(f.tid, "typo", [1, huge])
+    assert len(led.games(limit=10**30)) == 2
+    assert len(led.games(f.tid, limit=2**63)) == 2
+    assert dump(led.path) == before, "nothing voided"
+    with pytest.raises(LedgerError, match=f"no game {2**63 - 1}"):
+        led.game_record(2**63 - 1)
