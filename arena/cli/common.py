@@ -18,6 +18,7 @@ from rich.text import Text
 
 from arena.ledger import BoardRow, Ledger, LedgerError
 from arena.referee import FailurePolicy
+from arena.tournament.files import MAX_MS
 
 DEFAULT_LEDGER = "arena.sqlite"
 MAX_CELL = 200  # characters of bot-provided text shown in a table cell
@@ -34,12 +35,19 @@ LedgerOption = Annotated[
 
 # The time control and failure policies of a match, as `arena match`, `arena start` and `arena sprt`
 # take them (each command keeps its own defaults).
-BudgetOption = Annotated[int, typer.Option(min=0, help="Time for each decision, in ms.")]
+# Each at most MAX_MS: what the bot protocol can tell a bot.
+BudgetOption = Annotated[
+    int, typer.Option(min=0, max=MAX_MS, help="Time for each decision, in ms.")
+]
 BankOption = Annotated[
-    int, typer.Option(min=0, help="Time bank of each seat for a game, used past the budget.")
+    int,
+    typer.Option(
+        min=0, max=MAX_MS, help="Time bank of each seat for a game, used past the budget."
+    ),
 ]
 GraceOption = Annotated[
-    int, typer.Option(min=0, help="Allowance for transport per decision, never charged.")
+    int,
+    typer.Option(min=0, max=MAX_MS, help="Allowance for transport per decision, never charged."),
 ]
 OnFailureOption = Annotated[
     FailurePolicy,

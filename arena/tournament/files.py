@@ -33,6 +33,10 @@ def read_toml(path: str | Path, error: type[ValueError]) -> dict[str, Any]:
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 Count = Annotated[int, Field(ge=0)]
+# The largest time a bot can be told: the bot protocol carries times as 32-bit unsigned integers, so a
+# larger one would reach the bot wrong (and its games end as its crash).
+MAX_MS = 2**32 - 1
+Milliseconds = Annotated[int, Field(ge=0, le=MAX_MS)]
 PolicyName = Literal["forfeit", "random-action"]
 
 STRICT = ConfigDict(extra="forbid", strict=True)
@@ -40,9 +44,9 @@ STRICT = ConfigDict(extra="forbid", strict=True)
 
 class TimeControlModel(BaseModel):
     model_config = STRICT
-    budget_ms: Count = TimeControl().budget_ms
-    bank_ms: Count = TimeControl().bank_ms
-    grace_ms: Count = TimeControl().grace_ms
+    budget_ms: Milliseconds = TimeControl().budget_ms
+    bank_ms: Milliseconds = TimeControl().bank_ms
+    grace_ms: Milliseconds = TimeControl().grace_ms
 
 
 class PoliciesModel(BaseModel):

@@ -358,6 +358,12 @@ BAD: list[tuple[str, str, str, tuple[str, ...]]] = [
         "time_control.budget_s",
         ("unknown field", "budget_ms"),
     ),
+    (
+        "time-control-beyond-the-protocol",  # a bot is told its times in 32 bits
+        'name = "T"\n[time_control]\nbank_ms = 4294967296\n' + TWO,
+        "time_control.bank_ms",
+        ("<= 4294967295", "4294967296"),
+    ),
     ("time-control-not-table", 'name = "T"\ntime_control = 5\n' + TWO, "time_control", ("table",)),
     (
         "limits-unknown",
