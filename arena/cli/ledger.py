@@ -7,7 +7,7 @@ import csv
 import io
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -25,7 +25,7 @@ from arena.cli.common import (
 )
 from arena.game import Action, GameState
 from arena.game.transcript import Narrator
-from arena.ledger import Ledger, LedgerError
+from arena.ledger import LedgerError
 from arena.referee.record import GameRecord, MatchRecord
 from arena.referee.record import replay as replay_state
 
@@ -272,7 +272,7 @@ def export(
     led = open_ledger(ledger)
     try:
         tid = led.find_tournament(tournament).id if tournament else None
-        rows = _export_rows(led, what, tid)
+        rows = led.export_rows(what, tid)
     except LedgerError as exc:
         raise fail(str(exc)) from exc
     if fmt == "json":
@@ -292,36 +292,6 @@ def export(
     except OSError as exc:
         raise fail(f"--output {output}: cannot write: {exc.strerror or exc}") from exc
     console.print(f"wrote {len(rows)} rows to {escape(str(output))}")
-
-
-def _export_rows(led: Ledger, what: str, tid: int | None) -> list[dict[str, Any]]:
-    where, args = ("WHERE g.tournament_id = ?", [tid]) if tid is not None else ("", [])
-    if what == "games":
-        return list(
-            led.db.query(
-                "SELECT g.id AS game_id, t.name AS tournament, g.key, g.variant, g.seed, g.outcome, "
-                "g.detail, s.seat, s.member, e.name AS entrant, e.version, s.side, s.place, s.score "
-                "FROM games g JOIN tournaments t ON t.id = g.tournament_id "
-                "JOIN game_seats s ON s.game_id = g.id JOIN entrants e ON e.id = s.entrant_id "
-                f"{where} ORDER BY g.id, s.seat, s.member",
-                args,
-            )
-        )
-    if what == "records":
-        ids = [
-            r["id"] for r in led.db.query(f"SELECT g.id FROM games g {where} ORDER BY g.id", args)
-        ]
-        return [{"game_id": i, "record": led.game_record(i)} for i in ids]
-    board_where, board_args = ("WHERE b.tournament_id = ?", [tid]) if tid is not None else ("", [])
-    return list(
-        led.db.query(
-            "SELECT b.kind AS board_kind, b.name AS board, b.variant, e.name AS entrant, e.version, "
-            "r.mu, r.sigma, r.exposed, r.games FROM ratings r JOIN boards b ON b.id = r.board_id "
-            f"JOIN entrants e ON e.id = r.entrant_id {board_where} "
-            "ORDER BY b.kind DESC, b.id, r.exposed DESC",
-            board_args,
-        )
-    )
 
 
 ratings_app = typer.Typer(help="Ratings kept in the ledger.", no_args_is_help=True)

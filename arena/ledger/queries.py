@@ -194,4 +194,42 @@ class Queries:
             )
         )
 
+    @_guarded
+    def export_rows(self, what: str, tournament_id: int | None = None) -> list[dict[str, Any]]:
+        """Rows for ``arena export``: ``games`` (one per seat of each game), ``records`` (each game's
+        full match record) or ``ratings`` (one per entrant and board); all, or one tournament's."""
+        tid = tournament_id
+        where, args = ("WHERE g.tournament_id = ?", [tid]) if tid is not None else ("", [])
+        if what == "games":
+            return list(
+                self.db.query(
+                    "SELECT g.id AS game_id, t.name AS tournament, g.key, g.variant, g.seed, "
+                    "g.outcome, g.detail, s.seat, s.member, e.name AS entrant, e.version, s.side, "
+                    "s.place, s.score FROM games g JOIN tournaments t ON t.id = g.tournament_id "
+                    "JOIN game_seats s ON s.game_id = g.id JOIN entrants e ON e.id = s.entrant_id "
+                    f"{where} ORDER BY g.id, s.seat, s.member",
+                    args,
+                )
+            )
+        if what == "records":
+            ids = [
+                r["id"]
+                for r in self.db.query(f"SELECT g.id FROM games g {where} ORDER BY g.id", args)
+            ]
+            return [{"game_id": i, "record": self.game_record(i)} for i in ids]
+        if what != "ratings":
+            raise ValueError(f"export games, records or ratings, not {what!r}")
+        board_where, board_args = (
+            ("WHERE b.tournament_id = ?", [tid]) if tid is not None else ("", [])
+        )
+        return list(
+            self.db.query(
+                "SELECT b.kind AS board_kind, b.name AS board, b.variant, e.name AS entrant, "
+                "e.version, r.mu, r.sigma, r.exposed, r.games FROM ratings r "
+                "JOIN boards b ON b.id = r.board_id JOIN entrants e ON e.id = r.entrant_id "
+                f"{board_where} ORDER BY b.kind DESC, b.id, r.exposed DESC",
+                board_args,
+            )
+        )
+
     # ------------------------------------------------------------------ rebuild

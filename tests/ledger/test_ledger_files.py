@@ -19,7 +19,9 @@ from ledger_helpers import (
     play_in_order,
     synthetic_record,
 )
+from typer.testing import CliRunner
 
+from arena.cli.main import app
 from arena.ledger import Ledger, LedgerError
 from arena.tournament.schedule import ScheduledGame, full_schedule
 
@@ -66,6 +68,37 @@ def test_a_truncated_ledger_is_refused_untouched(filled: Path) -> None:
         led = Ledger(filled)
         led.leaderboard("two-handed")
     assert str(filled) in str(info.value)
+    assert filled.read_bytes() == data
+
+
+@pytest.mark.parametrize(
+    ("table", "what"),
+    [("game_seats", "games"), ("games", "records"), ("boards", "ratings")],
+)
+def test_exporting_a_damaged_ledger_is_refused_untouched(
+    filled: Path, table: str, what: str
+) -> None:
+    """A ledger whose header is sound opens; a damaged table found while exporting (arena export)
+    is a LedgerError naming the file, not sqlite3's DatabaseError."""
+    conn = REAL_CONNECT(filled)
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+    conn.close()
+    with filled.open("r+b") as f:
+        f.seek((root - 1) * page_size)
+        f.write(b"\xff" * page_size)
+    data = filled.read_bytes()
+    led = Ledger(filled)
+    with pytest.raises(LedgerError) as info:
+        led.export_rows(what)
+    led.close()
+    assert str(filled) in str(info.value)
+    assert "malformed" in str(info.value)
+    result = CliRunner().invoke(
+        app, ["export", "--what", what, "--format", "json", "--ledger", str(filled)]
+    )
+    assert result.exit_code == 2, result.exception
+    assert "malformed" in result.output
     assert filled.read_bytes() == data
 
 
