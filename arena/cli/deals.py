@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from arena.cli.common import console, errors
 from arena.game import VARIANT_NAMES
-from arena.tournament.deals import DealFileError, fresh_deals, load_deals
+from arena.tournament.deals import MAX_DEALS, DealFileError, fresh_deals, load_deals
 
 deals_app = typer.Typer(
     help="Deal suites: files of deals (seeds, or explicit card orders) to play the same cards again.",
@@ -20,7 +20,7 @@ deals_app = typer.Typer(
 
 @deals_app.command("make")
 def make(
-    count: Annotated[int, typer.Argument(min=1, help="How many deals.")],
+    count: Annotated[int, typer.Argument(min=1, max=MAX_DEALS, help="How many deals.")],
     file: Annotated[Path, typer.Argument(help="The file to write.")],
     variant_name: Annotated[
         str, typer.Option("--variant", "-v", help=f"One of: {', '.join(VARIANT_NAMES)}.")

@@ -43,6 +43,7 @@ from arena.tournament.abtest import (
     run_ab_test,
 )
 from arena.tournament.deals import DealFileError, DealSuite, load_deals, seeded_deals
+from arena.tournament.spec import MAX_PLANNED_GAMES
 from arena.tournament.stalls import StallWatch
 
 DEFAULT_OPPONENT = "{python} -m arena_bot.greedy_bot"
@@ -278,9 +279,10 @@ def sprt(
     if games is not None and max_games is not None:
         raise typer.BadParameter("give --games or --max-games, not both", param_hint="--games")
     limit = games if games is not None else max_games or DEFAULT_MAX_GAMES
-    if limit < 2 or limit % 2:
+    if limit < 2 or limit % 2 or limit > MAX_PLANNED_GAMES:
         raise typer.BadParameter(
-            f"a duplicate pair is two games: give an even number from 2, got {limit}",
+            "a duplicate pair is two games: give an even number from 2 to "
+            f"{MAX_PLANNED_GAMES:,}, got {limit}",
             param_hint="--games" if games is not None else "--max-games",
         )
     max_pairs = limit // 2

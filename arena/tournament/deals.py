@@ -37,6 +37,8 @@ FORMAT = "bezique-arena-deals"
 VERSION = 1
 MAX_SEED = 2**63 - 1  # a signed 64-bit integer: what the ledger stores
 FRESH_SEED_BITS = 48
+# The most deals a suite is made with: some seconds and megabytes.
+MAX_DEALS = 1_000_000
 
 
 class DealFileError(ValueError):
@@ -103,8 +105,10 @@ class DealSuite:
 def fresh_deals(count: int, variant_name: str = "two-handed") -> DealSuite:
     """``count`` deals with fresh random seeds (from the operating system's generator)."""
     _check_variant(variant_name, "fresh_deals")
-    if count < 1:
-        raise ValueError(f"a deal suite needs at least one deal, got {count}")
+    if not 1 <= count <= MAX_DEALS:
+        raise ValueError(
+            f"a deal suite needs at least one deal and at most {MAX_DEALS:,}, got {count}"
+        )
     return DealSuite(
         variant_name, tuple(Deal(secrets.randbits(FRESH_SEED_BITS)) for _ in range(count))
     )

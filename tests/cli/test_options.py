@@ -1,11 +1,14 @@
-"""Command-line options that are out of range are refused before anything is started."""
+"""Command-line options that are out of range are refused before anything is started or made."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from arena.cli.main import app
+from arena.tournament.deals import MAX_DEALS, fresh_deals
 
 runner = CliRunner()
 FIRST = "{python} -m arena_bot.first_bot"
@@ -20,3 +23,37 @@ def test_a_time_beyond_what_a_bot_can_be_told_is_refused(command: str, option: s
     assert result.exit_code == 2, result.output
     assert option in result.output
     assert "4294967295" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("option", ["--games", "--max-games"])
+def test_an_sprt_of_more_games_than_a_tournament_may_plan_is_refused(
+    option: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its deals were derived before the first game, all of them: --max-games 10^11 ran for ever
+    # without a word.
+    def derive(*args: object) -> None:
+        raise AssertionError("deals derived for a test that is refused")
+
+    monkeypatch.setattr("arena.cli.sprt.seeded_deals", derive)
+    result = runner.invoke(app, ["sprt", "--bot", FIRST, "--bot", FIRST, option, str(10**11)])
+    assert result.exit_code == 2, result.output
+    assert option in result.output
+    assert "1,000,000" in " ".join(result.output.split())
+
+
+def test_a_deal_suite_of_more_than_a_million_deals_is_not_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def make(*args: object) -> None:
+        raise AssertionError("a suite made past the bound")
+
+    monkeypatch.setattr("arena.cli.deals.fresh_deals", make)
+    result = runner.invoke(app, ["deals", "make", str(10**11), str(tmp_path / "d.txt")])
+    assert result.exit_code == 2, result.output
+    assert "1000000" in " ".join(result.output.split())
+    assert not (tmp_path / "d.txt").exists()
+
+
+def test_fresh_deals_has_a_bound() -> None:
+    with pytest.raises(ValueError, match="at most 1,000,000"):
+        fresh_deals(MAX_DEALS + 1)
