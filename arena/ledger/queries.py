@@ -68,11 +68,22 @@ class Queries:
 
     @_guarded
     def find_tournament(self, name_or_id: str) -> TournamentInfo:
-        """A tournament by its name (or its id), or a LedgerError listing the names there are."""
-        for t in self.tournaments():
-            if t.name == name_or_id or str(t.id) == name_or_id:
-                return t
-        names = ", ".join(repr(t.name) for t in self.tournaments()) or "none yet"
+        """A tournament by its name (or its id), or a LedgerError listing the names there are. When
+        the text is one tournament's name and another's id (a tournament named "2"), it is refused as
+        ambiguous rather than resolved to either: the caller may be about to void its games."""
+        known = self.tournaments()
+        named = [t for t in known if t.name == name_or_id]
+        numbered = [t for t in known if str(t.id) == name_or_id]
+        if named and numbered and named[0].id != numbered[0].id:
+            n, i = named[0], numbered[0]
+            raise LedgerError(
+                f"{self.path}: {name_or_id!r} is both the name of tournament #{n.id} and the id of "
+                f"tournament {i.name!r}: give the first by its id ({n.id}) or the second by its "
+                f"name ({i.name!r})"
+            )
+        if named or numbered:
+            return (named or numbered)[0]
+        names = ", ".join(repr(t.name) for t in known) or "none yet"
         raise LedgerError(f"{self.path}: no tournament {name_or_id!r} (tournaments: {names})")
 
     @_guarded

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 from ledger_helpers import REAL_CONNECT, Fixture, make_spec, play_in_order, synthetic_record
+from typer.testing import CliRunner
 
+from arena.cli.main import app
 from arena.ledger import Ledger, LedgerError
 from arena.ledger import records as ledger_records
 from arena.ledger.schema import MIGRATIONS
@@ -229,3 +231,26 @@ def test_locked_and_full_are_named(tmp_path: Path) -> None:
 
     assert "locked by another program" in explain(sqlite3.OperationalError("database is locked"))
     assert explain(sqlite3.OperationalError("database or disk is full")).startswith("disk full")
+
+
+def test_a_tournament_named_like_another_ones_id_is_never_mistaken_for_it(tmp_path: Path) -> None:
+    """--tournament takes a name or an id: "1" naming tournament #2 while #1 is another tournament
+    is refused as ambiguous (arena games void --tournament 1 --all voided the other one's games),
+    and each is found by what is its alone."""
+    led = Ledger(tmp_path / "l.sqlite")
+    first = play_in_order(led, make_spec(2, name="t"), [0, 1])
+    second = play_in_order(led, make_spec(2, name="1", seed=7), [0, 1])
+    assert (first.tid, second.tid) == (1, 2)
+    with pytest.raises(LedgerError, match="'1' is both the name of tournament #2 and the id of"):
+        led.find_tournament("1")
+    assert led.find_tournament("2").name == "1"
+    assert led.find_tournament("t").id == 1
+    assert led.done_keys(1) == {g.key for g in first.games}
+    result = CliRunner().invoke(
+        app,
+        ["games", "void", "--tournament", "1", "--all", "--reason", "x", "--ledger", led.path],
+    )
+    assert result.exit_code == 2, result.output
+    assert "both the name of tournament #2" in " ".join(result.output.split())
+    assert led.done_keys(1) == {g.key for g in first.games}, "the other tournament's games stay"
+    assert led.done_keys(2) == {g.key for g in second.games}
