@@ -99,16 +99,14 @@ class Ledger(Queries):
                 done = {r[0] for r in self.conn.execute("SELECT version FROM _migrations")}
                 if done == set(range(1, len(MIGRATIONS) + 1)):
                     return  # up to date: nothing to write (a read-only ledger can still be read)
+                # Refused before taking the write lock: a newer arena writing the ledger holds it.
+                self._refuse_newer(done)
             with self.transaction():
                 self.conn.execute(
                     "CREATE TABLE IF NOT EXISTS _migrations (version INTEGER PRIMARY KEY, applied_at TEXT)"
                 )
                 done = {r[0] for r in self.conn.execute("SELECT version FROM _migrations")}
-                if done and max(done) > len(MIGRATIONS):
-                    raise LedgerError(
-                        f"{self.path}: schema version {max(done)} is newer than this arena "
-                        f"({len(MIGRATIONS)}); upgrade the arena"
-                    )
+                self._refuse_newer(done)
                 rebuild = False
                 for version, sql in enumerate(MIGRATIONS, start=1):
                     if version not in done:
@@ -124,6 +122,13 @@ class Ledger(Queries):
                 self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         except sqlite3.DatabaseError as exc:
             raise LedgerError(f"{self.path}: cannot prepare the ledger: {explain(exc)}") from exc
+
+    def _refuse_newer(self, done: set[int]) -> None:
+        if done and max(done) > len(MIGRATIONS):
+            raise LedgerError(
+                f"{self.path}: schema version {max(done)} is newer than this arena "
+                f"({len(MIGRATIONS)}); upgrade the arena"
+            )
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:

@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 
 from arena.cli.main import app
 from arena.ledger import Ledger, LedgerError
+from arena.ledger.schema import MIGRATIONS
 from arena.tournament.schedule import ScheduledGame, full_schedule
 
 
@@ -128,6 +129,27 @@ def test_a_locked_ledger_cannot_be_opened(filled: Path) -> None:
         holder.close()
     assert filled.read_bytes() == data
     Ledger(filled).close()
+
+
+@pytest.mark.usefixtures("short_busy_timeout")
+def test_a_newer_schema_being_written_is_named_not_locked(filled: Path) -> None:
+    """A newer arena writing the ledger holds its write lock: this arena reading it is told the schema
+    is newer (what to do: upgrade), not that the ledger is locked, and without waiting for the lock."""
+    conn = REAL_CONNECT(filled)
+    conn.execute("INSERT INTO _migrations VALUES (?, 'later')", (len(MIGRATIONS) + 1,))
+    conn.commit()
+    conn.close()
+    data = filled.read_bytes()
+    holder = REAL_CONNECT(filled, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(LedgerError, match="newer than this arena") as info:
+            Ledger(filled)
+        assert str(filled) in str(info.value)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert filled.read_bytes() == data
 
 
 @pytest.mark.usefixtures("short_busy_timeout")
