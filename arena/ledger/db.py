@@ -93,6 +93,7 @@ class Ledger(Queries):
     # ------------------------------------------------------------------ schema
 
     def _migrate(self) -> None:
+        stored = 0  # the schema version found (0: a new ledger)
         try:
             tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master")}
             if "_migrations" in tables:
@@ -101,6 +102,7 @@ class Ledger(Queries):
                     return  # up to date: nothing to write (a read-only ledger can still be read)
                 # Refused before taking the write lock: a newer arena writing the ledger holds it.
                 self._refuse_newer(done)
+                stored = max(done, default=0)
             with self.transaction():
                 self.conn.execute(
                     "CREATE TABLE IF NOT EXISTS _migrations (version INTEGER PRIMARY KEY, applied_at TEXT)"
@@ -122,6 +124,15 @@ class Ledger(Queries):
                 self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         except sqlite3.DatabaseError as exc:
             raise LedgerError(f"{self.path}: cannot prepare the ledger: {explain(exc)}") from exc
+        except LedgerError as exc:
+            cause = exc.__cause__
+            if stored and isinstance(cause, sqlite3.Error) and "read-only" in explain(cause):
+                raise LedgerError(
+                    f"{self.path}: the ledger's schema (version {stored}) must be upgraded to this "
+                    f"arena's ({len(MIGRATIONS)}), which writes it once, and {explain(cause)}: open "
+                    "it once with write access (any arena command upgrades it)"
+                ) from exc
+            raise
 
     def _refuse_newer(self, done: set[int]) -> None:
         if done and max(done) > len(MIGRATIONS):

@@ -218,6 +218,32 @@ def test_a_read_only_ledger_can_be_read(read_only: Path) -> None:
     assert read_only.read_bytes() == data
 
 
+@pytest.fixture
+def earlier(filled: Path) -> Path:
+    """The filled ledger as an arena before the last migration left it (its last migration not yet
+    applied)."""
+    conn = REAL_CONNECT(filled)
+    conn.execute("DELETE FROM _migrations WHERE version = ?", (len(MIGRATIONS),))
+    conn.commit()
+    conn.close()
+    return filled
+
+
+def test_a_read_only_ledger_of_an_earlier_schema_says_it_needs_upgrading(
+    earlier: Path, read_only: Path
+) -> None:
+    """Reading it needs the one-time upgrade, a write: the error says so, not just that a write
+    failed (which a command that only reads, arena leaderboard, gave without saying why)."""
+    data = read_only.read_bytes()
+    with pytest.raises(LedgerError) as info:
+        Ledger(read_only)
+    message = str(info.value)
+    assert str(read_only) in message
+    assert f"schema (version {len(MIGRATIONS) - 1}) must be upgraded" in message
+    assert "read-only" in message
+    assert read_only.read_bytes() == data
+
+
 def test_writing_a_read_only_ledger(read_only: Path) -> None:
     data = read_only.read_bytes()
     led = Ledger(read_only)
