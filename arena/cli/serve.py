@@ -27,6 +27,7 @@ from arena.cli.common import deal_key as parse_deal_key
 from arena.cli.match import SANDBOX_HELP, SandboxMode, sandbox_probe
 from arena.sandbox import Probe
 from arena.service.server import create_server, is_loopback
+from arena.tournament.files import MAX_MB
 
 TOKEN_DIR_NAME = "bezique-arena"
 
@@ -132,7 +133,8 @@ def serve(
         ),
     ] = None,
     memory_mb: Annotated[
-        int | None, typer.Option(min=0, help="Address space of a bot process (MiB; 0: none).")
+        int | None,
+        typer.Option(min=0, max=MAX_MB, help="Address space of a bot process (MiB; 0: none)."),
     ] = None,
     cpu_seconds: Annotated[
         int | None, typer.Option(min=0, help="CPU seconds of a bot process (0: none).")

@@ -37,6 +37,10 @@ Count = Annotated[int, Field(ge=0)]
 # larger one would reach the bot wrong (and its games end as its crash).
 MAX_MS = 2**32 - 1
 Milliseconds = Annotated[int, Field(ge=0, le=MAX_MS)]
+# The largest size in MiB whose bytes a resource limit can take (a signed 64-bit count): beyond it
+# prlimit cannot read the limit and no bot starts.
+MAX_MB = (2**63 - 1) // 2**20
+Mebibytes = Annotated[int, Field(ge=0, le=MAX_MB)]
 PolicyName = Literal["forfeit", "random-action"]
 
 STRICT = ConfigDict(extra="forbid", strict=True)
@@ -65,6 +69,8 @@ def _limits_model() -> type[BaseModel]:
         default = getattr(Limits(), f.name)
         if isinstance(default, bool):
             spec[f.name] = (bool, default)
+        elif f.name.endswith("_mb"):
+            spec[f.name] = (Mebibytes, default)
         elif isinstance(default, int):
             spec[f.name] = (Count, default)
         else:

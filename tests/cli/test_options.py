@@ -57,3 +57,11 @@ def test_a_deal_suite_of_more_than_a_million_deals_is_not_made(
 def test_fresh_deals_has_a_bound() -> None:
     with pytest.raises(ValueError, match="at most 1,000,000"):
         fresh_deals(MAX_DEALS + 1)
+
+
+def test_an_address_space_past_what_a_resource_limit_takes_is_refused() -> None:
+    # Its bytes past 2^63: prlimit could not read it and no bot started.
+    result = runner.invoke(app, ["serve", "--memory-mb", str(2**63 - 1)])
+    assert result.exit_code == 2, result.output
+    assert "--memory-mb" in result.output
+    assert "8796093022207" in " ".join(result.output.split())

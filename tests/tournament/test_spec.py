@@ -378,6 +378,12 @@ BAD: list[tuple[str, str, str, tuple[str, ...]]] = [
         (">= 0",),
     ),
     (
+        "limits-beyond-a-resource-limit",  # its bytes past 2^63: no bot could start
+        'name = "T"\n[limits]\nmemory_mb = 9223372036854775807\n' + TWO,
+        "limits.memory_mb",
+        ("<= 8796093022207",),
+    ),
+    (
         "limits-sandbox",
         'name = "T"\n[limits]\nsandbox = "docker"\n' + TWO,
         "limits.sandbox",
