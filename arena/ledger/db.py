@@ -39,6 +39,7 @@ from arena.tournament.schedule import ScheduledGame
 from arena.tournament.spec import Entrant
 
 BUSY_TIMEOUT = 10.0  # seconds a write waits for another program's lock before failing
+LEDGER_TABLES = frozenset({"_migrations", "entrants", "tournaments", "games"})
 
 
 def _now() -> str:
@@ -75,7 +76,9 @@ class Ledger(Queries):
         except sqlite3.DatabaseError as exc:
             raise LedgerError(f"{self.path}: not a usable SQLite ledger: {explain(exc)}") from exc
         others = sorted(t for t in tables if not t.startswith("sqlite_"))
-        if (app_id not in (0, APPLICATION_ID)) or (others and "_migrations" not in tables):
+        # A ledger with any table has these (the first migration made them with _migrations): a
+        # database with a _migrations table of its own and none of them is another program's.
+        if (app_id not in (0, APPLICATION_ID)) or (others and not tables >= LEDGER_TABLES):
             conn.close()
             listed = ", ".join(others[:6]) + (", ..." if len(others) > 6 else "")
             raise LedgerError(

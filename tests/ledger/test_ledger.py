@@ -239,6 +239,27 @@ def test_another_programs_database_is_refused_untouched(tmp_path: Path) -> None:
     assert dump(path) == before
 
 
+@pytest.mark.parametrize("versions", [[], [1], [20240101]])
+def test_another_programs_database_with_its_own_migrations_table_is_refused_untouched(
+    tmp_path: Path, versions: list[int]
+) -> None:
+    """A _migrations table is no proof of a ledger: another program's, empty, had every arena table
+    created in it by a command that only reads (arena leaderboard); with versions of its own it was
+    told the arena was too old, or that a table was missing."""
+    path = tmp_path / "other.sqlite"
+    conn = REAL_CONNECT(path)
+    conn.execute("CREATE TABLE _migrations (version INTEGER PRIMARY KEY, name TEXT)")
+    conn.executemany("INSERT INTO _migrations VALUES (?, 'init')", [(v,) for v in versions])
+    conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT)")
+    conn.commit()
+    conn.close()
+    before = dump(path)
+    with pytest.raises(LedgerError, match=r"another program.*_migrations, users") as info:
+        Ledger(path)
+    assert str(path) in str(info.value)
+    assert dump(path) == before
+
+
 def test_entrants_are_programs(led: Ledger) -> None:
     spec = make_spec(2)
     ids = led.entrant_ids(spec.entrants)
