@@ -281,6 +281,14 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
         if e.name in seen:
             problems.append((f"entrants[{i}].name", f"two entrants are named {e.name!r}"))
         seen.add(e.name)
+        if isinstance(e.version, float):  # TOML's 1.10 is the number 1.1: another version's
+            problems.append(
+                (
+                    f"entrants[{i}].version",
+                    f"expected a string or a whole number, got {e.version!r}: a decimal number "
+                    'loses digits (1.10 reads as 1.1); quote it: version = "1.10"',
+                )
+            )
         try:
             check_command(e.command, e.name)
         except LaunchError as exc:

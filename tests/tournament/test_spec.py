@@ -232,6 +232,12 @@ BAD: list[tuple[str, str, str, tuple[str, ...]]] = [
         ("unknown field", "language"),
     ),
     (
+        "entrant-version-decimal",  # 1.10 was read as 1.1, merging two versions in the ledger
+        'name = "T"\n[[entrants]]\nname = "z"\ncommand = "x"\nversion = 1.10\n' + TWO,
+        "entrants[0].version",
+        ("1.1", 'version = "1.10"'),
+    ),
+    (
         "entrant-version-table",
         'name = "T"\n[[entrants]]\nname = "z"\ncommand = "x"\nversion = { major = 1 }\n' + TWO,
         "entrants[0].version",
