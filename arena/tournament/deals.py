@@ -218,7 +218,8 @@ def _parse_deal(line: str, variant_name: str) -> Deal:
 
 
 def _whole(text: str, what: str, most: int) -> int:
-    if not text.isdigit() or int(text) > most:
+    # ASCII digits only: str.isdigit() also holds for "²" (which int() refuses) and "١٢" (twelve).
+    if not (text.isascii() and text.isdigit()) or int(text) > most:
         raise ValueError(f"{what} must be a whole number from 0 to {most}, got {text!r}")
     return int(text)
 

@@ -91,6 +91,10 @@ def test_a_deal_configures_every_game_of_a_match() -> None:
         (HEADER + "seed 5\n", "s.txt:3: expected 'deal SEED"),
         (HEADER + "deal 1\ndeal -5\n", "s.txt:4: the seed must be a whole number from 0"),
         (HEADER + "deal 99999999999999999999\n", "s.txt:3: the seed must be a whole number"),
+        # Digits other than ASCII's: "²" gave int()'s message, "١٢" was read as twelve.
+        (HEADER + "deal \u00b2\n", "s.txt:3: the seed must be a whole number from 0"),
+        (HEADER + "deal \u0661\u0662\n", "s.txt:3: the seed must be a whole number from 0"),
+        (HEADER + "deal 5 dealer=\u0661\n", "s.txt:3: dealer must be a whole number from 0"),
         (HEADER + "deal 5 dealer=2\n", "s.txt:3: dealer must be a seat 0..1, got 2"),
         (HEADER + "deal 5 dealer=0 dealer=1\n", "s.txt:3: dealer is given twice"),
         (HEADER + "deal 5 dealer\n", "s.txt:3: expected dealer=N or deck=CARDS"),
