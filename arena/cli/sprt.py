@@ -43,7 +43,7 @@ from arena.tournament.abtest import (
     run_ab_test,
 )
 from arena.tournament.deals import DealFileError, DealSuite, load_deals, seeded_deals
-from arena.tournament.spec import MAX_PLANNED_GAMES
+from arena.tournament.spec import MAX_CONCURRENCY, MAX_PLANNED_GAMES
 from arena.tournament.stalls import StallWatch
 
 DEFAULT_OPPONENT = "{python} -m arena_bot.greedy_bot"
@@ -181,7 +181,9 @@ def sprt(
     seed: Annotated[
         int, typer.Option(min=0, help="Without --deals: the seed the deals are derived from.")
     ] = 1,
-    concurrency: Annotated[int, typer.Option(min=1, help="Games played at once.")] = 2,
+    concurrency: Annotated[
+        int, typer.Option(min=1, max=MAX_CONCURRENCY, help="Games played at once.")
+    ] = 2,
     max_games: Annotated[
         int | None,
         typer.Option(

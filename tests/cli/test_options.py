@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from arena.cli.main import app
 from arena.tournament.deals import MAX_DEALS, fresh_deals
+from arena.tournament.spec import MAX_CONCURRENCY
 
 runner = CliRunner()
 FIRST = "{python} -m arena_bot.first_bot"
@@ -65,3 +66,19 @@ def test_an_address_space_past_what_a_resource_limit_takes_is_refused() -> None:
     assert result.exit_code == 2, result.output
     assert "--memory-mb" in result.output
     assert "8796093022207" in " ".join(result.output.split())
+
+
+def test_an_sprt_plays_no_more_games_at_once_than_a_tournament(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # --concurrency 100000 started that many pairs at once, two bot processes a game.
+    def derive(*args: object) -> None:
+        raise AssertionError("deals derived for a test that is refused")
+
+    monkeypatch.setattr("arena.cli.sprt.seeded_deals", derive)
+    result = runner.invoke(
+        app, ["sprt", "--bot", FIRST, "--bot", FIRST, "--concurrency", str(MAX_CONCURRENCY + 1)]
+    )
+    assert result.exit_code == 2, result.output
+    assert "--concurrency" in result.output
+    assert str(MAX_CONCURRENCY) in " ".join(result.output.split())
