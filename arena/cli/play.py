@@ -20,11 +20,18 @@ def parse_options(options: list[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for opt in options:
         key, eq, value = opt.partition("=")
+        key, value = key.strip(), value.strip()
         if not eq or not key or not value:
             raise typer.BadParameter(
-                f"expected NAME=VALUE (for example game_end=immediate), got {opt!r}"
+                f"expected NAME=VALUE (for example game_end=immediate), got {opt!r}",
+                param_hint="--option",
             )
-        out[key.strip()] = value.strip()
+        if key in out:  # the last one would win without a word
+            raise typer.BadParameter(
+                f"{key} is given twice ({key}={out[key]}, {key}={value}): give it once",
+                param_hint="--option",
+            )
+        out[key] = value
     return out
 
 

@@ -82,3 +82,20 @@ def test_an_sprt_plays_no_more_games_at_once_than_a_tournament(
     assert result.exit_code == 2, result.output
     assert "--concurrency" in result.output
     assert str(MAX_CONCURRENCY) in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("command", ["play", "match", "sprt"])
+def test_a_variant_option_given_twice_is_refused(command: str) -> None:
+    # The last one won without a word, even after a value the variant would refuse.
+    bots = [] if command == "play" else ["--bot", FIRST, "--bot", FIRST]
+    options = ["-o", "declarations_per_trick=bogus", "-o", "declarations_per_trick=one"]
+    result = runner.invoke(app, [command, *bots, *options])
+    assert result.exit_code == 2, result.output
+    assert "declarations_per_trick is given twice" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("text", ["=one", " =one", "declarations_per_trick= ", "one"])
+def test_a_variant_option_needs_a_name_and_a_value(text: str) -> None:
+    result = runner.invoke(app, ["play", "-o", text])
+    assert result.exit_code == 2, result.output
+    assert "expected NAME=VALUE" in " ".join(result.output.split())
