@@ -39,6 +39,8 @@ MAX_SEED = 2**63 - 1  # a signed 64-bit integer: what the ledger stores
 FRESH_SEED_BITS = 48
 # The most deals a suite is made with: some seconds and megabytes.
 MAX_DEALS = 1_000_000
+# The largest deal suite file read: a million deals, each with some explicit decks.
+MAX_SUITE_BYTES = 256 * 2**20
 
 
 class DealFileError(ValueError):
@@ -139,9 +141,15 @@ def _check_variant(name: str, where: str) -> None:
 def load_deals(path: Path, variant_name: str | None = None) -> DealSuite:
     """Read a deal suite; with ``variant_name``, it must have been made for that variant."""
     try:
-        text = path.read_text()
+        with path.open("rb") as f:
+            data = f.read(MAX_SUITE_BYTES + 1)  # not all of /dev/zero or another endless file
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise DealFileError(f"{path}: cannot read the deal suite: {exc}") from exc
+    if len(data) > MAX_SUITE_BYTES:
+        raise DealFileError(
+            f"{path}: larger than a deal suite may be ({MAX_SUITE_BYTES // 2**20} MiB)"
+        )
     return parse_deals(text, str(path), variant_name)
 
 

@@ -10,6 +10,7 @@ import pytest
 from arena.game import GameState, variant
 from arena.referee import MatchConfig
 from arena.referee.record import deck_texts
+from arena.tournament import deals
 from arena.tournament.deals import (
     Deal,
     DealFileError,
@@ -128,3 +129,14 @@ def test_a_suite_is_for_its_variant(tmp_path: Path) -> None:
     (tmp_path / "binary.txt").write_bytes(b"\xff\xfe\x00")
     with pytest.raises(DealFileError, match=r"binary\.txt"):
         load_deals(tmp_path / "binary.txt")
+
+
+def test_a_suite_file_past_the_bound_is_not_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It was read whole: deals = "/dev/zero" grew until a MemoryError traceback.
+    path = tmp_path / "s.txt"
+    path.write_text(HEADER + "deal 1\n" * 100)
+    monkeypatch.setattr(deals, "MAX_SUITE_BYTES", 200, raising=False)
+    with pytest.raises(DealFileError, match=r"s\.txt: larger than a deal suite may be"):
+        load_deals(path)
