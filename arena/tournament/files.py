@@ -15,12 +15,19 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from arena.bots.limits import Limits
 from arena.referee import FailurePolicy, Policies, TimeControl
 
+# The largest file read: a thousand entrants take some hundred kilobytes.
+MAX_FILE_BYTES = 16 * 2**20
+
 
 def read_toml(path: str | Path, error: type[ValueError]) -> dict[str, Any]:
     """A TOML file's data, or ``error`` naming the file and what is wrong with it."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        with p.open("rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)  # not all of /dev/zero or another endless file
+        if len(data) > MAX_FILE_BYTES:
+            raise error(f"{p}: larger than a file the arena reads ({MAX_FILE_BYTES // 2**20} MiB)")
+        text = data.decode("utf-8")
     except OSError as exc:
         raise error(f"{p}: cannot read the file: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:

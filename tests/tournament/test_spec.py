@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from arena.referee import FailurePolicy
+from arena.tournament import files
 from arena.tournament.schedule import full_schedule
 from arena.tournament.spec import Entrant, TournamentFileError, json_schema, load, parse
 
@@ -510,3 +511,13 @@ def test_the_json_schema_describes_the_file() -> None:
     assert "deals_per_pairing" in schema["properties"]
     assert schema["additionalProperties"] is False
     assert "entrants" in schema["required"]
+
+
+def test_a_file_past_the_bound_is_not_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It was read whole: arena run /dev/zero grew until a MemoryError traceback.
+    path = write(tmp_path, 'name = "T"\n' + TWO)
+    monkeypatch.setattr(files, "MAX_FILE_BYTES", 50, raising=False)
+    with pytest.raises(TournamentFileError, match=r"t\.toml: larger than a file the arena reads"):
+        load(path)
