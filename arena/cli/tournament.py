@@ -104,6 +104,11 @@ def run(
             key = deal_key(deal_secret)
         except ValueError as exc:
             raise fail(f"--deal-secret: {exc}") from exc
+    if logs is not None:
+        try:
+            logs.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file of that name, a folder it may not write in
+            raise fail(f"--logs: cannot use {logs} as the folder of the logs: {exc}") from exc
     for warning in spec.warnings:
         errors.print(f"[yellow]warning:[/] {escape(str(file))}: {escape(warning)}")
     address = spec.cluster if cluster is None else cluster.strip()
