@@ -63,20 +63,37 @@ def outcomes(record: MatchRecord) -> list[tuple[str, str]]:
     return [(g.outcome, g.detail) for g in record.games]
 
 
-def late_by(seconds: float, copies: int = 1, only_first: bool = True) -> Answer:
-    """Answer the first request (or every one) ``seconds`` after its clock's limit, ``copies`` times;
-    the others at once."""
+def late_by(seconds: float) -> Answer:
+    """Answer the first request ``seconds`` after its clock's limit; the others at once."""
     asked = 0
 
     def answer(port: StreamPort, request: bot_pb2.DecisionRequest) -> None:
         nonlocal asked
         asked += 1
-        if only_first and asked > 1:
+        if asked > 1:
             return at_once(port, request)
-        loop = asyncio.get_running_loop()
         limit = (SHORT.budget_ms + SHORT.grace_ms) / 1000
-        for _ in range(copies):
-            loop.call_later(limit + seconds, port.on_reply, reply_to(request))
+        asyncio.get_running_loop().call_later(limit + seconds, port.on_reply, reply_to(request))
+
+    return answer
+
+
+def late_then_copied(copies: int) -> Answer:
+    """Leave the first request unanswered past its clock; send its reply ``copies`` times just before
+    answering the next request (so the copies land in the next game, whatever the machine's speed);
+    answer every other request at once."""
+    first: list[bot_pb2.DecisionRequest] = []
+
+    def answer(port: StreamPort, request: bot_pb2.DecisionRequest) -> None:
+        if not first:
+            first.append(request)
+            return
+        if len(first) == 1:
+            first.append(request)
+            loop = asyncio.get_running_loop()
+            for _ in range(copies):
+                loop.call_soon(port.on_reply, reply_to(first[0]))
+        at_once(port, request)
 
     return answer
 
@@ -93,9 +110,10 @@ def test_a_reply_read_as_the_clock_runs_out_costs_the_timeout_only() -> None:
 def test_a_late_reply_is_no_error_once_and_its_copies_are() -> None:
     """One late reply is forgiven; sending it again is a second reply (a bot may not flood its stream
     with copies of a reply it knows is late)."""
-    record, _ = play(late_by(0.05, copies=1))
+    record, _ = play(late_then_copied(copies=1))
+    assert outcomes(record)[0][0] == "timeout"
     assert outcomes(record)[1] == ("normal", "")
-    record, _ = play(late_by(0.05, copies=3))
+    record, _ = play(late_then_copied(copies=3))
     assert outcomes(record)[0][0] == "timeout"
     assert outcomes(record)[1][0] == "protocol-error"
     assert "a second reply to request 1" in outcomes(record)[1][1]
