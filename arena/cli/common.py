@@ -121,6 +121,17 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
+def logs_folder(logs: Path | None) -> None:
+    """Make the folder of ``--logs`` before anything starts: a file of that name, or a place the
+    arena may not write in, is the option's error (exit 2), not a failure once bots are running."""
+    if logs is None:
+        return
+    try:
+        logs.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise fail(f"--logs: cannot use {logs} as the folder of the logs: {exc}") from exc
+
+
 def open_ledger(path: Path, must_exist: bool = True) -> Ledger:
     if must_exist and str(path) != ":memory:" and not path.exists():
         raise fail(f"no ledger at {path} (run a tournament first: arena run FILE)")

@@ -20,7 +20,15 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from arena.cli.common import DEFAULT_LEDGER, LedgerOption, console, fail, open_ledger, plain
+from arena.cli.common import (
+    DEFAULT_LEDGER,
+    LedgerOption,
+    console,
+    fail,
+    logs_folder,
+    open_ledger,
+    plain,
+)
 from arena.cluster.errors import ClusterError
 from arena.competition import bundles
 from arena.competition.spec import CompetitionFileError, load
@@ -105,6 +113,7 @@ def serve(
         spec = load(file)
     except CompetitionFileError as exc:
         raise fail(str(exc)) from exc
+    logs_folder(logs)
     address = spec.server.cluster if cluster is None else cluster.strip()
     if address == "none":
         address = ""

@@ -31,6 +31,7 @@ from arena.cli.common import (
     MaxStrikesOption,
     OnFailureOption,
     errors,
+    logs_folder,
 )
 from arena.cli.play import parse_options
 from arena.game import VARIANT_NAMES, GameState, Variant, VariantError, variant, variant_options
@@ -248,6 +249,7 @@ def match(
             markup=False,
             highlight=False,
         )
+    logs_folder(logs)
     configs = duplicate_configs(config, rotations)
     specs: list[list[PlayerSpec]] = []
     players = iter(zip(names, bot, strict=True))

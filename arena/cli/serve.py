@@ -24,6 +24,7 @@ import typer
 
 from arena.bots.limits import Limits
 from arena.cli.common import deal_key as parse_deal_key
+from arena.cli.common import logs_folder
 from arena.cli.match import SANDBOX_HELP, SandboxMode, sandbox_probe
 from arena.sandbox import Probe
 from arena.service.server import create_server, is_loopback
@@ -181,6 +182,7 @@ def serve(
             key = parse_deal_key(deal_key)
         except ValueError as exc:
             raise typer.BadParameter(str(exc), param_hint="--deal-key") from exc
+    logs_folder(logs)
     found = sandbox_probe(limits.sandbox, show=False)  # refuse before binding anything
     try:
         asyncio.run(_serve(address, admin_address, records, logs, admin_token, limits, key, found))

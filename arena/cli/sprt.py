@@ -16,7 +16,15 @@ import typer
 from rich.markup import escape
 
 from arena.bots.limits import Limits
-from arena.cli.common import BankOption, BudgetOption, GraceOption, deal_key, errors, open_ledger
+from arena.cli.common import (
+    BankOption,
+    BudgetOption,
+    GraceOption,
+    deal_key,
+    errors,
+    logs_folder,
+    open_ledger,
+)
 from arena.cli.match import (
     SANDBOX_HELP,
     SandboxMode,
@@ -312,6 +320,7 @@ def sprt(
     )
 
     options = tuple(sorted(parse_options(option or []).items()))
+    logs_folder(logs)
     sandbox_probe(sandbox.value)
     led = open_ledger(ledger, must_exist=False) if ledger is not None else None
     spec = AbTestSpec(

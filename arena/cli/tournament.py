@@ -21,6 +21,7 @@ from arena.cli.common import (
     deal_key,
     errors,
     fail,
+    logs_folder,
     open_ledger,
     plain,
     print_board,
@@ -104,11 +105,7 @@ def run(
             key = deal_key(deal_secret)
         except ValueError as exc:
             raise fail(f"--deal-secret: {exc}") from exc
-    if logs is not None:
-        try:
-            logs.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:  # a file of that name, a folder it may not write in
-            raise fail(f"--logs: cannot use {logs} as the folder of the logs: {exc}") from exc
+    logs_folder(logs)
     for warning in spec.warnings:
         errors.print(f"[yellow]warning:[/] {escape(str(file))}: {escape(warning)}")
     address = spec.cluster if cluster is None else cluster.strip()
