@@ -49,6 +49,7 @@ _KEEP = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "NODE_PATH", "VIRTUAL_E
 MARKER = "ARENA_BOT_MARKER"
 TAIL_LINES = 20  # the last lines of a bot's output kept in memory
 TAIL_LINE_CHARS = 300  # each cut at this length
+FREEZE_PASSES = 100  # at most this many passes over a frozen bot's processes (see freeze())
 
 
 class LaunchError(Exception):
@@ -121,6 +122,7 @@ class BotProcess:
         self.confinement = confinement
         self.marker = marker
         self.frozen = False
+        self._stopped_apart: set[int] = set()  # stopped one by one by freeze(), for thaw()
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)
         self._exited = exited
         self._pump: asyncio.Task[None] | None = None
@@ -273,16 +275,31 @@ class BotProcess:
         return f"bot process exited with code {code}"
 
     def freeze(self) -> None:
-        """Stop the bot's processes while it is not its turn (fairness option)."""
+        """Stop the bot's processes while it is not its turn (fairness option). Isolated, every
+        process of its PID namespace is stopped too, pass after pass until a pass finds none it has
+        not stopped: a process that left the process group (``setsid``) is out of reach of the
+        group's SIGSTOP, and ran on through the opponent's turns. (A process stopped while it forks
+        has its fork restarted once it runs again, so nothing new appears after the last pass.) A
+        light bot, trusted, is stopped by its group alone: finding its processes reads every
+        process's environment, on every turn."""
         if self.limits.freeze and not self.frozen and self.proc.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, signal.SIGSTOP)
                 self.frozen = True
+            if self.frozen and self.isolated:
+                for _ in range(FREEZE_PASSES):
+                    found = self.processes() - self._stopped_apart
+                    if not found:
+                        break
+                    procs.kill_all(found, signal.SIGSTOP)
+                    self._stopped_apart |= found
 
     def thaw(self) -> None:
         if self.frozen:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, signal.SIGCONT)
+            procs.kill_all(self._stopped_apart, signal.SIGCONT)
+            self._stopped_apart = set()
             self.frozen = False
 
     def processes(self) -> set[int]:

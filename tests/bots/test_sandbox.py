@@ -217,6 +217,51 @@ def test_cpu_time_and_freezing_work_in_the_sandbox(tmp_path: Path, referee_socke
     assert "T" not in thawed
 
 
+def test_a_process_that_leaves_the_process_group_is_frozen_too(
+    tmp_path: Path, referee_socket: str
+) -> None:
+    """A child in a session of its own (``setsid``) is out of reach of the group's SIGSTOP: it ran
+    on, spinning, through every turn of the opponent's."""
+    command = _script(
+        tmp_path / "apart",
+        """
+        import os, time
+        if os.fork() == 0:
+            os.setsid()
+            while True:
+                pass
+        while True:
+            time.sleep(1)
+        """,
+    )
+
+    async def go() -> tuple[set[str], float, set[str]]:
+        bot = await BotProcess.start(
+            "apart", command, "127.0.0.1:1", "tok", None, Limits(freeze=True), socket=referee_socket
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while bot.cpu_seconds() < 0.3 and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            bot.freeze()
+            await asyncio.sleep(0.3)
+            frozen = {_state(p) for p in bot.processes()}
+            before = bot.cpu_seconds()
+            await asyncio.sleep(0.5)
+            spent = bot.cpu_seconds() - before
+            bot.thaw()
+            await asyncio.sleep(0.3)
+            thawed = {_state(p) for p in bot.processes()}
+            return frozen, spent, thawed
+        finally:
+            await bot.stop()
+
+    frozen, spent, thawed = asyncio.run(go())
+    assert frozen == {"T"}
+    assert spent < 0.05
+    assert "T" not in thawed
+
+
 def _state(pid: int) -> str:
     fields = procs.stat(pid)
     return fields[0] if fields else "gone"
