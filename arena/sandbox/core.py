@@ -386,7 +386,7 @@ def confine(
         shown = mounts.Mounts([*hide, run_dir()])
         # Under its own uid its home is made by the unprivileged bubblewrap (owned by that uid).
         shown.layout(limits.home_bytes, None if lease else limits.home_bytes)
-        shown.show(runtime.runtime_folders(env) + runtime.command_folders(argv, env))
+        shown.show(runtime.runtime_folders(env) + _named(argv, env, workdir))
         if referee.socket:
             shown.bind(referee.socket, mounts.SOCKET)
         if workdir is not None:
@@ -399,6 +399,17 @@ def confine(
             lease.release()
         raise
     return Confinement(found, full, env, "/", mounts.SOCKET_ADDRESS, None, lease)
+
+
+def _named(argv: Sequence[str], env: Mapping[str, str], workdir: Path | None) -> list[Path]:
+    """The folders of the command line to show. A build's (given a ``workdir``) is a submission's,
+    written by its author: the folders it named were shown, the competition's data folder with them
+    (every bot's build, the ledger), and its output goes back to that author. A build sees only the
+    runtime, its own folder and the folder of a program found in the arena's ``PATH``."""
+    if workdir is None:
+        return runtime.command_folders(argv, env)
+    program = argv[:1] if argv and os.sep not in argv[0] else []
+    return runtime.command_folders(program, env)
 
 
 def _isolated_argv(

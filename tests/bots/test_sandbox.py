@@ -25,6 +25,8 @@ import pytest
 from arena import scratch
 from arena.bots.launcher import BotProcess
 from arena.bots.limits import Limits
+from arena.competition import intake
+from arena.competition.bundles import Manifest
 from arena.referee import MatchConfig
 from arena.sandbox import HOME, SOCKET, probe, procs, require, uids
 from arena.service.manager import PlayerSpec
@@ -418,6 +420,32 @@ def test_a_start_called_off_half_way_leaves_nothing_behind(
         assert set(os.listdir(scratch.run_dir())) == folders  # no working folder left (light)
     finally:
         procs.kill_all(_tagged(tag))
+
+
+def test_a_build_sees_nothing_its_command_line_names_outside_its_folder(tmp_path: Path) -> None:
+    """A submission's build command is its author's, and its output goes back to the author: naming
+    the competition's data folder (``../..`` from the build, or its full path) showed every other
+    bot's build and the ledger to the build."""
+    data = tmp_path / "data"
+    (data / "builds" / "1").mkdir(parents=True)
+    (data / "builds" / "1" / "bot.py").write_text("their strategy")
+    (data / "arena.sqlite").write_text("the ledger")
+    source = data / "bundles" / "mine"
+    source.mkdir(parents=True)
+    (source / "bot.py").write_text("pass\n")
+    for path in [data, *data.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    look = "import os, sys; [print(p, sorted(os.listdir(p))) for p in sys.argv[1:]]"
+    manifest = Manifest(
+        "b", "1", "python", "{python} bot.py", f'{{python}} -c "{look}" ../.. {data / "builds"}'
+    )
+    built = data / "builds" / "2"
+    outcome = asyncio.run(intake.build(manifest, source, built, Limits(sandbox="required"), 60))
+    assert outcome.ok, outcome.log
+    assert "their strategy" not in outcome.log and "arena.sqlite" not in outcome.log
+    assert f"{data} ['builds']" in outcome.log  # only the way to its own folder
+    assert f"{data / 'builds'} ['2']" in outcome.log
+    intake._remove(built)
 
 
 def test_the_example_bots_play_a_sandboxed_match() -> None:
