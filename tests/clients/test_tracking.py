@@ -123,3 +123,33 @@ def test_the_other_hand_is_known_once_the_stock_is_empty() -> None:
             checked += 1
             state.apply(rng.choice(state.legal_actions()))
     assert checked > 40
+
+
+def test_carte_blanche_cards_stay_known_after_the_chain_ends() -> None:
+    """Rubicon: both seats show carte blanche and then draw a court card, which ends their chains.
+    The cards each showed and has not played are still known to the other seat, from the state as
+    from the view (the state's knowledge used to forget them once no carte blanche was active)."""
+    v = variant("rubicon")
+    deck = arrange_deck(
+        v,
+        dealer=1,
+        hands=[
+            ["AS", "TS", "9S", "8S", "7S", "AH", "TH", "9H", "8H"],
+            ["AD", "TD", "9D", "8D", "7D", "AC", "TC", "9C", "8C"],
+        ],
+        stock=["KH", "KD"],
+    )
+    state = GameState.new(v, seed=0, dealer=1, decks=[deck])
+    state.apply(Action.parse("declare carte-blanche"))  # seat 0, the leader
+    state.apply(Action.parse("declare carte-blanche"))  # seat 1
+    state.apply(Action.parse("play 7S"))
+    state.apply(Action.parse("play 7D"))  # seat 0 wins; each draws a king: both chains end
+    assert state.cb_active == [False, False]
+    for seat in range(2):
+        other = 1 - seat
+        a = Knowledge.from_view(observe(state, seat))
+        b = Knowledge.from_state(state, seat)
+        assert a.known == b.known and a.unseen == b.unseen, seat
+        assert sorted(a.known_marks[other]) == sorted(b.known_marks[other]), seat
+        assert sum(b.known[other]) == 8  # nine shown, one played
+        assert b.known[other][parse_kind("7D" if other else "7S")] == 0

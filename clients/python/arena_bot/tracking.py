@@ -314,7 +314,9 @@ class Knowledge:
                 if c < ANY_COPY:  # a public copy: declared, or a turn-up taken
                     known[c & 31] += 1
                     k.known_marks[s].append((c & 31, marks[c] & COMBO_MARKS))
-        if v.family is Family.RUBICON and any(state.cb_active):
+        # Cards shown for carte blanche stay known until played, after the chain has ended too; the
+        # deal's score items (a few dozen) say whether any was shown without reading the whole log.
+        if v.family is Family.RUBICON and any(i.reason == "carte-blanche" for i in state.items):
             k._carte_blanche_from_state(state)
         k.open_marks = {}
         for s in range(v.seats):
