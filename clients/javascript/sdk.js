@@ -272,6 +272,9 @@ function run(bot, options = {}) {
   const call = client.Play();
   const welcomes = new Map(); // match id -> Welcome, for the matches being played
   const logs = new Map(); // "match id/game" -> public log so far
+  // "match id/game" -> the game's seed, for every turn (also when the bot's onGameStart does not
+  // keep it in this.gameSeed)
+  const seeds = new Map();
   let heard = false; // anything at all from the referee
   let welcomed = 0;
   let matchesOver = 0;
@@ -296,6 +299,7 @@ function run(bot, options = {}) {
           log = [];
           logs.set(key, log);
           const seed = requestSeed(req);
+          seeds.set(key, seed);
           await bot.onGameStart({
             matchId: req.match_id,
             game: req.game,
@@ -319,7 +323,7 @@ function run(bot, options = {}) {
           events: req.events,
           log: log.slice(),
           welcome: welcomes.get(req.match_id) || null,
-          gameSeed: bot.gameSeed,
+          gameSeed: seeds.get(key),
         });
         const action = choice !== null && typeof choice === 'object' ? choice.text : choice;
         if (typeof action !== 'string') {
@@ -331,6 +335,7 @@ function run(bot, options = {}) {
       case 'game_over': {
         const over = message.game_over;
         logs.delete(`${over.match_id}/${over.game}`);
+        seeds.delete(`${over.match_id}/${over.game}`);
         await bot.onGameOver(over);
         break;
       }
@@ -338,7 +343,10 @@ function run(bot, options = {}) {
         const over = message.match_over;
         matchesOver += 1;
         for (const key of logs.keys()) {
-          if (key.startsWith(`${over.match_id}/`)) logs.delete(key);
+          if (key.startsWith(`${over.match_id}/`)) {
+            logs.delete(key);
+            seeds.delete(key);
+          }
         }
         welcomes.delete(over.match_id);
         await bot.onMatchOver(over);

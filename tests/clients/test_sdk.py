@@ -520,6 +520,60 @@ def test_javascript_computes_the_same_seed_as_python() -> None:
     assert js == py and len(set(py)) == len(py)
 
 
+# A JavaScript bot that seeds a generator of its own in onGameStart and does not call super (as the
+# SDK's README allows): each turn prints the seed it was given at the start and the turn's gameSeed.
+JS_OWN_SEED = """\
+'use strict';
+const { Bot, main } = require(SDK_PATH);
+
+class OwnSeed extends Bot {
+  constructor() {
+    super('js-own-seed', '1');
+  }
+
+  onGameStart(start) {
+    this.started = start.seed;
+  }
+
+  decide(turn) {
+    process.stdout.write(`${this.started} ${turn.gameSeed}\\n`);
+    return turn.legal[0].text;
+  }
+}
+
+main(new OwnSeed());
+"""
+
+
+@pytest.mark.slow
+def test_javascript_turns_carry_the_games_seed_whatever_on_game_start_does(
+    tmp_path: Path,
+) -> None:
+    """``turn.gameSeed`` is the game's seed at every turn even when the bot overrides
+    ``onGameStart`` without calling ``super`` (it used to be ``this.gameSeed``, then still 0)."""
+    node = node_executable()
+    path = tmp_path / "own_seed.js"
+    path.write_text(JS_OWN_SEED.replace("SDK_PATH", json.dumps(str(JS_SDK))))
+
+    async def go() -> Exited:
+        async with serving() as (address, manager, _):
+            entry = await remote_match(manager, seed=4)
+            t0, t1 = seat_tokens(entry)
+            env = _env(ARENA_ADDRESS=address, ARENA_TOKEN=t0)
+            proc = await _spawn([node, str(path)], env, tmp_path)
+            other = asyncio.create_task(asyncio.to_thread(play, FirstBot(), address, t1))
+            exited = await proc
+            await asyncio.wait_for(other, WAIT)
+            return exited
+
+    exited = asyncio.run(go())
+    assert exited.code == 0, exited
+    turns = [line.split() for line in exited.stdout.splitlines()]
+    assert turns, exited
+    for started, given in turns:
+        assert given == started != "0", exited.stdout
+
+
 def test_a_random_bot_plays_a_deal_the_same_whatever_it_played_before() -> None:
     """Reseeded by ``on_game_start``, a random bot that has played other games chooses exactly as a
     fresh one on the same deal; played without the hook (in-process harnesses) it keeps its seed."""
