@@ -11,6 +11,7 @@
 
 const crypto = require('node:crypto');
 const path = require('node:path');
+const util = require('node:util');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
@@ -201,6 +202,12 @@ class RefusedError extends ArenaError {
   }
 }
 
+/** A value as a bot author would write it (an object's fields, not "[object Object]"), cut short. */
+function shown(value, limit = 80) {
+  const text = util.inspect(value, { depth: 2, breakLength: Infinity, maxArrayLength: 3 });
+  return text.length <= limit ? text : `${text.slice(0, limit - 3)}...`;
+}
+
 function oneLine(text, limit = 300) {
   // grpc-js ends some details with an empty "Resolution note:"; drop it.
   const line = String(text).split(/\s+/).join(' ').trim().replace(/ ?Resolution note:$/, '');
@@ -327,7 +334,9 @@ function run(bot, options = {}) {
         });
         const action = choice !== null && typeof choice === 'object' ? choice.text : choice;
         if (typeof action !== 'string') {
-          throw new TypeError(`decide() must return an action's text, got ${String(choice)}`);
+          throw new TypeError(
+            `decide() must return an action's text or one of turn.legal, got ${shown(choice)}`,
+          );
         }
         call.write({ reply: { request_id: req.request_id, match_id: req.match_id, action } });
         break;

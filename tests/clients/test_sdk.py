@@ -325,6 +325,54 @@ def test_a_stream_broken_mid_match_is_a_failure(
     assert f"broke during match {match_id}" in _one_line_error(exited, name)
 
 
+# A JavaScript bot whose decide() returns an object that is not an action (a newcomer's slip).
+JS_BAD_RETURN = """\
+'use strict';
+const { Bot, main } = require(SDK_PATH);
+
+class BadReturn extends Bot {
+  constructor() {
+    super('js-bad-return', '1');
+  }
+
+  decide(turn) {
+    return { action: turn.legal[0].text };
+  }
+}
+
+main(new BadReturn());
+"""
+
+
+@pytest.mark.slow
+def test_a_javascript_decide_that_returns_no_action_says_what_it_returned(
+    tmp_path: Path,
+) -> None:
+    """The error names the value decide() returned, as the bot wrote it (it used to say
+    ``[object Object]``), and the bot exits 1."""
+    node = node_executable()
+    path = tmp_path / "bad_return.js"
+    path.write_text(JS_BAD_RETURN.replace("SDK_PATH", json.dumps(str(JS_SDK))))
+
+    async def go() -> Exited:
+        async with serving() as (address, manager, _):
+            entry = await remote_match(manager, seed=7)
+            t0, t1 = seat_tokens(entry)
+            env = _env(ARENA_ADDRESS=address, ARENA_TOKEN=t0)
+            proc = await _spawn([node, str(path)], env, tmp_path)
+            other = asyncio.create_task(asyncio.to_thread(play, FirstBot(), address, t1))
+            exited = await proc
+            await asyncio.wait_for(other, WAIT)
+            return exited
+
+    exited = asyncio.run(go())
+    assert exited.code == sdk.EXIT_BOT_ERROR, exited
+    assert "decide() must return an action's text or one of turn.legal, got { action: 'play " in (
+        exited.stderr
+    ), exited.stderr
+    assert "[object Object]" not in exited.stderr
+
+
 @pytest.mark.slow
 def test_a_stream_the_referee_ends_mid_match_is_a_failure(
     py_bot: list[str], tmp_path: Path
