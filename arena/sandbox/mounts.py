@@ -6,7 +6,9 @@ own (in memory, gone with it).
 The referee's Unix socket at a fixed path. Nothing else: not the ledger, records, logs, tournament
 files, other bots' folders. A folder to show that holds a hidden path (the ledger beside a bot's script,
 say) is shown entry by entry, without the hidden one and its SQLite companions (``-wal``, ``-shm``,
-``-journal``), and symbolic links in it are recreated rather than followed.
+``-journal``), and symbolic links in it are recreated rather than followed. Whether a folder holds a
+hidden path is decided on the real path of both (bubblewrap binds what a link leads to), and what is
+bound is that real path.
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ class Mounts:
 
     def __init__(self, hidden: Iterable[Path] = ()) -> None:
         self.args: list[str] = []
-        self.hidden = [Path(os.path.abspath(h)) for h in hidden]
+        # As named and as the links in the name lead: either way, what is bound must not hold it.
+        named = [Path(os.path.abspath(h)) for h in hidden]
+        self.hidden = list(dict.fromkeys([*named, *(Path(os.path.realpath(h)) for h in named)]))
         self._dirs: set[str] = {"/"}
         self._bound: list[Path] = []
 
@@ -76,34 +80,40 @@ class Mounts:
         ):
             if folder == Path("/") or self.covered(folder) or not folder.exists():
                 continue
-            if any(hides(h, folder) for h in self.hidden):
+            # A folder named through a link is bound as what the link leads to (bubblewrap follows
+            # it): the ledger's folder, named through a link to it, was shown whole.
+            real = Path(os.path.realpath(folder))
+            if any(hides(h, p) for h in self.hidden for p in (folder, real)):
                 continue
-            self._show(folder)
+            self._show(real, folder)
 
-    def _show(self, folder: Path) -> None:
-        inside = [h for h in self.hidden if h.is_relative_to(folder)]
-        if not inside or not folder.is_dir():
-            self._ro(folder)
+    def _show(self, source: Path, dest: Path) -> None:
+        """The real folder ``source`` at ``dest`` (the same, or a path with a link in it)."""
+        inside = [h for h in self.hidden if h.is_relative_to(source) or h.is_relative_to(dest)]
+        if not inside or not source.is_dir():
+            self._ro(source, dest)
             return
-        self.dir(str(folder))  # shown entry by entry, without what is hidden
+        self.dir(str(dest))  # shown entry by entry, without what is hidden
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            entries = sorted(os.scandir(source), key=lambda e: e.name)
         except OSError:
             return
         for entry in entries:
-            path = Path(entry.path)
-            if any(hides(h, path) for h in self.hidden):
+            path, there = Path(entry.path), dest / entry.name
+            if any(hides(h, p) for h in self.hidden for p in (path, there)):
                 continue
             try:
                 mode = entry.stat(follow_symlinks=False).st_mode
             except OSError:
                 continue
             if stat.S_ISLNK(mode):
-                self.args += ["--symlink", os.readlink(path), str(path)]
-            elif stat.S_ISDIR(mode) and any(h.is_relative_to(path) for h in inside):
-                self._show(path)
+                self.args += ["--symlink", os.readlink(path), str(there)]
+            elif stat.S_ISDIR(mode) and any(
+                h.is_relative_to(path) or h.is_relative_to(there) for h in inside
+            ):
+                self._show(path, there)
             elif stat.S_ISDIR(mode) or stat.S_ISREG(mode):
-                self._ro(path)
+                self._ro(path, there)
 
     def dir(self, path: str) -> None:
         """A folder (and its parents) in the sandbox's own root, readable by everyone."""
@@ -114,11 +124,12 @@ class Mounts:
                 self.args += ["--perms", "0755", "--dir", here]
                 self._dirs.add(here)
 
-    def _ro(self, path: Path) -> None:
-        self.dir(str(path.parent))
-        self.args += ["--ro-bind", str(path), str(path)]
-        self._bound.append(path)
-        self._dirs.add(str(path))
+    def _ro(self, source: Path, dest: Path | None = None) -> None:
+        dest = dest or source
+        self.dir(str(dest.parent))
+        self.args += ["--ro-bind", str(source), str(dest)]
+        self._bound.append(dest)
+        self._dirs.add(str(dest))
 
     def bind(self, source: str, dest: str) -> None:
         """A writable bind (the referee's socket)."""

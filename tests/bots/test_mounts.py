@@ -45,6 +45,25 @@ def test_a_hidden_file_and_its_companions_are_left_out_of_its_folder(tmp_path: P
     assert shown.args[i - 2] == "--symlink"  # recreated as a link, never followed
 
 
+def test_links_are_resolved_before_a_folder_is_judged(tmp_path: Path) -> None:
+    """Bubblewrap binds what a link leads to: the folder of a hidden path, named through a link or
+    holding a hidden path named through one, is shown entry by entry, its real entries at the named
+    place."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "arena.sqlite").write_text("x")
+    (real / "bot.py").write_text("x")
+    (tmp_path / "link").symlink_to(real)
+    through = mounts.Mounts([real / "arena.sqlite"])
+    through.show([tmp_path / "link"])
+    assert _binds(through.args) == [str(tmp_path / "link" / "bot.py")]
+    i = through.args.index("--ro-bind")
+    assert through.args[i + 1] == str(real / "bot.py")  # the real file, checked, is what is bound
+    named = mounts.Mounts([tmp_path / "link" / "arena.sqlite"])
+    named.show([real])
+    assert _binds(named.args) == [str(real / "bot.py")]
+
+
 def test_a_folder_inside_a_hidden_one_is_not_shown(tmp_path: Path) -> None:
     (tmp_path / "logs" / "bot").mkdir(parents=True)
     shown = mounts.Mounts([tmp_path / "logs"])

@@ -185,6 +185,48 @@ def test_a_hidden_path_named_on_the_command_line_stays_hidden(
     assert "notes.txt True" in out
 
 
+def test_a_hidden_path_stays_hidden_when_its_folder_is_named_through_a_link(
+    tmp_path: Path, referee_socket: str
+) -> None:
+    """Bubblewrap binds what a link leads to: a bot's folder named through a link to the folder of
+    the ledger (a tournament folder reached through a link, say) was shown whole, ledger and all, as
+    the hidden path was compared with the name and not with what it leads to."""
+    real = tmp_path / "tournament"
+    ledger = real / "arena.sqlite"
+    command = _script(
+        real,
+        """
+        import os, sys
+        here = os.path.dirname(sys.argv[0])
+        print("listed", sorted(os.listdir(here)))
+        print("ledger", os.path.exists(os.path.join(here, "arena.sqlite")))
+        """,
+    )
+    ledger.write_text("secret")
+    (tmp_path / "link").symlink_to(real)
+    command = command.replace(str(real), str(tmp_path / "link"))
+
+    async def go() -> str:
+        log = tmp_path / "probe.log"
+        bot = await BotProcess.start(
+            "probe",
+            command,
+            "127.0.0.1:1",
+            "tok",
+            log,
+            Limits(),
+            socket=referee_socket,
+            hide=(ledger,),
+        )
+        await asyncio.wait_for(bot.wait(), 120)
+        await bot.stop()
+        return log.read_text()
+
+    out = asyncio.run(go())
+    assert "listed ['probe.py']" in out  # its own script, run through the link
+    assert "ledger False" in out
+
+
 def test_cpu_time_and_freezing_work_in_the_sandbox(tmp_path: Path, referee_socket: str) -> None:
     command = _script(tmp_path / "spin", "while True:\n    pass\n")
 
