@@ -414,6 +414,67 @@ def test_a_stream_the_referee_ends_mid_match_is_a_failure(
     assert f"in the middle of match {match_id}" in _one_line_error(exited, "template")
 
 
+# A Python bot too slow for its first decision, which says what the referee then tells it.
+PY_TOO_SLOW = """\
+import time
+
+from arena_bot import Bot, run
+
+
+class TooSlow(Bot):
+    name = "too-slow"
+
+    def decide(self, view, legal, clock):
+        time.sleep(2.0)
+        return legal[0]
+
+    def on_game_over(self, end):
+        print("game over:", end.result.outcome, flush=True)
+
+    def on_match_over(self, over):
+        print("match over", flush=True)
+
+
+run(TooSlow())
+"""
+
+
+@pytest.mark.slow
+def test_a_reply_past_its_time_limit_leaves_the_match_results_readable(tmp_path: Path) -> None:
+    """A Python bot times out on a one-game match (forfeit): the referee sends GameOver and
+    MatchOver and ends the stream while the bot still thinks. The bot then hears both and exits 0,
+    as a JavaScript bot does; it used to write its reply into the ended stream, which gRPC turns
+    into 'INTERNAL: Internal error from Core' for the whole call: the results were lost and the
+    bot exited 3 with a stream 'broken during the match'."""
+    path = tmp_path / "too_slow.py"
+    path.write_text(PY_TOO_SLOW)
+    fast = TimeControl(budget_ms=50, bank_ms=0, grace_ms=50)
+
+    async def go() -> tuple[Exited, MatchRecord | None]:
+        async with serving() as (address, manager, _):
+            entry = manager.create(
+                MatchConfig(seed=3, time_control=fast),
+                [[PlayerSpec("s0")], [PlayerSpec("s1")]],
+                WAIT,
+            )
+            await manager.start(entry)
+            t0, t1 = seat_tokens(entry)
+            other = asyncio.create_task(asyncio.to_thread(play, FirstBot(), address, t1))
+            env = _env(ARENA_ADDRESS=address, ARENA_TOKEN=t0)
+            exited = await (await _spawn([sys.executable, str(path)], env, tmp_path))
+            await asyncio.wait_for(other, WAIT)
+            await asyncio.wait_for(entry.done.wait(), WAIT)
+            return exited, entry.record
+
+    exited, record = asyncio.run(go())
+    assert record is not None
+    assert [(g.outcome, g.culprit) for g in record.games] == [("timeout", 0)]
+    assert exited.code == 0, exited
+    assert exited.stdout.splitlines() == ["game over: 2", "match over"], exited
+    assert "Internal error" not in exited.stderr, exited.stderr
+    assert "past its limit of 101 ms (budget + bank + grace)" in exited.stderr, exited.stderr
+
+
 # ---------------------------------------------------------------------------------- both ways
 
 

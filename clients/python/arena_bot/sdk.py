@@ -22,6 +22,7 @@ import hashlib
 import os
 import random
 import sys
+import time
 import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -205,11 +206,22 @@ async def _send(
         return  # the call is over (the referee ended it meanwhile): the next read says how
 
 
+def _limit_ms(req: bot_pb2.DecisionRequest, grace_ms: int | None) -> int | None:
+    """The longest the referee waits for a reply to ``req``: budget, bank (sent in whole
+    milliseconds, so one more) and grace; None for a match whose Welcome (and so its grace) was not
+    seen. The referee's measure starts before the request is sent and ends after the reply arrives:
+    a bot that has taken longer by its own clock has certainly been timed out."""
+    if grace_ms is None:
+        return None
+    return req.clock.budget_ms + req.clock.bank_ms + 1 + grace_ms
+
+
 async def _play(bot: Bot, address: str, token: str) -> int:
     hello = bot_pb2.Hello(
         token=token, name=bot.name, version=bot.version, protocol_version=PROTOCOL_VERSION
     )
     logs: dict[tuple[str, int], list[str]] = {}
+    graces: dict[str, int] = {}  # match id -> the grace_ms of its time control
     playing: set[str] = set()  # matches welcomed and not over
     welcomed = matches_over = 0
     heard = False  # anything at all from the referee
@@ -222,6 +234,7 @@ async def _play(bot: Bot, address: str, token: str) -> int:
                 heard = True
                 kind = message.WhichOneof("body")
                 if kind == "request":
+                    received = time.perf_counter()
                     req = message.request
                     key = (req.match_id, req.game)
                     log = logs.get(key)
@@ -244,6 +257,21 @@ async def _play(bot: Bot, address: str, token: str) -> int:
                             f"{type(bot).__name__}.decide() must return an Action or an action's "
                             f"text, got {choice!r:.80}"
                         )
+                    limit = _limit_ms(req, graces.get(req.match_id))
+                    took = round((time.perf_counter() - received) * 1000)
+                    if limit is not None and took > limit:
+                        # The referee has timed the seat out and ignores the reply. Not sent: once
+                        # it has ended the stream (after a match's last game) gRPC fails a write
+                        # there as an internal error of the whole call, and the GameOver and
+                        # MatchOver still to be read would be lost with it.
+                        print(
+                            f"{bot.name}: request {req.request_id} of match {req.match_id} took "
+                            f"{took} ms, past its limit of {limit} ms (budget + bank + grace): "
+                            "timed out, the reply is not sent",
+                            file=sys.stderr,
+                            flush=True,
+                        )
+                        continue
                     reply = bot_pb2.Reply(
                         request_id=req.request_id, match_id=req.match_id, action=text
                     )
@@ -251,6 +279,7 @@ async def _play(bot: Bot, address: str, token: str) -> int:
                 elif kind == "welcome":
                     welcomed += 1
                     playing.add(message.welcome.match_id)
+                    graces[message.welcome.match_id] = message.welcome.time_control.grace_ms
                     bot.on_welcome(message.welcome)
                 elif kind == "game_over":
                     end = message.game_over
@@ -260,6 +289,7 @@ async def _play(bot: Bot, address: str, token: str) -> int:
                     over = message.match_over
                     matches_over += 1
                     playing.discard(over.match_id)
+                    graces.pop(over.match_id, None)
                     for key in [k for k in logs if k[0] == over.match_id]:
                         del logs[key]
                     bot.on_match_over(over)
