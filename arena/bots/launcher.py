@@ -296,9 +296,10 @@ class BotProcess:
 
     def thaw(self) -> None:
         if self.frozen:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGCONT)
-            procs.kill_all(self._stopped_apart, signal.SIGCONT)
+            if not self.confinement.reaped(self.proc.pid):  # else its pids may be others' (_signal)
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.proc.pid, signal.SIGCONT)
+                procs.kill_all(self._stopped_apart, signal.SIGCONT)
             self._stopped_apart = set()
             self.frozen = False
 
@@ -344,13 +345,18 @@ class BotProcess:
             self.confinement.release()  # light: removes its folder; isolated: gives its uid back
 
     def _signal(self, sig: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, sig)
+        # Once its first process is reaped, its pid (and its group's id) may be another's: another
+        # bot's, started meanwhile, was killed by a stop that came after the exit.
+        reaped = self.confinement.reaped(self.proc.pid)
+        if not reaped:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, sig)
         if self.isolated:
             # Its first process is bubblewrap's: when it dies, the bot's PID namespace ends and the
             # kernel kills everything in it, whatever session or group a process moved to.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(self.proc.pid, sig)
+            if not reaped:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(self.proc.pid, sig)
             return
         procs.kill_all(self.processes() - {os.getpid()}, sig)
 

@@ -227,6 +227,7 @@ class Confinement:
         self._lease = lease
         self.uid = lease.uid if lease is not None else None  # its uid (kept after release)
         self._namespace: str | None = None
+        self._spawned: asyncio.SubprocessTransport | None = None
 
     @property
     def isolated(self) -> bool:
@@ -275,30 +276,48 @@ class Confinement:
                 await asyncio.sleep(0.01)
             transport.close()
 
-        return await completed_or_undone(started, undo)
+        spawned = await completed_or_undone(started, undo)
+        self._spawned = spawned[0]
+        return spawned
+
+    def reaped(self, leader: int) -> bool:
+        """Whether the leader, started by :meth:`spawn`, has exited and been waited for. Its pid is
+        then free for the next process to take, and so is its process group's id once the group is
+        empty: a signal sent by either may reach another bot."""
+        spawned = self._spawned
+        return (
+            spawned is not None
+            and spawned.get_pid() == leader
+            and spawned.get_returncode() is not None
+        )
 
     def kill(self, leader: int, marker: tuple[str, str] | None = None) -> None:
         """SIGKILL every process of the bot now: its members (see :meth:`members`) and its leader's
         process group, where bubblewrap's init is before a namespace can be found from it."""
         found = self.members(leader, marker)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(leader, signal.SIGKILL)
+        if not self.reaped(leader):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(leader, signal.SIGKILL)
         procs.kill_all(found)
 
     def members(self, leader: int, marker: tuple[str, str] | None = None) -> set[int]:
         """The bot's processes now, the leader (the process the arena started) included. Isolated:
         every process of its PID namespace; light: its process group and the processes carrying its
-        environment marker."""
-        found = {leader} if procs.alive(leader) else set()
+        environment marker. Once the leader is reaped, nothing is found by its pid: isolated, its
+        namespace ends with it (and the namespace's number goes to the next one made); light, its
+        group is its own only while a process carrying the marker is in it (which keeps the group's
+        id from being reused)."""
+        reaped = self.reaped(leader)
+        found = {leader} if not reaped and procs.alive(leader) else set()
         if self.isolated:
-            namespace = self._pid_namespace(leader)
+            namespace = None if reaped else self._pid_namespace(leader)
             if namespace is not None:
                 found.update(procs.in_namespace(namespace))
             return found
-        found.update(procs.in_group(leader))
-        if marker is not None:
-            found.update(procs.with_marker(*marker))
-        return found
+        marked = set(procs.with_marker(*marker)) if marker is not None else set()
+        if not reaped or any(_group(p) == leader for p in marked):
+            found.update(procs.in_group(leader))
+        return found | marked
 
     @property
     def namespace(self) -> str | None:
@@ -323,6 +342,14 @@ class Confinement:
             self._lease = None
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _group(pid: int) -> int | None:
+    fields = procs.stat(pid)
+    try:
+        return int(fields[2]) if fields is not None else None
+    except (IndexError, ValueError):
+        return None
 
 
 async def completed_or_undone(step: Awaitable[T], undo: Callable[[T], Awaitable[None] | None]) -> T:

@@ -490,6 +490,52 @@ def test_a_build_sees_nothing_its_command_line_names_outside_its_folder(tmp_path
     intake._remove(built)
 
 
+NS_LAST_PID = Path("/proc/sys/kernel/ns_last_pid")
+
+
+@pytest.mark.parametrize("mode", ["auto", "none"])
+def test_stopping_a_bot_that_has_exited_kills_no_process_that_took_its_pid(
+    tmp_path: Path, referee_socket: str, mode: str
+) -> None:
+    """Pids are reused (32768 of them, on many machines). A bot stopped after its process had
+    exited and been reaped was still sent SIGKILL by its first process's pid and process group:
+    another bot's first process, started meanwhile in a session of its own under that pid, was
+    killed. The kernel's next pid is set here to make the reuse happen at once."""
+    if not os.access(NS_LAST_PID, os.W_OK):
+        pytest.skip("the next pid cannot be chosen here (root is needed)")
+
+    async def go() -> int | None:
+        for _ in range(20):
+            bot = await BotProcess.start(
+                "gone", "true", "127.0.0.1:1", "tok", None, Limits(sandbox=mode),
+                socket=referee_socket,
+            )  # fmt: skip
+            await asyncio.wait_for(bot.wait(), 60)
+            deadline = time.monotonic() + 10  # its session's id is free once all of it is gone
+            while procs.in_group(bot.proc.pid) and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            for _ in range(100):
+                NS_LAST_PID.write_text(str(bot.proc.pid - 1))
+                other = subprocess.Popen(["sleep", "60"], start_new_session=True)
+                if other.pid == bot.proc.pid:
+                    break
+                other.kill()
+                other.wait()
+            else:
+                await bot.stop()
+                continue
+            try:
+                await bot.stop()
+                await asyncio.sleep(0.2)
+                return other.poll()
+            finally:
+                other.kill()
+                other.wait()
+        pytest.skip("no process could be given the pid of the bot that exited")
+
+    assert asyncio.run(go()) is None  # the other process is alive
+
+
 def test_the_example_bots_play_a_sandboxed_match() -> None:
     """The Python SDK's bots (which import the arena package) and the Node bot (with its
     node_modules) find their runtime in the sandbox."""
