@@ -137,16 +137,26 @@ def command_folders(argv: Sequence[str], env: Mapping[str, str]) -> list[Path]:
 
 
 def _venv_of(program: Path) -> list[Path] | None:
-    """A program inside a virtual environment's bin folder: the environment and its base."""
+    """A program inside a virtual environment's bin folder: the environment and its base. The base
+    (the ``home`` of ``pyvenv.cfg``, its bin folder) is taken only when the environment's interpreter
+    is one of the base's: a bot's folder holding a ``bin`` folder and a ``pyvenv.cfg`` of its own
+    had any folder named as its home shown (the folder of every bot, say)."""
     root = program.parent.parent
     cfg = root / "pyvenv.cfg"
     if program.parent.name != "bin" or not cfg.is_file():
         return None
     out = [root]
+    interpreters = {
+        Path(os.path.realpath(root / "bin" / name)).parent
+        for name in ("python", "python3")
+        if (root / "bin" / name).exists()
+    }
     for line in cfg.read_text(errors="replace").splitlines():
         key, _, value = line.partition("=")
         if key.strip() == "home" and value.strip():
-            out.append(Path(value.strip()).parent)  # home is the base installation's bin folder
+            home = Path(os.path.realpath(value.strip()))
+            if home in interpreters:
+                out.append(home.parent)
     return out
 
 

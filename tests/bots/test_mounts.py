@@ -111,3 +111,15 @@ def test_the_folders_a_command_refers_to(tmp_path: Path) -> None:
     venv = runtime.command_folders([sys.executable, "-m", "arena_bot.random_bot"], env)
     if sys.prefix != sys.base_prefix:  # an interpreter of a virtual environment needs all of it
         assert Path(sys.prefix) in venv
+
+
+def test_a_pyvenv_cfg_in_a_bots_folder_shows_no_other_folder(tmp_path: Path) -> None:
+    """A virtual environment's base is shown only when its interpreter is the base's: a bot's folder
+    with a ``bin`` folder and a ``pyvenv.cfg`` naming any home had that home's parent shown."""
+    bot = tmp_path / "bots" / "mine"
+    (bot / "bin").mkdir(parents=True)
+    (bot / "bin" / "run").write_text("#!/bin/sh\n")
+    (bot / "pyvenv.cfg").write_text(f"home = {tmp_path / 'bots' / 'bin'}\n")
+    folders = runtime.command_folders([str(bot / "bin" / "run")], {"PATH": "/usr/bin"})
+    assert tmp_path / "bots" not in folders
+    assert set(folders) == {bot / "bin", bot}

@@ -227,6 +227,38 @@ def test_a_hidden_path_stays_hidden_when_its_folder_is_named_through_a_link(
     assert "ledger False" in out
 
 
+def test_a_bots_folder_cannot_name_another_folder_to_be_shown(
+    tmp_path: Path, referee_socket: str
+) -> None:
+    """A bot's folder holding a ``bin`` folder and a ``pyvenv.cfg`` is taken for a virtual
+    environment, whose base installation (its ``home``) is shown too: a ``home`` in the folder of
+    every bot showed the bot every other bot's files, its command line being only its program."""
+    bots = tmp_path / "bots"
+    (bots / "other").mkdir(parents=True)
+    (bots / "other" / "bot.py").write_text("their strategy")
+    mine = bots / "mine"
+    (mine / "bin").mkdir(parents=True)
+    (mine / "pyvenv.cfg").write_text(f"home = {bots / 'bin'}\n")
+    run = mine / "bin" / "run"
+    run.write_text(
+        f"#!/usr/bin/env python3\nimport os\nprint('seen', os.path.exists({str(bots / 'other')!r}))\n"
+    )
+    for path in [tmp_path, *tmp_path.rglob("*")]:
+        path.chmod(0o755)
+
+    async def go() -> str:
+        log = tmp_path / "probe.log"
+        bot = await BotProcess.start(
+            "probe", str(run), "127.0.0.1:1", "tok", log, Limits(), socket=referee_socket
+        )
+        await asyncio.wait_for(bot.wait(), 120)
+        await bot.stop()
+        return log.read_text()
+
+    out = asyncio.run(go())
+    assert "seen False" in out, out
+
+
 def test_cpu_time_and_freezing_work_in_the_sandbox(tmp_path: Path, referee_socket: str) -> None:
     command = _script(tmp_path / "spin", "while True:\n    pass\n")
 
