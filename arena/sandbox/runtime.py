@@ -23,6 +23,7 @@ from pathlib import Path
 
 # Files that mark a project's root folder (whose packages a bot may import, but which may hold a ledger).
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+CFG_BYTES = 64 * 1024  # of a pyvenv.cfg, read (a real one holds a few lines)
 
 _ASK = """
 import json, sys
@@ -151,13 +152,24 @@ def _venv_of(program: Path) -> list[Path] | None:
         for name in ("python", "python3")
         if (root / "bin" / name).exists()
     }
-    for line in cfg.read_text(errors="replace").splitlines():
+    for line in _head(cfg).splitlines():
         key, _, value = line.partition("=")
         if key.strip() == "home" and value.strip():
             home = Path(os.path.realpath(value.strip()))
             if home in interpreters:
                 out.append(home.parent)
     return out
+
+
+def _head(path: Path) -> str:
+    """The start of a small text file that may be a bot's: a ``pyvenv.cfg`` in a bot's folder may
+    be of any size (a sparse file of a gigabyte took the arena two gigabytes and ten seconds to
+    read whole, at every start of the bot)."""
+    try:
+        with path.open("rb") as f:
+            return f.read(CFG_BYTES).decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def covered(path: Path, roots: Iterable[Path]) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tracemalloc
 from pathlib import Path
 
 from arena.sandbox import mounts, runtime
@@ -123,3 +124,21 @@ def test_a_pyvenv_cfg_in_a_bots_folder_shows_no_other_folder(tmp_path: Path) -> 
     folders = runtime.command_folders([str(bot / "bin" / "run")], {"PATH": "/usr/bin"})
     assert tmp_path / "bots" not in folders
     assert set(folders) == {bot / "bin", bot}
+
+
+def test_a_huge_pyvenv_cfg_is_not_read_whole(tmp_path: Path) -> None:
+    """A bot's folder may hold a ``pyvenv.cfg`` of any size (a sparse one costs no disk): it was
+    read whole into the arena's memory at every start of the bot."""
+    bot = tmp_path / "mine"
+    (bot / "bin").mkdir(parents=True)
+    (bot / "bin" / "run").write_text("#!/bin/sh\n")
+    with (bot / "pyvenv.cfg").open("wb") as f:
+        f.truncate(256 * 1024 * 1024)
+    tracemalloc.start()
+    try:
+        folders = runtime.command_folders([str(bot / "bin" / "run")], {"PATH": "/usr/bin"})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert set(folders) == {bot / "bin", bot}
+    assert peak < 4 * 1024 * 1024
