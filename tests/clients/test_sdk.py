@@ -475,6 +475,69 @@ def test_a_reply_past_its_time_limit_leaves_the_match_results_readable(tmp_path:
     assert "past its limit of 101 ms (budget + bank + grace)" in exited.stderr, exited.stderr
 
 
+# A Python bot that thinks for seconds, with a file to say that it has begun.
+PY_THINKER = """\
+import pathlib
+import time
+
+from arena_bot import Bot, run
+
+
+class Thinker(Bot):
+    name = "thinker"
+
+    def decide(self, view, legal, clock):
+        pathlib.Path("deciding").touch()
+        time.sleep(3.0)
+        return legal[0]
+
+
+run(Thinker())
+"""
+
+
+@pytest.mark.slow
+def test_a_stream_that_closes_while_the_bot_decides_is_named_so(tmp_path: Path) -> None:
+    """The referee's matches are shut down while a Python bot decides: its reply cannot be sent.
+    The one line says so, with the request and the match (it used to be only 'broke during
+    match ...: INTERNAL: Internal error from Core', what gRPC makes of the failed write)."""
+    path = tmp_path / "thinker.py"
+    path.write_text(PY_THINKER)
+    slow = TimeControl(budget_ms=600_000, bank_ms=0, grace_ms=1_000)
+
+    async def go() -> tuple[Exited, str]:
+        server, port, manager = await create_server("127.0.0.1:0")
+        address = f"127.0.0.1:{port}"
+        try:
+            entry = manager.create(
+                MatchConfig(seed=5, time_control=slow),
+                [[PlayerSpec("s0")], [PlayerSpec("s1")]],
+                WAIT,
+            )
+            await manager.start(entry)
+            t0, t1 = seat_tokens(entry)
+            env = _env(ARENA_ADDRESS=address, ARENA_TOKEN=t0)
+            proc = await _spawn([sys.executable, str(path)], env, tmp_path)
+            other = asyncio.create_task(asyncio.to_thread(play, FirstBot(), address, t1))
+            async with asyncio.timeout(WAIT):
+                while not (tmp_path / "deciding").exists():
+                    await asyncio.sleep(0.02)
+            await manager.close()
+            exited = await proc
+            with pytest.raises(sdk.StreamError):
+                await asyncio.wait_for(other, WAIT)
+            return exited, entry.match_id
+        finally:
+            await manager.close()
+            await server.stop(None)
+
+    exited, match_id = asyncio.run(go())
+    assert exited.code == sdk.EXIT_CONNECTION, exited
+    line = _one_line_error(exited, "thinker")
+    assert re.search(rf"closed while the bot was deciding request \d+ of match {match_id}; ", line)
+    assert "the reply could not be sent" in line
+
+
 # ---------------------------------------------------------------------------------- both ways
 
 

@@ -275,7 +275,20 @@ async def _play(bot: Bot, address: str, token: str) -> int:
                     reply = bot_pb2.Reply(
                         request_id=req.request_id, match_id=req.match_id, action=text
                     )
-                    await _send(call, bot_pb2.BotMessage(reply=reply))
+                    try:
+                        await _send(call, bot_pb2.BotMessage(reply=reply))
+                    except grpc.aio.AioRpcError as exc:
+                        # The stream closed while the bot decided. gRPC makes the failed write the
+                        # status of the whole call (often 'INTERNAL: Internal error from Core'),
+                        # which says nothing of why: say when it happened.
+                        raise StreamError(
+                            _one_line(
+                                f"the stream to the referee at {address} closed while the bot "
+                                f"was deciding request {req.request_id} of match {req.match_id}; "
+                                f"the reply could not be sent ({exc.code().name}: "
+                                f"{exc.details() or ''})"
+                            )
+                        ) from None
                 elif kind == "welcome":
                     welcomed += 1
                     playing.add(message.welcome.match_id)
