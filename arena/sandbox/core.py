@@ -305,8 +305,8 @@ class Confinement:
         every process of its PID namespace; light: its process group and the processes carrying its
         environment marker. Once the leader is reaped, nothing is found by its pid: isolated, its
         namespace ends with it (and the namespace's number goes to the next one made); light, its
-        group is its own only while a process carrying the marker is in it (which keeps the group's
-        id from being reused)."""
+        group is its own unless a process has taken the leader's pid (a group that still has a
+        member keeps its id from being reused; an empty one may be another process's)."""
         reaped = self.reaped(leader)
         found = {leader} if not reaped and procs.alive(leader) else set()
         if self.isolated:
@@ -314,10 +314,11 @@ class Confinement:
             if namespace is not None:
                 found.update(procs.in_namespace(namespace))
             return found
-        marked = set(procs.with_marker(*marker)) if marker is not None else set()
-        if not reaped or any(_group(p) == leader for p in marked):
+        if not reaped or procs.stat(leader) is None:
             found.update(procs.in_group(leader))
-        return found | marked
+        if marker is not None:
+            found.update(procs.with_marker(*marker))
+        return found
 
     @property
     def namespace(self) -> str | None:
@@ -342,14 +343,6 @@ class Confinement:
             self._lease = None
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
-
-
-def _group(pid: int) -> int | None:
-    fields = procs.stat(pid)
-    try:
-        return int(fields[2]) if fields is not None else None
-    except (IndexError, ValueError):
-        return None
 
 
 async def completed_or_undone(step: Awaitable[T], undo: Callable[[T], Awaitable[None] | None]) -> T:

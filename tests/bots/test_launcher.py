@@ -9,6 +9,7 @@ import contextlib
 import os
 import shlex
 import shutil
+import signal
 import sys
 import textwrap
 from pathlib import Path
@@ -145,6 +146,40 @@ def test_children_that_leave_the_process_group_are_killed(tmp_path: Path) -> Non
     assert len(pids) == 2
     assert not left
     assert not any(_alive(p) for p in pids)
+
+
+def test_a_child_left_in_the_group_without_the_marker_is_killed(tmp_path: Path) -> None:
+    """A child that stays in the bot's process group with an environment of its own (no marker) is
+    found by the group, also once the bot's first process has exited and been reaped (its output
+    elsewhere: whoever holds the output is killed anyway)."""
+    pidfile = tmp_path / "pid"
+    cmd = _script(
+        tmp_path,
+        "leaver.py",
+        f"""
+        import subprocess
+        child = subprocess.Popen(
+            ["sleep", "600"], env={{}}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        with open({str(pidfile)!r}, "w") as f:
+            f.write(str(child.pid))
+        """,
+    )
+
+    async def scenario() -> int:
+        bot = await BotProcess.start("t", cmd, "127.0.0.1:1", "tok", None, LIGHT)
+        await asyncio.wait_for(bot.wait(), 20)
+        pid = int(pidfile.read_text())
+        await bot.stop()
+        await asyncio.sleep(0.2)
+        return pid
+
+    pid = asyncio.run(scenario())
+    try:
+        assert not _alive(pid)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_cpu_limit(tmp_path: Path) -> None:
