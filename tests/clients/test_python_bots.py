@@ -5,6 +5,7 @@ against a real server."""
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
@@ -25,7 +26,7 @@ from arena.game.cards import SUIT_CHARS, TEN, parse_card
 from arena.referee import MatchConfig, TimeControl
 from arena.service.manager import PlayerSpec
 from arena.service.server import create_server
-from arena_bot import Bot, Clock, run
+from arena_bot import EXIT_USAGE, Bot, Clock, run
 from arena_bot.first_bot import FirstBot
 from arena_bot.greedy_bot import GreedyBot, _unseen_counts
 from arena_bot.random_bot import RandomBot
@@ -164,6 +165,23 @@ def test_the_greedy_bot_has_a_command_line() -> None:
         check=False,
     )
     assert run_.returncode == 0 and "greedy" in run_.stdout
+
+
+def test_the_random_bot_refuses_a_bot_seed_that_is_no_integer() -> None:
+    """A BOT_SEED that is not an integer is a usage error by the SDK's rule: one line naming the bot,
+    status 2 (it used to exit 1, the status of a bot whose own code failed, without its name)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARENA_", "BOT_"))}
+    env.update(BOT_SEED="abc", ARENA_ADDRESS="127.0.0.1:1", ARENA_TOKEN="t")
+    run_ = subprocess.run(
+        [sys.executable, "-m", "arena_bot.random_bot"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env,
+    )
+    assert run_.returncode == EXIT_USAGE, run_
+    assert run_.stderr == "random: BOT_SEED must be an integer, got 'abc'\n"
 
 
 @pytest.mark.slow

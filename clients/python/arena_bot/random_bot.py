@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 
 from arena.game import Action, Observation
-from arena_bot.sdk import Bot, Clock, GameStart, main_for
+from arena_bot.sdk import EXIT_USAGE, Bot, Clock, GameStart, main_for
 
 
 def bot_seed() -> int:
-    """``BOT_SEED`` from the environment (default 0): an integer, else a usage error."""
+    """``BOT_SEED`` from the environment (default 0): an integer, else a usage error (the SDK's
+    one line, ``NAME: ...``, and its status 2: status 1 says the bot's own code failed)."""
     text = os.environ.get("BOT_SEED", "").strip() or "0"
     try:
         return int(text)
     except ValueError:
-        raise SystemExit(f"BOT_SEED must be an integer, got {text!r}") from None
+        print(f"{RandomBot.name}: BOT_SEED must be an integer, got {text!r}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE) from None
 
 
 class RandomBot(Bot):
