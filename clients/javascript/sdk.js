@@ -217,7 +217,8 @@ function oneLine(text, limit = 300) {
 // ------------------------------------------------------------------------------ the session
 
 /**
- * Address and token from --address/--token (also --address=...), else ARENA_ADDRESS/ARENA_TOKEN.
+ * Address and token from --address/--token (also --address=...), else ARENA_ADDRESS/ARENA_TOKEN;
+ * an empty value (--token= with an unset shell variable) is not given, as in the Python SDK.
  * strict: an unknown argument is an error (else it is left to the bot).
  */
 function parseArgs(argv, env = process.env, { strict = true } = {}) {
@@ -228,7 +229,7 @@ function parseArgs(argv, env = process.env, { strict = true } = {}) {
     if (match) {
       const value = match[2] !== undefined ? match[2] : argv[(i += 1)];
       if (value === undefined) throw new UsageError(`${arg} needs a value`);
-      options[match[1]] = value;
+      if (value) options[match[1]] = value;
     } else if (arg === '-h' || arg === '--help') {
       options.help = true;
     } else if (strict) {

@@ -579,6 +579,23 @@ def test_address_and_token_from_the_command_line_or_the_environment(
     assert [g.outcome for g in entry.record.games] == ["normal"]
 
 
+@pytest.mark.parametrize("language", ["python", "javascript"])
+def test_an_empty_option_leaves_the_environment_in_force(
+    language: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """``--token=`` and ``--address ""`` (a shell variable left unset) are not given: both SDKs
+    take the environment's value and go on to dial (here a closed port: status 3). The JavaScript
+    SDK used to take the empty text and stop with 'no token' (status 2)."""
+    bot: list[str] = request.getfixturevalue("py_bot" if language == "python" else "js_bot")
+    name = "template" if language == "python" else "js-first"
+    address = f"127.0.0.1:{_closed_port()}"
+    env = _env(ARENA_ADDRESS=address, ARENA_TOKEN="t")
+    for argv in (["--token="], ["--address", ""], ["--address=", "--token", ""]):
+        exited = _run([*bot, *argv], env, tmp_path)
+        assert exited.code == sdk.EXIT_CONNECTION, (argv, exited)
+        assert f"cannot reach the referee at {address}" in _one_line_error(exited, name)
+
+
 def test_run_reads_the_command_line_then_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """``run(bot)``: arguments first, then ``--address``/``--token`` (both spellings, unknown options
     left to the bot), then the environment."""
