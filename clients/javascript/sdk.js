@@ -45,10 +45,22 @@ const LOADER_OPTIONS = {
 
 let gatewayClass = null;
 
-/** The generated client class of arena.v1.BotGateway. */
+/**
+ * The generated client class of arena.v1.BotGateway. A copy of sdk.js away from the repository finds
+ * no proto/ folder: the error names the folder it looked in (protobufjs names only the relative path).
+ */
 function loadGateway() {
   if (gatewayClass === null) {
-    const definition = protoLoader.loadSync(BOT_PROTO, LOADER_OPTIONS);
+    let definition;
+    try {
+      definition = protoLoader.loadSync(BOT_PROTO, LOADER_OPTIONS);
+    } catch (error) {
+      throw new Error(
+        `cannot load the bot protocol ${path.join(PROTO_DIR, BOT_PROTO)}: ${error.message} ` +
+          "(sdk.js reads the proto/ folder of the repository it lies in: require it from " +
+          "clients/javascript, or as 'arena-bot-js' in a bot the arena launches)",
+      );
+    }
     gatewayClass = grpc.loadPackageDefinition(definition).arena.v1.BotGateway;
   }
   return gatewayClass;
@@ -270,12 +282,13 @@ function resolveOptions(options = {}, argv = process.argv.slice(2), env = proces
 function run(bot, options = {}) {
   let address;
   let token;
+  let Gateway;
   try {
     ({ address, token } = resolveOptions(options));
+    Gateway = loadGateway(); // a promise is rejected, never a throw: run(bot).catch() sees it all
   } catch (error) {
     return Promise.reject(error);
   }
-  const Gateway = loadGateway();
   const client = new Gateway(address, grpc.credentials.createInsecure());
   const call = client.Play();
   const welcomes = new Map(); // match id -> Welcome, for the matches being played

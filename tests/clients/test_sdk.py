@@ -538,6 +538,33 @@ def test_a_stream_that_closes_while_the_bot_decides_is_named_so(tmp_path: Path) 
     assert "the reply could not be sent" in line
 
 
+def test_a_javascript_sdk_away_from_the_repository_rejects_naming_the_proto_folder(
+    tmp_path: Path,
+) -> None:
+    """A copy of sdk.js outside the repository finds no proto/ folder. ``run(bot)`` then rejects
+    its promise (it used to throw at once, past a ``run(bot).catch()``), with an error naming the
+    folder it looked in and what to do (protobufjs names only 'arena/wire/v1/bot.proto')."""
+    node = node_executable()
+    copy = tmp_path / "mine" / "bot"
+    copy.mkdir(parents=True)
+    (copy / "sdk.js").write_bytes(JS_SDK.read_bytes())
+    script = (
+        "const { Bot, run } = require('./sdk');"
+        "class B extends Bot { decide(turn) { return turn.legal[0].text; } }"
+        "try {"
+        "  run(new B(), { address: '127.0.0.1:1', token: 't' }).then("
+        "    () => process.stdout.write('resolved'),"
+        "    (error) => process.stdout.write(`rejected: ${error.message}`));"
+        "} catch (error) { process.stdout.write(`thrown: ${error.message}`); }"
+    )
+    (copy / "run.js").write_text(script)
+    env = _env(NODE_PATH=str(JS_SDK.parent / "node_modules"))
+    exited = _run([node, "run.js"], env, copy)
+    proto = tmp_path / "proto" / "arena" / "wire" / "v1" / "bot.proto"
+    assert exited.stdout.startswith(f"rejected: cannot load the bot protocol {proto}: "), exited
+    assert "require it from clients/javascript, or as 'arena-bot-js'" in exited.stdout
+
+
 # ---------------------------------------------------------------------------------- both ways
 
 
