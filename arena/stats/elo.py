@@ -27,7 +27,7 @@ from arena.stats.counts import Counts, StatsError, distribution, mean_and_varian
 
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile: a two-sided 95% interval
 NELO_PER_T = 800 / math.log(10)  # nElo per unit of t-value per game (fishtest's nelo_divided_by_nt)
-SCORE_CLAMP = 1e-6  # interval ends beyond (0, 1) are held just inside it, so that Elo stays finite
+SCORE_CLAMP = 1e-6  # scores are held this far inside (0, 1), so that Elo stays finite (+-2400)
 
 
 def elo_from_score(score: float) -> float:
@@ -79,6 +79,11 @@ class EloEstimate:
         return Z95 * math.sqrt(self.variance / self.units)
 
 
+def _inside(score: float) -> float:
+    """``score`` held within ``SCORE_CLAMP .. 1 - SCORE_CLAMP``, where Elo is finite."""
+    return min(max(score, SCORE_CLAMP), 1 - SCORE_CLAMP)
+
+
 def _nelo(score: float, game_sd: float) -> float:
     return (score - 0.5) / game_sd * NELO_PER_T
 
@@ -94,9 +99,9 @@ def estimate(counts: Counts) -> EloEstimate:
         units, probs = distribution(counts, regularize=True)
         score, var = mean_and_variance(counts.scores, probs)
     half = Z95 * math.sqrt(var / units)
-    low = max(score - half, SCORE_CLAMP)
-    high = min(score + half, 1 - SCORE_CLAMP)
-    point = min(max(score, SCORE_CLAMP), 1 - SCORE_CLAMP)
+    # The point and both ends are held on both sides, so that they keep their order (elo_low <= elo <=
+    # elo_high) even where the score is nearer to 0 or 1 than SCORE_CLAMP.
+    low, point, high = (_inside(x) for x in (score - half, score, score + half))
     game_sd = math.sqrt(counts.games_per_unit * var)
     return EloEstimate(
         units=units,

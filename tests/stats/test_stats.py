@@ -112,6 +112,23 @@ def test_a_test_with_no_spread_is_regularized_and_finite() -> None:
     assert not estimate(Pentanomial.of((0, 0, 49, 1, 0))).regularized
 
 
+def test_an_interval_nearer_to_the_edge_than_the_clamp_keeps_its_order() -> None:
+    # 10^7 pairs won twice and one pair scored 1.5: the score is 1 - 0.25 / (10^7 + 1) and its 95%
+    # half-width 1.96 sqrt(var / n) is about 4.9e-8 (exact fractions: var = 6.25e-9), so the point and
+    # both ends lie above 1 - 1e-6 = 1 - SCORE_CLAMP. Each is held there: Elo 400 log10(999999) =
+    # 2399.99982628 with no width. Holding only the upper end gave elo_low 2852.3 above elo_high 2400.0,
+    # an error of -226.2.
+    top = 400 * math.log10((1 - 1e-6) / 1e-6)
+    for counts, sign in (((0, 0, 0, 1, 10**7), 1), ((10**7, 1, 0, 0, 0), -1)):
+        e = estimate(Pentanomial.of(counts))
+        assert not e.regularized
+        assert e.elo_low <= e.elo <= e.elo_high
+        for value in (e.elo_low, e.elo, e.elo_high):
+            assert value == pytest.approx(sign * top, abs=1e-6)
+        assert e.elo_error == pytest.approx(0, abs=1e-6)
+        assert e.score_error == pytest.approx(4.8999092e-8, rel=1e-6)
+
+
 def test_pairs_and_games_are_counted() -> None:
     p = Pentanomial().add(2).add(1).add(1.5).add(0).add(0.5).add(1)
     assert p.counts == (1, 1, 2, 1, 1)
