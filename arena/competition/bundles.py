@@ -22,6 +22,7 @@ import hashlib
 import io
 import os
 import re
+import shlex
 import shutil
 import stat
 import tarfile
@@ -95,7 +96,46 @@ def parse_manifest(text: str) -> Manifest:
                 f"{MANIFEST}: {key}: the token is never put on a command line; the bot reads "
                 "ARENA_TOKEN from its environment"
             )
+        _own_paths_only(key, out[key])
     return Manifest(out["name"], out["version"], out["language"], out["run"], out["build"])
+
+
+def _own_paths_only(key: str, command: str) -> None:
+    """A bundle's command may name the bundle's own files only. The sandbox shows a bot every path
+    its command line names, so ``{python} bot.py ../..`` showed the competition's data folder:
+    every other bot's build and the ledger."""
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise BundleError(f"{MANIFEST}: {key}: not a command line: {exc}") from exc
+    for word in words:
+        for path in (word, word.partition("=")[2]):
+            if path.startswith(("/", "~")) or ".." in path.split("/"):
+                raise BundleError(
+                    f"{MANIFEST}: {key}: {word!r} names a path outside the bundle; a command "
+                    "may name only the bundle's own files (relative paths, no '..')"
+                )
+
+
+def outside(command: str, folder: Path) -> str | None:
+    """The first path of a resolved command line (relative paths made absolute within ``folder``)
+    that leads outside ``folder``, following links (a build may leave a link to ``..``), named as
+    the bundle names it (the server's own paths are not the author's business); None when every
+    path it names is the bundle's own."""
+    named = Path(os.path.abspath(folder))
+    root = Path(os.path.realpath(folder))
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    for word in words:
+        for path in (word, word.partition("=")[2]):
+            if not (path and os.path.isabs(path) and os.path.lexists(path)):
+                continue
+            if not Path(os.path.realpath(path)).is_relative_to(root):
+                inside = Path(path).is_relative_to(named)
+                return os.path.relpath(path, named) if inside else word
+    return None
 
 
 def read_manifest(folder: Path) -> Manifest:

@@ -20,7 +20,7 @@ from pathlib import Path
 from arena.bots.conformance import check_bot
 from arena.bots.launcher import LaunchError, bot_environment, resolve_paths, split_command
 from arena.bots.limits import Limits
-from arena.competition.bundles import Manifest
+from arena.competition.bundles import BundleError, Manifest, outside
 from arena.sandbox import SandboxError, confine
 
 LOG_LIMIT = 64 * 1024  # bytes of a build's output kept
@@ -35,8 +35,16 @@ class Outcome:
 
 def runtime_command(manifest: Manifest, folder: Path) -> str:
     """The command that starts the bot: its ``run`` line with the runtime's placeholders filled and
-    its relative paths made absolute within ``folder``."""
-    return resolve_paths(manifest.run, folder)
+    its relative paths made absolute within ``folder``. A path that leads outside the folder (a
+    link its build left) is refused: the sandbox would show the bot what it leads to."""
+    command = resolve_paths(manifest.run, folder)
+    beyond = outside(command, folder)
+    if beyond is not None:
+        raise BundleError(
+            f"run: {beyond!r} leads outside the bot's folder (a link its build made?); a command "
+            "may name only the bot's own files"
+        )
+    return command
 
 
 async def build(

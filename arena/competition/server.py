@@ -104,6 +104,7 @@ class CompetitionServer:
         self.cluster = cluster  # games between bundles go there (connected by the caller)
         self.cluster_player: ClusterPlayer | None = None
         self.shipped: set[int] = set()  # entrants whose build the cluster's nodes have
+        self.unplayable: set[int] = set()  # entrants in play whose command is refused (said once)
 
     # ------------------------------------------------------------------ life
 
@@ -122,6 +123,10 @@ class CompetitionServer:
         self.referee, _, self.manager = await create_server(
             spec.server.bots, logs_dir=self.logs_dir, limits=spec.limits
         )
+        # Never shown to a bot, whatever its command names: the ledger (every deal's secret) and the
+        # submitted bundles (every author's files).
+        ledger = [Path(self.ledger.path)] if self.ledger.path != ":memory:" else []
+        self.manager.hide(self.bundles.root, *ledger)
         self.manager.lobby = self._lobby
         self.manager.on_lobby = self._lobby_changed
         self.bots_address = self.manager.address
@@ -315,7 +320,12 @@ class CompetitionServer:
             return
         if not await self._step(sub, store.CHECKING, "", result.log):
             return
-        command = intake.runtime_command(manifest, built)
+        try:
+            command = intake.runtime_command(manifest, built)
+        except bundles.BundleError as exc:
+            if await self._step(sub, store.FAILED, str(exc), result.log):
+                self.say(f"{sub.bot} {sub.version}: refused: {exc}")
+            return
         checked = await intake.check(
             command, self.spec.variant, self.spec.limits, caps.check_seconds
         )
@@ -353,7 +363,6 @@ class CompetitionServer:
             if sub.entrant_id is None:
                 continue
             entrant = sub.entrant_id
-            keep.add(entrant)
             if entrant not in self.entries:
                 command = ""  # a remote entrant plays from its own machine
                 if sub.kind == "bundle":
@@ -361,10 +370,17 @@ class CompetitionServer:
                         sub.bot, sub.version, sub.language, sub.run, sub.build
                     )
                     build = self.builds / str(sub.id)
-                    command = intake.runtime_command(manifest, build)
+                    try:
+                        command = intake.runtime_command(manifest, build)
+                    except bundles.BundleError as exc:  # in play before this check was made
+                        if entrant not in self.unplayable:
+                            self.unplayable.add(entrant)
+                            self.say(f"{sub.bot} {sub.version}: not played: {exc}")
+                        continue
                     if self.cluster_player is not None:
                         await self._ship(entrant, build)
                 self.entries[entrant] = Entry(sub, command)
+            keep.add(entrant)
             mu, sigma, games, last = standings.get(entrant, (25.0, 25.0 / 3, 0, -1))
             self.played[entrant] = max(self.played.get(entrant, 0), games)
             old = self.candidates.get(entrant)

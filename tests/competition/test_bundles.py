@@ -193,11 +193,25 @@ def test_pack_refuses_links(tmp_path: Path) -> None:
         (GOOD + "colour = 'red'\n", "unknown field"),
         (GOOD.replace("bot.py", "bot.py {token}"), "never put on a command line"),
         ("not toml [", "not valid TOML"),
+        # The sandbox shows a bot every path its command names: '..' showed the data folder.
+        (GOOD.replace("bot.py", "bot.py ../.."), "'../..' names a path outside the bundle"),
+        (GOOD.replace("bot.py", "bot.py /srv"), "'/srv' names a path outside the bundle"),
+        (GOOD.replace("bot.py", "bot.py --data=x/../../y"), "outside the bundle"),
+        (GOOD.replace("bot.py", "bot.py ~/x"), "outside the bundle"),
+        (GOOD + 'build = "cp -r .. here"\n', "build: '..' names a path outside the bundle"),
+        (GOOD.replace("bot.py", "bot.py 'open"), "run: not a command line"),
     ],
 )
 def test_manifest_errors_say_what_is_wrong(text: str, message: str) -> None:
     with pytest.raises(BundleError, match=message):
         parse_manifest(text)
+
+
+def test_a_command_naming_the_bundles_own_files_is_accepted() -> None:
+    text = GOOD.replace("bot.py", "bot.py --depth=3 data/book.txt ./x..y") + 'build = "make ."\n'
+    manifest = parse_manifest(text)
+    assert manifest.run == "{python} bot.py --depth=3 data/book.txt ./x..y"
+    assert manifest.build == "make ."
 
 
 def test_a_numeric_version_reads_as_text() -> None:

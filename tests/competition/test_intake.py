@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import io
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -32,11 +33,9 @@ TIMEOUT = 20.0
 NOBODY = 65534  # a uid of no one's, to build as when the tests run as root
 
 
-def bundle(version: str, extra: bytes = b"") -> bytes:
+def bundle(version: str, extra: bytes = b"", run: str = "{python} bot.py") -> bytes:
     """A bundle of the bot "b" (its manifest, with ``extra`` appended, and a bot.py)."""
-    manifest = (
-        f'name = "b"\nversion = "{version}"\nlanguage = "python"\nrun = "{{python}} bot.py"\n'
-    )
+    manifest = f'name = "b"\nversion = "{version}"\nlanguage = "python"\nrun = "{run}"\n'
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         for name, data in ((bundles.MANIFEST, manifest.encode() + extra), ("bot.py", b"pass\n")):
@@ -278,3 +277,52 @@ def test_a_builds_links_are_not_followed_when_it_is_made_read_only(tmp_path: Pat
     assert (tmp_path / "builds").stat().st_mode & 0o200, "the builds' folder stays writable"
     assert not built.stat().st_mode & 0o222 and not (built / "bot.py").stat().st_mode & 0o222
     intake._remove(built)
+
+
+def test_a_run_line_naming_a_link_out_of_the_build_is_refused(tmp_path: Path) -> None:
+    # A build may leave links; one to '..' named by the run line showed the bot the folder of every
+    # build and the ledger beside it (the sandbox binds what a link leads to).
+    built = tmp_path / "builds" / "1"
+    built.mkdir(parents=True)
+    (built / "bot.py").write_text("pass\n")
+    (built / "escape").symlink_to("..")
+    (built / "inside").symlink_to("bot.py")
+    manifest = bundles.Manifest("b", "1", "python", "{python} bot.py escape")
+    with pytest.raises(bundles.BundleError, match="leads outside the bot's folder"):
+        intake.runtime_command(manifest, built)
+    ok = bundles.Manifest("b", "1", "python", "{python} bot.py inside .")
+    words = shlex.split(intake.runtime_command(ok, built))
+    assert words == ["{python}", str(built / "bot.py"), str(built / "inside"), str(built)]
+
+
+class LinkingGates(Gates):
+    """A build that leaves a link to the folder of every build."""
+
+    async def build(
+        self, manifest: bundles.Manifest, source: Path, into: Path, limits: Limits, seconds: int
+    ) -> intake.Outcome:
+        into.mkdir(parents=True)
+        (into / "bot.py").write_text("pass\n")
+        (into / "escape").symlink_to("..")
+        return intake.Outcome(True, "", "built")
+
+
+def test_a_submission_whose_run_line_leads_out_of_its_build_fails_and_nothing_is_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(leads_out, tmp_path, monkeypatch)
+
+
+async def leads_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gates = LinkingGates()
+    async with running(tmp_path, monkeypatch, gates) as (server, comp, ada):
+        # Whatever a bot's command names, the ledger and the submitted bundles stay hidden.
+        assert {(tmp_path / "ledger.sqlite").resolve(), server.bundles.root.resolve()} <= set(
+            server.manager.hidden
+        )
+        sub = await server.submit(ada, bundle("1", run="{python} bot.py escape"))
+        await until(lambda: not server._tasks)
+        now = comp.submission(sub.id)
+        assert now.status == store.FAILED
+        assert "'escape' leads outside the bot's folder" in now.reason
+        assert now.entrant_id is None and not server.entries
