@@ -66,7 +66,8 @@ class Pentanomial:
             )
         values = []
         for name, p in zip(PAIR_OUTCOMES, parts, strict=True):
-            if not p.isdigit():
+            # ASCII only: str.isdigit() also takes digits such as "²" that int() refuses.
+            if not (p.isascii() and p.isdigit()):
                 raise StatsError(
                     f"the count of pairs scored {name} must be a whole number >= 0, got {p!r}"
                 )

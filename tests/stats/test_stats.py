@@ -150,6 +150,9 @@ def test_pairs_and_games_are_counted() -> None:
         ("1,2,x,4,5", "pairs scored 1 must be a whole number >= 0, got 'x'"),
         ("1,2,-3,4,5", "pairs scored 1 must be a whole number"),
         ("1,2,3.5,4,5", "pairs scored 1 must be a whole number"),
+        # Digits to str.isdigit() that int() refuses or reads otherwise: a clear error, no traceback.
+        ("1,2,3,4,\u00b2", "pairs scored 2 must be a whole number >= 0, got '\u00b2'"),
+        ("1,2,3,4,\u0661", "pairs scored 2 must be a whole number >= 0"),
     ],
 )
 def test_bad_pentanomial_text(text: str, message: str) -> None:
