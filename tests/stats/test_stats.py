@@ -22,7 +22,7 @@ from arena.stats import (
     pair_index,
     score_from_elo,
 )
-from arena.stats.counts import distribution, mean_and_variance
+from arena.stats.counts import MAX_COUNT, distribution, mean_and_variance
 from arena.stats.elo import NELO_PER_T
 from arena.stats.sprt import _mle_expectation, _mle_t_value
 
@@ -166,6 +166,38 @@ def test_counts_are_checked() -> None:
         Pentanomial.of((1, -1, 0, 0, 0))
     with pytest.raises(StatsError, match="whole number"):
         Trinomial(1, 2.5, 3)  # type: ignore[arg-type]
+
+
+def test_counts_past_the_limit_are_refused_and_those_up_to_it_solve() -> None:
+    # 10^16 pairs against four single ones: the regularized 0.001 and the single pairs vanish next to
+    # them in a double, and the LLR divided by zero; such counts are now refused up front, and counts
+    # up to the limit (10^9, beside 0s and 1s) still give finite figures under both models.
+    with pytest.raises(StatsError, match="at most 1000000000, got 10000000000000000"):
+        Pentanomial.of((10**16, 1, 1, 1, 1))
+    with pytest.raises(StatsError, match="draws must be at most 1000000000"):
+        Trinomial(0, MAX_COUNT + 1, 0)
+    with pytest.raises(StatsError, match="scored 2 must be at most 1000000000, got a number of 20"):
+        Pentanomial.parse("1,2,3,4,000" + "9" * 20)
+    with pytest.raises(StatsError, match="got a number of 5000 digits"):  # int() refuses these
+        Pentanomial.parse("1,2,3,4," + "9" * 5000)
+    assert Pentanomial.parse("0,0,0,0," + "0" * 30 + str(MAX_COUNT)).counts[4] == MAX_COUNT
+    m = MAX_COUNT
+    shapes: list[Pentanomial | Trinomial] = [
+        Pentanomial.of(c)
+        for c in ((0, 0, 0, 0, m), (m, m, m, 0, 0), (0, 0, m, 1, 0), (m, 1, 1, 1, 1))
+    ]
+    shapes += [Trinomial(0, 0, m), Trinomial(m, m, 0), Trinomial(1, m, 1)]
+    for counts in shapes:
+        report = [
+            Sprt(0, 5).report(counts),
+            Sprt(-200, 200).report(counts),
+            Sprt(0, 5, model=Model.LOGISTIC).report(counts),
+            Sprt(-1000, 1000, model=Model.LOGISTIC).report(counts),
+        ]
+        for r in report:
+            e = r.elo
+            for value in (r.llr, e.elo, e.elo_low, e.elo_high, e.nelo, e.nelo_error, e.los):
+                assert math.isfinite(value), (counts, r.sprt, value)
 
 
 @pytest.mark.parametrize(
