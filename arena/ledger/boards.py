@@ -10,6 +10,7 @@ rebuilt exactly.
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -76,20 +77,27 @@ def stored(conn: sqlite3.Connection) -> Current:
 
 
 def rate_seats(
-    seats: Sequence[tuple[int, int, int]], boards: Iterable[int], current: Current
+    seats: Sequence[tuple[int, int, int, int]], boards: Iterable[int], current: Current
 ) -> list[Update]:
-    """TrueSkill update of one game, from its (side, place, entrant) rows, on each board."""
+    """TrueSkill update of one game, from its (side, place, entrant, seat) rows, on each board.
+    Players sharing a seat (consultation) share its weight: see :mod:`arena.rating`."""
     teams: dict[int, list[int]] = {}
     places: dict[int, int] = {}
-    for side, place, entrant in seats:
+    seat_of: dict[int, list[int]] = {}
+    for side, place, entrant, seat in seats:
         teams.setdefault(side, []).append(entrant)
+        seat_of.setdefault(side, []).append(seat)
         places[side] = place
     order = sorted(teams)
+    sharing = Counter(seat for side in order for seat in seat_of[side])
+    weights = None
+    if any(n > 1 for n in sharing.values()):
+        weights = [[1.0 / sharing[seat] for seat in seat_of[s]] for s in order]
     out = []
     for board in boards:
         before = {e: current(board, e) for side in order for e in teams[side]}
         new = rate_game(
-            [[before[e][0] for e in teams[s]] for s in order], [places[s] for s in order]
+            [[before[e][0] for e in teams[s]] for s in order], [places[s] for s in order], weights
         )
         for side, ratings in zip(order, new, strict=True):
             for entrant, r in zip(teams[side], ratings, strict=True):
@@ -115,11 +123,11 @@ def write(conn: sqlite3.Connection, game_id: int, updates: Sequence[Update]) -> 
     )
 
 
-def seats_of(conn: sqlite3.Connection, game_id: int) -> list[tuple[int, int, int]]:
+def seats_of(conn: sqlite3.Connection, game_id: int) -> list[tuple[int, int, int, int]]:
     return [
-        (int(r[0]), int(r[1]), int(r[2]))
+        (int(r[0]), int(r[1]), int(r[2]), int(r[3]))
         for r in conn.execute(
-            "SELECT side, place, entrant_id FROM game_seats WHERE game_id = ? "
+            "SELECT side, place, entrant_id, seat FROM game_seats WHERE game_id = ? "
             "ORDER BY side, seat, member",
             (game_id,),
         )
@@ -143,13 +151,13 @@ def rebuild(conn: sqlite3.Connection) -> float:
         (r[0], r[1]): (r[2], r[3])
         for r in conn.execute("SELECT board_id, entrant_id, mu, sigma FROM ratings")
     }
-    seats: dict[int, list[tuple[int, int, int]]] = {}
-    for game_id, side, place, entrant in conn.execute(
-        "SELECT s.game_id, s.side, s.place, s.entrant_id FROM game_seats s "
+    seats: dict[int, list[tuple[int, int, int, int]]] = {}
+    for game_id, side, place, entrant, seat in conn.execute(
+        "SELECT s.game_id, s.side, s.place, s.entrant_id, s.seat FROM game_seats s "
         "JOIN games g ON g.id = s.game_id WHERE g.rating_seq IS NOT NULL "
         "ORDER BY s.game_id, s.side, s.seat, s.member"
     ):
-        seats.setdefault(game_id, []).append((side, place, entrant))
+        seats.setdefault(game_id, []).append((side, place, entrant, seat))
     games = conn.execute(
         "SELECT g.id, g.variant, t.id, t.name, t.kind FROM games g "
         "JOIN tournaments t ON t.id = g.tournament_id "

@@ -249,10 +249,14 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE INDEX IF NOT EXISTS planned_by_seed ON planned_games (tournament_id, seed);
     """,
+    # 8: no table changes; the ratings are rebuilt (REBUILD_AFTER): players sharing a seat in
+    # consultation now share its weight, where two allies were rated as twice a single player.
+    "",
 )
 
-# Migrations after which the ratings are rebuilt from the games (they changed shape).
-REBUILD_AFTER = frozenset({3})
+# Migrations after which the ratings are rebuilt from the games (they, or how they are computed,
+# changed).
+REBUILD_AFTER = frozenset({3, 8})
 
 # Marks the file as a Bezique Arena ledger (PRAGMA application_id): "BZQA".
 APPLICATION_ID = 0x425A5141

@@ -1,7 +1,10 @@
 """The one TrueSkill environment of the arena (never ``trueskill.setup()``: no global state).
 
 A game is rated as its sides: each side a team of the entrants who played its seats (partners, and the
-players sharing a seat in consultation), ranked by the game's result; equal places are a draw.
+players sharing a seat in consultation), ranked by the game's result; equal places are a draw. A team's
+performance is the weighted sum of its players': partners each play a hand of their own (weight 1),
+players sharing a seat play one hand between them (weight 1/n each: TrueSkill's partial play), so that
+two allies in consultation count as one hand's strength, not twice a single player's.
 """
 
 from __future__ import annotations
@@ -37,8 +40,14 @@ def conservative(r: Rating) -> float:
     return r.exposed
 
 
-def rate_game(teams: Sequence[Sequence[Rating]], ranks: Sequence[int]) -> list[list[Rating]]:
-    """New ratings for every player of every team; ``ranks[i]`` is team i's place (0 best)."""
+def rate_game(
+    teams: Sequence[Sequence[Rating]],
+    ranks: Sequence[int],
+    weights: Sequence[Sequence[float]] | None = None,
+) -> list[list[Rating]]:
+    """New ratings for every player of every team; ``ranks[i]`` is team i's place (0 best);
+    ``weights[i][j]`` the share of team i's play that its player j had (None: 1 each)."""
     groups = [[ENV.create_rating(r.mu, r.sigma) for r in team] for team in teams]
-    rated = ENV.rate(groups, ranks=list(ranks))
+    shares = None if weights is None else [list(w) for w in weights]
+    rated = ENV.rate(groups, ranks=list(ranks), weights=shares)
     return [[Rating(r.mu, r.sigma) for r in team] for team in rated]

@@ -29,6 +29,7 @@ from ledger_helpers import (
 
 from arena.ledger import LeaseHeld, Ledger, LedgerError, TournamentChanged
 from arena.ledger import schema as ledger_schema
+from arena.ledger.boards import rate_seats
 from arena.ledger.schema import MIGRATIONS
 from arena.rating import Rating, initial, rate_game
 from arena.tournament.schedule import ScheduledGame, full_schedule
@@ -67,8 +68,12 @@ def expected_ratings(
     for g in sorted(games, key=lambda g: g.ord):
         ranking = ranking_of(g, len(sides))
         teams = [[n for seat in seats for n in g.seats[seat]] for seats in sides]
+        # Players sharing a seat (consultation) play one hand: each has its share of the weight.
+        weights = [
+            [1 / len(g.seats[seat]) for seat in seats for _ in g.seats[seat]] for seats in sides
+        ]
         new = rate_game(
-            [[current.get(n, (initial(), 0))[0] for n in team] for team in teams], ranking
+            [[current.get(n, (initial(), 0))[0] for n in team] for team in teams], ranking, weights
         )
         for team, rated in zip(teams, new, strict=True):
             for n, r in zip(team, rated, strict=True):
@@ -389,6 +394,42 @@ def test_any_finishing_order_gives_the_in_order_ratings(order: list[int]) -> Non
     f = play_in_order(led, spec, order, prefix_check)
     assert ratings_by_name(led) == expected_ratings(spec, f.games)
     assert led.rebuild_ratings() == 0.0
+
+
+def test_two_allies_sharing_a_seat_count_as_one_hand() -> None:
+    """Three-handed consultation, all ratings equal: one player against two allies sharing a hand.
+    Rated as the sum of the allies (twice a single player's strength), a win moved the single
+    player up 8.63 and a loss down only 0.58, and the allies the other way round. Sharing the
+    seat's weight, the game is an even one: a win and a loss move each player by the same amount,
+    and the two allies alike."""
+
+    def after(single_place: int) -> dict[int, float]:
+        seats = [(0, single_place, 1, 0), (1, 1 - single_place, 2, 1), (1, 1 - single_place, 3, 1)]
+        updates = rate_seats(seats, [7], lambda board, entrant: (initial(), 0))
+        return {u.entrant: u.after.mu - initial().mu for u in updates}
+
+    won, lost = after(0), after(1)
+    assert won[1] > 4 and won[1] == pytest.approx(-lost[1])
+    assert won[2] == won[3] == pytest.approx(-lost[2]) == pytest.approx(-lost[3])
+    assert won[2] < 0
+
+
+def test_a_ledger_rated_before_seats_were_shared_is_rerated_when_opened(tmp_path: Path) -> None:
+    """Migration 8 rebuilds the ratings: a ledger whose consultation games were rated the old way
+    is rated the new way once opened, history included."""
+    spec = make_spec(3, variant="three-handed-consultation")
+    path = tmp_path / "l.sqlite"
+    led = Ledger(path)
+    f = play_in_order(led, spec, list(range(len(full_schedule(spec)))))
+    led.conn.execute("UPDATE ratings SET mu = 0")  # as if rated by another model
+    led.conn.execute("UPDATE rating_history SET mu_after = 0")
+    led.conn.execute("DELETE FROM _migrations WHERE version = 8")
+    led.close()
+    again = Ledger(path)
+    assert ratings_by_name(again) == expected_ratings(spec, f.games)
+    assert again.rebuild_ratings() == 0.0
+    assert table(again, "SELECT count(*) FROM rating_history WHERE mu_after = 0") == [(0,)]
+    again.close()
 
 
 @pytest.mark.parametrize(
