@@ -478,12 +478,7 @@ def _report_counts(test: Sprt, pentanomial: str | None, trinomial: str | None) -
             counts: Pentanomial | Trinomial = Pentanomial.parse(pentanomial)
         else:
             assert trinomial is not None
-            parts = [p.strip() for p in trinomial.split(",")]
-            if len(parts) != 3 or not all(p.isdigit() for p in parts):
-                raise StatsError(
-                    f"expected three whole numbers L,D,W (losses, draws, wins), got {trinomial!r}"
-                )
-            counts = Trinomial(*map(int, parts))
+            counts = Trinomial.parse(trinomial)
         if counts.total == 0:
             raise StatsError("every count is 0: there is nothing to report on")
     except StatsError as exc:

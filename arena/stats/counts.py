@@ -44,6 +44,20 @@ def _check_counts(counts: Sequence[int], names: Sequence[str]) -> tuple[int, ...
     return tuple(out)
 
 
+def _parse_count(text: str, name: str) -> int:
+    """One count as typed: ASCII digits only (``str.isdigit()`` also takes digits such as "²" that
+    ``int()`` refuses, and others, Arabic-Indic ones, that it reads), and not so long that ``int()``
+    refuses it."""
+    if not (text.isascii() and text.isdigit()):
+        raise StatsError(f"the count of {name} must be a whole number >= 0, got {text!r}")
+    if len(text.lstrip("0")) > len(str(MAX_COUNT)):  # before int(), which refuses 4300 digits
+        raise StatsError(
+            f"the count of {name} must be at most {MAX_COUNT}, "
+            f"got a number of {len(text.lstrip('0'))} digits"
+        )
+    return int(text)
+
+
 PAIR_OUTCOMES = ("0", "0.5", "1", "1.5", "2")  # a pair's points for the first player
 GAME_OUTCOMES = ("losses", "draws", "wins")
 
@@ -71,20 +85,12 @@ class Pentanomial:
             raise StatsError(
                 f"expected five counts N0,N1,N2,N3,N4 (pairs scored 0, 0.5, 1, 1.5, 2), got {text!r}"
             )
-        values = []
-        for name, p in zip(PAIR_OUTCOMES, parts, strict=True):
-            # ASCII only: str.isdigit() also takes digits such as "²" that int() refuses.
-            if not (p.isascii() and p.isdigit()):
-                raise StatsError(
-                    f"the count of pairs scored {name} must be a whole number >= 0, got {p!r}"
-                )
-            if len(p.lstrip("0")) > len(str(MAX_COUNT)):  # before int(), which refuses 4300 digits
-                raise StatsError(
-                    f"the count of pairs scored {name} must be at most {MAX_COUNT}, "
-                    f"got a number of {len(p.lstrip('0'))} digits"
-                )
-            values.append(int(p))
-        return cls.of(values)
+        return cls.of(
+            [
+                _parse_count(p, f"pairs scored {n}")
+                for n, p in zip(PAIR_OUTCOMES, parts, strict=True)
+            ]
+        )
 
     @property
     def scores(self) -> tuple[float, ...]:
@@ -130,6 +136,19 @@ class Trinomial:
 
     def __post_init__(self) -> None:
         _check_counts((self.losses, self.draws, self.wins), GAME_OUTCOMES)
+
+    @classmethod
+    def parse(cls, text: str) -> Trinomial:
+        """``L,D,W``: the first player's losses, draws and wins."""
+        parts = [p.strip() for p in text.split(",")]
+        if len(parts) != 3:
+            raise StatsError(
+                f"expected three whole numbers L,D,W (losses, draws, wins), got {text!r}"
+            )
+        losses, draws, wins = (
+            _parse_count(p, n) for n, p in zip(GAME_OUTCOMES, parts, strict=True)
+        )
+        return cls(losses, draws, wins)
 
     @property
     def counts(self) -> tuple[int, int, int]:

@@ -90,6 +90,10 @@ def test_report_from_trinomial_counts_and_other_alpha_beta() -> None:
         (["--pentanomial", "1,2,3,4"], "expected five counts"),
         (["--pentanomial", "0,0,0,0,0"], "every count is 0"),
         (["--trinomial", "1,2"], "expected three whole numbers"),
+        # Digits to str.isdigit() that int() refuses (a traceback) or reads (silently a 1).
+        (["--trinomial", "1,2,\u00b2"], "the count of wins must be a whole number >= 0"),
+        (["--trinomial", "\u0661,2,3"], "the count of losses must be a whole number >= 0"),
+        (["--trinomial", "1,2," + "9" * 5000], "the count of wins must be at most 1000000000"),
         (
             ["--pentanomial", "1,2,3,4,5", "--elo0", "5", "--elo1", "0"],
             "elo0 must be less than elo1",

@@ -160,6 +160,14 @@ def test_bad_pentanomial_text(text: str, message: str) -> None:
         Pentanomial.parse(text)
 
 
+def test_trinomial_text() -> None:
+    assert Trinomial.parse(" 89, 123,76 ").counts == (89, 123, 76)
+    with pytest.raises(StatsError, match="expected three whole numbers"):
+        Trinomial.parse("1,2,3,4")
+    with pytest.raises(StatsError, match="the count of draws must be a whole number >= 0"):
+        Trinomial.parse("1,\u00b2,3")
+
+
 def test_counts_are_checked() -> None:
     assert Pentanomial.parse(" 1, 2,3 ,4,5").counts == (1, 2, 3, 4, 5)
     with pytest.raises(StatsError, match="0 or more"):
