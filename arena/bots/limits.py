@@ -30,7 +30,9 @@ class Limits:
     file_size_mb: int = 64  # largest file it may write (RLIMIT_FSIZE)
     open_files: int = 1024  # file descriptors (RLIMIT_NOFILE)
     log_bytes: int = 1_000_000  # its stdout and stderr kept in its log, then truncated
-    disk_mb: int = 256  # sandboxed: the size of its home folder (also its /tmp), held in memory
+    # sandboxed: the size of its home folder (also its /tmp), held in memory; and the most a
+    # submission's build may leave on the disk (it works in a tmpfs of that size: see intake)
+    disk_mb: int = 256
     # auto: isolated by bubblewrap where the machine can, else light with a warning; required (or
     # bubblewrap): isolated or not started; none: light (see arena.sandbox).
     sandbox: str = "auto"

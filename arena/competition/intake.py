@@ -3,8 +3,10 @@
 The bundle is stored by content and unpacked (hostile input: see :mod:`.bundles`). Its build command, if
 it has one, runs once in a writable copy of the bundle, confined like a bot (no network, the
 competition's limits) and with a time limit; the result is made read-only and is what the bot runs
-from. Then the conformance check (``arena check-bot``) plays its scripted session against the bot,
-confined the same way. Only a bot that passes enters play; a failing one gets its build or check log.
+from. Isolated, the build writes only to a tmpfs of ``disk_mb`` (in memory), and its result comes back
+to the disk within that bound (:mod:`arena.sandbox.workspace`); in light mode the result is measured
+after the fact and refused if over it. Then the conformance check (``arena check-bot``) plays its
+scripted session against the bot, confined the same way. Only a bot that passes enters play; a failing one gets its build or check log.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from arena.bots.conformance import check_bot
 from arena.bots.launcher import LaunchError, bot_environment, resolve_paths, split_command
 from arena.bots.limits import Limits
 from arena.competition.bundles import BundleError, Manifest, outside
-from arena.sandbox import SandboxError, confine
+from arena.sandbox import SandboxError, confine, workspace
 
 LOG_LIMIT = 64 * 1024  # bytes of a build's output kept
+TAIL = 4096  # bytes of its end kept beyond that, for the last line (which says why it failed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +64,8 @@ async def build(
     log = ""
     if manifest.build:
         ok, log = await _run(resolve_paths(manifest.build, into), into, limits, seconds)
+        if ok:
+            ok, log = _measured(into, limits, log)
         if not ok:
             _read_only(into)
             return Outcome(False, log.splitlines()[-1] if log else "the build failed", log)
@@ -90,7 +95,8 @@ async def check(command: str, variant: str, limits: Limits, seconds: int) -> Out
 async def _run(command: str, cwd: Path, limits: Limits, seconds: int) -> tuple[bool, str]:
     """Run a build command in ``cwd``, confined like a bot (no network, the limits from its first
     instruction, a uid of its own where the machine allows), with a time limit; every process it
-    started is killed at the end. (ok, output)."""
+    started is killed at the end. Isolated, it runs under :mod:`arena.sandbox.workspace`, whose last
+    line says why it failed. (ok, output)."""
     try:
         argv = split_command(command, "the build")
         conf = confine(
@@ -100,7 +106,7 @@ async def _run(command: str, cwd: Path, limits: Limits, seconds: int) -> tuple[b
         return False, str(exc)
     if conf.uid is not None:
         _own(cwd, conf.uid)
-    out = bytearray()
+    out, tail, seen = bytearray(), bytearray(), 0
     try:
         loop = asyncio.get_running_loop()
         try:
@@ -116,9 +122,13 @@ async def _run(command: str, cwd: Path, limits: Limits, seconds: int) -> tuple[b
 
         async def drain() -> None:
             assert proc.stdout is not None
+            nonlocal seen
             while chunk := await proc.stdout.read(65536):
+                seen += len(chunk)
                 if len(out) < LOG_LIMIT:
                     out.extend(chunk[: LOG_LIMIT - len(out)])
+                tail.extend(chunk)
+                del tail[:-TAIL]
 
         try:
             async with asyncio.timeout(seconds):
@@ -136,9 +146,31 @@ async def _run(command: str, cwd: Path, limits: Limits, seconds: int) -> tuple[b
         if conf.uid is not None:
             _own(cwd, os.getuid())
     text = out.decode("utf-8", "replace")
+    if seen > len(out):  # cut: its last line still ends the log
+        last = tail.decode("utf-8", "replace").rstrip("\n").rpartition("\n")[2]
+        text += f"\n[... {seen - len(out)} bytes of output left out ...]\n{last}"
     if proc.returncode != 0:
+        if conf.isolated:
+            return False, text
         return False, text + f"\nthe build command exited with code {proc.returncode}"
     return True, text
+
+
+def _measured(folder: Path, limits: Limits, log: str) -> tuple[bool, str]:
+    """Whether a build's result is within ``disk_mb`` (counted as :mod:`arena.sandbox.workspace`
+    counts it). Isolated, it was bounded as it was written; in light mode it was not, and a result
+    over the bound is refused here."""
+    budget = limits.rlimits().home_bytes
+    try:
+        used = workspace.total(workspace.entries(folder))
+    except OSError as exc:
+        return False, log + f"\nthe build's result cannot be measured: {exc}"
+    if budget and used > budget:
+        return False, log + (
+            f"\nthe build left {used / workspace.MIB:.1f} MiB in its folder, over its limit of "
+            f"{budget // workspace.MIB} MiB (disk_mb)"
+        )
+    return True, log
 
 
 def _own(folder: Path, uid: int) -> None:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from arena.sandbox import mounts, procs, runtime, uids
+from arena.sandbox import mounts, procs, runtime, uids, workspace
 from arena.scratch import run_dir, scratch_dir
 
 T = TypeVar("T")
@@ -385,7 +385,9 @@ def confine(
     the bot is to dial) with the environment ``env`` (already scrubbed by the caller; HOME, TMPDIR and
     ARENA_ADDRESS are set here). ``hide``: paths never shown to an isolated bot even inside a folder it
     may see. ``workdir``: a folder the process works in and may write (a submission's build, which
-    talks to no referee); the caller makes it writable by :attr:`Confinement.uid`. Raises
+    talks to no referee); the caller makes it writable by :attr:`Confinement.uid`. Isolated, the
+    process works in a tmpfs of ``home_bytes`` in its place, and what it leaves is copied back within
+    that bound once none of its processes runs (:mod:`arena.sandbox.workspace`). Raises
     :class:`SandboxUnavailable` when ``mode`` requires isolation and there is none,
     :class:`SandboxError` when the bot cannot be confined."""
     found = require(mode)
@@ -411,9 +413,12 @@ def confine(
             shown.bind(referee.socket, mounts.SOCKET)
         if workdir is not None:
             workdir = workdir.resolve()
-            shown.bind(str(workdir), str(workdir))
+            shown.show([Path(workspace.__file__).parent])
+            shown.dir(str(workdir.parent))
+            shown.tmpfs(str(workdir), limits.home_bytes, "0777")  # root's, when the arena is root
+            shown.bind(str(workdir), workspace.RESULT)
         chdir = str(workdir) if workdir is not None else mounts.HOME
-        full = _isolated_argv(argv, limits, lease.uid if lease else None, shown, chdir)
+        full = _isolated_argv(argv, limits, lease.uid if lease else None, shown, chdir, workdir)
     except BaseException:
         if lease is not None:
             lease.release()
@@ -438,7 +443,13 @@ def _isolated_argv(
     uid: int | None,
     shown: mounts.Mounts,
     chdir: str = mounts.HOME,
+    build: Path | None = None,
 ) -> list[str]:
+    """The command line of an isolated process. A build's (``build``: its folder, where ``shown``
+    has put a tmpfs, the folder itself bound at :data:`workspace.RESULT`) runs under
+    :mod:`arena.sandbox.workspace`, which starts a further bubblewrap: a PID namespace whose first
+    process is the build's command (every process of the build dies with it), no ``/proc``, and the
+    real folder hidden under an empty tmpfs."""
     bwrap = shutil.which("bwrap") or "bwrap"
     prlimit = [shutil.which("prlimit") or "prlimit", *limits.prlimit_args(), "--"]
     home = ["--size", str(limits.home_bytes)] if limits.home_bytes else []
@@ -446,6 +457,22 @@ def _isolated_argv(
         "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
         "--die-with-parent", "--hostname", "bot",
     ]  # fmt: skip
+    # What runs between the two bubblewraps of a build, and what the inner one adds. No /proc: the
+    # kernel mounts no new one under bubblewrap's, and the outer one shows the processes of the
+    # build's uid outside its namespace, and through them the real folder.
+    alone = [
+        "--unshare-pid", "--as-pid-1", "--size", str(workspace.BLOCK), "--perms", "0555",
+        "--tmpfs", "/proc", "--size", str(workspace.BLOCK), "--perms", "0000", "--tmpfs",
+        workspace.RESULT,
+    ]  # fmt: skip
+    between = workspace.argv(build, limits.home_bytes) if build is not None else []
+    if uid is None and build is not None:
+        # The arena's uid makes both user namespaces; the build's cannot make more.
+        return [
+            *prlimit, bwrap, *namespaces, "--unshare-user", *shown.args, "--chdir", "/", "--",
+            *between, bwrap, "--unshare-user", "--disable-userns", "--die-with-parent",
+            "--dev-bind", "/", "/", *alone, "--chdir", chdir, "--", *argv,
+        ]  # fmt: skip
     if uid is None:
         # One unprivileged bubblewrap, under the arena's own uid.
         return [
@@ -460,9 +487,13 @@ def _isolated_argv(
     ]  # fmt: skip
     inner = [
         bwrap, "--unshare-user", "--disable-userns", "--die-with-parent", "--dev-bind", "/", "/",
-        *home, "--tmpfs", mounts.HOME, "--chdir", chdir, "--",
+        *home, "--tmpfs", mounts.HOME, *(alone if build is not None else []), "--chdir", chdir,
+        "--",
     ]  # fmt: skip
-    return [bwrap, *namespaces, *shown.args, "--chdir", "/", "--", *drop, *prlimit, *inner, *argv]
+    return [
+        bwrap, *namespaces, *shown.args, "--chdir", "/", "--", *drop, *prlimit, *between, *inner,
+        *argv,
+    ]  # fmt: skip
 
 
 # A stand-in for setpriv and prlimit where util-linux is missing: limits and the parent-death signal

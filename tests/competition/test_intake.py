@@ -28,9 +28,11 @@ from arena.competition.server import CompetitionServer, SubmissionError
 from arena.competition.spec import parse
 from arena.ledger import Ledger, LedgerError
 from arena.ledger import competitions as store
+from arena.sandbox import probe
 
 TIMEOUT = 20.0
 NOBODY = 65534  # a uid of no one's, to build as when the tests run as root
+EXAMPLE = Path(__file__).resolve().parents[2] / "competitions" / "examples" / "python-bot"
 
 
 def bundle(version: str, extra: bytes = b"", run: str = "{python} bot.py") -> bytes:
@@ -326,3 +328,71 @@ async def leads_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         assert now.status == store.FAILED
         assert "'escape' leads outside the bot's folder" in now.reason
         assert now.entrant_id is None and not server.entries
+
+
+DENSE = "for i in range(12):\n    with open(f'f{i}', 'wb') as f:\n        for _ in range(16):\n            f.write(bytes(1 << 20))"
+SPARSE = "for i in range(12):\n    with open(f'f{i}', 'wb') as f:\n        f.truncate(16 << 20)"
+
+
+def on_disk(folder: Path) -> tuple[int, int]:
+    """(bytes the files say they hold, bytes they take) under ``folder``, links not followed."""
+    found = [p.lstat() for p in folder.rglob("*")]
+    return sum(s.st_size for s in found), sum(s.st_blocks * 512 for s in found)
+
+
+def fill(code: str) -> str:
+    """A build command that runs ``code`` (its newlines escaped for the manifest's one line)."""
+    return '{python} -c "exec(' + repr(code).replace('"', '\\"') + ')"'
+
+
+def test_a_build_takes_no_more_of_the_disk_than_disk_mb(tmp_path: Path) -> None:
+    """With disk_mb = 64 and file_size_mb = 16, a build wrote twelve files of 16 MiB (192 MiB) into
+    its folder on the machine's disk: the size limit bounds each file, nothing bounded the total.
+    Isolated, a build now works in a tmpfs of disk_mb, and only what fits comes back: twelve dense
+    files fill it and fail the build, twelve sparse ones (no space in the tmpfs, 192 MiB once copied)
+    are refused before they are copied; each reason names disk_mb. A normal build still works, and the
+    bot runs from it (the conformance check passes)."""
+    if not probe("required").isolated:
+        pytest.skip("bubblewrap isolation is unavailable here")
+    limits = Limits(disk_mb=64, file_size_mb=16, sandbox="required")
+    source, built = tmp_path / "source", tmp_path / "builds" / "1"
+    source.mkdir()
+    shutil.copy(EXAMPLE / "bot.py", source / "bot.py")
+    for name, code in (("dense", DENSE), ("sparse", SPARSE)):
+        manifest = bundles.Manifest("b", "1", "python", "{python} bot.py", fill(code))
+        outcome = asyncio.run(intake.build(manifest, source, built, limits, 60))
+        assert not outcome.ok, name
+        assert "64 MiB (disk_mb)" in outcome.reason, (name, outcome.log)
+        size, taken = on_disk(built)
+        assert size <= 64 << 20 and taken <= 64 << 20, (name, size, taken)
+    manifest = bundles.Manifest(
+        "b", "1", "python", "{python} bot.py", "{python} -m compileall -q ."
+    )
+    outcome = asyncio.run(intake.build(manifest, source, built, limits, 60))
+    assert outcome.ok, outcome.log
+    assert [p.name for p in (built / "__pycache__").iterdir()] == [
+        f"bot.{sys.implementation.cache_tag}.pyc"
+    ]
+    assert not (built / "bot.py").stat().st_mode & 0o222, "the build is read-only"
+    command = intake.runtime_command(manifest, built)
+    checked = asyncio.run(intake.check(command, "two-handed", limits, 120))
+    assert checked.ok, checked.log
+    intake._remove(built)
+
+
+def test_a_build_whose_result_is_over_disk_mb_is_refused_in_light_mode_too(tmp_path: Path) -> None:
+    """Unconfined, a build's writes are not bounded as they are made; its result is measured after
+    the fact, as the sandbox counts it, and refused when over disk_mb."""
+    source, built = tmp_path / "source", tmp_path / "builds" / "1"
+    source.mkdir()
+    (source / "bot.py").write_text("pass\n")
+    manifest = bundles.Manifest("b", "1", "python", "{python} bot.py", fill(SPARSE))
+    outcome = asyncio.run(
+        intake.build(manifest, source, built, Limits(disk_mb=64, sandbox="none"), 30)
+    )
+    assert not outcome.ok
+    assert (
+        outcome.reason
+        == "the build left 192.0 MiB in its folder, over its limit of 64 MiB (disk_mb)"
+    )
+    intake._remove(built)
