@@ -58,6 +58,14 @@ def _parse_count(text: str, name: str) -> int:
     return int(text)
 
 
+def _parse_counts(text: str, names: Sequence[str], expected: str) -> list[int]:
+    """Comma-separated counts, one per name, as typed (``expected`` says what, when they are not)."""
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != len(names):
+        raise StatsError(f"expected {expected}, got {text!r}")
+    return [_parse_count(p, n) for n, p in zip(names, parts, strict=True)]
+
+
 PAIR_OUTCOMES = ("0", "0.5", "1", "1.5", "2")  # a pair's points for the first player
 GAME_OUTCOMES = ("losses", "draws", "wins")
 
@@ -80,17 +88,9 @@ class Pentanomial:
     @classmethod
     def parse(cls, text: str) -> Pentanomial:
         """``N0,N1,N2,N3,N4``: the pairs scored 0, 1/2, 1, 3/2 and 2 points by the first player."""
-        parts = [p.strip() for p in text.split(",")]
-        if len(parts) != 5:
-            raise StatsError(
-                f"expected five counts N0,N1,N2,N3,N4 (pairs scored 0, 0.5, 1, 1.5, 2), got {text!r}"
-            )
-        return cls.of(
-            [
-                _parse_count(p, f"pairs scored {n}")
-                for n, p in zip(PAIR_OUTCOMES, parts, strict=True)
-            ]
-        )
+        expected = "five counts N0,N1,N2,N3,N4 (pairs scored 0, 0.5, 1, 1.5, 2)"
+        names = [f"pairs scored {n}" for n in PAIR_OUTCOMES]
+        return cls.of(_parse_counts(text, names, expected))
 
     @property
     def scores(self) -> tuple[float, ...]:
@@ -140,14 +140,8 @@ class Trinomial:
     @classmethod
     def parse(cls, text: str) -> Trinomial:
         """``L,D,W``: the first player's losses, draws and wins."""
-        parts = [p.strip() for p in text.split(",")]
-        if len(parts) != 3:
-            raise StatsError(
-                f"expected three whole numbers L,D,W (losses, draws, wins), got {text!r}"
-            )
-        losses, draws, wins = (
-            _parse_count(p, n) for n, p in zip(GAME_OUTCOMES, parts, strict=True)
-        )
+        expected = "three whole numbers L,D,W (losses, draws, wins)"
+        losses, draws, wins = _parse_counts(text, GAME_OUTCOMES, expected)
         return cls(losses, draws, wins)
 
     @property

@@ -67,8 +67,16 @@ def _script(folder: Path, body: str) -> str:
     return f"{PY} {shlex.quote(str(path))}"
 
 
-async def _run_once(command: str, sock: str, log: Path, limits: Limits | None = None) -> BotProcess:
-    bot = await BotProcess.start("probe", command, "127.0.0.1:1", "tok", log, limits, socket=sock)
+async def _run_once(
+    command: str,
+    sock: str,
+    log: Path,
+    limits: Limits | None = None,
+    hide: tuple[Path, ...] = (),
+) -> BotProcess:
+    bot = await BotProcess.start(
+        "probe", command, "127.0.0.1:1", "tok", log, limits, socket=sock, hide=hide
+    )
     await asyncio.wait_for(bot.wait(), 120)
     await bot.stop()
     return bot
@@ -163,23 +171,9 @@ def test_a_hidden_path_named_on_the_command_line_stays_hidden(
     args = " ".join(shlex.quote(str(folder / n)) for n in ("arena.sqlite", "arena.sqlite-wal"))
     args += f" {shlex.quote(str(folder / 'link'))} {shlex.quote(str(folder / 'notes.txt'))}"
 
-    async def go() -> str:
-        log = tmp_path / "probe.log"
-        bot = await BotProcess.start(
-            "probe",
-            f"{command} {args}",
-            "127.0.0.1:1",
-            "tok",
-            log,
-            Limits(),
-            socket=referee_socket,
-            hide=(ledger,),
-        )
-        await asyncio.wait_for(bot.wait(), 120)
-        await bot.stop()
-        return log.read_text()
-
-    out = asyncio.run(go())
+    log = tmp_path / "probe.log"
+    asyncio.run(_run_once(f"{command} {args}", referee_socket, log, Limits(), hide=(ledger,)))
+    out = log.read_text()
     assert "arena.sqlite False" in out and "arena.sqlite-wal False" in out
     assert "link False" in out  # a link to it leads nowhere
     assert "notes.txt True" in out
@@ -206,23 +200,9 @@ def test_a_hidden_path_stays_hidden_when_its_folder_is_named_through_a_link(
     (tmp_path / "link").symlink_to(real)
     command = command.replace(str(real), str(tmp_path / "link"))
 
-    async def go() -> str:
-        log = tmp_path / "probe.log"
-        bot = await BotProcess.start(
-            "probe",
-            command,
-            "127.0.0.1:1",
-            "tok",
-            log,
-            Limits(),
-            socket=referee_socket,
-            hide=(ledger,),
-        )
-        await asyncio.wait_for(bot.wait(), 120)
-        await bot.stop()
-        return log.read_text()
-
-    out = asyncio.run(go())
+    log = tmp_path / "probe.log"
+    asyncio.run(_run_once(command, referee_socket, log, Limits(), hide=(ledger,)))
+    out = log.read_text()
     assert "listed ['probe.py']" in out  # its own script, run through the link
     assert "ledger False" in out
 
@@ -246,16 +226,9 @@ def test_a_bots_folder_cannot_name_another_folder_to_be_shown(
     for path in [tmp_path, *tmp_path.rglob("*")]:
         path.chmod(0o755)
 
-    async def go() -> str:
-        log = tmp_path / "probe.log"
-        bot = await BotProcess.start(
-            "probe", str(run), "127.0.0.1:1", "tok", log, Limits(), socket=referee_socket
-        )
-        await asyncio.wait_for(bot.wait(), 120)
-        await bot.stop()
-        return log.read_text()
-
-    out = asyncio.run(go())
+    log = tmp_path / "probe.log"
+    asyncio.run(_run_once(str(run), referee_socket, log, Limits()))
+    out = log.read_text()
     assert "seen False" in out, out
 
 

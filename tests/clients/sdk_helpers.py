@@ -46,10 +46,14 @@ async def serving() -> AsyncIterator[tuple[str, MatchManager, Any]]:
         await server.stop(None)
 
 
-async def remote_match(manager: MatchManager, seed: int = 5, connect: float = 120.0) -> MatchEntry:
+async def remote_match(
+    manager: MatchManager, seed: int = 5, connect: float = 120.0, clock: TimeControl = TC
+) -> MatchEntry:
     """A one-game two-handed match of two remote seats (the tests dial in with the tokens)."""
     entry = manager.create(
-        MatchConfig(seed=seed, time_control=TC), [[PlayerSpec("s0")], [PlayerSpec("s1")]], connect
+        MatchConfig(seed=seed, time_control=clock),
+        [[PlayerSpec("s0")], [PlayerSpec("s1")]],
+        connect,
     )
     await manager.start(entry)
     return entry

@@ -184,6 +184,27 @@ def _one_line_error(exited: Exited, name: str) -> str:
     return lines[0]
 
 
+def _javascript_against_first(tmp_path: Path, name: str, source: str, seed: int) -> Exited:
+    """Run the JavaScript bot ``source`` (``SDK_PATH`` in it: the SDK) as seat 0 of a
+    match against the Python SDK's first bot, until both have ended."""
+    node = node_executable()
+    path = tmp_path / name
+    path.write_text(source.replace("SDK_PATH", json.dumps(str(JS_SDK))))
+
+    async def go() -> Exited:
+        async with serving() as (address, manager, _):
+            entry = await remote_match(manager, seed=seed)
+            t0, t1 = seat_tokens(entry)
+            env = _env(ARENA_ADDRESS=address, ARENA_TOKEN=t0)
+            proc = await _spawn([node, str(path)], env, tmp_path)
+            other = asyncio.create_task(asyncio.to_thread(play, FirstBot(), address, t1))
+            exited = await proc
+            await asyncio.wait_for(other, WAIT)
+            return exited
+
+    return asyncio.run(go())
+
+
 @pytest.fixture
 def py_bot(tmp_path: Path) -> list[str]:
     path = tmp_path / "my_bot.py"
@@ -350,22 +371,7 @@ def test_a_javascript_decide_that_returns_no_action_says_what_it_returned(
 ) -> None:
     """The error names the value decide() returned, as the bot wrote it (it used to say
     ``[object Object]``), and the bot exits 1."""
-    node = node_executable()
-    path = tmp_path / "bad_return.js"
-    path.write_text(JS_BAD_RETURN.replace("SDK_PATH", json.dumps(str(JS_SDK))))
-
-    async def go() -> Exited:
-        async with serving() as (address, manager, _):
-            entry = await remote_match(manager, seed=7)
-            t0, t1 = seat_tokens(entry)
-            env = _env(ARENA_ADDRESS=address, ARENA_TOKEN=t0)
-            proc = await _spawn([node, str(path)], env, tmp_path)
-            other = asyncio.create_task(asyncio.to_thread(play, FirstBot(), address, t1))
-            exited = await proc
-            await asyncio.wait_for(other, WAIT)
-            return exited
-
-    exited = asyncio.run(go())
+    exited = _javascript_against_first(tmp_path, "bad_return.js", JS_BAD_RETURN, seed=7)
     assert exited.code == sdk.EXIT_BOT_ERROR, exited
     assert "decide() must return an action's text or one of turn.legal, got { action: 'play " in (
         exited.stderr
@@ -386,12 +392,7 @@ def test_a_stream_the_referee_ends_mid_match_is_a_failure(
         address = f"127.0.0.1:{port}"
         try:
             slow = TimeControl(budget_ms=600_000, bank_ms=0, grace_ms=1_000)
-            entry = manager.create(
-                MatchConfig(seed=5, time_control=slow),
-                [[PlayerSpec("s0")], [PlayerSpec("s1")]],
-                WAIT,
-            )
-            await manager.start(entry)
+            entry = await remote_match(manager, seed=5, connect=WAIT, clock=slow)
             t0, t1 = seat_tokens(entry)
             async with grpc.aio.insecure_channel(address) as channel:
                 thinker = bot_pb2_grpc.BotGatewayStub(channel).Play()
@@ -452,12 +453,7 @@ def test_a_reply_past_its_time_limit_leaves_the_match_results_readable(tmp_path:
 
     async def go() -> tuple[Exited, MatchRecord | None]:
         async with serving() as (address, manager, _):
-            entry = manager.create(
-                MatchConfig(seed=3, time_control=fast),
-                [[PlayerSpec("s0")], [PlayerSpec("s1")]],
-                WAIT,
-            )
-            await manager.start(entry)
+            entry = await remote_match(manager, seed=3, connect=WAIT, clock=fast)
             t0, t1 = seat_tokens(entry)
             other = asyncio.create_task(asyncio.to_thread(play, FirstBot(), address, t1))
             env = _env(ARENA_ADDRESS=address, ARENA_TOKEN=t0)
@@ -509,12 +505,7 @@ def test_a_stream_that_closes_while_the_bot_decides_is_named_so(tmp_path: Path) 
         server, port, manager = await create_server("127.0.0.1:0")
         address = f"127.0.0.1:{port}"
         try:
-            entry = manager.create(
-                MatchConfig(seed=5, time_control=slow),
-                [[PlayerSpec("s0")], [PlayerSpec("s1")]],
-                WAIT,
-            )
-            await manager.start(entry)
+            entry = await remote_match(manager, seed=5, connect=WAIT, clock=slow)
             t0, t1 = seat_tokens(entry)
             env = _env(ARENA_ADDRESS=address, ARENA_TOKEN=t0)
             proc = await _spawn([sys.executable, str(path)], env, tmp_path)
@@ -767,22 +758,7 @@ def test_javascript_turns_carry_the_games_seed_whatever_on_game_start_does(
 ) -> None:
     """``turn.gameSeed`` is the game's seed at every turn even when the bot overrides
     ``onGameStart`` without calling ``super`` (it used to be ``this.gameSeed``, then still 0)."""
-    node = node_executable()
-    path = tmp_path / "own_seed.js"
-    path.write_text(JS_OWN_SEED.replace("SDK_PATH", json.dumps(str(JS_SDK))))
-
-    async def go() -> Exited:
-        async with serving() as (address, manager, _):
-            entry = await remote_match(manager, seed=4)
-            t0, t1 = seat_tokens(entry)
-            env = _env(ARENA_ADDRESS=address, ARENA_TOKEN=t0)
-            proc = await _spawn([node, str(path)], env, tmp_path)
-            other = asyncio.create_task(asyncio.to_thread(play, FirstBot(), address, t1))
-            exited = await proc
-            await asyncio.wait_for(other, WAIT)
-            return exited
-
-    exited = asyncio.run(go())
+    exited = _javascript_against_first(tmp_path, "own_seed.js", JS_OWN_SEED, seed=4)
     assert exited.code == 0, exited
     turns = [line.split() for line in exited.stdout.splitlines()]
     assert turns, exited
