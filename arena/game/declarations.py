@@ -350,6 +350,18 @@ def enumerate_declarations(
                 js = js + [c for c in partner_pool.get(knave_kind, ()) if level_of(c[1], 1) < level]
             if sum(len(c[0]) for c in qs) < level or sum(len(c[0]) for c in js) < level:
                 continue  # a higher level may still be open to cards that this one excludes
+            if level == 2 and rules.second_double and not rules.rubicon:
+                # EB9-643 (docs/rules.md §3.1): a second double is declared to one bezique of a
+                # declared double, one queen and one knave of it with a new queen and knave: never
+                # two queens or two knaves of the double, nor one of its cards without its pair.
+                q_old = [c for c in qs if level_of(c[1], CLASS_B) == 2]
+                j_old = [c for c in js if level_of(c[1], CLASS_B) == 2]
+                q_new = [c for c in qs if level_of(c[1], CLASS_B) < 2]
+                j_new = [c for c in js if level_of(c[1], CLASS_B) < 2]
+                combo = BEZIQUE_LEVELS[1]
+                _emit(out, rules, combo, [(q_new, 2), (j_new, 2)])
+                _emit(out, rules, combo, [(q_old, 1), (q_new, 1), (j_old, 1), (j_new, 1)])
+                continue
             _emit(out, rules, BEZIQUE_LEVELS[level - 1], [(qs, level), (js, level)])
     # Class C: fours of a kind, irrespective of suit.
     for rank, combo in FOUR_COMBOS.items():

@@ -366,3 +366,15 @@ def test_second_double_bezique_declared_to_a_bezique_of_the_double() -> None:
     s.apply(seconds[0])
     assert s.deal_points[0] == 1000
     assert s.items[-1].reason == "double-bezique"
+
+
+def test_second_double_bezique_takes_one_queen_and_one_knave_of_the_double() -> None:
+    """docs/rules.md §3.1 (EB9-643): the second double bezique is a new queen and knave of bezique with
+    one queen and one knave of the declared double. A new queen alone, with both knaves of the double
+    (or two of its cards of one kind), makes no second double."""
+    s = _bezique_deal(["QS", "QS", "QS", "JD", "JD", "AS", "AC", "AH"])
+    _win_trick(s, "AS")
+    act(s, "declare double-bezique QS QS JD JD")
+    finish_turn(s)
+    _win_trick(s, "AC")
+    assert not [t for t in texts(s) if "bezique" in t]
