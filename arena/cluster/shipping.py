@@ -20,6 +20,7 @@ import hashlib
 import io
 import os
 import shlex
+import stat
 import sys
 import tarfile
 from collections.abc import Iterable, Mapping
@@ -144,6 +145,13 @@ def pack(folder: Path, skip: set[Path]) -> bytes:
                 if path.resolve() in skip:
                     continue
                 arcname = path.relative_to(folder).as_posix()
+                refused = _unshippable(path, folder)
+                if refused:
+                    raise ClusterError(
+                        f"the bot folder {folder} holds {arcname!r}, {refused}: a node cannot "
+                        "unpack it (it keeps nothing outside the folder); remove it or give the "
+                        "bot a folder of its own"
+                    )
                 if path.is_file() and not path.is_symlink():
                     total += path.stat().st_size
                     if total > MAX_BYTES:
@@ -153,6 +161,23 @@ def pack(folder: Path, skip: set[Path]) -> bytes:
                         )
                 tar.add(path, arcname, recursive=False)
     return buffer.getvalue()
+
+
+def _unshippable(path: Path, folder: Path) -> str:
+    """Why a node would refuse to unpack ``path`` (its unpacking filter, :func:`unpack`): a link to
+    an absolute path or out of ``folder`` (a virtual environment's interpreter, say), a special
+    file; "" when it would not."""
+    if path.is_symlink():
+        target = os.readlink(path)
+        if os.path.isabs(target):
+            return f"a link to an absolute path ({target})"
+        if not Path(os.path.realpath(path.parent / target)).is_relative_to(folder):
+            return f"a link out of the folder ({target})"
+        return ""
+    mode = path.lstat().st_mode
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISSOCK(mode):  # (a socket is skipped)
+        return ""
+    return "a special file (a pipe or a device)"
 
 
 def unpack(data: bytes, into: Path) -> None:

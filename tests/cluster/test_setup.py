@@ -6,12 +6,14 @@ node as they should be."""
 from __future__ import annotations
 
 import io
+import os
 import shlex
 import socket
 import subprocess
 import sys
 import tarfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -231,6 +233,31 @@ def test_a_parcel_cannot_write_outside_its_folder(tmp_path: Path) -> None:
     with pytest.raises(tarfile.TarError):
         shipping.unpack(buffer.getvalue(), tmp_path / "in")
     assert not (tmp_path / "escaped").exists()
+
+
+@pytest.mark.parametrize(
+    ("make", "why"),
+    [
+        (lambda bot: (bot / "python").symlink_to("/usr/bin/python3"), "a link to an absolute path"),
+        (lambda bot: (bot / "up").symlink_to("../.."), "a link out of the folder"),
+        (lambda bot: os.mkfifo(bot / "pipe"), "a special file"),
+    ],
+)
+def test_what_a_node_cannot_unpack_is_refused_when_packed(
+    tmp_path: Path, make: Callable[[Path], object], why: str
+) -> None:
+    """A node unpacks a parcel with tarfile's data filter, which refuses these: every game of the bot
+    failed on the nodes ("cannot unpack the bots' files here"); the coordinator says so at once."""
+    bot = folder_with_a_bot(tmp_path)
+    (bot / "inside").symlink_to("lib/helper.py")  # a link within the folder goes as it is
+    shipment = shipping.Shipment.for_commands(["{python} bots/mine/main.py"], tmp_path)
+    shipping.unpack(shipment.parcels[bot.resolve()].data, tmp_path / "node")
+    assert (tmp_path / "node" / "inside").read_text() == "X = 1\n"
+    make(bot)
+    with pytest.raises(ClusterError, match=rf"the bot folder .*mine holds .*{why}"):
+        shipping.Shipment.for_commands(["{python} bots/mine/main.py"], tmp_path)
+    with pytest.raises(ClusterError, match=why):
+        shipping.Shipment.parcel(bot)
 
 
 def test_a_huge_folder_is_refused_with_its_name(
