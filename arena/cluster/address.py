@@ -15,4 +15,10 @@ def address_problem(address: str) -> str:
     match = _HOST_PORT.match(address)
     if match is None or not 0 < int(match.group(3)) < 65536:
         return f"expected {FORMS}, got {address!r}"
+    host = match.group(2)
+    if not host.startswith("["):
+        try:
+            host.encode("idna")  # as the connection encodes it: each label 1 to 63 characters
+        except UnicodeError:
+            return f"{host!r} is not a host name (empty or longer than 63 characters between dots)"
     return ""

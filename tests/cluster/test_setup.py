@@ -21,6 +21,7 @@ import pytest
 from arena.bots.launcher import resolve_paths
 from arena.cluster import shipping
 from arena.cluster.address import address_problem
+from arena.cluster.connect import connect
 from arena.cluster.errors import ClusterError
 from arena.tournament.spec import TournamentFileError, load
 
@@ -142,10 +143,23 @@ def test_a_malformed_address_is_named(tmp_path: Path) -> None:
         ("head:70000", False),
         ("http://head:6379", False),
         ("", False),
+        # host names that the connection cannot encode (a UnicodeError, not an OSError, came out of
+        # the connection check)
+        ("head..example:6379", False),
+        (".:6379", False),
+        ("ray://head..example:10001", False),
+        (f"{'x' * 64}.example:6379", False),
+        (f"{'x' * 63}.example:6379", True),
+        ("head.example.:6379", True),
     ],
 )
 def test_addresses(address: str, ok: bool) -> None:
     assert (address_problem(address) == "") is ok
+
+
+def test_a_host_name_that_cannot_be_encoded_is_a_clear_error() -> None:
+    with pytest.raises(ClusterError, match=r"bad cluster address: 'head\.\.example' is not a host"):
+        connect("head..example:6379")
 
 
 def test_the_file_field_is_checked_and_is_not_part_of_the_identity(tmp_path: Path) -> None:
