@@ -33,6 +33,7 @@ MAX_BYTES = 256 * 1024 * 1024  # packed into one folder's archive at most
 SKIP_NAMES = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache"})
 PYTHON = "{python}"
 PREFIX = "{shipped:"  # {shipped:DIGEST}/relative/path
+LITERAL = PREFIX + "}"  # before a word of the command that itself starts with PREFIX
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,11 +94,15 @@ class Shipment:
         try:
             words = shlex.split(command)
         except ValueError:
-            return (command,)  # as one word: the node's launcher reports it, as locally
+            # as one word: the node's launcher reports it, as locally
+            return (f"{LITERAL}{command}" if command.startswith(PREFIX) else command,)
         out = []
         for word in words:
             if word == sys.executable:
                 out.append(PYTHON)
+                continue
+            if word.startswith(PREFIX):  # the command's own words (a bundle's), never a parcel's
+                out.append(f"{LITERAL}{word}")
                 continue
             if os.path.isabs(word):
                 path = Path(word)
@@ -111,7 +116,8 @@ class Shipment:
 
     def digests(self, words: Iterable[str]) -> set[str]:
         """The parcels that these words refer to."""
-        return {w[len(PREFIX) :].split("}", 1)[0] for w in words if w.startswith(PREFIX)}
+        found = {w[len(PREFIX) :].split("}", 1)[0] for w in words if w.startswith(PREFIX)}
+        return found - {""}
 
 
 def _skipped(exclude: Iterable[Path]) -> set[Path]:
@@ -194,6 +200,6 @@ def resolve(words: Iterable[str], folders: Mapping[str, Path]) -> str:
     for word in words:
         if word.startswith(PREFIX):
             digest, _, rest = word[len(PREFIX) :].partition("}")
-            word = str(folders[digest]) + rest
+            word = str(folders[digest]) + rest if digest else rest
         out.append(word)
     return " ".join(w if w == PYTHON else shlex.quote(w) for w in out)

@@ -224,6 +224,20 @@ def test_a_command_is_carried_in_portable_words_and_resolved_on_the_node(tmp_pat
     assert shipment.portable("/usr/bin/node bot.js") == ("/usr/bin/node", "bot.js")
 
 
+def test_a_command_s_own_placeholder_like_words_pass_as_they_are(tmp_path: Path) -> None:
+    """A bundle's run line is its author's: a word written like a parcel's placeholder named that
+    parcel on the node (its folder shown to the bot) or, naming none, failed every game with a
+    KeyError; it reaches the bot as written, as it does locally."""
+    bot = folder_with_a_bot(tmp_path)
+    shipment = shipping.Shipment.for_commands(["{python} bots/mine/main.py"], tmp_path)
+    digest = shipment.parcels[bot.resolve()].digest
+    node = tmp_path / "node" / digest
+    for word in (f"{{shipped:{digest}}}/main.py", "{shipped:nothing}", "{shipped:}x"):
+        words = shipment.portable(f"/usr/bin/env bot {shlex.quote(word)}")
+        assert shipment.digests(words) == set()
+        assert shlex.split(shipping.resolve(words, {digest: node})) == ["/usr/bin/env", "bot", word]
+
+
 def test_an_unchanged_folder_ships_as_the_same_parcel_at_another_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
