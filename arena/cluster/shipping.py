@@ -105,14 +105,19 @@ class Shipment:
                 out.append(f"{LITERAL}{word}")
                 continue
             if os.path.isabs(word):
-                path = Path(word)
-                for folder, parcel in self.parcels.items():
-                    if path == folder or path.is_relative_to(folder):
-                        rel = path.relative_to(folder).as_posix()
-                        word = f"{PREFIX}{parcel.digest}}}" + ("" if rel == "." else f"/{rel}")
-                        break
+                word = self._placeholder(Path(word)) or word
             out.append(word)
         return tuple(out)
+
+    def _placeholder(self, path: Path) -> str:
+        """The placeholder of a path in a shipped folder ("" if none): as named, or else as its links
+        lead (a folder is packed by its real path; a bot's folder may be a link to it)."""
+        for candidate in (path, Path(os.path.realpath(path))):
+            for folder, parcel in self.parcels.items():
+                if candidate == folder or candidate.is_relative_to(folder):
+                    rel = candidate.relative_to(folder).as_posix()
+                    return f"{PREFIX}{parcel.digest}}}" + ("" if rel == "." else f"/{rel}")
+        return ""
 
     def digests(self, words: Iterable[str]) -> set[str]:
         """The parcels that these words refer to."""

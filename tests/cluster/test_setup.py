@@ -224,6 +224,19 @@ def test_a_command_is_carried_in_portable_words_and_resolved_on_the_node(tmp_pat
     assert shipment.portable("/usr/bin/node bot.js") == ("/usr/bin/node", "bot.js")
 
 
+def test_a_bot_folder_that_is_a_link_is_played_from_the_node_s_copy(tmp_path: Path) -> None:
+    """The folder is packed by its real path; the command, made absolute, names it through the
+    link: the word went to the node unchanged, a path of the coordinator's that a node lacks."""
+    bot = folder_with_a_bot(tmp_path / "elsewhere")
+    (tmp_path / "t" / "bots").mkdir(parents=True)
+    (tmp_path / "t" / "bots" / "mine").symlink_to(bot)
+    base = tmp_path / "t"
+    shipment = shipping.Shipment.for_commands(["{python} bots/mine/main.py"], base)
+    digest = shipment.parcels[bot.resolve()].digest
+    words = shipment.portable(resolve_paths("{python} bots/mine/main.py bots/mine", base))
+    assert words == ("{python}", f"{{shipped:{digest}}}/main.py", f"{{shipped:{digest}}}")
+
+
 def test_a_command_s_own_placeholder_like_words_pass_as_they_are(tmp_path: Path) -> None:
     """A bundle's run line is its author's: a word written like a parcel's placeholder named that
     parcel on the node (its folder shown to the bot) or, naming none, failed every game with a
