@@ -149,11 +149,11 @@ def pack(folder: Path, skip: set[Path]) -> bytes:
         for root, dirs, files in os.walk(folder):
             here = Path(root)
             dirs[:] = sorted(
-                d for d in dirs if d not in SKIP_NAMES and (here / d).resolve() not in skip
+                d for d in dirs if d not in SKIP_NAMES and _real(here / d) not in skip
             )
             for name in [*dirs, *sorted(files)]:
                 path = here / name
-                if path.resolve() in skip:
+                if _real(path) in skip:
                     continue
                 arcname = path.relative_to(folder).as_posix()
                 refused = _unshippable(path, folder)
@@ -172,6 +172,11 @@ def pack(folder: Path, skip: set[Path]) -> bytes:
                         )
                 tar.add(path, arcname, recursive=False)
     return buffer.getvalue()
+
+
+def _real(path: Path) -> Path:
+    """Where ``path``'s links lead (a link that leads to itself, in a loop, is not an error)."""
+    return Path(os.path.realpath(path))
 
 
 def _unshippable(path: Path, folder: Path) -> str:

@@ -301,6 +301,18 @@ def test_what_a_node_cannot_unpack_is_refused_when_packed(
         shipping.Shipment.parcel(bot)
 
 
+def test_a_link_in_a_loop_goes_as_a_link(tmp_path: Path) -> None:
+    """Path.resolve raises RuntimeError on a loop of links: packing such a folder was a traceback."""
+    bot = folder_with_a_bot(tmp_path)
+    (bot / "loop").symlink_to("loop")
+    (bot / "lib" / "a").symlink_to("b")
+    (bot / "lib" / "b").symlink_to("a")
+    shipment = shipping.Shipment.for_commands(["{python} bots/mine/main.py"], tmp_path)
+    shipping.unpack(shipment.parcels[bot.resolve()].data, tmp_path / "node")
+    assert os.readlink(tmp_path / "node" / "loop") == "loop"
+    assert os.readlink(tmp_path / "node" / "lib" / "a") == "b"
+
+
 def test_a_huge_folder_is_refused_with_its_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
