@@ -148,9 +148,7 @@ def pack(folder: Path, skip: set[Path]) -> bytes:
     ):
         for root, dirs, files in os.walk(folder):
             here = Path(root)
-            dirs[:] = sorted(
-                d for d in dirs if d not in SKIP_NAMES and _real(here / d) not in skip
-            )
+            dirs[:] = sorted(d for d in dirs if d not in SKIP_NAMES and _real(here / d) not in skip)
             for name in [*dirs, *sorted(files)]:
                 path = here / name
                 if _real(path) in skip:
