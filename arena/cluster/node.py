@@ -31,7 +31,7 @@ from arena.bots.limits import Limits
 from arena.cluster.connect import fingerprint
 from arena.cluster.shipping import resolve, unpack
 from arena.referee import MatchConfig
-from arena.sandbox import SandboxUnavailable, require
+from arena.sandbox import ISOLATING, SandboxUnavailable, probe, require
 from arena.scratch import scratch_dir
 from arena.service.manager import MatchManager, PlayerSpec
 from arena.service.server import ArenaServer, create_server
@@ -64,6 +64,7 @@ class Checked:
     isolation: str  # the sandbox the bots get there (one line), or why the required one is missing
     unavailable: bool  # the tournament requires isolation that the node cannot give
     failures: list[str]  # an entrant that did not start, dial in and say Hello: one line each
+    isolated: bool = False  # the bots are isolated there (what every game's node must then give)
 
 
 def play(
@@ -74,14 +75,17 @@ def play(
     arena: str,
     logs: bool = False,
     hidden: tuple[str, ...] = (),
+    isolated: bool = False,
 ) -> Result:
     """Play ``game`` here. ``commands``: each player's command as portable words; ``parcels``: the
     object refs of the shipped folders by digest; ``arena``: the coordinator's code fingerprint;
     ``logs``: keep the bots' output and send it back; ``hidden``: paths never shown to a bot (the
-    coordinator's ledger, should this node share its filesystem)."""
+    coordinator's ledger, should this node share its filesystem); ``isolated``: the bots were
+    isolated where the entrants were checked, and must be here too."""
     import ray
 
     node = _node(arena)
+    check_isolation(rules.limits.sandbox, isolated, node)
     referee = _referee()
     referee.hide(hidden)
     folders = referee.unpacked(parcels, ray.get)
@@ -115,7 +119,20 @@ def preflight(
     resolved = {name: resolve(words, folders) for name, words in commands.items()}
     config = MatchConfig(variant=variant, options=options)
     failures = referee.preflight(resolved, config, limits, at_once)
-    return Checked(node, isolation, False, failures)
+    return Checked(node, isolation, False, failures, probe(limits.sandbox).isolated)
+
+
+def check_isolation(requested: str, isolated: bool, node: Mapping[str, str]) -> None:
+    """Refuse a game whose bots this node would not isolate, when they must be: the sandbox
+    requires it, or (``auto``) the node that checked the entrants isolated them. Without bubblewrap a
+    node's ``auto`` is the light mode, in which a bot sees the node's files and network (the cluster
+    itself), though the organiser was told the bots were isolated."""
+    found = probe(requested)
+    if (isolated or requested in ISOLATING) and not found.isolated:
+        raise NodeError(
+            f"node {node['host']} ({node['address']}) cannot isolate the bots as the games need "
+            f"({found.reason}): install bubblewrap on every node of the cluster"
+        )
 
 
 def _node(arena: str) -> dict[str, str]:

@@ -25,7 +25,7 @@ from arena.cluster import node as node_side
 from arena.cluster.connect import Cluster, fingerprint
 from arena.cluster.errors import ClusterError
 from arena.cluster.shipping import Shipment
-from arena.sandbox import SandboxUnavailable
+from arena.sandbox import SandboxUnavailable, probe
 from arena.tournament.games import Played, Rules
 from arena.tournament.schedule import ScheduledGame, players_per_game
 from arena.tournament.spec import TournamentSpec
@@ -49,6 +49,9 @@ class ClusterPlayer:
         # What every game shares; set once the tournament is registered (its deal secret known).
         self.rules = rules
         self.hidden: tuple[str, ...] = ()  # paths a node never shows a bot (the ledger)
+        # Whether the bots must be isolated on every node: as on the node that checked the entrants
+        # (preflight), or else as on this machine.
+        self.isolated: bool | None = None
         self.shipment = shipment
         self.players = players_per_game
         ray = cluster.ray
@@ -142,6 +145,7 @@ class ClusterPlayer:
             ) from None
         if checked.unavailable:
             raise SandboxUnavailable(checked.isolation)
+        self.isolated = checked.isolated
         where = f"on node {checked.node['host']} ({checked.node['address']})"
         return f"{checked.isolation} ({where})", checked.failures
 
@@ -150,6 +154,8 @@ class ClusterPlayer:
         if self.rules is None:
             raise ClusterError("the games' rules are not set")
         portable, parcels = self._portable(commands)
+        if self.isolated is None:
+            self.isolated = probe(self.rules.limits.sandbox).isolated
         failure = ""
         for attempt in range(ATTEMPTS):
             if attempt:
@@ -163,6 +169,7 @@ class ClusterPlayer:
                 self._arena,
                 self.logs_dir is not None,
                 self.hidden,
+                self.isolated,
             )
             try:
                 # (through a concurrent future: Ray Client's references have one too)

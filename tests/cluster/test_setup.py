@@ -15,6 +15,7 @@ import tarfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -363,3 +364,30 @@ def test_a_node_starts_bots_under_a_worker_s_foreign_loop_policy(sandbox: str) -
     )
     assert done.returncode == 0, done.stderr
     assert "failures []" in done.stdout, done.stdout + done.stderr
+
+
+# ---------------------------------------------------------------- isolation on every node
+
+
+def test_a_node_that_cannot_isolate_refuses_a_game_whose_bots_must_be(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With sandbox "auto", a node without bubblewrap ran its games' bots in the light mode (the
+    node's files and network, the cluster's own services among them), while the node that had
+    checked the entrants, and told the organiser so, isolated them."""
+    from types import SimpleNamespace
+
+    from arena.cluster import node as node_side
+    from arena.sandbox import Probe
+
+    here = {"id": "n", "address": "10.0.0.9", "host": "bare"}
+    monkeypatch.setattr(node_side, "probe", lambda requested: Probe(requested, False, "no bwrap"))
+    monkeypatch.setattr(node_side, "_node", lambda arena: here)
+    refused = r"node bare \(10\.0\.0\.9\) cannot isolate the bots .*no bwrap"
+    rules: Any = SimpleNamespace(limits=SimpleNamespace(sandbox="auto"))
+    with pytest.raises(node_side.NodeError, match=refused):
+        node_side.play(rules, Any, {}, {}, "", isolated=True)
+    with pytest.raises(node_side.NodeError, match=refused):
+        node_side.check_isolation("required", False, here)
+    node_side.check_isolation("auto", False, here)  # light where the checked node was light too
+    node_side.check_isolation("none", False, here)
