@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -79,6 +80,11 @@ class ClusterPlayer:
             max_retries=3, num_cpus=1, name="arena-check"
         )
         self._refs = {p.digest: ray.put(p.data) for p in shipment.parcels.values()}
+        # The object store has the bytes now: this process keeps only what names them (a competition
+        # ships every build it plays, for as long as it runs).
+        shipment.parcels = {
+            f: dataclasses.replace(p, data=b"") for f, p in shipment.parcels.items()
+        }
         self._arena = fingerprint()
         self.resent = 0  # games sent again after a node or worker process died
         self.nodes: dict[str, int] = {}  # games played, by node id
@@ -105,7 +111,7 @@ class ClusterPlayer:
         ref = await asyncio.to_thread(self.cluster.ray.put, parcel.data)
         # Both added on the event loop, where the games read them.
         self._refs[parcel.digest] = ref
-        self.shipment.parcels[folder] = parcel
+        self.shipment.parcels[folder] = dataclasses.replace(parcel, data=b"")
 
     def _portable(
         self, commands: Mapping[str, str]

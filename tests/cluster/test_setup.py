@@ -5,6 +5,7 @@ node as they should be."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import shlex
@@ -391,3 +392,41 @@ def test_a_node_that_cannot_isolate_refuses_a_game_whose_bots_must_be(
         node_side.check_isolation("required", False, here)
     node_side.check_isolation("auto", False, here)  # light where the checked node was light too
     node_side.check_isolation("none", False, here)
+
+
+# ---------------------------------------------------------------- the coordinator's memory
+
+
+def test_the_coordinator_keeps_no_parcel_s_bytes_once_they_are_in_the_object_store(
+    tmp_path: Path,
+) -> None:
+    """Each parcel (up to MAX_BYTES) stayed in the coordinator's memory as well as in the object
+    store, for as long as it ran: a competition ships every build it plays."""
+    from types import SimpleNamespace
+
+    from arena.cluster.player import ClusterPlayer
+
+    put: list[bytes] = []
+
+    def remote(fn: object) -> Any:
+        return SimpleNamespace(options=lambda **_: fn)
+
+    def keep(data: bytes) -> int:
+        put.append(data)
+        return len(put)
+
+    ray = SimpleNamespace(exceptions=SimpleNamespace(), remote=remote, put=keep)
+    cluster: Any = SimpleNamespace(ray=ray)
+    bot = folder_with_a_bot(tmp_path)
+    shipment = shipping.Shipment.for_commands(["{python} bots/mine/main.py"], tmp_path)
+    packed = shipment.parcels[bot.resolve()].data
+    player = ClusterPlayer(cluster, shipment, 2)
+    other = tmp_path / "other"
+    (other / "lib").mkdir(parents=True)
+    (other / "main.py").write_text("pass\n")
+    asyncio.run(player.ship(other))
+    assert put[0] == packed and len(put) == 2 and all(put)
+    assert [p.data for p in player.shipment.parcels.values()] == [b"", b""]
+    here = resolve_paths("{python} other/main.py", tmp_path)
+    digest = player.shipment.parcels[other.resolve()].digest
+    assert player.shipment.portable(here)[1] == f"{{shipped:{digest}}}/main.py"
