@@ -41,6 +41,7 @@ from arena.tournament.stalls import StallWatch
 
 RECYCLE_GAMES = 200  # games a referee plays before it is replaced (its finished matches are let go)
 IDLE_SECONDS = 30.0  # without a game, the referee closes (and stops its waiting bot processes)
+KEEP_PARCELS = 8  # unpacked parcels kept beyond a game's own once no bot process may use them
 
 
 class NodeError(Exception):
@@ -227,9 +228,17 @@ class NodeReferee:
         self.loop.run_forever()
 
     def unpacked(self, refs: Mapping[str, Any], get: Any) -> dict[str, Path]:
-        """Where each parcel is unpacked in this process (fetched and unpacked on first use)."""
+        """Where each parcel is unpacked in this process (fetched and unpacked on first use). Once
+        the referee has closed (no bot process left to use them), the parcels least recently used
+        beyond :data:`KEEP_PARCELS` are removed: a worker process lives as long as the run, and a
+        competition's games bring it one build after another."""
+        if self.manager is None:
+            spare = [d for d in self.parcels if d not in refs]
+            for digest in spare[: max(0, len(spare) - KEEP_PARCELS)]:
+                shutil.rmtree(self.parcels.pop(digest), ignore_errors=True)
         for digest, ref in refs.items():
             if digest in self.parcels:
+                self.parcels[digest] = self.parcels.pop(digest)  # the most recently used last
                 continue
             if self.parcel_dir is None:
                 self.parcel_dir = parcel_root()

@@ -430,3 +430,35 @@ def test_the_coordinator_keeps_no_parcel_s_bytes_once_they_are_in_the_object_sto
     here = resolve_paths("{python} other/main.py", tmp_path)
     digest = player.shipment.parcels[other.resolve()].digest
     assert player.shipment.portable(here)[1] == f"{{shipped:{digest}}}/main.py"
+
+
+# ---------------------------------------------------------------- the node's disk
+
+
+def test_a_worker_keeps_a_bounded_number_of_unpacked_parcels(tmp_path: Path) -> None:
+    """A worker process unpacked every parcel of every game it played and removed none before it
+    exited: a long competition filled each node's disk, once per worker process."""
+    from arena.cluster import node as node_side
+
+    referee = node_side.NodeReferee()
+    parcels = []
+    for i in range(node_side.KEEP_PARCELS + 6):
+        bot = tmp_path / f"bot{i}"
+        bot.mkdir()
+        (bot / "main.py").write_text(f"print({i})\n")
+        parcels.append(shipping.Shipment.parcel(bot))
+    first = parcels[0]
+    for parcel in parcels:
+        wanted = {first.digest: first.data, parcel.digest: parcel.data}  # one bot plays throughout
+        folders = referee.unpacked(wanted, lambda data: data)
+        assert (folders[parcel.digest] / "main.py").exists()
+        assert (folders[first.digest] / "main.py").exists()
+    assert referee.parcel_dir is not None
+    unpacked = [p for p in referee.parcel_dir.iterdir() if p.is_dir()]
+    assert len(unpacked) == node_side.KEEP_PARCELS + 2
+    assert (referee.parcel_dir / first.digest).is_dir(), "the one in use stays"
+    # while a referee runs, its waiting bot processes may use any of them: none is removed
+    referee.manager = Any
+    referee.unpacked({parcels[1].digest: parcels[1].data}, lambda data: data)
+    assert len([p for p in referee.parcel_dir.iterdir() if p.is_dir()]) == len(unpacked) + 1
+    referee.manager = None
