@@ -64,8 +64,6 @@ async def build(
     log = ""
     if manifest.build:
         ok, log = await _run(resolve_paths(manifest.build, into), into, limits, seconds)
-        if ok:
-            ok, log = _measured(into, limits, log)
         if not ok:
             _read_only(into)
             return Outcome(False, log.splitlines()[-1] if log else "the build failed", log)
@@ -149,28 +147,21 @@ async def _run(command: str, cwd: Path, limits: Limits, seconds: int) -> tuple[b
     if seen > len(out):  # cut: its last line still ends the log
         last = tail.decode("utf-8", "replace").rstrip("\n").rpartition("\n")[2]
         text += f"\n[... {seen - len(out)} bytes of output left out ...]\n{last}"
+    if conf.isolated:  # the workspace bounded the result and said why it failed
+        return proc.returncode == 0, text
     if proc.returncode != 0:
-        if conf.isolated:
-            return False, text
         return False, text + f"\nthe build command exited with code {proc.returncode}"
-    return True, text
+    return _measured(cwd, limits, text)
 
 
 def _measured(folder: Path, limits: Limits, log: str) -> tuple[bool, str]:
-    """Whether a build's result is within ``disk_mb`` (counted as :mod:`arena.sandbox.workspace`
-    counts it). Isolated, it was bounded as it was written; in light mode it was not, and a result
-    over the bound is refused here."""
-    budget = limits.rlimits().home_bytes
+    """Whether a light build's result is within ``disk_mb``, counted as :mod:`arena.sandbox.workspace`
+    counts it (isolated, the workspace bounds it as it is written; light, it was not)."""
     try:
-        used = workspace.total(workspace.entries(folder))
+        why = workspace.over(workspace.entries(folder), limits.rlimits().home_bytes)
     except OSError as exc:
         return False, log + f"\nthe build's result cannot be measured: {exc}"
-    if budget and used > budget:
-        return False, log + (
-            f"\nthe build left {used / workspace.MIB:.1f} MiB in its folder, over its limit of "
-            f"{budget // workspace.MIB} MiB (disk_mb)"
-        )
-    return True, log
+    return (False, log + f"\n{why}") if why is not None else (True, log)
 
 
 def _own(folder: Path, uid: int) -> None:

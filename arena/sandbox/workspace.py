@@ -71,6 +71,21 @@ def total(listing: list[tuple[Path, os.stat_result]]) -> int:
     return sum(cost(info) for _, info in listing)
 
 
+def limit(budget: int) -> str:
+    """The bound, as a reason names it."""
+    return f"{budget // MIB} MiB (disk_mb)" if budget else "the machine's memory"
+
+
+def over(listing: list[tuple[Path, os.stat_result]], budget: int) -> str | None:
+    """Why the entries of ``listing`` do not fit in ``budget`` bytes (0: no limit); None if they do."""
+    used = total(listing)
+    if budget and used > budget:
+        return (
+            f"the build left {used / MIB:.1f} MiB in its folder, over its limit of {limit(budget)}"
+        )
+    return None
+
+
 def copy(source: Path, dest: Path, listing: list[tuple[Path, os.stat_result]]) -> None:
     """Copy the entries of ``listing`` (as found under ``source``) into ``dest``: a file no longer
     than it was found, a link as a link; what is neither a file, a folder nor a link is skipped.
@@ -110,13 +125,12 @@ def _copy_file(source: Path, dest: Path, size: int, mode: int) -> None:
 
 
 def empty(folder: Path) -> None:
-    for name, info in entries(folder):
-        if name.parent == Path():
-            path = folder / name
-            if stat.S_ISDIR(info.st_mode):
-                shutil.rmtree(path)
+    with os.scandir(folder) as found:
+        for entry in list(found):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
             else:
-                path.unlink()
+                os.unlink(entry.path)
 
 
 def full(folder: Path) -> bool:
@@ -132,24 +146,24 @@ def _undumpable() -> None:
 
 def run(workdir: Path, budget: int, command: list[str]) -> None:
     """Copy in, build, copy back (see the module's docstring); raises :class:`Refused`."""
-    limit = f"{budget // MIB} MiB (disk_mb)" if budget else "the machine's memory"
+    bound = limit(budget)
     result = Path(RESULT)
     try:
         copy(result, workdir, entries(result))
     except OSError as exc:
-        raise Refused(f"the bundle does not fit in the build's disk space, {limit}: {exc}") from exc
+        raise Refused(f"the bundle does not fit in the build's disk space, {bound}: {exc}") from exc
     empty(result)
     code = subprocess.run(command, check=False, stdin=subprocess.DEVNULL).returncode
     if code != 0:
         if full(workdir):
-            raise Refused(f"the build ran out of disk space: its folder may hold {limit}")
+            raise Refused(f"the build ran out of disk space: its folder may hold {bound}")
         raise Refused(f"the build command exited with code {code}")
     listing = entries(workdir)
-    used = total(listing)
-    if budget and used > budget:
+    why = over(listing, budget)
+    if why is not None:
         raise Refused(
-            f"the build left {used / MIB:.1f} MiB in its folder, over its limit of {limit}; "
-            f"every file counts its length rounded up to {BLOCK} bytes, every entry {BLOCK} at least"
+            f"{why}; every file counts its length rounded up to {BLOCK} bytes, every entry {BLOCK} "
+            "at least"
         )
     copy(workdir, result, listing)
 
