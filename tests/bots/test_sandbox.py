@@ -234,33 +234,7 @@ def test_a_bots_folder_cannot_name_another_folder_to_be_shown(
 
 def test_cpu_time_and_freezing_work_in_the_sandbox(tmp_path: Path, referee_socket: str) -> None:
     command = _script(tmp_path / "spin", "while True:\n    pass\n")
-
-    async def go() -> tuple[float, set[str], set[str]]:
-        bot = await BotProcess.start(
-            "spin",
-            command,
-            "127.0.0.1:1",
-            "tok",
-            None,
-            Limits(freeze=True),
-            socket=referee_socket,
-        )
-        try:
-            deadline = time.monotonic() + 60
-            while bot.cpu_seconds() < 0.5 and time.monotonic() < deadline:
-                await asyncio.sleep(0.1)
-            spent = bot.cpu_seconds()
-            bot.freeze()
-            await asyncio.sleep(0.3)
-            frozen = {_state(p) for p in bot.processes()}
-            bot.thaw()
-            await asyncio.sleep(0.3)
-            thawed = {_state(p) for p in bot.processes()}
-            return spent, frozen, thawed
-        finally:
-            await bot.stop()
-
-    spent, frozen, thawed = asyncio.run(go())
+    spent, frozen, _, thawed = asyncio.run(_freeze_cycle(command, referee_socket, 0.5))
     assert spent >= 0.5
     assert frozen == {"T"}
     assert "T" not in thawed
@@ -283,32 +257,37 @@ def test_a_process_that_leaves_the_process_group_is_frozen_too(
             time.sleep(1)
         """,
     )
-
-    async def go() -> tuple[set[str], float, set[str]]:
-        bot = await BotProcess.start(
-            "apart", command, "127.0.0.1:1", "tok", None, Limits(freeze=True), socket=referee_socket
-        )
-        try:
-            deadline = time.monotonic() + 60
-            while bot.cpu_seconds() < 0.3 and time.monotonic() < deadline:
-                await asyncio.sleep(0.1)
-            bot.freeze()
-            await asyncio.sleep(0.3)
-            frozen = {_state(p) for p in bot.processes()}
-            before = bot.cpu_seconds()
-            await asyncio.sleep(0.5)
-            spent = bot.cpu_seconds() - before
-            bot.thaw()
-            await asyncio.sleep(0.3)
-            thawed = {_state(p) for p in bot.processes()}
-            return frozen, spent, thawed
-        finally:
-            await bot.stop()
-
-    frozen, spent, thawed = asyncio.run(go())
+    _, frozen, spent, thawed = asyncio.run(_freeze_cycle(command, referee_socket, 0.3))
     assert frozen == {"T"}
     assert spent < 0.05
     assert "T" not in thawed
+
+
+async def _freeze_cycle(
+    command: str, sock: str, warm: float
+) -> tuple[float, set[str], float, set[str]]:
+    """Start a bot with ``freeze`` on, let it spend ``warm`` seconds of CPU, freeze it, then thaw
+    it: (the CPU it spent before the freeze, its processes' states frozen, the CPU it spent in half a
+    second frozen, their states thawed)."""
+    bot = await BotProcess.start(
+        "spin", command, "127.0.0.1:1", "tok", None, Limits(freeze=True), socket=sock
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while bot.cpu_seconds() < warm and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        before = bot.cpu_seconds()
+        bot.freeze()
+        await asyncio.sleep(0.3)
+        frozen = {_state(p) for p in bot.processes()}
+        still = bot.cpu_seconds()
+        await asyncio.sleep(0.5)
+        spent = bot.cpu_seconds() - still
+        bot.thaw()
+        await asyncio.sleep(0.3)
+        return before, frozen, spent, {_state(p) for p in bot.processes()}
+    finally:
+        await bot.stop()
 
 
 def _state(pid: int) -> str:
