@@ -77,8 +77,10 @@ class StreamPort:
         proc = self.process
         if proc is not None:
             proc.thaw()  # fairness option: a bot runs only on its own turn
-        await self._send(message)
         try:
+            # The write too: a decision stopped while its request is written must leave no future
+            # behind for the bot's end to fail, unheard.
+            await self._send(message)
             return await future
         except BaseException:
             answered = future.done() and not future.cancelled() and future.exception() is None

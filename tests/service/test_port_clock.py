@@ -4,11 +4,13 @@ clock runs out, copies of a late reply, and a bot whose stream ends while its pr
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable
 
 import pytest
 
-from arena.referee import Match, MatchConfig, MatchRecord, TimeControl
+from arena.game import GameState, observe, variant
+from arena.referee import Decision, Match, MatchConfig, MatchRecord, Outcome, TimeControl
 from arena.service import ports as ports_module
 from arena.service.ports import Outgoing, StreamPort
 from arena.wire.v1 import bot_pb2
@@ -172,3 +174,41 @@ def test_a_bot_whose_stream_ends_is_not_recorded_as_slow(
     record, sent = play(answer, games=2)
     assert outcomes(record)[0] == (outcome, f"seat 0 (a): {detail}")
     assert len(sent) == 3, "nothing is sent to a stream that has ended"
+
+
+def test_a_decision_stopped_while_its_request_is_written_leaves_nothing_pending() -> None:
+    """The match is stopped (its task cancelled) while a request is still being written, and the bot
+    is then found gone: the decision nobody waits for any more is not failed again. Before, its
+    future stayed behind, the bot's end set its exception, and asyncio printed "Future exception
+    was never retrieved" on the arena's stderr, after a run's one-line error."""
+    unretrieved: list[str] = []
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda _loop, context: unretrieved.append(context["message"]))
+        port = StreamPort("a", "m1", 0, 0, "t0")
+        writing = asyncio.Event()
+
+        async def write(message: Outgoing) -> None:
+            writing.set()
+            await asyncio.sleep(3600)  # a stream that does not take the request
+
+        port.attach(write)
+        state = GameState.new(variant("two-handed"), seed=3)
+        legal = tuple(state.legal_actions())
+        seat = state.to_act
+        decision = Decision(1, "m1", 1, seat, 0, observe(state, seat), legal, 1000, 0)
+        task = asyncio.create_task(port.decide(decision))
+        written = asyncio.ensure_future(writing.wait())
+        await asyncio.wait([task, written], timeout=10, return_when=asyncio.FIRST_COMPLETED)
+        assert writing.is_set(), task
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        port.on_closed(Outcome.CRASH, "bot process was killed by SIGTERM")
+        del task
+        gc.collect()
+        await asyncio.sleep(0)
+
+    asyncio.run(run())
+    assert unretrieved == []
