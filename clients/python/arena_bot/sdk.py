@@ -18,6 +18,7 @@ and :data:`EXIT_BOT_ERROR`). :func:`play` is the same session for a program that
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import os
 import random
@@ -394,6 +395,11 @@ def run(
         token = token if token is not None else given.token
     address = address or os.environ.get("ARENA_ADDRESS", "")
     token = token or os.environ.get("ARENA_TOKEN", "")
+    # What the program holds so far (the modules: grpc, protobuf, asyncio, the engine; the bot) lives
+    # until it exits: leave it out of the garbage collector's passes, the game's and above all the
+    # interpreter's own full collections at exit, which walk every object (some 20 ms of a bot
+    # process's 190 ms of CPU). Only the collector's work changes: nothing here is ever garbage.
+    gc.freeze()
     try:
         return play(bot, address, token)
     except ArenaError as exc:
