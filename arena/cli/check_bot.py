@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from arena.bots.conformance import Report
-from arena.bots.conformance import check_bot as run_check
-from arena.bots.launcher import LaunchError, check_command
-from arena.bots.limits import Limits
 from arena.cli.match import SANDBOX_HELP, SandboxMode, sandbox_probe, stop_on_sigterm
 from arena.game import VARIANT_NAMES, VariantError, variant
+
+if TYPE_CHECKING:
+    from arena.bots.conformance import Report
 
 
 def check_bot(
@@ -55,6 +54,10 @@ def check_bot(
     reported at once), Hello problems. A failure never ends the session (a random action is played for
     the bot), so that every mistake is found. Exit code 0 when there are none, 1 otherwise.
     """
+    from arena.bots.conformance import check_bot as run_check
+    from arena.bots.launcher import LaunchError, check_command
+    from arena.bots.limits import Limits
+
     try:
         variant(variant_name)
     except VariantError as exc:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console, ConsoleDimensions
@@ -16,9 +16,20 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from arena.ledger import BoardRow, Ledger, LedgerError
 from arena.referee import FailurePolicy
-from arena.tournament.files import MAX_MS
+
+if TYPE_CHECKING:
+    from arena.ledger import BoardRow, Ledger
+
+# The command modules import at their top only what their options need (typer reads the signatures
+# to build the command line, `arena --help` included); the rest (the ledger, the referee's server,
+# tournaments, pydantic, grpc, ...) inside the commands, so that each command pays for its own.
+
+# The largest time a bot can be told, as arena.tournament.files.MAX_MS (the bot protocol carries
+# times as 32-bit unsigned integers): repeated here, that module being pydantic's models.
+MAX_MS = 2**32 - 1
+# The largest size in MiB of a resource limit, as arena.tournament.files.MAX_MB.
+MAX_MB = (2**63 - 1) // 2**20
 
 DEFAULT_LEDGER = "arena.sqlite"
 MAX_CELL = 200  # characters of bot-provided text shown in a table cell
@@ -133,6 +144,8 @@ def logs_folder(logs: Path | None) -> None:
 
 
 def open_ledger(path: Path, must_exist: bool = True) -> Ledger:
+    from arena.ledger import Ledger, LedgerError
+
     if must_exist and str(path) != ":memory:" and not path.exists():
         raise fail(f"no ledger at {path} (run a tournament first: arena run FILE)")
     try:
@@ -164,6 +177,8 @@ def board_table(title: str, rows: list[BoardRow]) -> Table:
 
 def print_board(led: Ledger, variant: str | None = None, *, tournament: str | None = None) -> None:
     """One board: a tournament's own, or the pooled board of a variant."""
+    from arena.ledger import LedgerError
+
     try:
         if tournament is not None:
             rows = led.leaderboard(tournament=tournament)

@@ -13,9 +13,8 @@ import signal
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
-import grpc
 import typer
 from rich.markup import escape
 from rich.table import Table
@@ -30,12 +29,12 @@ from arena.cli.common import (
     plain,
 )
 from arena.cluster.errors import ClusterError
-from arena.competition import bundles
-from arena.competition.spec import CompetitionFileError, load
-from arena.ledger import Ledger, LedgerError
-from arena.ledger import competitions as store
-from arena.wire.v1 import competition_pb2 as pb
-from arena.wire.v1 import competition_pb2_grpc
+
+if TYPE_CHECKING:
+    from arena.ledger import Ledger
+    from arena.ledger import competitions as store
+    from arena.wire.v1 import competition_pb2 as pb
+    from arena.wire.v1 import competition_pb2_grpc
 
 app = typer.Typer(
     help="A standing competition: submissions, a continuous ladder, authors and versions.",
@@ -71,7 +70,6 @@ CompetitionOption = Annotated[
         show_default=False,
     ),
 ]
-FINAL = (store.ACTIVE, store.FAILED, store.WITHDRAWN, store.SUSPENDED, store.REPLACED)
 
 
 # ---------------------------------------------------------------------------------- the organiser
@@ -108,6 +106,8 @@ def serve(
     Resumes where it stopped (after a crash too). Prints the two addresses: one for authors'
     submissions, one where remote entrants dial in. Ctrl-C or SIGTERM stops it cleanly."""
     from arena.competition.server import CompetitionServer
+    from arena.competition.spec import CompetitionFileError, load
+    from arena.ledger import LedgerError
 
     try:
         spec = load(file)
@@ -186,6 +186,9 @@ def author_add(
     ledger: LedgerOption = Path(DEFAULT_LEDGER),
 ) -> None:
     """Add an author and print the author's secret token (shown once; only its hash is kept)."""
+    from arena.ledger import LedgerError
+    from arena.ledger import competitions as store
+
     led = open_ledger(ledger)
     cid = _competition(led, competition)
     try:
@@ -201,6 +204,8 @@ def author_list(
     competition: CompetitionOption = None, ledger: LedgerOption = Path(DEFAULT_LEDGER)
 ) -> None:
     """List the competition's authors."""
+    from arena.ledger import competitions as store
+
     led = open_ledger(ledger)
     table = Table(title="Authors")
     for col in ("id", "name", "since"):
@@ -216,6 +221,8 @@ def status(
 ) -> None:
     """Show the competition: paused or not, its submissions by status, games played and the last
     games."""
+    from arena.ledger import competitions as store
+
     led = open_ledger(ledger)
     cid = _competition(led, competition)
     comp = store.Competitions(led)
@@ -273,6 +280,8 @@ def leaderboard(
 ) -> None:
     """Show the competition's leaderboard by mu - 3 sigma, with versions, authors and status."""
     if server:
+        from arena.wire.v1 import competition_pb2 as pb
+
         if not token:
             raise fail("--server needs your --token (or $ARENA_AUTHOR_TOKEN)")
         answer = _call(
@@ -280,6 +289,8 @@ def leaderboard(
         )
         console.print(_board(f"Leaderboard: {answer.competition}", list(answer.rows)))
         return
+    from arena.ledger import competitions as store
+
     led = open_ledger(ledger)
     cid = _competition(led, competition)
     name = led.find_tournament(str(cid)).name
@@ -287,6 +298,9 @@ def leaderboard(
 
 
 def _set_paused(competition: str | None, ledger: Path, paused: bool) -> None:
+    from arena.ledger import LedgerError
+    from arena.ledger import competitions as store
+
     led = open_ledger(ledger)
     cid = _competition(led, competition)
     try:
@@ -317,6 +331,8 @@ def resume(
 
 
 def _by_bot(led: Ledger, cid: int, bot: str, statuses: tuple[str, ...]) -> list[store.Submission]:
+    from arena.ledger import competitions as store
+
     found = [s for s in store.Competitions(led).submissions(cid, None, statuses) if s.bot == bot]
     if not found:
         raise fail(f"no {'/'.join(statuses)} submission of a bot named {bot!r}")
@@ -331,6 +347,8 @@ def suspend(
     ledger: LedgerOption = Path(DEFAULT_LEDGER),
 ) -> None:
     """Take a bot out of play (its author sees the reason); reinstate brings it back."""
+    from arena.ledger import competitions as store
+
     led = open_ledger(ledger)
     cid = _competition(led, competition)
     for s in _by_bot(led, cid, bot, (store.ACTIVE,)):
@@ -347,6 +365,8 @@ def reinstate(
     ledger: LedgerOption = Path(DEFAULT_LEDGER),
 ) -> None:
     """Put a suspended bot back into play."""
+    from arena.ledger import competitions as store
+
     led = open_ledger(ledger)
     cid = _competition(led, competition)
     for s in _by_bot(led, cid, bot, (store.SUSPENDED,)):
@@ -368,6 +388,9 @@ def _call(
     call: Callable[[competition_pb2_grpc.CompetitionAsyncStub, Metadata], Awaitable[_T]],
 ) -> _T:
     """One call to the submission service; a failure is a one-line error (exit 1)."""
+    import grpc
+
+    from arena.wire.v1 import competition_pb2_grpc
 
     async def go() -> _T:
         async with grpc.aio.insecure_channel(
@@ -406,6 +429,10 @@ def submit(
 
     The competition stores it, builds it with no network, checks it with arena check-bot, and puts it
     in play if it passes; a new version replaces the old one."""
+    from arena.competition import bundles
+    from arena.ledger import competitions as store
+    from arena.wire.v1 import competition_pb2 as pb
+
     if not token:
         raise fail("give your author token: --token or $ARENA_AUTHOR_TOKEN")
     try:
@@ -425,7 +452,8 @@ def submit(
     if not wait:
         return
     status = answer.status
-    while status not in FINAL:
+    final = (store.ACTIVE, store.FAILED, store.WITHDRAWN, store.SUSPENDED, store.REPLACED)
+    while status not in final:
         time.sleep(1.0)
         listed = _call(
             server,
@@ -453,6 +481,8 @@ def submit(
 @app.command("submissions")
 def submissions(server: ServerOption = "127.0.0.1:50061", token: TokenOption = "") -> None:
     """List your submissions with their status and reason."""
+    from arena.wire.v1 import competition_pb2 as pb
+
     if not token:
         raise fail("give your author token: --token or $ARENA_AUTHOR_TOKEN")
     listed = _call(
@@ -478,6 +508,8 @@ def log(
     token: TokenOption = "",
 ) -> None:
     """Print a submission's build and conformance-check log."""
+    from arena.wire.v1 import competition_pb2 as pb
+
     if not token:
         raise fail("give your author token: --token or $ARENA_AUTHOR_TOKEN")
     logged = _call(
@@ -495,6 +527,8 @@ def withdraw(
     token: TokenOption = "",
 ) -> None:
     """Take your bot out of play (its games and rating history stay)."""
+    from arena.wire.v1 import competition_pb2 as pb
+
     if not token:
         raise fail("give your author token: --token or $ARENA_AUTHOR_TOKEN")
     answer = _call(
@@ -513,6 +547,8 @@ def remote(
 ) -> None:
     """Register a bot that runs on your own machine: it dials in with the printed token and waits for
     the games it is given (absent, it is skipped, never forfeited)."""
+    from arena.wire.v1 import competition_pb2 as pb
+
     if not token:
         raise fail("give your author token: --token or $ARENA_AUTHOR_TOKEN")
     answer = _call(

@@ -25,7 +25,6 @@ from arena.cli.common import (
 )
 from arena.game import Action, GameState
 from arena.game.transcript import Narrator
-from arena.ledger import LedgerError
 from arena.referee.record import GameRecord, MatchRecord
 from arena.referee.record import replay as replay_state
 
@@ -51,6 +50,8 @@ def leaderboard(
 
     Each tournament has its own board (all of them, or one with --tournament); --pooled shows the
     board of each variant that pools every tournament of that variant."""
+    from arena.ledger import LedgerError
+
     led = open_ledger(ledger)
     if variant is not None and not pooled:
         raise fail(
@@ -94,6 +95,8 @@ def games(
     arena games void takes games the arena spoiled out of the results."""
     if ctx.invoked_subcommand is not None:
         return
+    from arena.ledger import LedgerError
+
     led = open_ledger(ledger)
     try:
         tid = led.find_tournament(tournament).id if tournament else None
@@ -150,6 +153,8 @@ def void(
 
     The games leave the results and every board is rebuilt without them; their records are kept apart
     (table voided_games); running the tournament again plays them again."""
+    from arena.ledger import LedgerError
+
     if not (game or outcome or all_games):
         raise fail("say which games: --game ID, --outcome OUTCOME, or --all")
     if all_games and (game or outcome):
@@ -201,6 +206,8 @@ def replay(
         if game_id is None:
             errors.print("[red]error:[/] give a GAME_ID from the ledger, or --record FILE")
             raise typer.Exit(2)
+        from arena.ledger import LedgerError
+
         led = open_ledger(ledger)
         try:
             match_record = MatchRecord.from_dict(led.game_record(game_id))
@@ -261,6 +268,8 @@ def export(
     ] = None,
 ) -> None:
     """Export games, ratings or full game records from the ledger as CSV or JSON."""
+    from arena.ledger import LedgerError
+
     if what not in ("games", "ratings", "records"):
         raise fail(f"--what must be games, ratings or records, got {what!r}")
     if fmt not in ("csv", "json"):
@@ -301,6 +310,8 @@ ratings_app = typer.Typer(help="Ratings kept in the ledger.", no_args_is_help=Tr
 def rebuild(ledger: LedgerOption = Path(DEFAULT_LEDGER)) -> None:
     """Recompute every rating from the recorded games, in the schedule's order, and report whether the
     stored ratings were exactly reproduced."""
+    from arena.ledger import LedgerError
+
     led = open_ledger(ledger)
     try:
         diff = led.rebuild_ratings()

@@ -13,17 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from arena.bots.launcher import LaunchError, check_command
-from arena.bots.limits import Limits
 from arena.cli.common import (
     BankOption,
     BudgetOption,
@@ -38,10 +35,12 @@ from arena.game import VARIANT_NAMES, GameState, Variant, VariantError, variant,
 from arena.referee import FailurePolicy, MatchConfig, MatchRecord, Outcome, Policies, TimeControl
 from arena.referee.match import GameEnd
 from arena.referee.record import seat_view
-from arena.sandbox import Probe, SandboxUnavailable, require
-from arena.service.manager import MatchEntry, PlayerSpec
-from arena.service.server import create_server
-from arena.tournament.deals import DealFileError, DealSuite, load_deals
+
+if TYPE_CHECKING:
+    from arena.bots.limits import Limits
+    from arena.sandbox import Probe
+    from arena.service.manager import MatchEntry, PlayerSpec
+    from arena.tournament.deals import DealSuite
 
 BOT_HELP = (
     "A bot's command line, quoted as one argument (e.g. '{python} -m arena_bot.random_bot'); one "
@@ -73,6 +72,8 @@ SANDBOX_HELP = (
 def sandbox_probe(mode: str, show: bool = True) -> Probe:
     """The sandbox mode that will run, printed (unless ``show`` is false); a required sandbox that is
     unavailable ends the command with exit code 2, naming what is missing."""
+    from arena.sandbox import SandboxUnavailable, require
+
     try:
         found = require(mode)
     except SandboxUnavailable as exc:
@@ -181,6 +182,10 @@ def match(
     summary per seat. Exit code 0 when every game ended normally, 1 when a bot's failure ended a game,
     2 for a usage error.
     """
+    from arena.bots.launcher import LaunchError, check_command
+    from arena.bots.limits import Limits
+    from arena.service.manager import PlayerSpec
+
     v = _build_variant(variant_name, option or [])
     sizes = [v.team_size(seat) for seat in range(v.seats)]
     if len(bot) != sum(sizes):
@@ -302,6 +307,8 @@ def duplicate_configs(config: MatchConfig, rotations: int) -> list[MatchConfig]:
 def _suite(path: Path | None, v: Variant, seed: int | None) -> DealSuite | None:
     """The deal suite of --deals (None without it); a file that cannot be played ends the command
     with a usage error naming it."""
+    from arena.tournament.deals import DealFileError, load_deals
+
     if path is None:
         return None
     if seed is not None:
@@ -479,6 +486,10 @@ async def _play(
 ) -> list[MatchEntry]:
     """Play the matches one after another (each with bot processes of its own), with a progress
     line."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from arena.service.server import create_server
+
     stop_on_sigterm()
     server, _, manager = await create_server("127.0.0.1:0", logs_dir=logs, limits=limits)
     manager.hide(*hidden)

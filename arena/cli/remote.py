@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import grpc
 import typer
 from rich.markup import escape
 
-from arena.bots.launcher import LaunchError, check_command
 from arena.cli.common import (
     BankOption,
     BudgetOption,
@@ -24,7 +22,9 @@ from arena.cli.common import (
 from arena.cli.match import name_of, unique_names
 from arena.cli.serve import read_token, token_file
 from arena.referee import FailurePolicy
-from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, game_pb2
+
+if TYPE_CHECKING:
+    import grpc
 
 ServerOption = Annotated[
     str,
@@ -46,10 +46,6 @@ TokenOption = Annotated[
     ),
 ]
 DEFAULT_SERVER = "127.0.0.1:50052"
-_POLICY_PB = {
-    FailurePolicy.FORFEIT: bot_pb2.FAILURE_POLICY_FORFEIT,
-    FailurePolicy.RANDOM_ACTION: bot_pb2.FAILURE_POLICY_RANDOM_ACTION,
-}
 
 
 def _metadata(server: str, token: str | None) -> tuple[tuple[str, str], ...]:
@@ -65,6 +61,8 @@ def _metadata(server: str, token: str | None) -> tuple[tuple[str, str], ...]:
 
 
 def _fail(exc: grpc.aio.AioRpcError, server: str) -> typer.Exit:
+    import grpc
+
     errors.print(
         f"[red]error:[/] the referee at {escape(server)} answered {exc.code().name}: {escape(exc.details() or '')}"
     )
@@ -122,6 +120,11 @@ def start(
     admin_token: TokenOption = None,
 ) -> None:
     """Start a match on a running referee: local bots by command line, remote bots by token."""
+    import grpc
+
+    from arena.bots.launcher import LaunchError, check_command
+    from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2
+
     local = bot or []
     for command in local:
         try:
@@ -137,7 +140,10 @@ def start(
         if not eq:
             raise typer.BadParameter(f"expected NAME=VALUE, got {opt!r}", param_hint="--option")
         options[key] = value
-    policy = _POLICY_PB[on_failure]
+    policy = {
+        FailurePolicy.FORFEIT: bot_pb2.FAILURE_POLICY_FORFEIT,
+        FailurePolicy.RANDOM_ACTION: bot_pb2.FAILURE_POLICY_RANDOM_ACTION,
+    }[on_failure]
     request = admin_pb2.StartMatchRequest(
         variant=variant,
         options=options,
@@ -180,6 +186,10 @@ def start(
 
 def matches(server: ServerOption = DEFAULT_SERVER, admin_token: TokenOption = None) -> None:
     """List the matches of a running referee."""
+    import grpc
+
+    from arena.wire.v1 import admin_pb2, admin_pb2_grpc
+
     metadata = _metadata(server, admin_token)
 
     async def go() -> admin_pb2.ListMatchesResponse:
@@ -210,6 +220,10 @@ def watch(
     admin_token: TokenOption = None,
 ) -> None:
     """Follow a match's public events live (never a hidden card), then print its results."""
+    import grpc
+
+    from arena.wire.v1 import admin_pb2, admin_pb2_grpc, game_pb2
+
     md = _metadata(server, admin_token)
 
     async def go() -> admin_pb2.MatchInfo:

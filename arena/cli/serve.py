@@ -16,19 +16,18 @@ import os
 import re
 import secrets
 import signal
-import tomllib
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from arena.bots.limits import Limits
+from arena.cli.common import MAX_MB, logs_folder
 from arena.cli.common import deal_key as parse_deal_key
-from arena.cli.common import logs_folder
 from arena.cli.match import SANDBOX_HELP, SandboxMode, sandbox_probe
-from arena.sandbox import Probe
-from arena.service.server import create_server, is_loopback
-from arena.tournament.files import MAX_MB
+
+if TYPE_CHECKING:
+    from arena.bots.limits import Limits
+    from arena.sandbox import Probe
 
 TOKEN_DIR_NAME = "bezique-arena"
 
@@ -45,6 +44,8 @@ def token_dir() -> Path:
 def token_file(admin_address: str) -> Path:
     """Where the admin token of the server listening on ``admin_address`` is kept (loopback
     addresses, whatever their spelling, share one name per port)."""
+    from arena.service.server import is_loopback
+
     host, _, port = admin_address.rpartition(":")
     if is_loopback(admin_address):
         host = "loopback"
@@ -72,6 +73,10 @@ def _write_token(path: Path, token: str) -> None:
 def load_limits(path: Path) -> Limits:
     """Limits from a TOML file: a ``[limits]`` table (as in a tournament file), or the fields at the
     top level."""
+    import tomllib
+
+    from arena.bots.limits import Limits
+
     try:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -160,6 +165,8 @@ def serve(
     admin-started matches run under this server's sandbox and limits. Prints both addresses and where
     the admin token is. Ctrl-C or SIGTERM stops every running match and kills its local bots.
     """
+    from arena.bots.limits import Limits
+
     limits = load_limits(limits_file) if limits_file is not None else Limits()
     chosen = {
         "sandbox": sandbox.value if sandbox is not None else None,
@@ -205,6 +212,8 @@ async def _serve(
     deal_key: bytes,
     found: Probe,
 ) -> None:
+    from arena.service.server import create_server
+
     server, _, manager = await create_server(
         address,
         records_dir=records,

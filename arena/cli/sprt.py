@@ -10,12 +10,11 @@ import math
 import secrets
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from arena.bots.limits import Limits
 from arena.cli.common import (
     BankOption,
     BudgetOption,
@@ -35,25 +34,17 @@ from arena.cli.match import (
 )
 from arena.cli.play import parse_options
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant, variant_options
-from arena.ledger import LedgerError, TournamentChanged
 from arena.referee import Policies, TimeControl
-from arena.service.server import create_server
 from arena.stats import Decision, Model, Pentanomial, Sprt, SprtReport, StatsError, Trinomial
-from arena.tournament.abledger import AbTestLedger, AbTestSpec
-from arena.tournament.abtest import (
-    NEW,
-    OLD,
-    OPPONENT,
-    AbTestState,
-    PairReport,
-    RefereePairs,
-    roles_needed,
-    run_ab_test,
-)
 from arena.tournament.deals import DealFileError, DealSuite, load_deals, seeded_deals
-from arena.tournament.spec import MAX_CONCURRENCY, MAX_PLANNED_GAMES
-from arena.tournament.stalls import StallWatch
 
+if TYPE_CHECKING:
+    from arena.tournament.abledger import AbTestLedger
+    from arena.tournament.abtest import AbTestState, PairReport
+
+# The most games at once, as arena.tournament.spec.MAX_CONCURRENCY: repeated here, that module being
+# pydantic's models (which `arena --help` would load for this one number).
+MAX_CONCURRENCY = 256
 DEFAULT_OPPONENT = "{python} -m arena_bot.greedy_bot"
 DEFAULT_MAX_GAMES = 2000
 
@@ -272,6 +263,14 @@ def sprt(
         _report_counts(test, pentanomial, trinomial)
         return
     assert bot is not None
+    from arena.bots.limits import Limits
+    from arena.ledger import LedgerError, TournamentChanged
+    from arena.service.server import create_server
+    from arena.tournament.abledger import AbTestLedger, AbTestSpec
+    from arena.tournament.abtest import NEW, OLD, OPPONENT, RefereePairs, roles_needed, run_ab_test
+    from arena.tournament.spec import MAX_PLANNED_GAMES
+    from arena.tournament.stalls import StallWatch
+
     if len(bot) != 2:
         raise typer.BadParameter(
             f"give two: --bot NEW --bot OLD, got {len(bot)}", param_hint="--bot"
@@ -510,6 +509,8 @@ def _suite(deals: Path | None, v: Variant, seed: int, max_pairs: int) -> DealSui
 
 
 def _summary(state: AbTestState, v: Variant, names: dict[str, str], roles: Sequence[str]) -> None:
+    from arena.tournament.abtest import NEW, OLD
+
     print(f"stopped: {state.stopped}")
     if state.errors:
         print(f"pairs not counted (the arena could not play them): {state.errors}")

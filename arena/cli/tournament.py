@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from arena.cli.common import (
@@ -27,14 +26,13 @@ from arena.cli.common import (
     print_board,
 )
 from arena.cluster.errors import ClusterError
-from arena.ledger import Ledger, LedgerError
-from arena.sandbox import SandboxUnavailable, require
-from arena.tournament import runner as tournament_runner
-from arena.tournament.spec import TournamentFileError, TournamentSpec, load
-from arena.tournament.summary import PairingLine, entrant_lines, pairing_lines
 
 if TYPE_CHECKING:
     from arena.cluster.connect import Cluster
+    from arena.ledger import Ledger
+    from arena.tournament import runner as tournament_runner
+    from arena.tournament.spec import TournamentSpec
+    from arena.tournament.summary import PairingLine
 
 
 def run(
@@ -91,6 +89,11 @@ def run(
     recorded, 1 when some could not be played (run again to retry them), 2 for a bad file or option, a
     ledger that cannot be used, or a fatal error during the run (every game and bot is stopped first;
     nothing recorded is lost)."""
+    from arena.ledger import LedgerError
+    from arena.sandbox import SandboxUnavailable, require
+    from arena.tournament import runner as tournament_runner
+    from arena.tournament.spec import TournamentFileError, load
+
     try:
         spec = load(file)
     except TournamentFileError as exc:
@@ -183,6 +186,14 @@ def _connect(address: str) -> Cluster:
 
 
 def _run_with_bar(runner: tournament_runner.TournamentRunner) -> int:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -246,6 +257,8 @@ def elo_cells(line: PairingLine) -> tuple[str, str]:
 
 
 def print_tables(led: Ledger, spec: TournamentSpec, tid: int) -> None:
+    from arena.tournament.summary import entrant_lines, pairing_lines
+
     print_board(led, tournament=spec.name)
     rows = led.seat_rows(tid)
     v = spec.build_variant()
@@ -311,6 +324,8 @@ def tournaments(ledger: LedgerOption = Path(DEFAULT_LEDGER)) -> None:
 
     For each: id, name, kind (tournament, competition or sprt), variant, games played of planned, bot
     failures, voided games, started and finished."""
+    from arena.ledger import LedgerError
+
     led = open_ledger(ledger)
     try:
         found = led.tournaments()

@@ -10,7 +10,6 @@ from typing import Annotated
 import typer
 
 from arena.cli.common import DEFAULT_LEDGER, LedgerOption, fail
-from arena.service.server import is_loopback
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -68,6 +67,7 @@ def web(
     # Imported here: the other commands start without the web's libraries.
     import uvicorn
 
+    from arena.service.server import is_loopback
     from arena.web.app import create_app
     from arena.web.queries import LedgerUnavailable
 
