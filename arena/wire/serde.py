@@ -6,6 +6,8 @@ bots that prefer not to parse.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from arena.game import Action, GameResult, Observation, ScoreItem, SeatInfo
 from arena.game.cards import CARD_TEXTS, REF_TEXTS, card_text, parse_card, parse_ref, ref_text
 from arena.wire.v1 import game_pb2
@@ -125,40 +127,73 @@ def result_to_pb(
     )
 
 
+class _Texts(dict[str, int]):
+    """Card texts to numbers: the canonical texts the referee sends, each found in one lookup (a
+    ``map`` over a repeated field, with no Python call per card); another spelling goes through the
+    engine's parser, which reads it or raises its ParseError, and is not kept."""
+
+    __slots__ = ("_parse",)
+
+    def __init__(self, texts: tuple[str, ...], parse: Callable[[str], int]) -> None:
+        super().__init__((text, number) for number, text in enumerate(texts))
+        self._parse = parse
+
+    def __missing__(self, text: str) -> int:
+        return self._parse(text)
+
+
+_CARDS = _Texts(CARD_TEXTS, parse_card)
+_REFS = _Texts(REF_TEXTS, parse_ref)
+
+
+def _seat_from_pb(s: game_pb2.SeatView) -> SeatInfo:
+    card = _CARDS.__getitem__
+    table = s.table
+    marks = s.table_marks
+    open_cards = s.open_cards
+    to_score = s.to_score
+    return SeatInfo(
+        s.seat,
+        s.hand_size,
+        tuple(zip(map(card, table), marks, strict=True)) if table or marks else (),
+        tuple(map(card, open_cards)) if open_cards else (),
+        s.tricks_won,
+        s.deal_points,
+        s.total,
+        tuple(to_score) if to_score else (),
+        s.carte_blanche,
+    )
+
+
 def observation_from_pb(pb: game_pb2.Observation, log: tuple[str, ...] = ()) -> Observation:
     """The engine's Observation from its message (what a Python bot works with); ``log`` is the public
-    log the bot has accumulated, since requests carry only the new entries."""
+    log the bot has accumulated, since requests carry only the new entries. On the path of every
+    request a Python bot is sent: cards are looked up in tables, fields read once, and the fields
+    usually empty (a seat's table, the heap) cost a test."""
+    card = _CARDS.__getitem__
+    options = pb.options
+    turn_up = pb.turn_up
+    seat = pb.seat
+    trick = pb.trick
+    last_trick = pb.last_trick
+    winner = pb.last_trick_winner
+    heap = pb.heap
     return Observation(
-        variant=pb.variant,
-        options=tuple(sorted(pb.options.items())),
-        seat=None if pb.seat < 0 else pb.seat,
-        deal=pb.deal,
-        dealer=pb.dealer,
-        phase=pb.phase,
-        to_act=pb.to_act,
-        trump=pb.trump or None,
-        turn_up=parse_card(pb.turn_up) if pb.turn_up else None,
-        stock_size=pb.stock_size,
-        hand=tuple(parse_ref(c) for c in pb.hand),
-        trick=tuple((p.seat, parse_card(p.card)) for p in pb.trick),
-        last_trick=tuple((p.seat, parse_card(p.card)) for p in pb.last_trick),
-        last_trick_winner=None if pb.last_trick_winner < 0 else pb.last_trick_winner,
-        heap=tuple(parse_card(c) for c in pb.heap),
-        seats=tuple(
-            SeatInfo(
-                seat=s.seat,
-                hand_size=s.hand_size,
-                table=tuple(
-                    (parse_card(c), m) for c, m in zip(s.table, s.table_marks, strict=True)
-                ),
-                open_cards=tuple(parse_card(c) for c in s.open_cards),
-                tricks_won=s.tricks_won,
-                deal_points=s.deal_points,
-                total=s.total,
-                to_score=tuple(s.to_score),
-                carte_blanche=s.carte_blanche,
-            )
-            for s in pb.seats
-        ),
-        log=log,
+        pb.variant,
+        tuple(sorted(options.items())) if options else (),
+        None if seat < 0 else seat,
+        pb.deal,
+        pb.dealer,
+        pb.phase,
+        pb.to_act,
+        pb.trump or None,
+        card(turn_up) if turn_up else None,
+        pb.stock_size,
+        tuple(map(_REFS.__getitem__, pb.hand)),
+        tuple([(p.seat, card(p.card)) for p in trick]) if trick else (),
+        tuple([(p.seat, card(p.card)) for p in last_trick]) if last_trick else (),
+        None if winner < 0 else winner,
+        tuple(map(card, heap)) if heap else (),
+        tuple(map(_seat_from_pb, pb.seats)),
+        log,
     )
