@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.referee import FailurePolicy
+from arena.tournament.bounds import MAX_MS
 
 if TYPE_CHECKING:
     from arena.ledger import BoardRow, Ledger
@@ -25,11 +26,6 @@ if TYPE_CHECKING:
 # to build the command line, `arena --help` included); the rest (the ledger, the referee's server,
 # tournaments, pydantic, grpc, ...) inside the commands, so that each command pays for its own.
 
-# The largest time a bot can be told, as arena.tournament.files.MAX_MS (the bot protocol carries
-# times as 32-bit unsigned integers): repeated here, that module being pydantic's models.
-MAX_MS = 2**32 - 1
-# The largest size in MiB of a resource limit, as arena.tournament.files.MAX_MB.
-MAX_MB = (2**63 - 1) // 2**20
 
 DEFAULT_LEDGER = "arena.sqlite"
 MAX_CELL = 200  # characters of bot-provided text shown in a table cell

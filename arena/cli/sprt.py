@@ -36,15 +36,13 @@ from arena.cli.play import parse_options
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant, variant_options
 from arena.referee import Policies, TimeControl
 from arena.stats import Decision, Model, Pentanomial, Sprt, SprtReport, StatsError, Trinomial
+from arena.tournament.bounds import MAX_CONCURRENCY, MAX_PLANNED_GAMES
 from arena.tournament.deals import DealFileError, DealSuite, load_deals, seeded_deals
 
 if TYPE_CHECKING:
     from arena.tournament.abledger import AbTestLedger
     from arena.tournament.abtest import AbTestState, PairReport
 
-# The most games at once, as arena.tournament.spec.MAX_CONCURRENCY: repeated here, that module being
-# pydantic's models (which `arena --help` would load for this one number).
-MAX_CONCURRENCY = 256
 DEFAULT_OPPONENT = "{python} -m arena_bot.greedy_bot"
 DEFAULT_MAX_GAMES = 2000
 
@@ -268,7 +266,6 @@ def sprt(
     from arena.service.server import create_server
     from arena.tournament.abledger import AbTestLedger, AbTestSpec
     from arena.tournament.abtest import NEW, OLD, OPPONENT, RefereePairs, roles_needed, run_ab_test
-    from arena.tournament.spec import MAX_PLANNED_GAMES
     from arena.tournament.stalls import StallWatch
 
     if len(bot) != 2:

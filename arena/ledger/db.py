@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
@@ -36,7 +36,9 @@ from arena.ledger.identity import Registrable, canonical_spec, changed_fields, d
 from arena.ledger.queries import Queries, fits
 from arena.ledger.schema import APPLICATION_ID, MIGRATIONS, REBUILD_AFTER
 from arena.tournament.schedule import ScheduledGame
-from arena.tournament.spec import Entrant
+
+if TYPE_CHECKING:  # a command that reads the ledger does not load the spec's pydantic models
+    from arena.tournament.spec import Entrant
 
 BUSY_TIMEOUT = 10.0  # seconds a write waits for another program's lock before failing
 LEDGER_TABLES = frozenset({"_migrations", "entrants", "tournaments", "games"})

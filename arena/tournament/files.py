@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from arena.bots.limits import Limits
 from arena.referee import FailurePolicy, Policies, TimeControl
+from arena.tournament.bounds import MAX_MB, MAX_MS
 
 # The largest file read: a thousand entrants take some hundred kilobytes.
 MAX_FILE_BYTES = 16 * 2**20
@@ -40,13 +41,7 @@ def read_toml(path: str | Path, error: type[ValueError]) -> dict[str, Any]:
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 Count = Annotated[int, Field(ge=0)]
-# The largest time a bot can be told: the bot protocol carries times as 32-bit unsigned integers, so a
-# larger one would reach the bot wrong (and its games end as its crash).
-MAX_MS = 2**32 - 1
 Milliseconds = Annotated[int, Field(ge=0, le=MAX_MS)]
-# The largest size in MiB whose bytes a resource limit can take (a signed 64-bit count): beyond it
-# prlimit cannot read the limit and no bot starts.
-MAX_MB = (2**63 - 1) // 2**20
 Mebibytes = Annotated[int, Field(ge=0, le=MAX_MB)]
 PolicyName = Literal["forfeit", "random-action"]
 

@@ -17,10 +17,12 @@ import hashlib
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from arena.game import Variant
-from arena.tournament.spec import TournamentSpec
+
+if TYPE_CHECKING:  # (the spec's pydantic models are not loaded to read a schedule from the ledger)
+    from arena.tournament.spec import TournamentSpec
 
 
 @dataclass(frozen=True, slots=True)

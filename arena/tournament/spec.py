@@ -69,6 +69,14 @@ from arena.bots.limits import Limits
 from arena.cluster.address import address_problem
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant
 from arena.referee import Policies, TimeControl
+from arena.tournament.bounds import (
+    MAX_CONCURRENCY,
+    MAX_DEALS_PER_PAIRING,
+    MAX_ENTRANTS,
+    MAX_MATCHES_PER_PROCESS,
+    MAX_PLANNED_GAMES,
+    MAX_ROUNDS,
+)
 from arena.tournament.deals import DealFileError, DealSuite, load_deals
 from arena.tournament.files import (
     STRICT,
@@ -82,14 +90,6 @@ from arena.tournament.files import (
 )
 
 FORMATS = ("round-robin", "double-round-robin", "gauntlet", "swiss")
-
-# Bounds on every count, so that a typing slip cannot ask for a schedule that never ends.
-MAX_ENTRANTS = 1000
-MAX_DEALS_PER_PAIRING = 10_000
-MAX_ROUNDS = 1000
-MAX_CONCURRENCY = 256
-MAX_PLANNED_GAMES = 1_000_000
-MAX_MATCHES_PER_PROCESS = 10_000
 
 
 class TournamentFileError(ValueError):
