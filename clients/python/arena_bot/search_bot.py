@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -362,6 +363,9 @@ def enumerate_worlds(
 
 def main() -> None:
     bot = SearchBot()
+    if not sys.argv[1:]:  # a bot the arena starts: nothing to parse (argparse is not even imported)
+        run(bot, "", "")  # "": from the environment; --ms at its default
+        return
     options = parser(bot)
     options.add_argument("--ms", type=int, default=DEFAULT_MS, help="time per decision (ms)")
     args = options.parse_args()
