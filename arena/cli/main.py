@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
+import gc
+
 import typer
 
 from arena.cli.check_bot import check_bot
@@ -15,6 +18,13 @@ from arena.cli.serve import serve
 from arena.cli.sprt import sprt
 from arena.cli.tournament import run, tournaments
 from arena.cli.web import web
+
+# At exit the interpreter's full garbage collections walk every object a command still holds (its
+# modules, the ledger's rows): some 80 ms of the 0.4 s of CPU of `arena leaderboard`, and cycles left
+# as garbage at that point only hold memory the process is giving back. So they are skipped: what is
+# alive is handed to the collector's permanent generation first. (Objects are still freed as their
+# references go, so files and connections close as before.)
+atexit.register(gc.freeze)
 
 app = typer.Typer(
     name="arena",
