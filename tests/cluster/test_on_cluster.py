@@ -105,12 +105,30 @@ def started(start: Callable[[], T]) -> T:
 def ray_cluster() -> Iterator[tuple[RayCluster, cluster_connect.Cluster]]:
     """Three nodes of two CPUs each; a node's death is noticed within seconds. (The last test
     takes one away.)"""
-    fast_health = {
+    system = {
         "health_check_initial_delay_ms": 0,
         "health_check_period_ms": 500,
         "health_check_failure_threshold": 4,
+        # A raylet starts up to as many worker processes at once as it has CPUs: for a game it
+        # started two, one never used (a game takes both CPUs of its node), on every node and for
+        # every driver (each a job with workers of its own: three here). One at a time: about 30
+        # worker processes -> 18 over this module, their CPU 15.5 -> 6.2 s.
+        "worker_maximum_startup_concurrency": 1,
+        # Nor two more on the head for the first driver, before it asks for anything.
+        "prestart_worker_first_driver": False,
+        # Metrics and the task events that Ray's dashboard shows: nothing here reads them.
+        "enable_metrics_collection": False,
+        "task_events_report_interval_ms": 0,
     }
-    head = {"num_cpus": CPUS, "include_dashboard": False, "_system_config": fast_health}
+    # No log monitor (the coordinator asks for no worker's output: log_to_driver=False) and no
+    # autoscaler monitor (nodes are added and removed by the tests).
+    head = {
+        "num_cpus": CPUS,
+        "include_dashboard": False,
+        "include_log_monitor": False,
+        "no_monitor": True,
+        "_system_config": system,
+    }
     nodes = started(lambda: RayCluster(initialize_head=True, head_node_args=head))
     handle = None
     try:
