@@ -457,7 +457,9 @@ def test_a_worker_or_a_node_that_dies_mid_run_loses_only_its_games(
     (tmp_path / "bots" / "slow.py").write_text(SLOW_BOT)
     notes = tmp_path / "starts.txt"
     notes.touch()
-    command = f"{{python}} bots/slow.py 0.05 {notes}"
+    # A game lasts about 3 s with the bots' 0.02 s pause (7 s with 0.05: half this test's time),
+    # seconds more than the test takes to see a bot start and kill what plays its game.
+    command = f"{{python}} bots/slow.py 0.02 {notes}"
     # (SLOW_BOT notes its starts, and the Ray worker above it, outside its folder: not in a sandbox.)
     spec = load(write_tournament(tmp_path, {n: command for n in ("a", "b", "c", "d")}, "none"))
     planned = len(full_schedule(spec))  # six pairings on two seatings: twelve games
@@ -483,9 +485,9 @@ def test_a_worker_or_a_node_that_dies_mid_run_loses_only_its_games(
     thread.start()
     try:
         # Three nodes with room for one game each and more games in flight: once six bots have
-        # started, every node has a game under way. The first bot's parent is the Ray worker
-        # process that referees its game: it dies.
-        worker = int(starts(6)[0].split()[1])
+        # started, every node has a game under way. The newest bot's parent is the Ray worker
+        # process that referees its game, which has just begun: it dies.
+        worker = int(starts(6)[-1].split()[1])
         os.kill(worker, signal.SIGKILL)
         # Then, with games still to play, a whole node dies while it plays one: once a bot has
         # started under one of its workers (a game lasts seconds after its bots start; a node
