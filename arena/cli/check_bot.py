@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from arena.cli.match import SANDBOX_HELP, SandboxMode, sandbox_probe, stop_on_sigterm
+from arena.cli.bots import SANDBOX_HELP, SandboxMode, sandbox_probe, stop_on_sigterm
 from arena.game import VARIANT_NAMES, VariantError, variant
 
 if TYPE_CHECKING:

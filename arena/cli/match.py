@@ -7,11 +7,8 @@ import asyncio
 import contextlib
 import json
 import secrets
-import shlex
-import signal
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -21,6 +18,14 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from arena.cli.bots import (
+    SANDBOX_HELP,
+    SandboxMode,
+    name_of,
+    sandbox_probe,
+    stop_on_sigterm,
+    unique_names,
+)
 from arena.cli.common import (
     BankOption,
     BudgetOption,
@@ -38,7 +43,6 @@ from arena.referee.record import seat_view
 
 if TYPE_CHECKING:
     from arena.bots.limits import Limits
-    from arena.sandbox import Probe
     from arena.service.manager import MatchEntry, PlayerSpec
     from arena.tournament.deals import DealSuite
 
@@ -51,37 +55,6 @@ BOT_HELP = (
     "ARENA_ADDRESS and ARENA_TOKEN ({address} in the command is replaced too; a token never goes "
     "on a command line)."
 )
-
-
-class SandboxMode(StrEnum):
-    """The values of --sandbox (see arena.sandbox)."""
-
-    auto = "auto"
-    required = "required"
-    none = "none"
-    bubblewrap = "bubblewrap"
-
-
-SANDBOX_HELP = (
-    "How the bots are confined: auto (isolated by bubblewrap where this machine can, else the light "
-    "mode with a warning), required (isolated or not started), none (light: the bots run as you, "
-    "for a bot you trust, such as your own)."
-)
-
-
-def sandbox_probe(mode: str, show: bool = True) -> Probe:
-    """The sandbox mode that will run, printed (unless ``show`` is false); a required sandbox that is
-    unavailable ends the command with exit code 2, naming what is missing."""
-    from arena.sandbox import SandboxUnavailable, require
-
-    try:
-        found = require(mode)
-    except SandboxUnavailable as exc:
-        errors.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from exc
-    if show:
-        errors.print(found.describe(), markup=False, highlight=False, soft_wrap=True)
-    return found
 
 
 def rotations_of(v: Variant) -> int:
@@ -367,35 +340,6 @@ def _build_variant(name: str, options: list[str]) -> Variant:
         raise typer.BadParameter(str(exc), param_hint="--option") from exc
 
 
-def name_of(command: str) -> str:
-    """A short name for a bot from its command line: the module after -m, else the program's name."""
-    try:
-        argv = shlex.split(command)
-    except ValueError:
-        argv = command.split()
-    if not argv:
-        return "bot"
-    if "-m" in argv[:-1]:
-        return argv[argv.index("-m") + 1].rsplit(".", 1)[-1]
-    program = argv[0].rsplit("/", 1)[-1]
-    if program.startswith("python") or program == "{python}":
-        scripts = [a for a in argv[1:] if not a.startswith("-")]
-        if "-c" in argv or not scripts:
-            return "python"
-        program = scripts[0].rsplit("/", 1)[-1]
-    return program.rsplit(".", 1)[0] if "." in program else program
-
-
-def unique_names(names: Sequence[str]) -> list[str]:
-    """The names, numbered where they repeat (``random``, ``random#2``)."""
-    seen: dict[str, int] = {}
-    out = []
-    for n in names:
-        seen[n] = seen.get(n, 0) + 1
-        out.append(n if seen[n] == 1 else f"{n}#{seen[n]}")
-    return out
-
-
 # ---------------------------------------------------------------------------------------- running
 
 
@@ -466,14 +410,6 @@ def _status(entries: Sequence[MatchEntry], live: _Live, total: int) -> str:
         f"game {current}/{total} (done {done}) | deal {live.deal} trick {live.trick} "
         f"| {live.actions} actions | won-drawn-lost: {score}"
     )
-
-
-def stop_on_sigterm() -> None:
-    """SIGTERM cancels the running command like Ctrl-C does, so that its bots are stopped."""
-    task = asyncio.current_task()
-    if task is not None:
-        with contextlib.suppress(NotImplementedError, RuntimeError):  # not on every platform
-            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
 
 
 async def _play(

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
+from arena.cli.bots import name_of, unique_names
 from arena.cli.common import (
     BankOption,
     BudgetOption,
@@ -19,7 +20,6 @@ from arena.cli.common import (
     console,
     errors,
 )
-from arena.cli.match import name_of, unique_names
 from arena.cli.serve import read_token, token_file
 from arena.referee import FailurePolicy
 

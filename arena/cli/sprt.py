@@ -15,6 +15,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
+from arena.cli.bots import (
+    SANDBOX_HELP,
+    SandboxMode,
+    name_of,
+    sandbox_probe,
+    stop_on_sigterm,
+    unique_names,
+)
 from arena.cli.common import (
     BankOption,
     BudgetOption,
@@ -23,14 +31,6 @@ from arena.cli.common import (
     errors,
     logs_folder,
     open_ledger,
-)
-from arena.cli.match import (
-    SANDBOX_HELP,
-    SandboxMode,
-    name_of,
-    sandbox_probe,
-    stop_on_sigterm,
-    unique_names,
 )
 from arena.cli.play import parse_options
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant, variant_options

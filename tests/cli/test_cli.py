@@ -23,8 +23,8 @@ import typer
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from typer.testing import CliRunner
 
+from arena.cli.bots import name_of, unique_names
 from arena.cli.main import app
-from arena.cli.match import name_of, unique_names
 from arena.referee import MatchRecord
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc
 
