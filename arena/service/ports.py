@@ -25,8 +25,9 @@ Outgoing = bot_pb2.RefereeMessage | bytes
 MAX_REMEMBERED = 4096  # request ids remembered to tell a late reply from an unknown one
 MAX_REMEMBERED_VIOLATIONS = 16
 # A local bot whose stream closes and whose process exits within this time has crashed (a Python bot
-# dying of an exception takes a while to exit on a loaded machine: its traceback, gRPC's shutdown).
-SETTLE_SECONDS = 3.0
+# dying of an exception takes a while to exit on a loaded machine: its traceback, gRPC's shutdown;
+# 3 s was seen too short). Only a bot that closes its stream and lives on waits it out.
+SETTLE_SECONDS = 10.0
 MATCH_OVER = "the match is over"  # how the manager closes every port of a finished match
 
 
@@ -206,6 +207,8 @@ class StreamPort:
             if proc.returncode is not None:
                 outcome, detail = Outcome.CRASH, proc.exit_text()
             else:
+                # Stopped between turns (fairness option) as it was dying, it could not exit.
+                proc.thaw()
                 self._settling = True
                 asyncio.get_running_loop().create_task(self._settle(proc, detail))
                 return

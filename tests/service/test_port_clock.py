@@ -122,13 +122,18 @@ def test_a_late_reply_is_no_error_once_and_its_copies_are() -> None:
 
 
 class Alive:
-    """A bot's process as a port sees it: running, until ``exit_after`` seconds (None: never)."""
+    """A bot's process as a port sees it: running, until ``exit_after`` seconds (None: never). A
+    frozen one (stopped between turns, the fairness option) runs that time only once thawed."""
 
-    def __init__(self, exit_after: float | None) -> None:
+    def __init__(self, exit_after: float | None, frozen: bool = False) -> None:
         self.returncode: int | None = None
         self.exit_after = exit_after
+        self.running = asyncio.Event()
+        if not frozen:
+            self.running.set()
 
     async def wait(self) -> int:
+        await self.running.wait()
         if self.exit_after is None:
             await asyncio.Event().wait()
         await asyncio.sleep(self.exit_after or 0)
@@ -139,26 +144,33 @@ class Alive:
         return "bot process exited with code 1"
 
     def thaw(self) -> None:
-        pass
+        self.running.set()
 
     def freeze(self) -> None:
         pass
 
 
 @pytest.mark.parametrize(
-    ("exit_after", "outcome", "detail"),
+    ("exit_after", "frozen", "outcome", "detail"),
     [
-        (None, "disconnect", "the bot closed its stream"),
-        (0.4, "crash", "bot process exited with code 1"),
+        (None, False, "disconnect", "the bot closed its stream"),
+        (0.4, False, "crash", "bot process exited with code 1"),
+        (0.1, True, "crash", "bot process exited with code 1"),
     ],
-    ids=["lives-on", "exits-later"],
+    ids=["lives-on", "exits-later", "frozen-as-it-exits"],
 )
 def test_a_bot_whose_stream_ends_is_not_recorded_as_slow(
-    monkeypatch: pytest.MonkeyPatch, exit_after: float | None, outcome: str, detail: str
+    monkeypatch: pytest.MonkeyPatch,
+    exit_after: float | None,
+    frozen: bool,
+    outcome: str,
+    detail: str,
 ) -> None:
     """A launched bot's stream ends while its process runs: the port waits a while to tell a crash
     from a disconnect. That wait is the referee's, not the bot's thinking: with a clock shorter than
-    it, the decision was recorded as a timeout; and no request is sent to the ended stream."""
+    it, the decision was recorded as a timeout; and no request is sent to the ended stream. A bot
+    stopped between turns as its stream ends (it crashed just after a reply) is let run to its exit:
+    frozen, it could not exit, and its crash was recorded as a disconnect."""
     monkeypatch.setattr(ports_module, "SETTLE_SECONDS", 0.6)
     asked = 0
 
@@ -166,7 +178,7 @@ def test_a_bot_whose_stream_ends_is_not_recorded_as_slow(
         nonlocal asked
         asked += 1
         if asked == 3:  # the stream ends with this request unanswered
-            port.process = Alive(exit_after)  # type: ignore[assignment]
+            port.process = Alive(exit_after, frozen)  # type: ignore[assignment]
             port.on_closed(ports_module.Outcome.DISCONNECT, "the bot closed its stream")
         else:
             at_once(port, request)
