@@ -29,6 +29,11 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NamedTuple
 
+# The arena's package before grpc: it chooses gRPC's transport (arena/__init__.py), so that the
+# benchmark's processes use the one the arena's do.
+import arena  # noqa: F401
+
+# isort: split
 import grpc
 
 from arena.game import GameState, variant

@@ -10,6 +10,11 @@ import asyncio
 import contextlib
 import os
 
+# The arena's package before grpc: it chooses gRPC's transport (arena/__init__.py), so that the
+# benchmark's processes use the one the arena's do.
+import arena  # noqa: F401
+
+# isort: split
 import grpc
 
 from arena.wire.v1 import bot_pb2, bot_pb2_grpc

@@ -17,6 +17,10 @@ import pytest
 import typer.main
 import typer.testing
 
+# Before any test module imports grpc: the arena's package chooses gRPC's transport (see its __init__),
+# so that the servers and clients the tests run in-process use the one the arena's processes do.
+import arena  # noqa: F401
+
 WORKERS_PER_CORE = 2
 
 # Typer's CliRunner builds the whole click command tree from the app's functions at every invoke

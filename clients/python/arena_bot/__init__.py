@@ -22,6 +22,8 @@ import gc as _gc
 _collecting = _gc.isenabled()
 _gc.disable()
 try:
+    # The arena's package first: it chooses gRPC's transport, which grpc reads as it is imported.
+    import arena  # noqa: F401
     from arena_bot.sdk import (
         EXIT_BOT_ERROR,
         EXIT_CONNECTION,
