@@ -11,6 +11,6 @@ __version__ = "0.1.0"
 # decision of every match is such a round trip. The older transport is still in grpcio, behind these
 # two switches, read once when grpc is first imported: so this runs before any arena module imports
 # grpc (the bot SDK imports this package first). Whoever sets GRPC_EXPERIMENTS keeps their own
-# choice (an empty value is grpc's defaults). The processes the arena starts inherit it; a bot's
-# environment is scrubbed, and the SDK sets it again.
+# choice (an empty value is grpc's defaults). The processes the arena starts inherit it, bots too
+# (arena.bots.launcher passes it through the scrubbed environment).
 _os.environ.setdefault("GRPC_EXPERIMENTS", "-event_engine_client,-event_engine_listener")

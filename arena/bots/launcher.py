@@ -44,8 +44,19 @@ from arena.sandbox import (
     runtime,
 )
 
-# Passed through to bots; everything else in the arena's environment stays behind.
-_KEEP = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "NODE_PATH", "VIRTUAL_ENV", "SYSTEMROOT")
+# Passed through to bots; everything else in the arena's environment stays behind. GRPC_EXPERIMENTS is
+# the gRPC transport the arena runs on (arena/__init__.py), so that a bot on grpc's C core uses it too.
+_KEEP = (
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "PYTHONPATH",
+    "NODE_PATH",
+    "VIRTUAL_ENV",
+    "SYSTEMROOT",
+    "GRPC_EXPERIMENTS",
+)
 MARKER = "ARENA_BOT_MARKER"
 TAIL_LINES = 20  # the last lines of a bot's output kept in memory
 TAIL_LINE_CHARS = 300  # each cut at this length
@@ -57,8 +68,9 @@ class LaunchError(Exception):
 
 
 def bot_environment() -> dict[str, str]:
-    """What of the arena's environment a bot process gets: the locale and search paths, and BOT_*
-    settings; nothing else (no secret of the arena's). NODE_PATH leads with the JavaScript SDK."""
+    """What of the arena's environment a bot process gets: the locale and search paths, gRPC's
+    transport and BOT_* settings; nothing else (no secret of the arena's). NODE_PATH leads with the
+    JavaScript SDK."""
     env = {k: v for k, v in os.environ.items() if k in _KEEP or k.startswith(("LC_", "BOT_"))}
     node = [*runtime.node_path(), *filter(None, env.get("NODE_PATH", "").split(os.pathsep))]
     if node:

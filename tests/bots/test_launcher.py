@@ -54,6 +54,7 @@ def test_environment_is_scrubbed_and_directory_is_private(
 ) -> None:
     monkeypatch.setenv("SECRET_API_KEY", "hunter2")
     monkeypatch.setenv("BOT_SEED", "5")
+    monkeypatch.setenv("GRPC_EXPERIMENTS", "-event_engine_dns")  # passed: the arena's transport
     cmd = _script(
         tmp_path,
         "env.py",
@@ -62,6 +63,7 @@ def test_environment_is_scrubbed_and_directory_is_private(
         print("cwd", os.getcwd())
         print("secret", os.environ.get("SECRET_API_KEY"))
         print("seed", os.environ.get("BOT_SEED"))
+        print("grpc", os.environ.get("GRPC_EXPERIMENTS"))
         print("token", os.environ.get("ARENA_TOKEN"), os.environ.get("ARENA_ADDRESS"))
         """,
     )
@@ -69,6 +71,7 @@ def test_environment_is_scrubbed_and_directory_is_private(
     assert bot.returncode == 0, out
     assert "secret None" in out
     assert "seed 5" in out
+    assert "grpc -event_engine_dns" in out
     assert "token tok 127.0.0.1:1" in out
     cwd = next(line.split()[1] for line in out.splitlines() if line.startswith("cwd"))
     assert cwd != os.getcwd() and Path(cwd).parent == scratch.run_dir()
