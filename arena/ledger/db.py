@@ -27,8 +27,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
-
 from arena.ledger import boards, leases, records
 from arena.ledger.errors import LeaseHeld, LedgerError, TournamentChanged, explain
 from arena.ledger.errors import guarded as _guarded
@@ -89,7 +87,6 @@ class Ledger(Queries):
                 "file with --ledger"
             )
         self.conn = conn
-        self.db = sqlite_utils.Database(conn)
         self._migrate()
 
     def close(self) -> None:
