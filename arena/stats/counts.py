@@ -12,6 +12,7 @@ gives each player one good game, and the pair scores 1 (a draw) whoever held the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -207,7 +208,11 @@ def distribution(counts: Counts, regularize: bool = False) -> tuple[float, list[
 
 
 def mean_and_variance(scores: Sequence[float], probs: Sequence[float]) -> tuple[float, float]:
-    """The expectation and variance of a discrete distribution."""
-    mu = sum(a * p for a, p in zip(scores, probs, strict=True))
-    var = sum(p * (a - mu) ** 2 for a, p in zip(scores, probs, strict=True))
+    """The expectation and variance of a discrete distribution. The mean is taken about the middle
+    of the scores and summed exactly (fsum): a distribution symmetric about it (an even match, or
+    all draws once regularized) has that middle as its mean to the last bit, not 0.49999999999999994,
+    which read as an Elo difference of -7.7e-14."""
+    middle = (min(scores) + max(scores)) / 2
+    mu = middle + math.fsum((a - middle) * p for a, p in zip(scores, probs, strict=True))
+    var = math.fsum(p * (a - mu) ** 2 for a, p in zip(scores, probs, strict=True))
     return mu, var

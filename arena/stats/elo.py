@@ -34,7 +34,7 @@ def elo_from_score(score: float) -> float:
     """Logistic Elo difference that gives an expected score of ``score`` (0 < score < 1)."""
     if not 0 < score < 1:
         raise StatsError(f"a score must be strictly between 0 and 1 for a finite Elo, got {score}")
-    return -400 * math.log10(1 / score - 1)
+    return 400 * math.log10(score / (1 - score))  # an even score gives 0.0, not -0.0
 
 
 def score_from_elo(elo: float) -> float:

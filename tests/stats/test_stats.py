@@ -31,6 +31,27 @@ pentanomials = st.lists(st.integers(0, 5000), min_size=5, max_size=5).filter(
 )
 
 
+@pytest.mark.parametrize(
+    "counts",
+    [
+        Trinomial(0, 5, 0),
+        Trinomial(0, 1, 0),
+        Trinomial(3, 4, 3),
+        Pentanomial((0, 0, 11, 0, 0)),
+        Pentanomial((0, 0, 3, 0, 0)),
+        Pentanomial((1, 2, 3, 2, 1)),
+        Pentanomial((4, 0, 1, 0, 4)),
+    ],
+)
+def test_an_even_match_is_exactly_even(counts: Trinomial | Pentanomial) -> None:
+    """Counts symmetric about a draw (all draws are regularized first) give a score of 0.5 and an
+    Elo difference of +0.0 to the last bit: it printed as -7.7e-14, or as -0."""
+    e = estimate(counts)
+    assert e.score == 0.5
+    assert e.elo == 0.0 and math.copysign(1.0, e.elo) == 1.0
+    assert f"{e.elo:+.0f}" == "+0"
+
+
 def test_elo_and_score_are_inverse() -> None:
     assert elo_from_score(0.5) == 0
     assert score_from_elo(400) == pytest.approx(10 / 11)
