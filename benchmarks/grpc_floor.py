@@ -12,7 +12,8 @@ bots' transport). ``referee.py`` starts the processes:
     python benchmarks/grpc_floor.py seats-client ADDRESS --seat K --message-size N
 
 A server prints its TCP port first; the seats' server then times its exchanges and prints
-``exchanges N seconds T cpu C`` (C: its own CPU seconds, every thread).
+``exchanges N seconds T cpu C loop L`` (C: its own CPU seconds, every thread; L: its event loop's
+thread's alone).
 """
 
 from __future__ import annotations
@@ -169,7 +170,8 @@ async def seats_server(answer_size: int, order: str, seconds: float, socket_path
     """A grpc.aio server that waits for two clients (each names its seat in its first message), then
     for ``seconds`` writes ``answer_size`` bytes to the seat whose turn it is in ``order`` (cycled)
     and reads its answer, from one task, straight from the streams. It prints its TCP port, then
-    ``exchanges N seconds T cpu C`` (C: its own CPU seconds, every thread), and ends."""
+    ``exchanges N seconds T cpu C loop L`` (C: its own CPU seconds, every thread; L: its event loop's
+    thread's alone), and ends."""
     answer = b"r" * answer_size
     seats: dict[int, Any] = {}
     both = asyncio.Event()
@@ -191,13 +193,14 @@ async def seats_server(answer_size: int, order: str, seconds: float, socket_path
         await context.write(answer)
         return await context.read()
 
-    cpu = [0.0]
+    cpu = [0.0, 0.0]
 
     def started() -> None:
-        cpu[0] = time.process_time()
+        cpu[:] = time.process_time(), time.thread_time()
 
     exchanges, elapsed = await timed(exchange, seconds, started)
-    print(f"exchanges {exchanges} seconds {elapsed} cpu {time.process_time() - cpu[0]}", flush=True)
+    used, loop = time.process_time() - cpu[0], time.thread_time() - cpu[1]
+    print(f"exchanges {exchanges} seconds {elapsed} cpu {used} loop {loop}", flush=True)
     finished.set()
     await server.stop(None)
 
@@ -216,6 +219,7 @@ class SeatsRun(NamedTuple):
     exchanges: int
     seconds: float
     server_cpu: float  # CPU seconds of the server's process over the exchanges
+    server_loop_cpu: float  # ... of its event loop's thread alone
 
 
 async def seats_round(
@@ -243,10 +247,12 @@ async def seats_round(
                 await asyncio.create_subprocess_exec(*client, "--message-size", str(reply_size))
             )
         line = (await asyncio.wait_for(server.stdout.readline(), seconds + 120)).decode()
-        found = re.match(r"exchanges (\d+) seconds (\S+) cpu (\S+)", line)
+        found = re.match(r"exchanges (\d+) seconds (\S+) cpu (\S+) loop (\S+)", line)
         if found is None:
             raise SystemExit(f"the two-client floor failed: {line!r}")
-        return SeatsRun(int(found.group(1)), float(found.group(2)), float(found.group(3)))
+        return SeatsRun(
+            int(found.group(1)), float(found.group(2)), float(found.group(3)), float(found.group(4))
+        )
     finally:
         for process in (server, *clients):
             with contextlib.suppress(ProcessLookupError):

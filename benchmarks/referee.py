@@ -23,12 +23,15 @@ that never rests. The line ``two-client floor`` gives its rate and the referee's
 
 Before it, a breakdown per decision: the time over the server, the transport floor, the referee and
 rules alone (the same match loop with in-process seats answering at once) and building and serialising
-the request; then the CPU time per decision of the referee's process (every thread) and of the bots'
-processes, beside the floor's server and client per round trip, and their difference, the referee's
-own CPU per decision: on a shared machine it moves far less with the load than the wall-clock
-figures (Linux: the bots' and the echo server's CPU is read from /proc). ``--profile`` also runs the
-matches under cProfile in this process (the referee's side: event loop, servicers, referee, engine,
-serialisation) and prints where the time goes.
+the request; then the CPU time per decision of the referee's process (every thread, and its event
+loop's thread alone: the rest is gRPC's threads) and of the bots' processes, beside the floor's server
+and client per round trip, and their difference, the referee's own CPU per decision: on a shared
+machine it moves far less with the load than the wall-clock figures (Linux: the bots' and the echo
+server's CPU is read from /proc). The two-client floor's server reports its event loop's thread too:
+both loops make the same gRPC calls per exchange, so the difference is what the referee adds on its
+loop (its Python, the hand-off from the stream's reader to the match, the garbage collector).
+``--profile`` also runs the matches under cProfile in this process (the referee's side: event loop,
+servicers, referee, engine, serialisation) and prints where the time goes.
 
     python benchmarks/referee.py --instructions     # needs valgrind
 
@@ -91,19 +94,20 @@ CLOCK = TimeControl(budget_ms=10_000, bank_ms=60_000, grace_ms=1000)
 
 class _TimedEnds(list[GameEnd]):
     """The match entry's list of game ends, noting when each game ended and, at the last one, the CPU
-    time of this process (the referee) and of the bots' processes."""
+    time of this process (the referee), of its event loop's thread (the match's task appends) and of
+    the bots' processes."""
 
     def __init__(self, games: int, bots: list[BotProcess]) -> None:
         super().__init__()
         self.games = games
         self.bots = bots
         self.times: list[float] = []
-        self.cpu = (0.0, 0.0)
+        self.cpu = (0.0, 0.0, 0.0)
 
     def append(self, end: GameEnd) -> None:
         self.times.append(time.perf_counter())
         if len(self.times) == self.games:
-            self.cpu = (time.process_time(), bots_cpu(self.bots))
+            self.cpu = (time.process_time(), time.thread_time(), bots_cpu(self.bots))
         super().append(end)
 
 
@@ -116,6 +120,7 @@ class MatchRun(NamedTuple):
     decisions: int
     seconds: float  # of the decision loop
     referee_cpu: float  # CPU seconds of this process (every thread) over the decision loop
+    loop_cpu: float  # ... of its event loop's thread alone (the rest: gRPC's threads)
     bots_cpu: float  # ... and of the bots' processes
     unix: bool  # the bots reached the referee through its Unix socket (sandboxed), not over TCP
 
@@ -132,7 +137,7 @@ async def _match(games: int, seed: int, profile: cProfile.Profile | None) -> Mat
         entry.ends = ends  # read by the match once every bot has connected
         await asyncio.gather(*(p.attached.wait() for seat in entry.players for p in seat))
         start = time.perf_counter()
-        cpu_start = (time.process_time(), bots_cpu(ends.bots))
+        cpu_start = (time.process_time(), time.thread_time(), bots_cpu(ends.bots))
         if profile is not None:
             profile.enable()
         await entry.done.wait()
@@ -149,6 +154,7 @@ async def _match(games: int, seed: int, profile: cProfile.Profile | None) -> Mat
             ends.times[-1] - start,
             ends.cpu[0] - cpu_start[0],
             ends.cpu[1] - cpu_start[1],
+            ends.cpu[2] - cpu_start[2],
             all(bot.isolated for bot in ends.bots),
         )
     finally:
@@ -315,19 +321,23 @@ async def run(args: argparse.Namespace) -> None:
     )
     # CPU time is what a loaded machine shares out: per decision it hardly moves with the load.
     referee_cpu = sum(m.referee_cpu for m in matches) / decisions * 1e6
+    loop_cpu = sum(m.loop_cpu for m in matches) / decisions * 1e6
     server_cpu = sum(f.server_cpu for f in floors) / trips * 1e6
     print(
-        f"cpu per decision: referee process {referee_cpu:.0f} us, bots "
+        f"cpu per decision: referee process {referee_cpu:.0f} us (its event loop's thread "
+        f"{loop_cpu:.0f} us), bots "
         f"{sum(m.bots_cpu for m in matches) / decisions * 1e6:.0f} us; per round trip: floor "
         f"server {server_cpu:.0f} us, floor client "
         f"{sum(f.client_cpu for f in floors) / trips * 1e6:.0f} us; the referee's own "
         f"{referee_cpu - server_cpu:.0f} us"
     )
-    two = sum(c.exchanges for c in alternating) / sum(c.seconds for c in alternating)
+    exchanges = sum(c.exchanges for c in alternating)
+    two = exchanges / sum(c.seconds for c in alternating)
     print(
         f"two-client floor: {1e6 / two:.0f} us per exchange, server cpu "
-        f"{sum(c.server_cpu for c in alternating) / sum(c.exchanges for c in alternating) * 1e6:.0f}"
-        f" us; the referee at {rate / two:.2f} of it (ratio to (b): {rate / floor:.2f})"
+        f"{sum(c.server_cpu for c in alternating) / exchanges * 1e6:.0f} us (its event loop's "
+        f"thread {sum(c.server_loop_cpu for c in alternating) / exchanges * 1e6:.0f} us); the "
+        f"referee at {rate / two:.2f} of it (ratio to (b): {rate / floor:.2f})"
     )
     if profile is not None:
         for key in ("tottime", "cumulative"):
