@@ -170,8 +170,8 @@ async def seats_server(answer_size: int, order: str, seconds: float, socket_path
     """A grpc.aio server that waits for two clients (each names its seat in its first message), then
     for ``seconds`` writes ``answer_size`` bytes to the seat whose turn it is in ``order`` (cycled)
     and reads its answer, from one task, straight from the streams. It prints its TCP port, then
-    ``exchanges N seconds T cpu C loop L`` (C: its own CPU seconds, every thread; L: its event loop's
-    thread's alone), and ends."""
+    ``exchanges N seconds T cpu C loop L`` (C: its own CPU seconds, every thread; L: its event
+    loop's thread's alone), and ends."""
     answer = b"r" * answer_size
     seats: dict[int, Any] = {}
     both = asyncio.Event()

@@ -22,16 +22,19 @@ plays, and waking an idle process's threads costs every exchange more than a pin
 that never rests. The line ``two-client floor`` gives its rate and the referee's ratio to it, beside R.
 
 Before it, a breakdown per decision: the time over the server, the transport floor, the referee and
-rules alone (the same match loop with in-process seats answering at once) and building and serialising
-the request; then the CPU time per decision of the referee's process (every thread, and its event
-loop's thread alone: the rest is gRPC's threads) and of the bots' processes, beside the floor's server
-and client per round trip, and their difference, the referee's own CPU per decision: on a shared
-machine it moves far less with the load than the wall-clock figures (Linux: the bots' and the echo
-server's CPU is read from /proc). The two-client floor's server reports its event loop's thread too:
-both loops make the same gRPC calls per exchange, so the difference is what the referee adds on its
-loop (its Python, the hand-off from the stream's reader to the match, the garbage collector).
-``--profile`` also runs the matches under cProfile in this process (the referee's side: event loop,
-servicers, referee, engine, serialisation) and prints where the time goes.
+rules alone (the same match loop with in-process seats answering at once; and through the referee's
+own stream ports, with gRPC replaced by a write completing a loop turn later and the reply coming
+through a reader task: the referee's whole Python path, without the transport) and building and
+serialising the request; then the CPU time per decision of the referee's process (every thread, and
+its event loop's thread alone: the rest is gRPC's threads) and of the bots' processes, beside the
+floor's server and client per round trip, and their difference, the referee's own CPU per decision:
+on a shared machine it moves far less with the load than the wall-clock figures (Linux: the bots'
+and the echo server's CPU is read from /proc). The two-client floor's server reports its event
+loop's thread too: both loops make the same gRPC calls per exchange, so the difference is what the
+referee adds on its loop (its Python, the hand-off from the stream's reader to the match, the
+garbage collector). ``--profile`` also runs the matches under cProfile in this process (the
+referee's side: event loop, servicers, referee, engine, serialisation) and prints where the time
+goes.
 
     python benchmarks/referee.py --instructions     # needs valgrind
 
@@ -77,7 +80,7 @@ from arena.referee import Decision, Match, MatchConfig, TimeControl
 from arena.referee.match import GameEnd
 from arena.sandbox import procs
 from arena.service.manager import PlayerSpec
-from arena.service.ports import request_bytes
+from arena.service.ports import Outgoing, StreamPort, request_bytes
 from arena.service.server import create_server
 from arena.wire.v1 import bot_pb2
 
@@ -93,9 +96,9 @@ CLOCK = TimeControl(budget_ms=10_000, bank_ms=60_000, grace_ms=1000)
 
 
 class _TimedEnds(list[GameEnd]):
-    """The match entry's list of game ends, noting when each game ended and, at the last one, the CPU
-    time of this process (the referee), of its event loop's thread (the match's task appends) and of
-    the bots' processes."""
+    """The match entry's list of game ends, noting when each game ended and, at the last one, the
+    CPU time of this process (the referee), of its event loop's thread (the match's task appends)
+    and of the bots' processes."""
 
     def __init__(self, games: int, bots: list[BotProcess]) -> None:
         super().__init__()
@@ -189,6 +192,57 @@ async def in_process_cost(seed: int, games: int = 5) -> float:
     start = time.perf_counter()
     record = await match.run()
     elapsed = time.perf_counter() - start
+    return elapsed / sum(len(g.decisions) for g in record.games) * 1e6
+
+
+class _LoopPort(StreamPort):
+    """The referee's own stream port with the transport faked in the event loop: a write completes
+    a loop turn later (as gRPC's completion callback does), and the reply, the first legal action,
+    comes a turn after that through a reader task, as the gateway's reader hands a reply over."""
+
+    def __init__(self, name: str, match_id: str, seat: int) -> None:
+        super().__init__(name, match_id, seat, 0, "")
+        self.asked: Decision | None = None
+        self.inbox: asyncio.Queue[Decision] = asyncio.Queue()
+        self.attach(self._write)
+
+    async def decide(self, decision: Decision) -> str:
+        self.asked = decision
+        return await super().decide(decision)
+
+    async def _write(self, message: Outgoing) -> None:
+        loop = asyncio.get_running_loop()
+        written = loop.create_future()
+        loop.call_soon(written.set_result, None)
+        await written
+        if type(message) is bytes and self.asked is not None:
+            loop.call_soon(self.inbox.put_nowait, self.asked)
+
+    async def read(self) -> None:
+        while True:
+            asked = await self.inbox.get()
+            action = asked.legal[0].text
+            self.on_reply(
+                bot_pb2.Reply(request_id=asked.request_id, match_id="bench", action=action)
+            )
+
+
+async def port_path_cost(seed: int, games: int = 5) -> float:
+    """Microseconds per decision of the same match loop through the referee's stream ports, their
+    requests serialised, with the transport faked in this process (:class:`_LoopPort`): what the
+    referee's own Python costs a decision, without gRPC."""
+    config = MatchConfig(seed=seed, games=games, time_control=CLOCK)
+    seats = [_LoopPort(f"p{seat}", "bench", seat) for seat in (0, 1)]
+    readers = [asyncio.create_task(port.read()) for port in seats]
+    try:
+        match = Match("bench", config, [[port] for port in seats])
+        start = time.perf_counter()
+        record = await match.run()
+        elapsed = time.perf_counter() - start
+    finally:
+        for reader in readers:
+            reader.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
     return elapsed / sum(len(g.decisions) for g in record.games) * 1e6
 
 
@@ -316,8 +370,9 @@ async def run(args: argparse.Namespace) -> None:
     print(f"floor: {trips} round trips in {floor_elapsed:.2f} s")
     print(
         f"per decision: {1e6 / rate:.0f} us over the server; transport floor {1e6 / floor:.0f} us; "
-        f"referee and rules in-process {await in_process_cost(args.seed):.0f} us; building and "
-        f"serialising the request {serialise_us:.0f} us"
+        f"referee and rules in-process {await in_process_cost(args.seed):.0f} us (through its "
+        f"stream ports, the transport faked in-process: {await port_path_cost(args.seed):.0f} us); "
+        f"building and serialising the request {serialise_us:.0f} us"
     )
     # CPU time is what a loaded machine shares out: per decision it hardly moves with the load.
     referee_cpu = sum(m.referee_cpu for m in matches) / decisions * 1e6
