@@ -76,7 +76,7 @@ from grpc_floor import (
 
 from arena.bots.launcher import BotProcess
 from arena.game import GameState, observe, variant
-from arena.referee import Decision, Match, MatchConfig, TimeControl
+from arena.referee import Decision, Match, MatchConfig, SeatPort, TimeControl
 from arena.referee.match import GameEnd
 from arena.sandbox import procs
 from arena.service.manager import PlayerSpec
@@ -184,15 +184,19 @@ class _Instant:
         return None
 
 
-async def in_process_cost(seed: int, games: int = 5) -> float:
-    """Microseconds per decision of the referee and the rules alone: the same match loop with seats
-    answering in-process at once (no transport, no serialisation)."""
-    config = MatchConfig(seed=seed, games=games, time_control=CLOCK)
-    match = Match("bench", config, [[_Instant("a")], [_Instant("b")]])
+async def _per_decision(seed: int, games: int, seats: list[list[SeatPort]]) -> float:
+    """Microseconds per decision of a match of ``games`` games between ``seats``, in this process."""
+    match = Match("bench", MatchConfig(seed=seed, games=games, time_control=CLOCK), seats)
     start = time.perf_counter()
     record = await match.run()
     elapsed = time.perf_counter() - start
     return elapsed / sum(len(g.decisions) for g in record.games) * 1e6
+
+
+async def in_process_cost(seed: int, games: int = 5) -> float:
+    """Microseconds per decision of the referee and the rules alone: the same match loop with seats
+    answering in-process at once (no transport, no serialisation)."""
+    return await _per_decision(seed, games, [[_Instant("a")], [_Instant("b")]])
 
 
 class _LoopPort(StreamPort):
@@ -223,7 +227,7 @@ class _LoopPort(StreamPort):
             asked = await self.inbox.get()
             action = asked.legal[0].text
             self.on_reply(
-                bot_pb2.Reply(request_id=asked.request_id, match_id="bench", action=action)
+                bot_pb2.Reply(request_id=asked.request_id, match_id=self.match_id, action=action)
             )
 
 
@@ -231,19 +235,14 @@ async def port_path_cost(seed: int, games: int = 5) -> float:
     """Microseconds per decision of the same match loop through the referee's stream ports, their
     requests serialised, with the transport faked in this process (:class:`_LoopPort`): what the
     referee's own Python costs a decision, without gRPC."""
-    config = MatchConfig(seed=seed, games=games, time_control=CLOCK)
     seats = [_LoopPort(f"p{seat}", "bench", seat) for seat in (0, 1)]
     readers = [asyncio.create_task(port.read()) for port in seats]
     try:
-        match = Match("bench", config, [[port] for port in seats])
-        start = time.perf_counter()
-        record = await match.run()
-        elapsed = time.perf_counter() - start
+        return await _per_decision(seed, games, [[port] for port in seats])
     finally:
         for reader in readers:
             reader.cancel()
         await asyncio.gather(*readers, return_exceptions=True)
-    return elapsed / sum(len(g.decisions) for g in record.games) * 1e6
 
 
 # ---------------------------------------------------------------------------------------- sizes
