@@ -39,8 +39,36 @@ def test_view_and_state_agree(name: str) -> None:
                 assert getattr(a, field) == getattr(b, field), (name, field)
             assert tuple(a.trick) == tuple(b.trick)
             assert sorted(a.open) == sorted(b.open)
+            for other in range(state.variant.seats):
+                assert sorted(a.known_marks[other]) == sorted(b.known_marks[other]), (name, other)
             checked += 1
     assert checked > 200
+
+
+def test_a_double_bezique_with_the_partners_cards_leaves_them_on_the_partners_table() -> None:
+    """Four-handed partners: seat 0 declares a double bezique with the queen and knave of bezique
+    his partner (seat 2) declared; the other seats know those two cards on seat 2's table, not in
+    seat 0's hand, from the view as from the state."""
+    state = GameState.new(variant("four-handed-partners"), seed=20, dealer=0)
+    rng = random.Random(20)
+    double = None
+    while double is None and not state.is_terminal():
+        legal = state.legal_actions()
+        double = next(
+            (a for a in legal if a.text.startswith("declare double-bezique") and state.to_act == 0),
+            None,
+        )
+        state.apply(double if double is not None else rng.choice(legal))
+    assert double is not None, "seed 20 no longer reaches a double bezique of seat 0"
+    partners = [c for c in double.refs if c in state.hands[2]]
+    assert partners, "the double no longer takes cards from the partner's table"
+    for seat in (1, 3):
+        a = Knowledge.from_view(observe(state, seat))
+        b = Knowledge.from_state(state, seat)
+        for c in partners:
+            assert a.known[2][c & 31] == b.known[2][c & 31] >= 1
+        assert a.known == b.known
+        assert sorted(a.known_marks[0]) == sorted(b.known_marks[0])
 
 
 @pytest.mark.parametrize("name", ["two-handed", "polish", "rubicon", "three-handed"])

@@ -222,7 +222,9 @@ class Knowledge:
                         marks[c] = with_level(marks.get(c, 0), klass, level)
                 if v.family is not Family.POLISH:
                     for c in cards:
-                        revealed[s][c] = c & 31
+                        # A partner's bezique in a double stays on the partner's table (§4.2).
+                        if not any(c in r for r in revealed):
+                            revealed[s][c] = c & 31
             elif verb == _EXCHANGES:
                 seven, taken = cards
                 marks[seven] = marks.get(seven, 0) | SEVEN_MARK
@@ -246,6 +248,11 @@ class Knowledge:
                 marks[c] = m
                 if si.seat != seat:
                     revealed[si.seat][c] = c & 31
+        if not k.in_stock and v.family is not Family.POLISH:
+            # 002: once the stock is out, declarations cease and copies of a kind are
+            # interchangeable: no card carries the marks of its declarations any more (as the
+            # engine's state forgets them).
+            marks = {}
         k.open_marks = marks
         k.hand_marks = [
             marks.get(r, 0) & (COMBO_MARKS | SEVEN_MARK) if r < ANY_COPY else 0 for r in k.hand
