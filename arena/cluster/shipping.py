@@ -194,11 +194,71 @@ def _unshippable(path: Path, folder: Path) -> str:
     return "a special file (a pipe or a device)"
 
 
+# tarfile's "data" filter came with Python 3.11.4; before it (Debian 12 has 3.11.2) a parcel is
+# checked member by member to the same rules (_extract_as_data).
+DATA_FILTER = hasattr(tarfile, "data_filter")
+
+
+class UnsafeMember(tarfile.TarError):
+    """A parcel's entry that the "data" filter would refuse (the message names it and why)."""
+
+
 def unpack(data: bytes, into: Path) -> None:
     """Unpack a parcel (made by the coordinator; still, nothing may land outside ``into``)."""
     into.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        tar.extractall(into, filter="data")
+        if DATA_FILTER:
+            tar.extractall(into, filter="data")
+        else:
+            _extract_as_data(tar, into)
+
+
+def _extract_as_data(tar: tarfile.TarFile, into: Path) -> None:
+    """What ``extractall(into, filter="data")`` does, for a Python without the filter: each entry is
+    checked just before it is written (so that a link unpacked earlier is followed, as it will be on
+    disk), then written with no owner, time or mode of the archive's; a file gets the filter's mode."""
+    root = os.path.realpath(into)
+    for member in tar:
+        member.name = member.name.lstrip("/")  # as the filter does: "/x" is unpacked as "x"
+        mode = _data_mode(member, root)
+        tar.extract(member, root, set_attrs=False)
+        if mode is not None:
+            os.chmod(os.path.join(root, member.name), mode)
+
+
+def _data_mode(member: tarfile.TarInfo, root: str) -> int | None:
+    """The mode the "data" filter gives ``member`` (None: the default, for a folder or a link), or
+    UnsafeMember when it refuses it: a path or a link leading out of ``root``, a link to an absolute
+    path, a device or a pipe."""
+    name = member.name
+    if os.path.isabs(name):
+        raise UnsafeMember(f"{name!r}: an absolute path")
+    if not _inside(os.path.join(root, name), root):
+        raise UnsafeMember(f"{name!r}: outside the folder")
+    if member.issym():
+        if os.path.isabs(member.linkname):
+            raise UnsafeMember(f"{name!r}: a link to an absolute path")
+        if not _inside(os.path.join(root, os.path.dirname(name), member.linkname), root):
+            raise UnsafeMember(f"{name!r}: a link out of the folder")
+        return None
+    if member.islnk():
+        if os.path.isabs(member.linkname) or not _inside(os.path.join(root, member.linkname), root):
+            raise UnsafeMember(f"{name!r}: a hard link out of the folder")
+    elif member.isdir():
+        return None
+    elif not member.isreg():
+        raise UnsafeMember(f"{name!r}: a special file (a pipe or a device)")
+    # A file: no set-uid, set-gid or sticky bit, no write for group and others; executable only if
+    # its owner may execute it; its owner may read and write it.
+    mode = member.mode & 0o755
+    if not mode & 0o100:
+        mode &= ~0o111
+    return mode | 0o600
+
+
+def _inside(path: str, root: str) -> bool:
+    """Whether ``path``, its links followed (those already on disk), stays within ``root``."""
+    return os.path.commonpath([os.path.realpath(path), root]) == root
 
 
 def resolve(words: Iterable[str], folders: Mapping[str, Path]) -> str:

@@ -10,6 +10,7 @@ import io
 import os
 import shlex
 import socket
+import stat
 import subprocess
 import sys
 import tarfile
@@ -267,15 +268,109 @@ def test_an_unchanged_folder_ships_as_the_same_parcel_at_another_time(
     assert again.parcels[bot.resolve()] == first.parcels[bot.resolve()]
 
 
-def test_a_parcel_cannot_write_outside_its_folder(tmp_path: Path) -> None:
+# A node unpacks with tarfile's "data" filter where its Python has it (3.11.4 and later), else by
+# shipping's own checks to the same rules: both are tested wherever both can run.
+UNPACKERS = ["data filter", "own checks"] if hasattr(tarfile, "data_filter") else ["own checks"]
+
+
+@pytest.fixture(params=UNPACKERS)
+def unpacker(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr(shipping, "DATA_FILTER", request.param == "data filter")
+    return str(request.param)
+
+
+def parcel_of(*entries: tuple[str, bytes | None, int | str]) -> bytes:
+    """A parcel made by hand: (name, content, mode) for a file, (name, None, "dir"), or (name,
+    None, "->target") for a symbolic link, ("=>target") for a hard link, ("fifo") for a pipe."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        info = tarfile.TarInfo("../escaped")
-        info.size = 1
-        tar.addfile(info, io.BytesIO(b"x"))
+        for name, content, kind in entries:
+            info = tarfile.TarInfo(name)
+            info.uid, info.gid, info.uname, info.gname = 4242, 4242, "someone", "others"
+            if kind == "dir":
+                info.type, info.mode = tarfile.DIRTYPE, 0o777
+            elif kind == "fifo":
+                info.type = tarfile.FIFOTYPE
+            elif isinstance(kind, str) and kind.startswith("->"):
+                info.type, info.linkname = tarfile.SYMTYPE, kind[2:]
+            elif isinstance(kind, str) and kind.startswith("=>"):
+                info.type, info.linkname = tarfile.LNKTYPE, kind[2:]
+            else:
+                assert isinstance(kind, int) and content is not None
+                info.mode, info.size = kind, len(content)
+            tar.addfile(info, io.BytesIO(content) if content is not None else None)
+    return buffer.getvalue()
+
+
+def test_a_parcel_cannot_write_outside_its_folder(tmp_path: Path, unpacker: str) -> None:
     with pytest.raises(tarfile.TarError):
-        shipping.unpack(buffer.getvalue(), tmp_path / "in")
+        shipping.unpack(parcel_of(("../escaped", b"x", 0o644)), tmp_path / "in")
     assert not (tmp_path / "escaped").exists()
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        [("a/../../escaped", b"x", 0o644)],
+        [("python", None, "->/usr/bin/python3")],
+        [("up", None, "->../..")],
+        [("lib", None, "dir"), ("lib/up", None, "->../../escaped")],
+        [("pipe", None, "fifo")],
+        [("hard", None, "=>../escaped")],
+        # a link within the folder, then a file written through it to outside
+        [("sub", None, "dir"), ("sub/here", None, "->.."), ("sub/here/../escaped", b"x", 0o644)],
+        [("parent", None, "->.."), ("parent/escaped", b"x", 0o644)],
+    ],
+    ids=lambda entries: entries[-1][0],
+)
+def test_what_the_data_filter_refuses_a_node_refuses(
+    tmp_path: Path, unpacker: str, entries: list[tuple[str, bytes | None, int | str]]
+) -> None:
+    """Every entry that would land outside the parcel's folder, or link out of it, or is a special
+    file, is refused whichever way the node unpacks, and nothing is written outside."""
+    into = tmp_path / "node" / "parcel"
+    with pytest.raises(tarfile.TarError):
+        shipping.unpack(parcel_of(*entries), into)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["node"]
+    assert sorted(p.name for p in (tmp_path / "node").iterdir()) == ["parcel"]
+
+
+def test_a_node_unpacks_files_links_and_modes_as_the_data_filter_does(
+    tmp_path: Path, unpacker: str
+) -> None:
+    """Modes as the filter makes them (no set-uid bit, no write but the owner's, executable only if
+    the owner may execute), links within the folder as they are, no owner of the archive's."""
+    shipping.unpack(
+        parcel_of(
+            ("lib", None, "dir"),
+            ("lib/helper.py", b"X = 1\n", 0o4777),  # set-uid, writable by all
+            ("main.py", b"import lib.helper\n", 0o640),
+            ("data", b"d", 0o066),  # neither readable nor writable by its owner
+            ("run", b"#!/bin/sh\n", 0o711),
+            ("same", None, "=>data"),  # (its mode, the default, is the file's too)
+            ("helper", None, "->lib/helper.py"),
+            ("lib/loop", None, "->loop"),
+        ),
+        tmp_path / "node",
+    )
+    node = tmp_path / "node"
+    modes = {
+        name: stat.S_IMODE((node / name).stat().st_mode)
+        for name in ("lib/helper.py", "main.py", "data", "run")
+    }
+    assert modes == {"lib/helper.py": 0o755, "main.py": 0o640, "data": 0o644, "run": 0o711}
+    assert (node / "same").read_text() == "d"
+    assert os.readlink(node / "helper") == "lib/helper.py"
+    assert (node / "helper").read_text() == "X = 1\n"
+    assert os.readlink(node / "lib" / "loop") == "loop"
+    assert (node / "main.py").stat().st_uid == os.getuid()
+
+
+def test_a_leading_slash_is_dropped_as_the_data_filter_drops_it(
+    tmp_path: Path, unpacker: str
+) -> None:
+    shipping.unpack(parcel_of(("/tmp/absolute", b"x", 0o644)), tmp_path / "node")
+    assert (tmp_path / "node" / "tmp" / "absolute").read_text() == "x"
 
 
 @pytest.mark.parametrize(
@@ -287,7 +382,7 @@ def test_a_parcel_cannot_write_outside_its_folder(tmp_path: Path) -> None:
     ],
 )
 def test_what_a_node_cannot_unpack_is_refused_when_packed(
-    tmp_path: Path, make: Callable[[Path], object], why: str
+    tmp_path: Path, make: Callable[[Path], object], why: str, unpacker: str
 ) -> None:
     """A node unpacks a parcel with tarfile's data filter, which refuses these: every game of the bot
     failed on the nodes ("cannot unpack the bots' files here"); the coordinator says so at once."""
@@ -303,7 +398,7 @@ def test_what_a_node_cannot_unpack_is_refused_when_packed(
         shipping.Shipment.parcel(bot)
 
 
-def test_a_link_in_a_loop_goes_as_a_link(tmp_path: Path) -> None:
+def test_a_link_in_a_loop_goes_as_a_link(tmp_path: Path, unpacker: str) -> None:
     """Path.resolve raises RuntimeError on a loop of links: packing such a folder was a traceback."""
     bot = folder_with_a_bot(tmp_path)
     (bot / "loop").symlink_to("loop")
