@@ -353,7 +353,8 @@ async def run(args: argparse.Namespace) -> None:
             print(
                 f"round {r + 1}: referee {m.decisions / m.seconds:.0f} decisions/s ({games} games), "
                 f"floor {f.trips / f.seconds:.0f} round trips/s, two-client floor "
-                f"{c.exchanges / c.seconds:.0f} exchanges/s"
+                f"{c.exchanges / c.seconds:.0f} exchanges/s; ratio "
+                f"{m.decisions / m.seconds / (f.trips / f.seconds):.2f}"
             )
     finally:
         echo.terminate()
