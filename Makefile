@@ -20,9 +20,11 @@ all: test
 
 # Create the virtualenv and install the project with its dev extras.
 # Re-runs whenever pyproject.toml changes.
-# Editable in compat mode: a plain path in a .pth file. The default mode installs an import hook that
-# costs every Python process of the environment about 15 ms at start, and the tests start a thousand
-# (bots, arena commands); a bot's sandbox shows only the project's packages either way.
+# Editable as a plain path in a .pth file (pyproject.toml's package-dir names the root folder as the
+# packages' folder, which setuptools then adds to the path as it is): for a flat layout its default is
+# an import hook that costs every Python process of the environment about 15 ms at start, and the
+# tests start a thousand (bots, arena commands); a bot's sandbox shows only the project's packages
+# either way. (setuptools' "compat" mode did the same and is deprecated.)
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	@if command -v python3.11 >/dev/null 2>&1; then \
 		echo "python3.11 -m venv $(VENV)"; python3.11 -m venv $(VENV); \
@@ -30,7 +32,7 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml
 		echo "python3 -m venv $(VENV)"; python3 -m venv $(VENV); \
 	fi
 	$(BIN)/python -m pip install --upgrade pip
-	$(BIN)/pip install --config-settings editable_mode=compat -e '.[dev]' -e clients/python
+	$(BIN)/pip install -e '.[dev]' -e clients/python
 	touch $@
 
 venv .venv: $(STAMP)
