@@ -123,6 +123,7 @@ def start(
     import grpc
 
     from arena.bots.launcher import LaunchError, check_command
+    from arena.service.servicers import POLICY_TO_PB
     from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2
 
     local = bot or []
@@ -140,10 +141,7 @@ def start(
         if not eq:
             raise typer.BadParameter(f"expected NAME=VALUE, got {opt!r}", param_hint="--option")
         options[key] = value
-    policy = {
-        FailurePolicy.FORFEIT: bot_pb2.FAILURE_POLICY_FORFEIT,
-        FailurePolicy.RANDOM_ACTION: bot_pb2.FAILURE_POLICY_RANDOM_ACTION,
-    }[on_failure]
+    policy = POLICY_TO_PB[on_failure]
     request = admin_pb2.StartMatchRequest(
         variant=variant,
         options=options,

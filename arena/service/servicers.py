@@ -32,7 +32,8 @@ _POLICY_FROM_PB = {
     bot_pb2.FAILURE_POLICY_FORFEIT: FailurePolicy.FORFEIT,
     bot_pb2.FAILURE_POLICY_RANDOM_ACTION: FailurePolicy.RANDOM_ACTION,
 }
-_POLICY_TO_PB = {
+# Also how `arena remote start` asks for a policy.
+POLICY_TO_PB = {
     FailurePolicy.FORFEIT: bot_pb2.FAILURE_POLICY_FORFEIT,
     FailurePolicy.RANDOM_ACTION: bot_pb2.FAILURE_POLICY_RANDOM_ACTION,
 }
@@ -269,10 +270,10 @@ def time_control_to_pb(tc: TimeControl) -> bot_pb2.TimeControl:
 
 def policies_to_pb(p: Policies) -> bot_pb2.Policies:
     return bot_pb2.Policies(
-        on_timeout=_POLICY_TO_PB[p.on_timeout],
-        on_illegal_action=_POLICY_TO_PB[p.on_illegal_action],
-        on_crash=_POLICY_TO_PB[p.on_crash],
-        on_protocol_error=_POLICY_TO_PB[p.on_protocol_error],
+        on_timeout=POLICY_TO_PB[p.on_timeout],
+        on_illegal_action=POLICY_TO_PB[p.on_illegal_action],
+        on_crash=POLICY_TO_PB[p.on_crash],
+        on_protocol_error=POLICY_TO_PB[p.on_protocol_error],
         max_strikes=p.max_strikes,
     )
 

@@ -4,6 +4,7 @@ its token come from arena serve: the commands find the token in the file serve w
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -104,8 +105,8 @@ def test_remote_players_get_tokens(referee: tuple[str, Path]) -> None:
 
 def test_a_remote_bot_may_be_given_a_longer_connect_window(referee: tuple[str, Path]) -> None:
     """Issue 13.5: arena start takes arena match's options (connect timeout, policies, grace); a bot
-    started by hand that dials in after the default 10 s still plays."""
-    address, _ = referee
+    started by hand that dials in after the default 10 s still plays, under the policies asked for."""
+    address, records = referee
     started = arena(
         "start", "--server", address, "--bot", "{python} -m arena_bot.random_bot",
         "--remote", "late", "--connect-timeout", "300", "--grace-ms", "2000",
@@ -127,6 +128,16 @@ def test_a_remote_bot_may_be_given_a_longer_connect_window(referee: tuple[str, P
     assert bot.returncode == 0, bot.stderr
     watched = arena("watch", match.group(1), "--server", address)
     assert "game 1: normal" in watched.stdout, watched.stdout + watched.stderr
+    path = records / f"{match.group(1)}.json"
+    for _ in range(50):
+        if path.exists():
+            break
+        time.sleep(0.1)
+    record = json.loads(path.read_text())
+    assert record["policies"]["on_timeout"] == "random-action", record["policies"]
+    assert record["policies"]["on_crash"] == "random-action"
+    assert record["policies"]["max_strikes"] == 5
+    assert record["time_control"]["grace_ms"] == 2000
 
 
 def test_bad_requests_are_clear_errors(referee: tuple[str, Path]) -> None:
