@@ -20,6 +20,7 @@ import hashlib
 import io
 import os
 import shlex
+import shutil
 import stat
 import sys
 import tarfile
@@ -178,13 +179,14 @@ def _real(path: Path) -> Path:
 
 
 def _unshippable(path: Path, folder: Path) -> str:
-    """Why a node would refuse to unpack ``path`` (its unpacking filter, :func:`unpack`): a link to
-    an absolute path or out of ``folder`` (a virtual environment's interpreter, say), a special
-    file; "" when it would not."""
+    """Why a node would refuse to unpack ``path`` (:func:`unpack`): a link to an absolute path, out
+    of ``folder`` (a virtual environment's interpreter, say) or through ``..`` after a folder's
+    name, a special file; "" when it would not."""
     if path.is_symlink():
         target = os.readlink(path)
-        if os.path.isabs(target):
-            return f"a link to an absolute path ({target})"
+        problem = link_problem(path.relative_to(folder).as_posix(), target)
+        if problem:
+            return problem
         if not Path(os.path.realpath(path.parent / target)).is_relative_to(folder):
             return f"a link out of the folder ({target})"
         return ""
@@ -194,71 +196,123 @@ def _unshippable(path: Path, folder: Path) -> str:
     return "a special file (a pipe or a device)"
 
 
-# tarfile's "data" filter came with Python 3.11.4; before it (Debian 12 has 3.11.2) a parcel is
-# checked member by member to the same rules (_extract_as_data).
-DATA_FILTER = hasattr(tarfile, "data_filter")
+def link_problem(name: str, target: str) -> str:
+    """Why a symbolic link at ``name`` (a path within a parcel's folder) to ``target`` may not be
+    unpacked; "" when it may. Judged on the words alone, never on what lies on the disk: the target
+    is relative, climbs with ``..`` only at its start (the link's own folders are real ones, so the
+    climb ends where the words say; ``a/..`` would go wherever the link ``a`` leads, then up), and
+    not above the parcel's folder. Every link being so, a path through links stays in the folder."""
+    if not target:
+        return "a link to nothing (an empty target)"
+    if os.path.isabs(target):
+        return f"a link to an absolute path ({target})"
+    parts = [part for part in target.split("/") if part not in ("", ".")]
+    ups = 0
+    while ups < len(parts) and parts[ups] == "..":
+        ups += 1
+    if ".." in parts[ups:]:
+        return f"a link through .. after a folder's name ({target})"
+    if ups > len(Path(os.path.normpath(name)).parent.parts):
+        return f"a link out of the folder ({target})"
+    return ""
 
 
 class UnsafeMember(tarfile.TarError):
-    """A parcel's entry that the "data" filter would refuse (the message names it and why)."""
+    """A parcel's entry a node will not, or cannot, unpack (the message names it and why)."""
 
 
 def unpack(data: bytes, into: Path) -> None:
-    """Unpack a parcel (made by the coordinator; still, nothing may land outside ``into``)."""
+    """Unpack a parcel into ``into``. The coordinator made it; still, nothing may land outside the
+    folder, so the node writes each entry itself rather than through tarfile's extraction (whose
+    "data" filter is missing before Python 3.11.4 and had holes after it): folders, files and links
+    only, each checked before it is written; a path through a link, an entry named twice, a link
+    that breaks :func:`link_problem`'s rules, a hard link to anything but a file unpacked before it,
+    a device or a pipe is refused. Folders are 0o755 and files get the mode tarfile's data filter
+    gives them (no set-uid bit, no write but the owner's, executable only if the owner may execute),
+    whatever the archive says; owners and times are the node's own."""
     into.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        if DATA_FILTER:
-            tar.extractall(into, filter="data")
-        else:
-            _extract_as_data(tar, into)
-
-
-def _extract_as_data(tar: tarfile.TarFile, into: Path) -> None:
-    """What ``extractall(into, filter="data")`` does, for a Python without the filter: each entry is
-    checked just before it is written (so that a link unpacked earlier is followed, as it will be on
-    disk), then written with no owner, time or mode of the archive's; a file gets the filter's mode."""
     root = os.path.realpath(into)
-    for member in tar:
-        member.name = member.name.lstrip("/")  # as the filter does: "/x" is unpacked as "x"
-        mode = _data_mode(member, root)
-        tar.extract(member, root, set_attrs=False)
-        if mode is not None:
-            os.chmod(os.path.join(root, member.name), mode)
+    files: dict[str, str] = {}  # the files unpacked so far, by name: what a hard link may copy
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        for member in tar:
+            name = os.path.normpath(member.name.lstrip("/"))
+            try:
+                _unpack_member(tar, member, name, root, files)
+            except OSError as exc:
+                raise UnsafeMember(f"{member.name!r}: cannot be written ({exc})") from exc
 
 
-def _data_mode(member: tarfile.TarInfo, root: str) -> int | None:
-    """The mode the "data" filter gives ``member`` (None: the default, for a folder or a link), or
-    UnsafeMember when it refuses it: a path or a link leading out of ``root``, a link to an absolute
-    path, a device or a pipe."""
-    name = member.name
-    if os.path.isabs(name):
-        raise UnsafeMember(f"{name!r}: an absolute path")
-    if not _inside(os.path.join(root, name), root):
-        raise UnsafeMember(f"{name!r}: outside the folder")
+def _unpack_member(
+    tar: tarfile.TarFile, member: tarfile.TarInfo, name: str, root: str, files: dict[str, str]
+) -> None:
+    if name == ".." or name.startswith("../"):
+        raise UnsafeMember(f"{member.name!r}: outside the folder")
+    if name == ".":
+        if member.isdir():
+            return
+        raise UnsafeMember(f"{member.name!r}: not a folder, in the folder's own place")
+    path = os.path.join(root, name)
+    _folders_to(root, name)
+    if member.isdir():
+        try:
+            os.mkdir(path, 0o755)
+        except FileExistsError:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                raise UnsafeMember(f"{member.name!r}: named twice") from None
+        os.chmod(path, 0o755)
+        return
+    if os.path.lexists(path):
+        raise UnsafeMember(f"{member.name!r}: named twice")
     if member.issym():
-        if os.path.isabs(member.linkname):
-            raise UnsafeMember(f"{name!r}: a link to an absolute path")
-        if not _inside(os.path.join(root, os.path.dirname(name), member.linkname), root):
-            raise UnsafeMember(f"{name!r}: a link out of the folder")
-        return None
-    if member.islnk():
-        if os.path.isabs(member.linkname) or not _inside(os.path.join(root, member.linkname), root):
-            raise UnsafeMember(f"{name!r}: a hard link out of the folder")
-    elif member.isdir():
-        return None
-    elif not member.isreg():
-        raise UnsafeMember(f"{name!r}: a special file (a pipe or a device)")
-    # A file: no set-uid, set-gid or sticky bit, no write for group and others; executable only if
-    # its owner may execute it; its owner may read and write it.
-    mode = member.mode & 0o755
+        problem = link_problem(name, member.linkname)
+        if problem:
+            raise UnsafeMember(f"{member.name!r}: {problem}")
+        os.symlink(member.linkname, path)
+        return
+    if member.isreg():
+        source = tar.extractfile(member)
+        assert source is not None
+    elif member.islnk():
+        linked = files.get(os.path.normpath(member.linkname.lstrip("/")))
+        if linked is None:
+            raise UnsafeMember(
+                f"{member.name!r}: a hard link to {member.linkname!r}, not a file unpacked before it"
+            )
+        source = open(linked, "rb")  # noqa: SIM115 (closed with the copy below)
+    else:
+        raise UnsafeMember(f"{member.name!r}: a special file (a pipe or a device)")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    with source, os.fdopen(os.open(path, flags, 0o600), "wb") as out:
+        shutil.copyfileobj(source, out)
+        os.fchmod(out.fileno(), _file_mode(member.mode))
+    files[name] = path
+
+
+def _folders_to(root: str, name: str) -> None:
+    """Make sure each folder above ``name`` is a real folder (made, 0o755, where missing): never a
+    link, through which an entry would be written wherever the link leads."""
+    path = root
+    for part in Path(name).parent.parts:
+        path = os.path.join(path, part)
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            os.mkdir(path, 0o755)
+            os.chmod(path, 0o755)
+            continue
+        if not stat.S_ISDIR(mode):
+            what = "a link" if stat.S_ISLNK(mode) else "not a folder"
+            raise UnsafeMember(f"{name!r}: under {os.path.relpath(path, root)!r}, {what}")
+
+
+def _file_mode(mode: int) -> int:
+    """A file's mode as tarfile's data filter makes it: no set-uid, set-gid or sticky bit, no write
+    for group and others, executable only if its owner may execute it, readable and writable by its
+    owner."""
+    mode &= 0o755
     if not mode & 0o100:
         mode &= ~0o111
     return mode | 0o600
-
-
-def _inside(path: str, root: str) -> bool:
-    """Whether ``path``, its links followed (those already on disk), stays within ``root``."""
-    return os.path.commonpath([os.path.realpath(path), root]) == root
 
 
 def resolve(words: Iterable[str], folders: Mapping[str, Path]) -> str:
