@@ -24,6 +24,8 @@ import shutil
 import stat
 import sys
 import tarfile
+import tempfile
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -222,28 +224,46 @@ class UnsafeMember(tarfile.TarError):
 
 
 def unpack(data: bytes, into: Path) -> None:
-    """Unpack a parcel into ``into``. The coordinator made it; still, nothing may land outside the
-    folder, so the node writes each entry itself rather than through tarfile's extraction (whose
-    "data" filter is missing before Python 3.11.4 and had holes after it): folders, files and links
-    only, each checked before it is written; a path through a link, an entry named twice, a link
-    that breaks :func:`link_problem`'s rules, a hard link to anything but a file unpacked before it,
-    a device or a pipe is refused. Folders are 0o755 and files get the mode tarfile's data filter
-    gives them (no set-uid bit, no write but the owner's, executable only if the owner may execute),
-    whatever the archive says; owners and times are the node's own."""
-    into.mkdir(parents=True, exist_ok=True)
-    root = os.path.realpath(into)
-    files: dict[str, str] = {}  # the files unpacked so far, by name: what a hard link may copy
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        for member in tar:
-            name = os.path.normpath(member.name.lstrip("/"))
-            try:
-                _unpack_member(tar, member, name, root, files)
-            except OSError as exc:
-                raise UnsafeMember(f"{member.name!r}: cannot be written ({exc})") from exc
+    """Unpack a parcel into the new folder ``into``. The coordinator made it; still, nothing may land
+    outside the folder, so the node writes each entry itself rather than through tarfile's
+    extraction (whose "data" filter is missing before Python 3.11.4 and had holes after it):
+    folders, files and links only, each checked before it is written; a path through a link, an
+    entry named twice, a link that breaks :func:`link_problem`'s rules, a hard link to anything but
+    a file unpacked before it, a device or a pipe is refused, and so is more than MAX_BYTES of
+    files (what the coordinator packs at most). Folders are 0o755 and files get the mode tarfile's
+    data filter gives them (no set-uid bit, no write but the owner's, executable only if the owner
+    may execute), whatever the archive says; owners and times are the node's own. The parcel is
+    unpacked into a folder of its own beside ``into`` and renamed into place whole: a refused or
+    failed parcel leaves nothing behind, and another try starts afresh."""
+    into.parent.mkdir(parents=True, exist_ok=True)
+    work = tempfile.mkdtemp(prefix=f".{into.name}.unpacking-", dir=into.parent)
+    try:
+        os.chmod(work, 0o755)
+        root = os.path.realpath(work)
+        files: dict[str, str] = {}  # the files unpacked so far, by name: what a hard link may copy
+        budget = [MAX_BYTES]  # the bytes of files still allowed
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            for member in tar:
+                name = os.path.normpath(member.name.lstrip("/"))
+                try:
+                    _unpack_member(tar, member, name, root, files, budget)
+                except (OSError, ValueError) as exc:  # (ValueError: a NUL in a name, say)
+                    raise UnsafeMember(f"{member.name!r}: cannot be written ({exc})") from exc
+        os.rename(work, into)
+    except BaseException as exc:
+        shutil.rmtree(work, ignore_errors=True)
+        if isinstance(exc, (OSError, ValueError, EOFError, zlib.error)):
+            raise UnsafeMember(f"cannot unpack the parcel: {exc}") from exc
+        raise
 
 
 def _unpack_member(
-    tar: tarfile.TarFile, member: tarfile.TarInfo, name: str, root: str, files: dict[str, str]
+    tar: tarfile.TarFile,
+    member: tarfile.TarInfo,
+    name: str,
+    root: str,
+    files: dict[str, str],
+    budget: list[int],
 ) -> None:
     if name == ".." or name.startswith("../"):
         raise UnsafeMember(f"{member.name!r}: outside the folder")
@@ -283,7 +303,11 @@ def _unpack_member(
         raise UnsafeMember(f"{member.name!r}: a special file (a pipe or a device)")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     with source, os.fdopen(os.open(path, flags, 0o600), "wb") as out:
-        shutil.copyfileobj(source, out)
+        while chunk := source.read(1 << 20):
+            budget[0] -= len(chunk)
+            if budget[0] < 0:
+                raise UnsafeMember(f"over {MAX_BYTES // 2**20} MiB of files, more than is shipped")
+            out.write(chunk)
         os.fchmod(out.fileno(), _file_mode(member.mode))
     files[name] = path
 

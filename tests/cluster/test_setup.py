@@ -338,7 +338,7 @@ def test_what_a_node_refuses_to_unpack(
     with pytest.raises(tarfile.TarError):
         shipping.unpack(parcel_of(*entries), into)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["node", "victim"]
-    assert sorted(p.name for p in (tmp_path / "node").iterdir()) == ["parcel"]
+    assert list((tmp_path / "node").iterdir()) == []  # nothing left of the parcel either
     assert victim.read_text() == "v" and stat.S_IMODE(victim.stat().st_mode) == 0o600
 
 
@@ -408,6 +408,42 @@ def test_which_links_a_node_unpacks(name: str, target: str, why: str) -> None:
     """Judged on the words: climbing only at the start, never above the folder."""
     problem = shipping.link_problem(name, target)
     assert problem.startswith(why) and bool(problem) == bool(why), problem
+
+
+def test_a_parcel_is_unpacked_whole_or_not_at_all(tmp_path: Path) -> None:
+    """A parcel refused half-way leaves nothing (a worker tries it again afresh); one unpacked is
+    renamed into place whole, readable by every uid."""
+    into = tmp_path / "node" / "parcel"
+    good = parcel_of(("main.py", b"x", 0o644), ("lib", None, "dir"), ("lib/a.py", b"a", 0o644))
+    with pytest.raises(tarfile.TarError, match="named twice"):
+        shipping.unpack(parcel_of(("a", b"1", 0o644), ("a", b"2", 0o644)), into)
+    assert not into.exists() and list(into.parent.iterdir()) == []
+    shipping.unpack(good, into)
+    assert (into / "lib" / "a.py").read_text() == "a"
+    assert stat.S_IMODE(into.stat().st_mode) == 0o755
+    assert list(into.parent.iterdir()) == [into]
+
+
+def test_more_than_is_ever_shipped_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More bytes of files than the coordinator ever packs (a sparse entry of a few bytes packed can
+    unpack to gigabytes) are refused."""
+    monkeypatch.setattr(shipping, "MAX_BYTES", 1000)
+    with pytest.raises(tarfile.TarError, match="more than is shipped"):
+        shipping.unpack(
+            parcel_of(("a", b"x" * 600, 0o644), ("b", b"y" * 600, 0o644)), tmp_path / "node"
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_broken_parcel_is_a_tar_error(tmp_path: Path) -> None:
+    """Whatever is wrong with the bytes, the node's worker gets a TarError naming it."""
+    good = parcel_of(("main.py", b"x" * 5000, 0o644))
+    for broken in (good[: len(good) // 2], b"not a parcel", good[:10] + b"\0" * 100):
+        with pytest.raises(tarfile.TarError):
+            shipping.unpack(broken, tmp_path / "node")
+        assert list(tmp_path.iterdir()) == []
 
 
 def test_a_leading_slash_is_dropped(tmp_path: Path) -> None:
