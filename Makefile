@@ -18,7 +18,8 @@ BIN   := $(VENV)/bin
 
 all: test
 
-# Create the virtualenv and install the project with its dev extras.
+# Create the virtualenv and install the project with its dev extras, with python3.11 (or
+# $ARENA_PYTHON, an interpreter's path: .ci/run picks the oldest 3.11 the machine has).
 # Re-runs whenever pyproject.toml changes.
 # Editable as a plain path in a .pth file (pyproject.toml's package-dir names the root folder as the
 # packages' folder, which setuptools then adds to the path as it is): for a flat layout its default is
@@ -26,7 +27,9 @@ all: test
 # tests start a thousand (bots, arena commands); a bot's sandbox shows only the project's packages
 # either way. (setuptools' "compat" mode did the same and is deprecated.)
 $(STAMP): pyproject.toml clients/python/pyproject.toml
-	@if command -v python3.11 >/dev/null 2>&1; then \
+	@if [ -n "$$ARENA_PYTHON" ]; then \
+		echo "$$ARENA_PYTHON -m venv $(VENV)"; "$$ARENA_PYTHON" -m venv $(VENV); \
+	elif command -v python3.11 >/dev/null 2>&1; then \
 		echo "python3.11 -m venv $(VENV)"; python3.11 -m venv $(VENV); \
 	else \
 		echo "python3 -m venv $(VENV)"; python3 -m venv $(VENV); \
