@@ -241,12 +241,12 @@ def unpack(data: bytes, into: Path) -> None:
         os.chmod(work, 0o755)
         root = os.path.realpath(work)
         files: dict[str, str] = {}  # the files unpacked so far, by name: what a hard link may copy
-        budget = [MAX_BYTES]  # the bytes of files still allowed
+        allowed = MAX_BYTES  # the bytes of files still allowed
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
             for member in tar:
                 name = os.path.normpath(member.name.lstrip("/"))
                 try:
-                    _unpack_member(tar, member, name, root, files, budget)
+                    allowed -= _unpack_member(tar, member, name, root, files, allowed)
                 except (OSError, ValueError) as exc:  # (ValueError: a NUL in a name, say)
                     raise UnsafeMember(f"{member.name!r}: cannot be written ({exc})") from exc
         os.rename(work, into)
@@ -263,24 +263,25 @@ def _unpack_member(
     name: str,
     root: str,
     files: dict[str, str],
-    budget: list[int],
-) -> None:
+    allowed: int,
+) -> int:
+    """Write one entry (checked) under ``root``: the bytes of file it wrote, at most ``allowed``."""
     if name == ".." or name.startswith("../"):
         raise UnsafeMember(f"{member.name!r}: outside the folder")
     if name == ".":
         if member.isdir():
-            return
+            return 0
         raise UnsafeMember(f"{member.name!r}: not a folder, in the folder's own place")
     path = os.path.join(root, name)
     _folders_to(root, name)
     if member.isdir():
         try:
-            os.mkdir(path, 0o755)
+            _folder(path)
         except FileExistsError:
             if not stat.S_ISDIR(os.lstat(path).st_mode):
                 raise UnsafeMember(f"{member.name!r}: named twice") from None
-        os.chmod(path, 0o755)
-        return
+            os.chmod(path, 0o755)
+        return 0
     if os.path.lexists(path):
         raise UnsafeMember(f"{member.name!r}: named twice")
     if member.issym():
@@ -288,7 +289,7 @@ def _unpack_member(
         if problem:
             raise UnsafeMember(f"{member.name!r}: {problem}")
         os.symlink(member.linkname, path)
-        return
+        return 0
     if member.isreg():
         source = tar.extractfile(member)
         assert source is not None
@@ -302,14 +303,16 @@ def _unpack_member(
     else:
         raise UnsafeMember(f"{member.name!r}: a special file (a pipe or a device)")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    written = 0
     with source, os.fdopen(os.open(path, flags, 0o600), "wb") as out:
         while chunk := source.read(1 << 20):
-            budget[0] -= len(chunk)
-            if budget[0] < 0:
+            written += len(chunk)
+            if written > allowed:
                 raise UnsafeMember(f"over {MAX_BYTES // 2**20} MiB of files, more than is shipped")
             out.write(chunk)
         os.fchmod(out.fileno(), _file_mode(member.mode))
     files[name] = path
+    return written
 
 
 def _folders_to(root: str, name: str) -> None:
@@ -321,12 +324,17 @@ def _folders_to(root: str, name: str) -> None:
         try:
             mode = os.lstat(path).st_mode
         except FileNotFoundError:
-            os.mkdir(path, 0o755)
-            os.chmod(path, 0o755)
+            _folder(path)
             continue
         if not stat.S_ISDIR(mode):
             what = "a link" if stat.S_ISLNK(mode) else "not a folder"
             raise UnsafeMember(f"{name!r}: under {os.path.relpath(path, root)!r}, {what}")
+
+
+def _folder(path: str) -> None:
+    """A new folder, 0o755 whatever the umask (FileExistsError if anything is there)."""
+    os.mkdir(path)
+    os.chmod(path, 0o755)
 
 
 def _file_mode(mode: int) -> int:
