@@ -66,6 +66,16 @@ def arena(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def saved_record(records: Path, match_id: str) -> Path:
+    """The match's record file, once the server has written it (moments after the match ends)."""
+    path = records / f"{match_id}.json"
+    for _ in range(50):
+        if path.exists():
+            break
+        time.sleep(0.1)
+    return path
+
+
 def test_start_watch_and_read_the_record(referee: tuple[str, Path]) -> None:
     address, records = referee
     started = arena(
@@ -82,11 +92,7 @@ def test_start_watch_and_read_the_record(referee: tuple[str, Path]) -> None:
     assert "game 1: normal" in watched.stdout
     listed = arena("matches", "--server", address)
     assert mid in listed.stdout and "finished" in listed.stdout
-    path = records / f"{mid}.json"
-    for _ in range(50):
-        if path.exists():
-            break
-        time.sleep(0.1)
+    path = saved_record(records, mid)
     full = arena("replay", "--record", str(path))
     assert full.returncode == 0, full.stderr
     assert "seat 0 hand:" in full.stdout and "seat 1 hand:" in full.stdout
@@ -128,12 +134,7 @@ def test_a_remote_bot_may_be_given_a_longer_connect_window(referee: tuple[str, P
     assert bot.returncode == 0, bot.stderr
     watched = arena("watch", match.group(1), "--server", address)
     assert "game 1: normal" in watched.stdout, watched.stdout + watched.stderr
-    path = records / f"{match.group(1)}.json"
-    for _ in range(50):
-        if path.exists():
-            break
-        time.sleep(0.1)
-    record = json.loads(path.read_text())
+    record = json.loads(saved_record(records, match.group(1)).read_text())
     assert record["policies"]["on_timeout"] == "random-action", record["policies"]
     assert record["policies"]["on_crash"] == "random-action"
     assert record["policies"]["max_strikes"] == 5
