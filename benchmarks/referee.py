@@ -21,6 +21,12 @@ for about S seconds. A match is that shape, and (b) is not: each bot waits, idle
 plays, and waking an idle process's threads costs every exchange more than a ping-pong with one client
 that never rests. The line ``two-client floor`` gives its rate and the referee's ratio to it, beside R.
 
+(d) With ``--replay``, in the same rounds: the referee with its rules taken out. The same server, ports,
+streams and bots play a match whose games send the requests of games scripted beforehand, checking
+only that each reply is the first legal action (no rules applied, no clock, no record but the count).
+The line ``rules replayed`` gives its rate, CPU and ratios: where the referee would stand if its match
+loop and rules cost nothing, which bounds what faster rules can give.
+
 Before it, a breakdown per decision: the time over the server, the transport floor, the referee and
 rules alone (the same match loop with in-process seats answering at once; and through the referee's
 own stream ports, with gRPC replaced by a write completing a loop turn later and the reply coming
@@ -61,7 +67,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
+from unittest import mock
 
 from grpc_floor import (
     FloorRun,
@@ -75,10 +82,13 @@ from grpc_floor import (
 )
 
 from arena.bots.launcher import BotProcess
-from arena.game import GameState, observe, variant
+from arena.game import Action, GameState, Observation, observe, variant
 from arena.referee import Decision, Match, MatchConfig, SeatPort, TimeControl
+from arena.referee.config import Outcome
 from arena.referee.match import GameEnd
+from arena.referee.record import DecisionRecord, GameRecord, result_to_dict
 from arena.sandbox import procs
+from arena.service import manager as manager_module
 from arena.service.manager import PlayerSpec
 from arena.service.ports import Outgoing, StreamPort, request_bytes
 from arena.service.server import create_server
@@ -128,8 +138,15 @@ class MatchRun(NamedTuple):
     unix: bool  # the bots reached the referee through its Unix socket (sandboxed), not over TCP
 
 
-async def _match(games: int, seed: int, profile: cProfile.Profile | None) -> MatchRun:
-    """Play a match of ``games`` games, timed over its decision loop."""
+async def _match(
+    games: int, seed: int, profile: cProfile.Profile | None, replay: bool = False
+) -> MatchRun:
+    """Play a match of ``games`` games, timed over its decision loop; with ``replay``, the match is
+    a :class:`_Replay` of scripted games instead."""
+    if replay:
+        _Replay.scripts = [_script(seed * 1000 + game) for game in range(games)]
+        with mock.patch.object(manager_module, "Match", _Replay):
+            return await _match(games, seed, profile)
     server, _, manager = await create_server("127.0.0.1:0")
     try:
         config = MatchConfig(seed=seed, games=games, time_control=CLOCK)
@@ -163,6 +180,68 @@ async def _match(games: int, seed: int, profile: cProfile.Profile | None) -> Mat
     finally:
         await manager.close()
         await server.stop(None)
+
+
+# ---------------------------------------------------------------------------------------- (d)
+
+
+class _Step(NamedTuple):
+    seat: int
+    member: int
+    observation: Observation
+    legal: tuple[Action, ...]
+
+
+def _script(seed: int) -> tuple[list[_Step], GameState]:
+    """Every decision of a two-handed game between first-legal players (each seat's view with the
+    public events new to it, as the referee sends them), and the game's end."""
+    state = GameState.new(variant("two-handed"), seed=seed)
+    seen = [0, 0]
+    steps = []
+    while not state.is_terminal():
+        seat = state.to_act
+        legal = tuple(state.legal_actions())
+        member = state.deciding_member()
+        steps.append(_Step(seat, member, observe(state, seat, log_from=seen[seat]), legal))
+        seen[seat] = len(state.log)
+        state.apply(legal[0])
+    return steps, state
+
+
+class _Replay(Match):
+    """(d) The referee with its rules taken out: each game sends the requests of a game scripted
+    beforehand (:func:`_script`), through the same ports, streams and bots, and only checks that
+    each reply is the first legal action; no rules are applied, no clock is run, nothing is
+    recorded but the decisions' count. What the service costs a decision with rules that cost
+    nothing: the most that faster rules could give."""
+
+    scripts: ClassVar[list[tuple[list[_Step], GameState]]] = []
+
+    async def _play_game(self, game: int) -> GameRecord:
+        steps, end_state = self.scripts[game]
+        rec = GameRecord(index=game, seed=0, dealer=0, strikes=[0, 0])
+        for seat, member, observation, legal in steps:
+            self._request_id += 1
+            decision = Decision(
+                self._request_id, self.match_id, game, seat, member, observation, legal,
+                CLOCK.budget_ms, CLOCK.bank_ms,
+            )  # fmt: skip
+            reply = await self.players[seat][member].decide(decision)
+            if reply != legal[0].text:
+                raise SystemExit(f"the replay's bot answered {reply!r}, not {legal[0].text!r}")
+            rec.decisions.append(
+                DecisionRecord(decision.request_id, seat, member, (), reply, reply)
+            )
+        result = end_state.result()
+        rec.result = result_to_dict(result)
+        end = GameEnd(game, result, Outcome.NORMAL, "", -1)
+        self.ends.append(end)
+        if self.on_game_end is not None:
+            self.on_game_end(end)
+        for ports in self.players:
+            for port in ports:
+                await port.game_over(self.match_id, game, result, Outcome.NORMAL, "", -1)
+        return rec
 
 
 class _Instant:
@@ -252,26 +331,19 @@ def message_sizes(seed: int = 1) -> tuple[int, int, float]:
     """The mean serialised size of a DecisionRequest (as the referee sends it) and of a Reply, over
     every decision of a two-handed game between first-legal players, and the microseconds per decision
     of building and serialising the request."""
-    state = GameState.new(variant("two-handed"), seed=seed)
-    seen = [0, 0]
     requests, replies = [], []
     building = 0.0
-    rid = 0
-    while not state.is_terminal():
-        seat = state.to_act
-        legal = state.legal_actions()
-        obs = observe(state, seat, log_from=seen[seat])
-        seen[seat] = len(state.log)
-        rid += 1
+    steps, _ = _script(seed)
+    for rid, (seat, member, observation, legal) in enumerate(steps, 1):
         start = time.perf_counter()
         decision = Decision(
             request_id=rid,
             match_id="m1-0123abcd",
             game=0,
             seat=seat,
-            deciding_member=state.deciding_member(),
-            observation=obs,
-            legal=tuple(legal),
+            deciding_member=member,
+            observation=observation,
+            legal=legal,
             budget_ms=1000,
             bank_ms=10_000,
         )
@@ -282,7 +354,6 @@ def message_sizes(seed: int = 1) -> tuple[int, int, float]:
         )
         requests.append(len(data))
         replies.append(reply.ByteSize())
-        state.apply(legal[0])
     return (
         round(statistics.mean(requests)),
         round(statistics.mean(replies)),
@@ -303,6 +374,11 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--profile", action="store_true", help="cProfile the referee's side of (a)")
+    parser.add_argument(
+        "--replay",
+        action="store_true",
+        help="(d) in every round too: the referee with its rules replayed (see above)",
+    )
     parser.add_argument(
         "--instructions",
         action="store_true",
@@ -333,6 +409,7 @@ async def run(args: argparse.Namespace) -> None:
     matches: list[MatchRun] = []
     floors: list[FloorRun] = []
     alternating: list[SeatsRun] = []
+    replays: list[MatchRun] = []
     order = seat_order(args.seed)
     folder = tempfile.TemporaryDirectory(prefix="referee-bench-")
     echo, port = start_echo_server(request_size, os.path.join(folder.name, "echo.sock"))
@@ -350,10 +427,16 @@ async def run(args: argparse.Namespace) -> None:
             matches.append(m)
             floors.append(f)
             alternating.append(c)
+            replay_note = ""
+            if args.replay:
+                replays.append(await _match(games, args.seed + r, None, replay=True))
+                replay_note = (
+                    f", rules replayed {replays[-1].decisions / replays[-1].seconds:.0f}/s"
+                )
             print(
                 f"round {r + 1}: referee {m.decisions / m.seconds:.0f} decisions/s ({games} games), "
                 f"floor {f.trips / f.seconds:.0f} round trips/s, two-client floor "
-                f"{c.exchanges / c.seconds:.0f} exchanges/s; ratio "
+                f"{c.exchanges / c.seconds:.0f} exchanges/s{replay_note}; ratio "
                 f"{m.decisions / m.seconds / (f.trips / f.seconds):.2f}"
             )
     finally:
@@ -394,6 +477,17 @@ async def run(args: argparse.Namespace) -> None:
         f"thread {sum(c.server_loop_cpu for c in alternating) / exchanges * 1e6:.0f} us); the "
         f"referee at {rate / two:.2f} of it (ratio to (b): {rate / floor:.2f})"
     )
+    if replays:
+        replayed = sum(d.decisions for d in replays)
+        replay_rate = replayed / sum(d.seconds for d in replays)
+        print(
+            f"rules replayed (d): {replay_rate:.0f} decisions/s, {1e6 / replay_rate:.0f} us per "
+            f"decision; cpu per decision: referee process "
+            f"{sum(d.referee_cpu for d in replays) / replayed * 1e6:.0f} us (its event loop's "
+            f"thread {sum(d.loop_cpu for d in replays) / replayed * 1e6:.0f} us), bots "
+            f"{sum(d.bots_cpu for d in replays) / replayed * 1e6:.0f} us; ratio to (b) "
+            f"{replay_rate / floor:.2f}, to the two-client floor {replay_rate / two:.2f}"
+        )
     if profile is not None:
         for key in ("tottime", "cumulative"):
             out = io.StringIO()
