@@ -189,6 +189,21 @@ def _try_isolation() -> tuple[bool, str]:
     return True, "bubblewrap works"
 
 
+# The kernel's OOM killer takes the process of the highest badness, and this makes a bot's the highest:
+# a machine that runs out of memory (a bot that leaks, in many processes) loses bots before the
+# referee, its ledger or anything else. Every process a bot starts inherits it. It is no bound: the
+# kernel lets any process lower its own adjustment again (to 0 at most: its parent's, the arena's),
+# which makes a bot an ordinary process again, and no more.
+OOM_SCORE_ADJ = 1000
+
+
+def _oom_first() -> list[str]:
+    """The start of a bot's command line that gives it :data:`OOM_SCORE_ADJ` (util-linux's choom,
+    which then executes the rest; nothing where it is missing)."""
+    choom = shutil.which("choom")
+    return [choom, "-n", str(OOM_SCORE_ADJ), "--"] if choom else []
+
+
 def _tools_needed() -> tuple[str, ...]:
     return ("bwrap", "prlimit", "setpriv") if os.geteuid() == 0 else ("bwrap", "prlimit")
 
@@ -469,14 +484,16 @@ def _isolated_argv(
     if uid is None and build is not None:
         # The arena's uid makes both user namespaces; the build's cannot make more.
         return [
-            *prlimit, bwrap, *namespaces, "--unshare-user", *shown.args, "--chdir", "/", "--",
+            *_oom_first(), *prlimit, bwrap, *namespaces, "--unshare-user", *shown.args, "--chdir",
+            "/", "--",
             *between, bwrap, "--unshare-user", "--disable-userns", "--die-with-parent",
             "--dev-bind", "/", "/", *alone, "--chdir", chdir, "--", *argv,
         ]  # fmt: skip
     if uid is None:
         # One unprivileged bubblewrap, under the arena's own uid.
         return [
-            *prlimit, bwrap, *namespaces, "--unshare-user", "--disable-userns", *shown.args,
+            *_oom_first(), *prlimit, bwrap, *namespaces, "--unshare-user", "--disable-userns",
+            *shown.args,
             "--chdir", chdir, "--", *argv,
         ]  # fmt: skip
     # Root: the mounts are made with root's rights (a runtime under a private folder can be shown),
@@ -491,13 +508,13 @@ def _isolated_argv(
         "--",
     ]  # fmt: skip
     return [
-        bwrap, *namespaces, *shown.args, "--chdir", "/", "--", *drop, *prlimit, *between, *inner,
-        *argv,
+        *_oom_first(), bwrap, *namespaces, *shown.args, "--chdir", "/", "--", *drop, *prlimit,
+        *between, *inner, *argv,
     ]  # fmt: skip
 
 
-# A stand-in for setpriv and prlimit where util-linux is missing: limits and the parent-death signal
-# set before the bot's program is executed.
+# A stand-in for setpriv, prlimit and choom where util-linux is missing: limits, the parent-death
+# signal and the OOM score (where the system has one) set before the bot's program is executed.
 _WRAPPER = """
 import ctypes, os, resource, signal, sys
 parent = int(sys.argv[1])
@@ -505,10 +522,15 @@ for which, value in zip((resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMI
                          resource.RLIMIT_FSIZE, resource.RLIMIT_NOFILE), map(int, sys.argv[2].split(","))):
     if value > 0:
         resource.setrlimit(which, (value, value))
+try:
+    with open("/proc/self/oom_score_adj", "w") as oom:
+        oom.write(sys.argv[3])
+except OSError:
+    pass
 ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
 if os.getppid() != parent:
     os._exit(1)  # the arena died before the signal was armed
-os.execvp(sys.argv[3], sys.argv[3:])
+os.execvp(sys.argv[4], sys.argv[4:])
 """
 
 
@@ -526,10 +548,15 @@ def _light(
     env.update(HOME=str(workdir), TMPDIR=str(workdir), ARENA_ADDRESS=address)
     setpriv, prlimit = shutil.which("setpriv"), shutil.which("prlimit")
     if setpriv and prlimit:
-        wrapped = [setpriv, "--pdeathsig", "KILL", "--", prlimit, *limits.prlimit_args(), "--"]
+        wrapped = [
+            *_oom_first(), setpriv, "--pdeathsig", "KILL", "--", prlimit, *limits.prlimit_args(),
+            "--",
+        ]  # fmt: skip
     else:
         values = ",".join(map(str, limits.values()))
-        wrapped = [sys.executable, "-S", "-c", _WRAPPER, str(os.getpid()), values]
+        wrapped = [
+            sys.executable, "-S", "-c", _WRAPPER, str(os.getpid()), values, str(OOM_SCORE_ADJ),
+        ]  # fmt: skip
     # A given folder is the caller's to remove; a scratch folder goes with the confinement.
     owned = None if given is not None else workdir
     return Confinement(found, [*wrapped, *argv], env, str(workdir), address, owned, None)

@@ -291,6 +291,39 @@ def test_limits_hold_without_util_linux(tmp_path: Path, monkeypatch: pytest.Monk
     assert f"limits {300 * 1024 * 1024} 9" in out  # SIGKILL when the arena dies
 
 
+OOM_PROBE = """
+    def adjustment():
+        with open("/proc/self/oom_score_adj") as f:
+            return int(f.read())
+    print("oom", adjustment(), flush=True)
+    """
+
+
+@pytest.mark.parametrize("util_linux", [True, False])
+def test_a_light_bot_is_the_first_the_oom_killer_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, util_linux: bool
+) -> None:
+    """A machine out of memory loses a bot before the arena: its OOM score adjustment is the highest,
+    set by choom, or by the wrapper where util-linux is missing; the arena's own is untouched."""
+    from arena.sandbox import core
+
+    if not util_linux:
+        real = shutil.which
+        monkeypatch.setattr(
+            core.shutil,
+            "which",
+            lambda name, *a, **k: (
+                None if name in ("setpriv", "prlimit", "choom") else real(name, *a, **k)
+            ),
+        )
+    own = Path("/proc/self/oom_score_adj").read_text()
+    cmd = _script(tmp_path, "oom.py", OOM_PROBE)
+    _, out = asyncio.run(_run(cmd, tmp_path, Limits(sandbox="none")))
+    assert f"oom {core.OOM_SCORE_ADJ}" in out
+    assert core.OOM_SCORE_ADJ == 1000  # the most the kernel takes
+    assert Path("/proc/self/oom_score_adj").read_text() == own
+
+
 def test_the_last_lines_of_output_are_kept_printable(tmp_path: Path) -> None:
     cmd = _script(
         tmp_path,

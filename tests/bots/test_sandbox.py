@@ -232,6 +232,38 @@ def test_a_bots_folder_cannot_name_another_folder_to_be_shown(
     assert "seen False" in out, out
 
 
+def test_a_sandboxed_bot_is_the_first_the_oom_killer_takes(
+    tmp_path: Path, referee_socket: str
+) -> None:
+    """A machine out of memory loses bots before the arena: a bot and the processes it starts have
+    the highest OOM score adjustment. The kernel lets a process lower its own, to the arena's at
+    most (no lower)."""
+    command = _script(
+        tmp_path / "bot",
+        """
+        import json, subprocess, sys
+        def adjustment():
+            with open("/proc/self/oom_score_adj") as f:
+                return int(f.read())
+        read = "print(open('/proc/self/oom_score_adj').read())"
+        child = subprocess.run([sys.executable, "-c", read], capture_output=True, text=True)
+        out = {"bot": adjustment(), "child": int(child.stdout)}
+        try:
+            with open("/proc/self/oom_score_adj", "w") as f:
+                f.write("-1000")
+        except OSError as exc:
+            out["below"] = type(exc).__name__
+        print(json.dumps(out))
+        """,
+    )
+    log = tmp_path / "probe.log"
+    bot = asyncio.run(_run_once(command, referee_socket, log))
+    assert bot.returncode == 0, log.read_text()
+    out = json.loads(log.read_text().strip().splitlines()[-1])
+    assert out["bot"] == out["child"] == 1000
+    assert out["below"] == "PermissionError"  # not under everyone else's, the referee's
+
+
 def test_cpu_time_and_freezing_work_in_the_sandbox(tmp_path: Path, referee_socket: str) -> None:
     command = _script(tmp_path / "spin", "while True:\n    pass\n")
     spent, frozen, _, thawed = asyncio.run(_freeze_cycle(command, referee_socket, 0.5))
