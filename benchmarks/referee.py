@@ -459,15 +459,11 @@ async def run(args: argparse.Namespace) -> None:
     )
     # CPU time is what a loaded machine shares out: per decision it hardly moves with the load.
     referee_cpu = sum(m.referee_cpu for m in matches) / decisions * 1e6
-    loop_cpu = sum(m.loop_cpu for m in matches) / decisions * 1e6
     server_cpu = sum(f.server_cpu for f in floors) / trips * 1e6
     print(
-        f"cpu per decision: referee process {referee_cpu:.0f} us (its event loop's thread "
-        f"{loop_cpu:.0f} us), bots "
-        f"{sum(m.bots_cpu for m in matches) / decisions * 1e6:.0f} us; per round trip: floor "
-        f"server {server_cpu:.0f} us, floor client "
-        f"{sum(f.client_cpu for f in floors) / trips * 1e6:.0f} us; the referee's own "
-        f"{referee_cpu - server_cpu:.0f} us"
+        f"cpu per decision: {_cpu_per_decision(matches)}; per round trip: floor server "
+        f"{server_cpu:.0f} us, floor client {sum(f.client_cpu for f in floors) / trips * 1e6:.0f} "
+        f"us; the referee's own {referee_cpu - server_cpu:.0f} us"
     )
     exchanges = sum(c.exchanges for c in alternating)
     two = exchanges / sum(c.seconds for c in alternating)
@@ -482,10 +478,7 @@ async def run(args: argparse.Namespace) -> None:
         replay_rate = replayed / sum(d.seconds for d in replays)
         print(
             f"rules replayed (d): {replay_rate:.0f} decisions/s, {1e6 / replay_rate:.0f} us per "
-            f"decision; cpu per decision: referee process "
-            f"{sum(d.referee_cpu for d in replays) / replayed * 1e6:.0f} us (its event loop's "
-            f"thread {sum(d.loop_cpu for d in replays) / replayed * 1e6:.0f} us), bots "
-            f"{sum(d.bots_cpu for d in replays) / replayed * 1e6:.0f} us; ratio to (b) "
+            f"decision; cpu per decision: {_cpu_per_decision(replays)}; ratio to (b) "
             f"{replay_rate / floor:.2f}, to the two-client floor {replay_rate / two:.2f}"
         )
     if profile is not None:
@@ -495,6 +488,19 @@ async def run(args: argparse.Namespace) -> None:
             print(f"--- referee side, by {key} (for {decisions} decisions) ---")
             print(out.getvalue())
     print(f"decisions_per_second {rate:.0f} floor_per_second {floor:.0f} ratio {rate / floor:.2f}")
+
+
+def _cpu_per_decision(runs: list[MatchRun]) -> str:
+    """The CPU per decision of the referee's process, its event loop's thread and the bots'."""
+    decisions = sum(run.decisions for run in runs)
+
+    def per(cpu: float) -> str:
+        return f"{cpu / decisions * 1e6:.0f} us"
+
+    return (
+        f"referee process {per(sum(run.referee_cpu for run in runs))} (its event loop's thread "
+        f"{per(sum(run.loop_cpu for run in runs))}), bots {per(sum(run.bots_cpu for run in runs))}"
+    )
 
 
 # ---------------------------------------------------------------------------------- instructions
