@@ -1,5 +1,6 @@
 # Bezique Arena: developer entry points.
-#   make demo   create .venv when missing, then run the quickstart tournament into arena.sqlite
+#   make demo   set up (.venv, and the JavaScript client's packages when npm is there), then run the
+#               quickstart tournament into arena.sqlite
 #   make test   ruff, ruff format --check, mypy --strict, pytest, test-compiled (CI runs this via .ci/run)
 #   make test-fast  the tests not marked slow, for the edit-test loop (make test and CI run them all)
 #   make bench  engine throughput benchmark
@@ -13,6 +14,10 @@ SHELL := /bin/bash
 VENV  := .venv
 STAMP := $(VENV)/.installed
 BIN   := $(VENV)/bin
+# The file npm ci writes last into node_modules (npm's hidden lockfile): missing or older than the lock
+# when the installed packages are not the locked ones.
+JS_STAMP := clients/javascript/node_modules/.package-lock.json
+SETUP := $(STAMP) $(JS_STAMP)
 
 .PHONY: all venv .venv demo test test-fast bench clean engine-compiled engine-pure test-compiled
 
@@ -38,9 +43,23 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(BIN)/pip install -e '.[dev]' -e clients/python
 	touch $@
 
-venv .venv: $(STAMP)
+# The JavaScript client's packages, exactly as locked: the arena gives Node bots its SDK only once they
+# are installed (arena/sandbox/runtime.py), so without them every JavaScript bot fails to start. Not
+# part of $(STAMP), whose pip install a changed lock need not repeat. Without npm the set-up goes on
+# (it promises only Python, make and git) and says so each time; .ci/run requires npm.
+$(JS_STAMP): clients/javascript/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		echo "npm ci --prefix clients/javascript"; \
+		npm ci --prefix clients/javascript --no-audit --no-fund --loglevel=error || \
+			{ echo "npm ci --prefix clients/javascript failed" >&2; exit 1; }; \
+	else \
+		echo "npm not found: JavaScript bots need Node.js and npm; install them, then run make .venv again" \
+			"(or npm ci --prefix clients/javascript)"; \
+	fi
 
-demo: $(STAMP)
+venv .venv: $(SETUP)
+
+demo: $(SETUP)
 	$(BIN)/arena run tournaments/quickstart.toml --ledger arena.sqlite
 	@echo
 	@echo "See it in a browser (leaderboard, entrants, replays): $(BIN)/arena web --ledger arena.sqlite"
@@ -52,14 +71,14 @@ demo: $(STAMP)
 # bytecode is written (into the ignored __pycache__ folders).
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/pytest
 
-test: $(STAMP)
+test: $(SETUP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(PYTEST)
 	$(MAKE) --no-print-directory test-compiled
 
-test-fast: $(STAMP)
+test-fast: $(SETUP)
 	$(PYTEST) -m "not slow"
 
 bench: $(STAMP)
