@@ -1,8 +1,9 @@
 """A standing competition: the submission service, the matchmaker and the referee, until stopped.
 
 On start it registers the competition in the ledger (or finds it again: it resumes after a crash),
-takes its lease, forgets the games planned but never recorded, and builds the matchmaker's pool from the
-active submissions and the competition's board. Then:
+takes its lease, forgets the games planned but never recorded, builds the matchmaker's pool from the
+active submissions and the competition's board, and finishes the pairings the last stop cut short (a
+deal played in some of its seat rotations is played in the others). Then:
 
 - authors submit bundles over gRPC (:mod:`.service`); each is stored, built and checked in the
   background (:mod:`.intake`) and enters play when it passes; a new version replaces the old one;
@@ -149,6 +150,7 @@ class CompetitionServer:
 
         self.submissions, self.submissions_address = await serve_submissions(self)
         await self._refresh()
+        await self._resume()
         for sub in await self.db.call(
             self.store.submissions, self.cid, None, (store.BUILDING, store.CHECKING)
         ):
@@ -160,6 +162,30 @@ class CompetitionServer:
             asyncio.create_task(self._renew_lease()),
         ]
 
+    async def _resume(self) -> None:
+        """Finish the pairings the last stop cut short: the deal is played in the seat rotations it
+        still lacks, by the same entrants, while they are in play (even paused: these games were
+        under way). A pairing one of whose entrants has left play is forgotten, unfinished."""
+        for games, ids in await self.db.call(self.store.begun_pairings, self.cid):
+            names = games[0].group
+            entries = {name: self.entries.get(ids.get(name, -1)) for name in names}
+            commands = {name: e.command for name, e in entries.items() if e is not None}
+            if len(commands) < len(names) or not all(commands.values()):
+                keys = tuple(g.key for g in games)
+                await self.db.call(self.store.unplan_unplayed, self.cid, keys)
+                self.say(
+                    f"forgot {len(games)} game(s) of pairing {games[0].pairing} "
+                    f"({' v '.join(names)}): one of its entrants is out of play"
+                )
+                continue
+            self.say(
+                f"resuming pairing {games[0].pairing} ({' v '.join(names)}): {len(games)} game(s)"
+            )
+            for name in names:
+                self.played[ids[name]] = self.played.get(ids[name], 0) + len(games)
+            self.running += 1
+            self._spawn(self._play(games, commands, {name: ids[name] for name in names}))
+
     async def stop(self) -> None:
         for task in [*self._background, *self._tasks]:
             task.cancel()
@@ -169,7 +195,8 @@ class CompetitionServer:
         await self.referee.stop(0)
         await self.submissions.stop(0)
         with contextlib.suppress(Exception):
-            # The games cut short are forgotten now rather than at the next start.
+            # The games cut short are forgotten now rather than at the next start (but for the rest
+            # of a pairing begun, which the next start plays).
             async with asyncio.timeout(5.0):
                 await self.db.call(self.store.unplan_unplayed, self.cid)
         with contextlib.suppress(Exception):

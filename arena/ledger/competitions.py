@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.ledger.boards import COMPETITION
-from arena.ledger.db import Ledger, _now
+from arena.ledger.db import PLANNED_COLUMNS, Ledger, _now, planned_game
 from arena.ledger.errors import LedgerError
 from arena.ledger.errors import guarded as _guarded
 from arena.rating import initial as rating_initial
 from arena.tokens import new_token
+from arena.tournament.schedule import ScheduledGame
 from arena.tournament.spec import Entrant
 
 # Submission statuses.
@@ -408,9 +409,17 @@ class Competitions:
 
     @_guarded
     def unplan_unplayed(self, competition_id: int, keys: tuple[str, ...] = ()) -> int:
-        """Forget planned games that were never recorded (all of them, or these keys): a competition
-        that stopped mid-game pairs afresh, and the games after them can be rated."""
-        where = f"AND key IN ({', '.join('?' * len(keys))})" if keys else ""
+        """Forget planned games that were never recorded: these keys, or else every pairing of which
+        no game was recorded. A competition that stopped mid-game pairs afresh, and the games after
+        them can be rated; the rest of a pairing begun (a deal played in some of its seat
+        rotations) stays planned, for :meth:`begun_pairings` to finish."""
+        if keys:
+            where = f"AND key IN ({', '.join('?' * len(keys))})"
+        else:
+            where = (
+                "AND NOT EXISTS (SELECT 1 FROM games g WHERE g.tournament_id = "
+                "planned_games.tournament_id AND g.pairing = planned_games.pairing)"
+            )
         with self.ledger.transaction():
             cur = self.conn.execute(
                 "DELETE FROM planned_games WHERE tournament_id = ? AND NOT EXISTS "
@@ -420,6 +429,34 @@ class Competitions:
             )
             self.ledger._rate_ready(competition_id)
         return int(cur.rowcount)
+
+    @_guarded
+    def begun_pairings(
+        self, competition_id: int
+    ) -> list[tuple[list[ScheduledGame], dict[str, int]]]:
+        """The rest of every pairing a stop cut short: its planned games never recorded, in order,
+        with the entrant that played under each name in its recorded games."""
+        rows = self.conn.execute(
+            f"SELECT {PLANNED_COLUMNS} FROM planned_games p WHERE p.tournament_id = ? "
+            "AND NOT EXISTS (SELECT 1 FROM games g WHERE g.tournament_id = p.tournament_id "
+            "AND g.key = p.key) AND EXISTS (SELECT 1 FROM games g WHERE g.tournament_id = "
+            "p.tournament_id AND g.pairing = p.pairing) ORDER BY p.ord",
+            (competition_id,),
+        ).fetchall()
+        pairings: dict[int, list[ScheduledGame]] = {}
+        for row in rows:
+            game = planned_game(row)
+            pairings.setdefault(game.pairing, []).append(game)
+        out = []
+        for pairing, games in pairings.items():
+            played = self.conn.execute(
+                "SELECT DISTINCT e.name, e.id FROM games g JOIN game_seats s ON s.game_id = g.id "
+                "JOIN entrants e ON e.id = s.entrant_id "
+                "WHERE g.tournament_id = ? AND g.pairing = ?",
+                (competition_id, pairing),
+            ).fetchall()
+            out.append((games, {str(name): int(entrant) for name, entrant in played}))
+        return out
 
 
 def _cap(log: str | None) -> str | None:

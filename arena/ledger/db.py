@@ -59,6 +59,19 @@ class TournamentEntry:
     changes: tuple[str, ...] = ()  # fields changed in ways that cannot change any game
 
 
+# A planned game's columns, in the order :func:`planned_game` reads them.
+PLANNED_COLUMNS = "key, ord, round, pairing, deal, rotation, seed, seats, grp"
+
+
+def planned_game(row: Sequence[Any]) -> ScheduledGame:
+    """A row of ``planned_games`` (its :data:`PLANNED_COLUMNS`) as the game it plans."""
+    key, ord_, rnd, pairing, deal, rotation, seed, seats, grp = row
+    seat_names = tuple(tuple(s) for s in json.loads(seats))
+    return ScheduledGame(
+        key, ord_, rnd, pairing, deal, rotation, seed, seat_names, tuple(json.loads(grp))
+    )
+
+
 class Ledger(Queries):
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
@@ -296,18 +309,11 @@ class Ledger(Queries):
     def planned(self, tournament_id: int, round_: int) -> list[ScheduledGame]:
         """The games planned for one round, in canonical order."""
         rows = self.conn.execute(
-            "SELECT key, ord, round, pairing, deal, rotation, seed, seats, grp FROM planned_games "
+            f"SELECT {PLANNED_COLUMNS} FROM planned_games "
             "WHERE tournament_id = ? AND round = ? ORDER BY ord",
             (tournament_id, round_),
         ).fetchall()
-        out = []
-        for key, ord_, rnd, pairing, deal, rotation, seed, seats, grp in rows:
-            seat_names = tuple(tuple(s) for s in json.loads(seats))
-            group = tuple(json.loads(grp))
-            out.append(
-                ScheduledGame(key, ord_, rnd, pairing, deal, rotation, seed, seat_names, group)
-            )
-        return out
+        return [planned_game(row) for row in rows]
 
     @_guarded
     def done_keys(self, tournament_id: int) -> set[str]:

@@ -147,6 +147,30 @@ def test_failures_standings_and_forgotten_plans(comp: tuple[Ledger, Competitions
     assert led.rebuild_ratings() == 0.0
 
 
+def test_the_rest_of_a_pairing_begun_stays_planned(comp: tuple[Ledger, Competitions, int]) -> None:
+    """A stop between the seat rotations of a pairing's deal: the rotation left stays planned, with
+    the entrants that played the first, while a pairing of which nothing was played is forgotten."""
+    led, store, cid = comp
+    ada = store.author_of(cid, store.add_author(cid, "ada"))
+    assert ada
+    a, _ = store.submit(cid, ada.id, "a", "1", "python", bundle="a" * 64, run="r")
+    b, _ = store.submit(cid, ada.id, "b", "1", "python", bundle="b" * 64, run="r")
+    ids = {"a": store.activate(a, "bundle:a"), "b": store.activate(b, "bundle:b")}
+    begun = [
+        ScheduledGame(f"c{r:09d}-s{r}", r, 0, 0, 0, r, 7, (("ab"[r],), ("ba"[r],)), ("a", "b"))
+        for r in range(2)
+    ]
+    fresh = ScheduledGame("c000000002-s0", 2, 0, 2, 0, 0, 8, (("a",), ("b",)), ("a", "b"))
+    led.plan(cid, [*begun, fresh])
+    led.record_game(cid, "two-handed", begun[0], ids, record())
+    assert store.unplan_unplayed(cid) == 1  # the fresh pairing
+    assert store.begun_pairings(cid) == [([begun[1]], ids)]
+    assert store.next_ord(cid) == 2
+    assert store.unplan_unplayed(cid, (begun[1].key,)) == 1  # given by key: forgotten
+    assert store.begun_pairings(cid) == []
+    assert store.standings(cid)[ids["a"]][2] == 1
+
+
 def test_a_competition_and_a_tournament_cannot_share_a_name(
     comp: tuple[Ledger, Competitions, int],
 ) -> None:
