@@ -5,7 +5,9 @@ paths, ``..`` in a path, links (symbolic or hard), devices and other special fil
 competition allows, and more bytes than it allows (counted from the archive's headers and checked again
 while writing). What is unpacked is plain files and folders, none of them writable by the bot.
 
-The manifest is ``arena-bot.toml`` at the bundle's root::
+The manifest is ``arena-bot.toml`` at the bundle's root: a bundle holds the bot folder's contents
+(``tar czf bot.tar.gz -C my-bot .``), not the folder. A bundle with its own ``node_modules`` holds no
+links either (``npm ci --no-bin-links``: npm's ``.bin`` folder is links)::
 
     name = "my-bot"                  # letters, digits, . _ - (the bot's name on the leaderboard)
     version = "1.2"
@@ -174,7 +176,9 @@ def pack(folder: Path, limit_bytes: int) -> bytes:
             st = path.lstat()
             mode = st.st_mode
             if stat.S_ISLNK(mode):
-                raise BundleError(f"{rel}: a symbolic link; bundles hold plain files only")
+                raise BundleError(
+                    f"{rel}: a symbolic link; bundles hold plain files only{_npm_links(rel.parts)}"
+                )
             if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
                 raise BundleError(
                     f"{rel}: {_special(mode)}; bundles hold plain files and folders only"
@@ -195,6 +199,13 @@ def pack(folder: Path, limit_bytes: int) -> bytes:
             if buf.tell() > limit_bytes:
                 raise BundleError(f"{folder}: over the bundle size limit of {limit_bytes} bytes")
     return buf.getvalue()
+
+
+def _npm_links(parts: tuple[str, ...]) -> str:
+    """How to do without the links npm makes, for a link inside node_modules."""
+    if "node_modules" not in parts:
+        return ""
+    return " (npm ci makes links in node_modules/.bin: use npm ci --no-bin-links, or remove .bin)"
 
 
 def _special(mode: int) -> str:
@@ -247,8 +258,12 @@ def _members(tar: tarfile.TarFile, max_files: int, max_bytes: int) -> list[tarfi
         if name.startswith("/") or os.path.isabs(name) or ".." in parts or "\\" in name:
             raise BundleError(f"{name!r}: a path outside the bundle")
         if not (m.isfile() or m.isdir()):
-            what = "a link" if (m.issym() or m.islnk()) else "a special file"
-            raise BundleError(f"{name!r}: {what}; bundles hold plain files and folders only")
+            link = m.issym() or m.islnk()
+            what = "a link" if link else "a special file"
+            raise BundleError(
+                f"{name!r}: {what}; bundles hold plain files and folders only"
+                + (_npm_links(parts) if link else "")
+            )
         normal = os.path.normpath(name)
         if normal in names and not m.isdir():
             raise BundleError(f"{name!r}: appears twice")
@@ -257,8 +272,24 @@ def _members(tar: tarfile.TarFile, max_files: int, max_bytes: int) -> list[tarfi
         if total > max_bytes:
             raise BundleError(f"unpacked, over the limit of {max_bytes} bytes")
     if MANIFEST not in names:
-        raise BundleError(f"no {MANIFEST} at the bundle's root")
+        raise BundleError(f"no {MANIFEST} at the bundle's root{_packed_folder(names)}")
     return members
+
+
+def _packed_folder(names: set[str]) -> str:
+    """What went wrong when the bundle holds one folder with the manifest in it (``tar czf bot.tar.gz
+    js-bot``): the folder, not its contents, was packed. Not accepted as it is: a bundle's paths are
+    its bot's, and the run line names them from the root."""
+    tops = {Path(name).parts[0] for name in names if name != "."}
+    if len(tops) != 1:
+        return ""
+    (top,) = tops
+    if f"{top}/{MANIFEST}" not in names:
+        return ""
+    return (
+        f", but {top}/{MANIFEST}: the bundle holds the folder {top!r} instead of its contents; "
+        f"pack the folder's contents at the root (tar czf bot.tar.gz -C {shlex.quote(top)} .)"
+    )
 
 
 def _extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], into: Path, limit: int) -> None:

@@ -179,8 +179,61 @@ def test_pack_refuses_links(tmp_path: Path) -> None:
     src.mkdir()
     (src / MANIFEST).write_text(GOOD)
     (src / "secret").symlink_to("/etc/hostname")
-    with pytest.raises(BundleError, match="symbolic link"):
+    with pytest.raises(BundleError, match="symbolic link") as refused:
         pack(src, MB)
+    assert "npm" not in str(refused.value)
+
+
+def test_the_links_npm_makes_are_refused_saying_how_to_do_without(tmp_path: Path) -> None:
+    """Plain npm ci makes node_modules/.bin links: a bot carrying its node_modules packed so is told
+    what to run instead, by pack and by the server."""
+    src = tmp_path / "src"
+    (src / "node_modules" / ".bin").mkdir(parents=True)
+    (src / MANIFEST).write_text(GOOD)
+    (src / "node_modules" / ".bin" / "tool").symlink_to("../tool/cli.js")
+    with pytest.raises(BundleError, match="npm ci --no-bin-links"):
+        pack(src, MB)
+    link = special("node_modules/.bin/tool", tarfile.SYMTYPE, "../tool/cli.js")
+    with pytest.raises(BundleError, match=r"a link; .*npm ci --no-bin-links"):
+        unpack(tar_of(manifest(), link), tmp_path / "out", 10, MB)
+
+
+def test_a_bundle_of_the_folder_instead_of_its_contents_says_how_to_pack_it(
+    tmp_path: Path,
+) -> None:
+    """``tar czf bot.tar.gz js-bot`` packs the folder: refused (a bundle's paths are its bot's, from
+    the root), naming the manifest found and the command that packs the contents."""
+    data = tar_of(
+        special("js-bot", tarfile.DIRTYPE),
+        file(f"js-bot/{MANIFEST}", GOOD.encode()),
+        file("js-bot/bot.js"),
+    )
+    with pytest.raises(BundleError, match=f"no {MANIFEST} at the bundle's root") as refused:
+        unpack(data, tmp_path / "out", 10, MB)
+    message = str(refused.value)
+    assert f"js-bot/{MANIFEST}" in message
+    assert "tar czf bot.tar.gz -C js-bot ." in message
+    assert not (tmp_path / "out").exists()
+    # Two folders, or a folder without the manifest: nothing to suggest.
+    for members in (
+        [file(f"a/{MANIFEST}", GOOD.encode()), file("b/bot.py")],
+        [file("js-bot/bot.js")],
+    ):
+        with pytest.raises(BundleError, match=f"^no {MANIFEST} at the bundle's root$"):
+            unpack(tar_of(*members), tmp_path / "out", 10, MB)
+
+
+def test_a_bundle_of_the_folders_contents_is_accepted(tmp_path: Path) -> None:
+    """What the README says to run: ``tar czf bot.tar.gz -C js-bot .`` (names start with ./)."""
+    src = tmp_path / "js-bot"
+    src.mkdir()
+    (src / MANIFEST).write_text(GOOD)
+    (src / "bot.py").write_text("print('hi')\n")
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        tar.add(src, arcname=".")
+    assert unpack(buf.getvalue(), tmp_path / "out", 10, MB).name == "tiny"
+    assert (tmp_path / "out" / "bot.py").read_text() == "print('hi')\n"
 
 
 @pytest.mark.parametrize(
