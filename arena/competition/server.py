@@ -54,6 +54,7 @@ log = logging.getLogger("arena.competition")
 REFRESH_SECONDS = 2.0  # how often the organiser's changes in the ledger are read
 INTAKES_AT_ONCE = 2  # submissions built and checked at the same time
 MIN_GAMES_JUDGED = 3  # games an entrant plays before its error rate can suspend it
+MAX_FAILURE_SHOWN = 300  # characters of the last failure quoted in a suspension's reason
 
 
 class SubmissionError(Exception):
@@ -542,9 +543,10 @@ class CompetitionServer:
         entry = self.entries.get(entrant)
         if entry is None:
             return
+        last = await self.db.call(self.store.last_failure, self.cid, entrant)
         reason = (
             f"suspended: it caused {caused} of its last {total} games to fail "
-            f"(the limit is {mm.max_error_rate:.0%}); see arena compete games for the details"
+            f"(the limit is {mm.max_error_rate:.0%}); the last: {last[:MAX_FAILURE_SHOWN]}"
         )
         suspended = await self.db.call(
             self.store.set_status,

@@ -400,6 +400,17 @@ class Competitions:
         return caused, len(rows)
 
     @_guarded
+    def last_failure(self, competition_id: int, entrant_id: int) -> str:
+        """The last game the entrant caused to fail: its outcome and why (empty when none)."""
+        row = self.conn.execute(
+            "SELECT g.outcome, g.detail FROM games g JOIN game_seats s ON s.game_id = g.id "
+            "WHERE g.tournament_id = ? AND s.entrant_id = ? AND g.outcome != 'normal' "
+            "AND g.culprit = s.seat ORDER BY g.ord DESC LIMIT 1",
+            (competition_id, entrant_id),
+        ).fetchone()
+        return f"{row[0]}: {row[1]}" if row else ""
+
+    @_guarded
     def next_ord(self, competition_id: int) -> int:
         row = self.conn.execute(
             "SELECT coalesce(max(ord), -1) FROM planned_games WHERE tournament_id = ?",

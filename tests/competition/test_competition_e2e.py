@@ -10,6 +10,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -229,6 +230,49 @@ async def refused_and_failing_submissions(tmp_path: Path) -> None:
         assert comp.board(server.cid) == [], "nothing failing entered play"
         await ada.channel.close()
         await stranger.channel.close()
+
+
+def test_a_bot_that_fails_its_games_is_suspended_with_the_reason(tmp_path: Path) -> None:
+    asyncio.run(asyncio.wait_for(a_bot_that_fails_is_suspended(tmp_path), 2 * TIMEOUT))
+
+
+async def a_bot_that_fails_is_suspended(tmp_path: Path) -> None:
+    """A bot that passes its check and then crashes in its games (it exits once it sees ada's bot
+    among the seats) is suspended, and its author reads why: the rate and its last failure."""
+    rules = {"pause_seconds": 0.2, "max_error_rate": 0.5, "error_window": 4}
+    async with running(tmp_path, matchmaking=rules) as (server, led):
+        comp = store.Competitions(led)
+        ada = Author(server.submissions_address, comp.add_author(server.cid, "ada"))
+        bob = Author(server.submissions_address, comp.add_author(server.cid, "bob"))
+        good = await ada.submit(bundles.pack(bot_folder(tmp_path, "ada-bot"), 2**20))
+        assert (await ada.wait(good.submission_id)).status == "active"
+        folder = bot_folder(tmp_path, "quitter")
+        source = (folder / "bot.py").read_text()
+        hook = (
+            "    def on_welcome(self, welcome):\n"
+            "        if 'ada-bot' in welcome.seat_names:\n"
+            "            import os\n"
+            "            os._exit(3)\n\n"
+            "    def decide("
+        )
+        (folder / "bot.py").write_text(source.replace("    def decide(", hook, 1))
+        bad = await bob.submit(bundles.pack(folder, 2**20))
+        assert (await bob.wait(bad.submission_id)).status == "active"
+
+        async def status() -> pb.SubmissionInfo:
+            listed = await bob.stub.ListSubmissions(pb.ListSubmissionsRequest(), metadata=bob.md)
+            return next(s for s in listed.submissions if s.submission_id == bad.submission_id)
+
+        deadline = time.monotonic() + TIMEOUT
+        while (mine := await status()).status != "suspended":
+            assert time.monotonic() < deadline, mine
+            await asyncio.sleep(0.3)
+        # Every game it played failed: 3, the fewest judged, or one more that ended meanwhile.
+        assert re.match(r"suspended: it caused (\d) of its last \1 games to fail", mine.reason)
+        assert "(the limit is 50%); the last: crash: " in mine.reason
+        assert "exited with code 3" in mine.reason
+        await ada.channel.close()
+        await bob.channel.close()
 
 
 def test_a_server_killed_mid_game_resumes_with_nothing_lost(tmp_path: Path) -> None:
