@@ -41,7 +41,8 @@ def web(
             "--server",
             "-s",
             envvar="ARENA_SERVER",
-            help="A running referee (arena serve) whose matches the Live page follows.",
+            help="A running referee's admin address (arena serve's --admin, 127.0.0.1:50052 by "
+            "default), whose matches the Live page follows.",
             show_default=False,
         ),
     ] = None,
@@ -49,7 +50,8 @@ def web(
         str | None,
         typer.Option(
             envvar="ARENA_ADMIN_TOKEN",
-            help="The referee's admin token, if it has one (for the Live page).",
+            help="The referee's admin token (default: the one a local arena serve wrote for "
+            "this address).",
             show_default=False,
         ),
     ] = None,
@@ -67,10 +69,13 @@ def web(
     # Imported here: the other commands start without the web's libraries.
     import uvicorn
 
+    from arena.cli.serve import read_token
     from arena.service.server import is_loopback
     from arena.web.app import create_app
     from arena.web.queries import LedgerUnavailable
 
+    if server and not admin_token:
+        admin_token = read_token(server)  # a local arena serve's, as arena start finds it
     if str(ledger) != ":memory:" and not ledger.exists():
         raise fail(f"no ledger at {ledger} (run a tournament first: arena run FILE)")
     try:

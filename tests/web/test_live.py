@@ -6,16 +6,23 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import grpc
 import pytest
 from starlette.testclient import TestClient
 from web_helpers import Referee
 
+from arena.cli.serve import token_file
 from arena.web.app import create_app
 from arena.web.live import parse_last_id
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2
@@ -98,6 +105,47 @@ def test_the_referees_matches_need_its_token(
         missing = client.get("/api/live/matches/nope")
         assert missing.status_code == 404 and "no match 'nope'" in missing.json()["error"]
         assert client.get("/live/nope").status_code == 404
+
+
+def test_the_bots_address_is_no_admin_address(
+    played: tuple[Referee, str], built_ledger: Path
+) -> None:
+    referee, _ = played
+    with TestClient(create_app(built_ledger, server=referee.manager.address)) as client:
+        response = client.get("/api/live/matches")
+        assert response.status_code == 502
+        assert "serves no referee's admin service" in response.json()["error"]
+        assert "127.0.0.1:50052" in response.json()["error"]
+
+
+def test_arena_web_finds_a_local_referees_token(
+    played: tuple[Referee, str], built_ledger: Path, tmp_path: Path
+) -> None:
+    """As arena start does: the token a local arena serve wrote for the admin address."""
+    referee, match_id = played
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path)}
+    with mock.patch.dict(os.environ, env):
+        written = token_file(referee.address)
+    written.parent.mkdir(mode=0o700)
+    written.write_text(TOKEN)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli.main", "web", "--ledger", str(built_ledger),
+         "--port", "0", "--server", referee.address],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().split(" at ", 1)[1].strip()
+        with urllib.request.urlopen(url + "api/live/matches", timeout=60) as response:
+            matches = json.load(response)["matches"]
+        assert [m["match_id"] for m in matches] == [match_id]
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(30)
+        finally:
+            if process.poll() is None:
+                process.kill()
 
 
 def test_a_match_streams_its_public_events_then_its_result(
