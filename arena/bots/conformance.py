@@ -31,6 +31,7 @@ from pathlib import Path
 
 import grpc
 
+from arena.bots.launcher import TAIL_LINE_CHARS, TAIL_LINES, BotProcess, printable
 from arena.bots.limits import Limits
 from arena.bots.scripted import (
     CARTE_BLANCHE,
@@ -56,7 +57,13 @@ from arena.wire.v1 import bot_pb2
 BOT_NAME = "checked"  # the checked bot's player name in the session's matches
 FIRST_BOT = f"{shlex.quote(sys.executable)} -m arena_bot.first_bot"
 CONNECT_TIMEOUT = 60.0  # seconds for the bot to dial in: generous, a loaded machine starts slowly
-LOG_TAIL_LINES = 8  # lines of the bot's output shown with a crash
+# A crashed bot's output is shown whole when short, else its first and last lines: Node prints an
+# uncaught error's message (Cannot find module ...) above its stack trace, Python below.
+LOG_HEAD_LINES = 6
+LOG_TAIL_LINES = 8
+# The first lines come from the bot's log, of which this much is read: the launcher keeps only the
+# last TAIL_LINES in memory.
+LOG_READ_BYTES = 1 << 20
 
 # Mistake kinds.
 ILLEGAL = "illegal action"
@@ -294,7 +301,7 @@ async def check_bot(
                         "the bot never connected"
                         + "".join(exited[:1])
                         + "; the rest of the session is skipped"
-                        + (f"; the bot's last output:\n{tail}" if tail else ""),
+                        + (f"; the bot's output:\n{tail}" if tail else ""),
                     )
                 )
                 break
@@ -441,7 +448,7 @@ def _collect_game(
                     else:
                         gone.add(d.member)
                         tail = _tail(entry.players[0][d.member])
-                        detail = d.detail + (f"; the bot's last output:\n{tail}" if tail else "")
+                        detail = d.detail + (f"; the bot's output:\n{tail}" if tail else "")
                         report.mistakes.append(Mistake(kind, where, detail))
                 elif kind == PROTOCOL and _late_reply(d.detail, failed):
                     report.late_replies += 1
@@ -485,7 +492,54 @@ def _note_moments(report: Report, state: GameState, reply: str | None) -> None:
 
 
 def _tail(port: StreamPort) -> str:
-    """The last lines the player's bot process wrote (kept in memory by the launcher)."""
+    """What the player's bot process wrote, for a crash: all of it when short, else its first and
+    last lines with the cut marked."""
     if port.process is None:
         return ""
-    return "\n".join(f"    | {line}" for line in port.process.last_output(LOG_TAIL_LINES))
+    return "\n".join(_output(port.process))
+
+
+def _output(process: BotProcess) -> list[str]:
+    kept = process.last_output(TAIL_LINES)
+    if len(kept) < TAIL_LINES:  # the launcher dropped none: this is all of it
+        return _cut(kept)
+    data = b""
+    if process.log_path is not None:
+        with contextlib.suppress(OSError), process.log_path.open("rb") as log:
+            data = log.read(LOG_READ_BYTES + 1)
+    lines = _log_lines(data)
+    if not lines:  # no log: the first lines are kept nowhere; every line that is
+        return ["    ... (its first lines are not kept)", *_bar(kept)]
+    # The log is whole when read to its end, not truncated, and ends as the lines kept do (the
+    # launcher may not have written out what it read last, for a bot still running).
+    whole = len(data) <= LOG_READ_BYTES and len(data) < process.limits.log_bytes
+    if whole and lines[-len(kept) :] == kept:
+        return _cut(lines)
+    return [
+        *_bar(lines[:LOG_HEAD_LINES]),
+        "    ... (lines left out)",
+        *_bar(kept[-LOG_TAIL_LINES:]),
+    ]
+
+
+def _cut(lines: list[str]) -> list[str]:
+    """All the lines, or the first LOG_HEAD_LINES and the last LOG_TAIL_LINES when there are more."""
+    left_out = len(lines) - LOG_HEAD_LINES - LOG_TAIL_LINES
+    if left_out <= 1:  # a marker would take the room of the line it hides
+        return _bar(lines)
+    head, tail = lines[:LOG_HEAD_LINES], lines[-LOG_TAIL_LINES:]
+    return [*_bar(head), f"    ... ({left_out} lines left out)", *_bar(tail)]
+
+
+def _bar(lines: list[str]) -> list[str]:
+    return [f"    | {line}" for line in lines]
+
+
+def _log_lines(data: bytes) -> list[str]:
+    """A log's lines as the launcher keeps them: cut to length, made printable, blank ones left out."""
+    out = []
+    for line in data.split(b"\n"):
+        text = line[: 4 * TAIL_LINE_CHARS].decode(errors="replace").rstrip("\r")[:TAIL_LINE_CHARS]
+        if text.strip():
+            out.append(printable(text))
+    return out

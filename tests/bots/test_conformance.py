@@ -11,7 +11,9 @@ import asyncio
 import importlib.util
 import re
 import shlex
+import shutil
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -22,12 +24,17 @@ from arena.bots.conformance import (
     DISCONNECT,
     HELLO,
     ILLEGAL,
+    LOG_HEAD_LINES,
+    LOG_TAIL_LINES,
     PROTOCOL,
     REFEREE,
     TIMEOUT,
     Report,
+    _output,
     check_bot,
 )
+from arena.bots.launcher import TAIL_LINES
+from arena.bots.limits import Limits
 from arena.bots.scripted import CARTE_BLANCHE_DEAL, MOMENTS, ScriptedMatch, session
 from arena.cli.main import app
 from arena.game import GameState, observe, variant
@@ -174,6 +181,73 @@ def test_a_bot_that_never_connects_ends_the_session() -> None:
     )
     assert report.games == []
     assert report.lines()[-1] == "0 decisions, 1 mistakes"
+
+
+# Node prints an uncaught error's message above its stack trace, which runs past the last lines.
+NODE_LIKE_CRASH = """
+import sys
+print("node:internal/modules/cjs/loader:1210", file=sys.stderr)
+print("", file=sys.stderr)
+print("Error: Cannot find module 'arena-bot-js'", file=sys.stderr)
+for i in range(40):
+    print(f"    at frame{i} (bot.js:{i}:1)", file=sys.stderr)
+print("Node.js v20", file=sys.stderr)
+sys.exit(1)
+"""
+
+
+def test_a_crash_message_above_a_long_stack_trace_is_shown() -> None:
+    report = check(f"{PYTHON} -c {shlex.quote(NODE_LIKE_CRASH)}")
+    assert [m.kind for m in report.mistakes] == [CRASH], report.lines()
+    detail = report.mistakes[0].detail
+    assert "    | Error: Cannot find module 'arena-bot-js'" in detail, detail
+    assert "    | Node.js v20" in detail, detail
+    assert "    ... (29 lines left out)" in detail, detail
+    assert "frame20 " not in detail, "the middle of the trace is left out"
+
+
+def test_a_node_bot_missing_a_module_shows_the_missing_module() -> None:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not on PATH")
+    script = "require('no-such-module-for-arena')"
+    report = check(f"{shlex.quote(node)} -e {shlex.quote(script)}")
+    assert [m.kind for m in report.mistakes] == [CRASH], report.lines()
+    assert "Cannot find module 'no-such-module-for-arena'" in report.mistakes[0].detail
+
+
+@dataclass
+class _Process:
+    """What the report reads of a bot process: its kept last lines, log and log limit."""
+
+    output: list[str]
+    log_path: Path | None = None
+    limits: Limits = field(default_factory=Limits)
+
+    def last_output(self, lines: int = 8) -> list[str]:
+        return self.output[-lines:]
+
+
+def _shown(process: _Process) -> list[str]:
+    return _output(process)  # type: ignore[arg-type]
+
+
+def test_a_crash_report_without_the_first_lines_says_so_and_shows_every_kept_line() -> None:
+    kept = [f"line {i}" for i in range(30, 30 + TAIL_LINES)]
+    shown = _shown(_Process(kept))
+    assert shown == ["    ... (its first lines are not kept)", *(f"    | {x}" for x in kept)]
+
+
+def test_a_truncated_log_gives_the_first_lines_and_memory_the_last(tmp_path: Path) -> None:
+    log = tmp_path / "bot.log"
+    log.write_bytes(b"".join(b"line %d\n" % i for i in range(10)) + b"\n[log truncated]\n")
+    kept = [f"line {i}" for i in range(100 - TAIL_LINES, 100)]
+    shown = _shown(_Process(kept, log, Limits(log_bytes=60)))
+    assert shown == [
+        *(f"    | line {i}" for i in range(LOG_HEAD_LINES)),
+        "    ... (lines left out)",
+        *(f"    | line {i}" for i in range(100 - LOG_TAIL_LINES, 100)),
+    ]
 
 
 def test_an_opponent_that_cannot_start_ends_the_check_with_an_error() -> None:
