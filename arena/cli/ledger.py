@@ -60,7 +60,12 @@ def leaderboard(
     if pooled:
         variants = [variant] if variant else led.variants()
         if not variants:
-            console.print("no rated games yet")
+            console.print(
+                "no pooled board yet (a standing competition's games count on its own board only: "
+                "arena leaderboard --tournament NAME)"
+                if any(t.kind == "competition" for t in led.tournaments())
+                else "no rated games yet"
+            )
         for v in variants:
             print_board(led, v)
         return

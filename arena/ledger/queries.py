@@ -130,18 +130,20 @@ class Queries:
     def leaderboard(
         self, variant: str | None = None, *, tournament: str | None = None
     ) -> list[BoardRow]:
-        """A board by mu - 3 sigma: a tournament's own, or (given a variant) the pooled board of every
-        tournament of that variant."""
+        """A board by mu - 3 sigma: a tournament's own (a standing competition's, given its name), or
+        (given a variant) the pooled board of every tournament of that variant."""
         if (variant is None) == (tournament is None):
             raise ValueError("give a variant (the pooled board) or a tournament's name")
-        kind, name = (
-            (boards.TOURNAMENT, tournament) if tournament is not None else (boards.POOLED, variant)
+        kinds, name = (
+            ((boards.TOURNAMENT, boards.COMPETITION), tournament)
+            if tournament is not None
+            else ((boards.POOLED, boards.POOLED), variant)
         )
         rows = self.conn.execute(
             "SELECT e.name, e.version, b.variant, r.mu, r.sigma, r.exposed, r.games, e.id "
             "FROM ratings r JOIN boards b ON b.id = r.board_id JOIN entrants e ON e.id = r.entrant_id "
-            "WHERE b.kind = ? AND b.name = ? ORDER BY r.exposed DESC, e.name, e.version",
-            (kind, name),
+            "WHERE b.kind IN (?, ?) AND b.name = ? ORDER BY r.exposed DESC, e.name, e.version",
+            (*kinds, name),
         ).fetchall()
         return [BoardRow(*r) for r in rows]
 

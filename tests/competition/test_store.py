@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from arena.cli.main import app
 from arena.competition.spec import CompetitionFileError, load, parse
 from arena.ledger import Ledger, LedgerError
 from arena.ledger.competitions import (
@@ -145,6 +147,17 @@ def test_failures_standings_and_forgotten_plans(comp: tuple[Ledger, Competitions
     assert standings[ids["a"]][2] == 2 and standings[ids["a"]][3] == 2
     assert [b.kind for b in led.boards()] == ["competition"], "no pooled board for a competition"
     assert led.rebuild_ratings() == 0.0
+    # arena leaderboard shows the competition's board by its name, and says why nothing is pooled.
+    assert [r.entrant for r in led.leaderboard(tournament="Ladder")] == ["a", "b"]
+    for args, shown in (
+        ([], "Leaderboard: Ladder"),
+        (["--tournament", "Ladder"], "Leaderboard: Ladder"),
+        (["--pooled"], "a standing competition's games count on its own board only"),
+    ):
+        result = CliRunner().invoke(app, ["leaderboard", "--ledger", led.path, *args])
+        assert result.exit_code == 0 and shown in result.output, result.output
+        if "--pooled" not in args:
+            assert result.output.index("│ a ") < result.output.index("│ b "), result.output
 
 
 def test_the_rest_of_a_pairing_begun_stays_planned(comp: tuple[Ledger, Competitions, int]) -> None:
