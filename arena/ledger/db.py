@@ -240,10 +240,16 @@ class Ledger(Queries):
         changes = changed_fields(stored, json.loads(canonical))
         harmful = [f for f in changes if not harmless(f)]
         if harmful:
+            anew = (
+                "give the competition a new name in the file (a new competition, with a board of "
+                "its own)"
+                if kind == "competition"
+                else "run the new file as a new tournament (arena run FILE --name NEW)"
+            )
             raise TournamentChanged(
                 f"{self.path}: {kind} {name!r} was started from a different file: "
                 f"{', '.join(harmful)} changed, which would change its games. Put the file back as it "
-                "was to resume it, or run the new file as a new tournament (arena run FILE --name NEW)",
+                f"was to resume it, or {anew}",
                 harmful,
             )
         return TournamentEntry(tid, name, True, bytes.fromhex(key) if key else None, tuple(changes))
@@ -254,9 +260,9 @@ class Ledger(Queries):
         with self.transaction():
             held = leases.take(self.conn, tournament_id)
         if held is not None:
-            name = self._name_of(tournament_id)
+            name, kind = self._name_of(tournament_id)
             raise LeaseHeld(
-                f"{self.path}: tournament {name!r} is being run by {held.describe()}; wait for it to "
+                f"{self.path}: {kind} {name!r} is being run by {held.describe()}; wait for it to "
                 "finish or stop it (a lease whose process is gone is taken over)"
             )
 
@@ -270,11 +276,12 @@ class Ledger(Queries):
         with self.transaction():
             leases.release(self.conn, tournament_id)
 
-    def _name_of(self, tournament_id: int) -> str:
+    def _name_of(self, tournament_id: int) -> tuple[str, str]:
+        """A tournament's name and kind (tournament or competition)."""
         row = self.conn.execute(
-            "SELECT name FROM tournaments WHERE id = ?", (tournament_id,)
+            "SELECT name, kind FROM tournaments WHERE id = ?", (tournament_id,)
         ).fetchone()
-        return str(row[0]) if row else f"#{tournament_id}"
+        return (str(row[0]), str(row[1])) if row else (f"#{tournament_id}", "tournament")
 
     @_guarded
     def entrant_ids(self, entrants: Sequence[Entrant]) -> dict[str, int]:
@@ -436,7 +443,7 @@ class Ledger(Queries):
                 if missing:
                     raise LedgerError(
                         f"{self.path}: no game {', '.join(map(str, missing))} in tournament "
-                        f"{self._name_of(tournament_id)!r}"
+                        f"{self._name_of(tournament_id)[0]!r}"
                     )
             if not rows:
                 return []

@@ -184,6 +184,18 @@ def test_the_rest_of_a_pairing_begun_stays_planned(comp: tuple[Ledger, Competiti
     assert store.standings(cid)[ids["a"]][2] == 1
 
 
+def test_a_competition_changed_in_ways_that_change_its_games_is_refused(
+    comp: tuple[Ledger, Competitions, int],
+) -> None:
+    led, _, _ = comp
+    changed = parse({"name": "Ladder", "time_control": {"budget_ms": 1234}}, "c.toml")
+    with pytest.raises(LedgerError) as info:
+        led.register(changed, kind="competition")
+    assert "time_control.budget_ms changed" in str(info.value)
+    assert "give the competition a new name in the file" in str(info.value)
+    assert "arena run" not in str(info.value)  # a competition is served, not run
+
+
 def test_a_competition_and_a_tournament_cannot_share_a_name(
     comp: tuple[Ledger, Competitions, int],
 ) -> None:
