@@ -88,11 +88,16 @@ def progress_line(pair: PairReport, state: AbTestState) -> str:
     r = state.report
     assert r is not None
     e = r.elo
+    if e.regularized:  # every pair scored alike: Elo and LOS would be the regularization's
+        figures = "Elo - | nElo - | LOS - (every pair alike so far)"
+    else:
+        figures = (
+            f"Elo {e.elo:.1f} +/- {e.elo_error:.1f} [{e.elo_low:.1f}, {e.elo_high:.1f}] | "
+            f"nElo {e.nelo:.1f} +/- {e.nelo_error:.1f} | LOS {e.los:.1%}"
+        )
     return (
         f"{head}: {pair.points:g} | penta {state.counts} | LLR {r.llr:.3f} "
-        f"({r.lower:.2f}, {r.upper:.2f}) | Elo {e.elo:.1f} +/- {e.elo_error:.1f} "
-        f"[{e.elo_low:.1f}, {e.elo_high:.1f}] | nElo {e.nelo:.1f} +/- {e.nelo_error:.1f} | "
-        f"LOS {e.los:.1%}"
+        f"({r.lower:.2f}, {r.upper:.2f}) | {figures}"
     )
 
 

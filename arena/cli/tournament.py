@@ -248,11 +248,15 @@ def _run_with_lines(runner: tournament_runner.TournamentRunner, every: float) ->
 
 def elo_cells(line: PairingLine) -> tuple[str, str]:
     """The Elo difference of the entrant over its opponent with its 95% interval, from the duplicate
-    pairs (or the games, without pairs), and the likelihood of superiority."""
+    pairs (or the games, without pairs), and the likelihood of superiority; neither while every pair
+    (game) scored alike, where they would be the regularization's, not the games' (one pair won
+    twice would read +1041 and 100%)."""
     e = line.elo
     if e is None:
         return "-", "-"
     basis = f"{line.pairs} pairs" if line.pairs else f"{line.games} games"
+    if e.regularized:  # every pair (game) scored alike: no spread to measure anything with yet
+        return f"- ({basis}, all alike)", "-"
     return f"{e.elo:+.0f} ({e.elo_low:+.0f}, {e.elo_high:+.0f}), {basis}", f"{e.los:.0%}"
 
 

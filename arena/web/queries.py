@@ -448,6 +448,8 @@ def _pairing(line: PairingLine, ids: dict[str, int]) -> dict[str, Any]:
             "nelo_low": e.nelo_low,
             "nelo_high": e.nelo_high,
             "los": e.los,
+            # Every pair (game) scored alike: the figures are the regularization's, not shown.
+            "regularized": e.regularized,
         }
     return out
 

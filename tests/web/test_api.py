@@ -690,8 +690,13 @@ def test_an_events_pairings_carry_the_elo_of_their_duplicate_pairs(
         assert (h["elo"]["elo"], h["elo"]["elo_low"], h["elo"]["los"]) == pytest.approx(
             (line.elo.elo, line.elo.elo_low, line.elo.los)
         )
+        assert h["elo"]["regularized"] is True  # one pair has no spread
     page = client.get("/events/1").text
-    assert "Head to head" in page and "1 pairs" in page
+    table = page[page.index('id="pairings"') :]
+    assert "Head to head" in page and "1 pairs" in table
+    # With one pair each, no interval or LOS is shown: they would be the regularization's.
+    rows = table.split("</table>")[0].split("<tbody>")[1]
+    assert rows.count("(all alike)") == 3 and rows.count('<td class="num">-</td></tr>') == 3
 
 
 def test_head_to_head_is_left_out_for_a_large_field(
