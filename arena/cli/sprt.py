@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 DEFAULT_OPPONENT = "{python} -m arena_bot.greedy_bot"
 DEFAULT_MAX_GAMES = 2000
+BROKEN_EXIT = 3  # the exit code when a version failed each of its first games
 
 
 def _number(x: float) -> str:
@@ -250,7 +251,7 @@ def sprt(
     --games N plays a fixed number instead. With --ledger, every game is recorded there and the same
     command run again resumes the test. With --pentanomial (or --trinomial), prints the same
     report for given counts without playing. Exit code 0 when the test ran, 1 when the arena could not
-    play, 2 for a usage error.
+    play, 2 for a usage error, 3 when a version failed each of its first games (a broken bot).
     """
     try:
         test = Sprt(elo0, elo1, alpha, beta, model)
@@ -270,7 +271,15 @@ def sprt(
     from arena.ledger import LedgerError, TournamentChanged
     from arena.service.server import create_server
     from arena.tournament.abledger import AbTestLedger, AbTestSpec
-    from arena.tournament.abtest import NEW, OLD, OPPONENT, RefereePairs, roles_needed, run_ab_test
+    from arena.tournament.abtest import (
+        BROKEN_STOP,
+        NEW,
+        OLD,
+        OPPONENT,
+        RefereePairs,
+        roles_needed,
+        run_ab_test,
+    )
     from arena.tournament.stalls import StallWatch
 
     if len(bot) != 2:
@@ -447,7 +456,10 @@ def sprt(
         if led is not None:
             led.close()
     _summary(state, v, role_names, roles)
-    raise typer.Exit(1 if state.stopped == "arena errors" or state.report is None else 0)
+    if state.stopped == "arena errors" or state.report is None:
+        raise typer.Exit(1)
+    # A broken version (its command fails every game) is no test result a script may read as one.
+    raise typer.Exit(BROKEN_EXIT if BROKEN_STOP in state.stopped else 0)
 
 
 async def _renew(recorder: AbTestLedger) -> None:

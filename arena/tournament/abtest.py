@@ -45,6 +45,7 @@ NEW, OLD, OPPONENT = "new", "old", "opponent"
 CONNECT_TIMEOUT = 30.0  # seconds for local bots to start and dial in, on a loaded machine
 MAX_ERRORS_IN_A_ROW = 3  # pairs the arena could not play, one after the other, before it gives up
 BROKEN_AFTER_GAMES = 4  # a version that failed each of the first this many games is not run further
+BROKEN_STOP = "failed each of its first"  # ... and the test says so in why it stopped
 
 Seating = tuple[tuple[str, ...], ...]  # the role of each player of each seat
 
@@ -241,7 +242,7 @@ async def run_ab_test(
             )
             for role in (NEW, OLD):
                 if all(g.failed == role for g in first):
-                    return f"the {role} version failed each of its first {len(first)} games"
+                    return f"the {role} version {BROKEN_STOP} {len(first)} games"
         return ""
 
     state.stopped = finished()

@@ -173,7 +173,7 @@ def test_a_failing_bot_loses_its_games_and_is_shown() -> None:
         ["sprt", "--bot", f"{BROKEN} play-7h", "--bot", FIRST, "--variant", "rubicon",
          "--elo0", "-100", "--elo1", "100", *SLOW_CLOCK],
     )  # fmt: skip
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # a broken version: no result a script may trust
     assert "illegal-action" in result.output and "-> counted as its loss" in result.output
     v = values(result.output)
     assert v["stopped:"] == "the new version failed each of its first 4 games"
