@@ -25,8 +25,19 @@ from arena.cli.common import (
 )
 from arena.game import Action, GameState
 from arena.game.transcript import Narrator
+from arena.referee.config import Outcome
 from arena.referee.record import GameRecord, MatchRecord
 from arena.referee.record import replay as replay_state
+
+OUTCOMES = tuple(o.text for o in Outcome)  # how a game ended, as recorded
+
+
+def known_outcomes(given: list[str]) -> list[str]:
+    """The outcomes given, each checked against the recorded ones (a typo would select nothing)."""
+    for outcome in given:
+        if outcome not in OUTCOMES:
+            raise fail(f"no outcome {outcome!r}: one of {', '.join(OUTCOMES)}")
+    return given
 
 
 def leaderboard(
@@ -52,6 +63,10 @@ def leaderboard(
     board of each variant that pools every tournament of that variant."""
     from arena.ledger import LedgerError
 
+    if tournament is not None and pooled:
+        raise fail(
+            "--tournament shows a tournament's own board; --pooled every variant's: not both"
+        )
     led = open_ledger(ledger)
     if variant is not None and not pooled:
         raise fail(
@@ -102,6 +117,8 @@ def games(
         return
     from arena.ledger import LedgerError
 
+    if outcome is not None:
+        known_outcomes([outcome])
     led = open_ledger(ledger)
     try:
         tid = led.find_tournament(tournament).id if tournament else None
@@ -166,6 +183,7 @@ def void(
         raise fail("--all voids every game: give it alone")
     if not reason.strip():
         raise fail("--reason must say why the games are voided")
+    known_outcomes(outcome or [])
     led = open_ledger(ledger)
     try:
         t = led.find_tournament(tournament)
@@ -198,6 +216,8 @@ def replay(
     seat: Annotated[int | None, typer.Option(help="Show only what this seat saw.")] = None,
 ) -> None:
     """Print a readable transcript of a recorded game: the full game, or one seat's view."""
+    if record is not None and game_id is not None:
+        raise fail("give a GAME_ID from the ledger or --record FILE (with --game N), not both")
     if record is not None:
         try:
             match_record = MatchRecord.from_dict(json.loads(record.read_text()))

@@ -284,6 +284,8 @@ def test_replay_errors(ledger: Path) -> None:
     bad_seat = invoke("replay", str(gid), "--ledger", str(ledger), "--seat", "2")
     assert bad_seat.exit_code == 2
     assert "--seat must be 0..1" in flat(bad_seat.stderr)
+    both = invoke("replay", str(gid), "--record", str(ledger))  # one or the other, never ignored
+    assert both.exit_code == 2 and "not both" in flat(both.stderr)
 
 
 SEAT_ROWS = (
@@ -424,6 +426,17 @@ def test_games_filtered_by_outcome_and_tournament(ledger: Path) -> None:
     assert none.exit_code == 0 and "r000" not in none.stdout
     both = invoke("games", "--ledger", str(ledger), "--tournament", "Tiny", "--outcome", "normal")
     assert both.stdout.count("r000") == 2
+    # An outcome that no game can have is a typo, said so rather than an empty list.
+    for command in (("games",), ("games", "void", "--tournament", "Tiny", "--reason", "x")):
+        typo = invoke(*command, "--ledger", str(ledger), "--outcome", "crsh")
+        assert typo.exit_code == 2, typo.output
+        assert "no outcome 'crsh': one of normal, timeout, illegal-action" in flat(typo.stderr)
+    assert rows(ledger, "SELECT count(*) FROM games") == [(2,)], "nothing voided"
+
+
+def test_a_tournaments_board_or_the_pooled_ones_not_both(ledger: Path) -> None:
+    result = invoke("leaderboard", "--ledger", str(ledger), "--tournament", "Tiny", "--pooled")
+    assert result.exit_code == 2 and "not both" in flat(result.stderr)
 
 
 def test_export_records(ledger: Path, tmp_path: Path) -> None:
