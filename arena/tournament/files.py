@@ -183,7 +183,8 @@ def _describe(err: Any, root: type[BaseModel]) -> tuple[str, str]:
         return where, f"expected one of {expected}, got {given!r}"
     if kind in _BOUNDS:
         bound = next(iter(ctx.values()))
-        return where, f"expected an integer {_BOUNDS[kind]} {bound}, got {given!r}"
+        number = "a number" if isinstance(bound, float) else "an integer"  # a fraction's bound: 1.0
+        return where, f"expected {number} {_BOUNDS[kind]} {bound}, got {given!r}"
     if kind in ("too_short", "too_long") and where == "entrants":
         bound = f"at most {ctx.get('max_length')}" if kind == "too_long" else "at least one"
         return where, f"expected {bound} [[entrants]] tables with a name and a command"

@@ -242,6 +242,13 @@ def test_matches_per_process_is_read_and_checked() -> None:
             parse({"name": "L", "matchmaking": {"matches_per_process": bad}}, "c.toml")
 
 
+def test_a_fraction_out_of_bounds_is_told_as_a_number() -> None:
+    for bad, bound in ((5, "<= 1.0"), (-1, "> 0.0")):
+        with pytest.raises(CompetitionFileError) as info:
+            parse({"name": "L", "matchmaking": {"max_error_rate": bad}}, "c.toml")
+        assert f"max_error_rate: expected a number {bound}, got {bad}" in str(info.value)
+
+
 def test_a_step_taken_on_an_old_status_does_not_undo_a_withdrawal(
     comp: tuple[Ledger, Competitions, int],
 ) -> None:
