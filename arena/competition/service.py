@@ -41,10 +41,14 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
         if token:
             author = await self.server.db.call(self.server.store.author_of, self.server.cid, token)
         if author is None:
+            given_one = (
+                "the token given is no author's of this competition"
+                if token
+                else "an author's token is needed (metadata 'authorization: Bearer <token>')"
+            )
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED,
-                "an author's token is needed (metadata 'authorization: Bearer <token>'); the "
-                "organiser gives one with: arena compete author add NAME",
+                f"{given_one}; the organiser gives one with: arena compete author add NAME",
             )
         assert author is not None
         return author

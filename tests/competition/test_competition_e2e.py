@@ -175,6 +175,12 @@ async def refused_and_failing_submissions(tmp_path: Path) -> None:
         with pytest.raises(grpc.aio.AioRpcError) as info:
             await stranger.submit(bundles.pack(bot_folder(tmp_path, "x"), 2**20))
         assert info.value.code() is grpc.StatusCode.UNAUTHENTICATED
+        assert "the token given is no author's of this competition" in str(info.value.details())
+        anonymous = Author(server.submissions_address, "")
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            await anonymous.submit(b"")
+        assert "an author's token is needed" in str(info.value.details())
+        await anonymous.channel.close()
         # A path-traversal archive: refused at once, nothing written outside.
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w:gz") as tar:
