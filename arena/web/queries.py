@@ -180,12 +180,20 @@ def _author_sql(conn: sqlite3.Connection, alias: str) -> str:
 # ---------------------------------------------------------------- events and boards
 
 
-def _status(finished_at: str | None, renewed_at: float | None) -> str:
+def _status(finished_at: str | None, renewed_at: float | None, paused: bool = False) -> str:
     if finished_at:
         return "finished"
     if renewed_at is not None and time.time() - renewed_at < 3 * RENEW_SECONDS:
-        return "running"
+        return "paused" if paused else "running"  # paused: a competition pairing no new games
     return "stopped"
+
+
+def _paused(conn: sqlite3.Connection) -> set[int]:
+    """The competitions their organiser has paused."""
+    if not _has_table(conn, "competition_state"):
+        return set()
+    rows = conn.execute("SELECT competition_id FROM competition_state WHERE paused")
+    return {int(r[0]) for r in rows}
 
 
 def _settings(spec_text: str) -> dict[str, Any]:
@@ -224,7 +232,7 @@ FROM tournaments t
 """
 
 
-def _event(row: sqlite3.Row, counts: EventCount) -> dict[str, Any]:
+def _event(row: sqlite3.Row, counts: EventCount, paused: set[int]) -> dict[str, Any]:
     tid = row["id"]
     return {
         "id": tid,
@@ -233,7 +241,7 @@ def _event(row: sqlite3.Row, counts: EventCount) -> dict[str, Any]:
         "variant": row["variant"],
         "created_at": row["created_at"],
         "finished_at": row["finished_at"],
-        "status": _status(row["finished_at"], row["renewed_at"]),
+        "status": _status(row["finished_at"], row["renewed_at"], tid in paused),
         "planned": counts.planned.get(tid, 0),
         "played": counts.played.get(tid, 0),
         "failures": counts.failures.get(tid, 0),
@@ -248,16 +256,18 @@ def events(reader: Reader) -> list[dict[str, Any]]:
     counts = reader.tally.events(reader)
     with reader.read() as conn:
         rows = conn.execute(_EVENT_SQL + " ORDER BY t.id DESC").fetchall()
-    return [_event(r, counts) for r in rows]
+        paused = _paused(conn)
+    return [_event(r, counts, paused) for r in rows]
 
 
 def event(reader: Reader, event_id: int) -> dict[str, Any]:
     counts = reader.tally.events(reader)
     with reader.read() as conn:
         row = conn.execute(_EVENT_SQL + " WHERE t.id = ?", (event_id,)).fetchone()
+        paused = _paused(conn)
     if row is None:
         raise NotFound(f"no tournament or competition {event_id}")
-    return _event(row, counts)
+    return _event(row, counts, paused)
 
 
 def boards(conn: sqlite3.Connection, kind: str | None = None) -> list[dict[str, Any]]:

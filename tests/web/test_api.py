@@ -714,3 +714,23 @@ def test_head_to_head_is_left_out_for_a_large_field(
     assert data["leaderboard"], "the leaderboard itself is still there"
     page = client.get("/events/1").text
     assert 'id="pairings-omitted"' in page and 'id="pairings"' not in page
+
+
+def test_a_paused_competition_is_shown_paused(tmp_path: Path) -> None:
+    """The organiser's pause (arena compete pause) shows on the web as it does in compete status."""
+    from arena.competition.spec import parse as parse_competition
+    from arena.ledger.competitions import Competitions
+
+    led = Ledger(tmp_path / "c.sqlite")
+    try:
+        cid = led.register(parse_competition({"name": "Ladder"}), kind="competition").id
+        led.take_lease(cid)  # served, as compete serve holds it
+        comp = Competitions(led)
+        with TestClient(create_app(tmp_path / "c.sqlite")) as client:
+            for paused, status in ((True, "paused"), (False, "running")):
+                comp.set_paused(cid, paused)
+                assert client.get(f"/api/events/{cid}").json()["event"]["status"] == status
+                assert client.get("/api/events").json()["events"][0]["status"] == status
+                assert f"status-{status}" in client.get(f"/events/{cid}").text
+    finally:
+        led.close()
