@@ -158,10 +158,11 @@ def read_manifest(folder: Path) -> Manifest:
 
 def pack(folder: Path, limit_bytes: int) -> bytes:
     """A folder as a bundle (gzipped tar, names relative to the folder), refusing what unpack would:
-    symbolic links, sockets, named pipes and devices. Every regular file is packed as a plain file,
+    symbolic links, sockets, named pipes and devices (the error names what, relative to the folder:
+    the caller names the folder). Every regular file is packed as a plain file,
     whatever other names it has."""
     if not (folder / MANIFEST).is_file():
-        raise BundleError(f"{folder}: no {MANIFEST} (the manifest: name, version, language, run)")
+        raise BundleError(f"no {MANIFEST} (the manifest: name, version, language, run)")
     buf = io.BytesIO()
     # gzip's header holds a time, the time of packing unless told otherwise: 0, so that the same
     # files make the same bundle (and the same digest) whenever they are packed.
@@ -197,7 +198,7 @@ def pack(folder: Path, limit_bytes: int) -> bytes:
             elif info.isdir():
                 tar.addfile(info)
             if buf.tell() > limit_bytes:
-                raise BundleError(f"{folder}: over the bundle size limit of {limit_bytes} bytes")
+                raise BundleError(f"over the bundle size limit of {limit_bytes} bytes")
     return buf.getvalue()
 
 
