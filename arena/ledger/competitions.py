@@ -99,8 +99,11 @@ class Competitions:
     def add_author(self, competition_id: int, name: str) -> str:
         """A new author; returns the author's token (shown once: only its hash is kept)."""
         name = name.strip()
-        if not name or len(name) > 64 or any(ch in name for ch in "\n\r\0"):
-            raise LedgerError(f"{self.path}: an author's name is 1-64 characters on one line")
+        # Shown on boards, in terminals and on the web: no control character (an escape sequence).
+        if not name or len(name) > 64 or not name.isprintable():
+            raise LedgerError(
+                f"{self.path}: an author's name is 1-64 printable characters, got {name!r}"
+            )
         token = new_token()
         with self.ledger.transaction():
             if self.conn.execute(

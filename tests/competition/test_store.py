@@ -44,6 +44,10 @@ def test_authors_tokens_are_kept_hashed(comp: tuple[Ledger, Competitions, int]) 
     assert store.author_of(cid, token + "x") is None
     with pytest.raises(LedgerError, match="already an author named 'ada'"):
         store.add_author(cid, "ada")
+    for bad in ("", " ", "x" * 65, "a\nb", "red \x1b[31mtext", "tab\there"):
+        with pytest.raises(LedgerError, match="an author's name is 1-64 printable characters"):
+            store.add_author(cid, bad)
+    assert store.author_of(cid, store.add_author(cid, "Ada Lovelace")) is not None
 
 
 def test_a_bot_belongs_to_its_author_and_a_version_is_submitted_once(
