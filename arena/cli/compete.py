@@ -168,10 +168,12 @@ def serve(
 
 def _competition(led: Ledger, name: str | None) -> int:
     competitions = [t for t in led.tournaments() if t.kind == "competition"]
+    if not competitions:
+        raise fail(f"no competition in {led.path} yet (arena compete serve FILE starts one)")
     if name is None:
         if len(competitions) == 1:
             return competitions[0].id
-        names = ", ".join(repr(t.name) for t in competitions) or "none yet (arena compete serve)"
+        names = ", ".join(repr(t.name) for t in competitions)
         raise fail(f"say which competition with --competition (competitions: {names})")
     for t in competitions:
         if t.name == name or str(t.id) == name:

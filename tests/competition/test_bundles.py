@@ -349,19 +349,3 @@ def test_pack_refuses_special_files_by_name(tmp_path: Path, kind: str, message: 
             sock.bind(str(src / name))
     with pytest.raises(BundleError, match=f"^{name}: {message}; bundles hold plain files"):
         pack(src, MB)
-
-
-def test_submitting_a_folder_without_a_manifest_names_the_folder_once(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
-    from arena.cli.main import app
-
-    folder = tmp_path / "nomanifest"
-    folder.mkdir()
-    result = CliRunner().invoke(
-        app, ["compete", "submit", str(folder), "--server", "127.0.0.1:1", "--token", "t"]
-    )
-    assert result.exit_code == 2
-    message = " ".join(result.output.split())
-    assert f"error: {folder}: no arena-bot.toml (the manifest" in message
-    assert message.count(str(folder)) == 1
