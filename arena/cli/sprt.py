@@ -316,6 +316,7 @@ def sprt(
     suite = _suite(deals, v, seed, max_pairs)
     if len(suite) < max_pairs:
         print(f"the deal suite holds {len(suite)} deals: at most {len(suite)} pairs")
+    shown_pairs = min(max_pairs, len(suite))
     try:
         time_control = TimeControl(budget_ms=budget_ms, bank_ms=bank_ms, grace_ms=grace_ms)
     except ValueError as exc:
@@ -324,7 +325,7 @@ def sprt(
         f"{v.name}: {new_name} (new) against {old_name} (old)"
         + (f", opponents {opp_name}" if OPPONENT in roles else "")
         + f"; H0 {model.value} Elo {elo0:g}, H1 {elo1:g}, alpha {alpha:g}, beta {beta:g}; "
-        + (f"{max_pairs} pairs" if games is not None else f"at most {max_pairs} pairs")
+        + (f"{shown_pairs} pairs" if games is not None else f"at most {shown_pairs} pairs")
         + f" on {'deals of ' + suite.source if suite.source else 'the deal suite'}",
         flush=True,
     )

@@ -167,6 +167,21 @@ def test_a_fixed_test_between_real_bots_on_a_deal_suite(tmp_path: Path) -> None:
     assert "first (new): average points" in result.output
 
 
+def test_a_suite_shorter_than_the_games_asked_for_is_said_once(tmp_path: Path) -> None:
+    suite = tmp_path / "deals.txt"
+    fresh_deals(1, "rubicon").save(suite)
+    result = runner.invoke(
+        app,
+        ["sprt", "--bot", FIRST, "--bot", RANDOM, "--variant", "rubicon", "--deals", str(suite),
+         "--games", "10", *SLOW_CLOCK],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "the deal suite holds 1 deals: at most 1 pairs"
+    assert "; 1 pairs on deals of " in lines[1], lines[1]  # not the 5 of --games
+    assert values(result.output)["pairs"] == "1"
+
+
 def test_a_failing_bot_loses_its_games_and_is_shown() -> None:
     result = runner.invoke(
         app,
