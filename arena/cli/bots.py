@@ -50,8 +50,13 @@ def sandbox_probe(mode: str, show: bool = True) -> Probe:
     return found
 
 
+# Interpreters: a bot they run is named after its script (``node bot.js`` is "bot", not "node").
+INTERPRETERS = ("python", "node", "nodejs", "deno", "bun", "ruby", "perl", "php", "java", "lua")
+
+
 def name_of(command: str) -> str:
-    """A short name for a bot from its command line: the module after -m, else the program's name."""
+    """A short name for a bot from its command line: the module after -m, the script an interpreter
+    runs, else the program's name."""
     try:
         argv = shlex.split(command)
     except ValueError:
@@ -61,10 +66,11 @@ def name_of(command: str) -> str:
     if "-m" in argv[:-1]:
         return argv[argv.index("-m") + 1].rsplit(".", 1)[-1]
     program = argv[0].rsplit("/", 1)[-1]
-    if program.startswith("python") or program == "{python}":
+    interpreter = "python" if program == "{python}" else program.rstrip("0123456789.")
+    if interpreter in INTERPRETERS:
         scripts = [a for a in argv[1:] if not a.startswith("-")]
-        if "-c" in argv or not scripts:
-            return "python"
+        if "-c" in argv or "-e" in argv or not scripts:
+            return interpreter
         program = scripts[0].rsplit("/", 1)[-1]
     return program.rsplit(".", 1)[0] if "." in program else program
 

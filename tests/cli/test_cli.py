@@ -312,7 +312,10 @@ def test_match_rejects_a_bad_failure_policy() -> None:
 def test_bot_names_from_commands() -> None:
     assert name_of("python -m arena_bot.random_bot") == "random_bot"
     assert name_of("/usr/bin/python3 bots/my_bot.py --fast") == "my_bot"
-    assert name_of("node clients/javascript/bot.js") == "node"
+    # A script an interpreter runs names the bot: two Node bots are not "node" and "node#2".
+    assert name_of("node clients/javascript/bot.js") == "bot"
+    assert name_of("node mybots/tiny.js --quiet") == "tiny"
+    assert name_of("node -e 'x'") == "node"
     assert name_of("./target/release/bezique-bot") == "bezique-bot"
     assert name_of("python -c 'print(1)'") == "python"
     assert name_of("{python} -m arena_bot.greedy_bot") == "greedy_bot"
