@@ -271,7 +271,7 @@ def _members(tar: tarfile.TarFile, max_files: int, max_bytes: int) -> list[tarfi
         names.add(normal)
         total += max(m.size, 0)
         if total > max_bytes:
-            raise BundleError(f"unpacked, over the limit of {max_bytes} bytes")
+            raise BundleError(f"unpacked, over the limit of {max_bytes} bytes (max_unpacked_mb)")
     if MANIFEST not in names:
         raise BundleError(f"no {MANIFEST} at the bundle's root{_packed_folder(names)}")
     return members
@@ -308,7 +308,9 @@ def _extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], into: Path, l
             while chunk := source.read(65536):
                 written += len(chunk)
                 if written > limit:
-                    raise BundleError(f"unpacked, over the limit of {limit} bytes")
+                    raise BundleError(
+                        f"unpacked, over the limit of {limit} bytes (max_unpacked_mb)"
+                    )
                 out.write(chunk)
         mode = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
         if m.mode & 0o111:
