@@ -116,7 +116,7 @@ class CompetitionServer:
         entry = await self.db.call(self.ledger.register, spec, None, "competition")
         self.cid, self.deal_key = entry.id, entry.deal_key
         await self.db.call(self.ledger.take_lease, self.cid)
-        forgotten = await self.db.call(self.store.unplan_unplayed, self.cid)
+        forgotten = await self.db.call(self.store.unplan_unplayed, self.cid, keep_begun=True)
         if forgotten:
             self.say(f"forgot {forgotten} game(s) planned but never played before the last stop")
         self.order = await self.db.call(self.store.next_ord, self.cid)
@@ -199,7 +199,7 @@ class CompetitionServer:
             # The games cut short are forgotten now rather than at the next start (but for the rest
             # of a pairing begun, which the next start plays).
             async with asyncio.timeout(5.0):
-                await self.db.call(self.store.unplan_unplayed, self.cid)
+                await self.db.call(self.store.unplan_unplayed, self.cid, keep_begun=True)
         with contextlib.suppress(Exception):
             async with asyncio.timeout(2.0):
                 await self.db.call(self.ledger.release_lease, self.cid)

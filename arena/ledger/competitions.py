@@ -422,16 +422,17 @@ class Competitions:
         return int(row[0]) + 1
 
     @_guarded
-    def unplan_unplayed(self, competition_id: int, keys: tuple[str, ...] = ()) -> int:
-        """Forget planned games that were never recorded: these keys, or else every pairing of which
-        no game was recorded. A competition that stopped mid-game pairs afresh, and the games after
-        them can be rated; the rest of a pairing begun (a deal played in some of its seat
-        rotations) stays planned, for :meth:`begun_pairings` to finish."""
-        if keys:
-            where = f"AND key IN ({', '.join('?' * len(keys))})"
-        else:
-            where = (
-                "AND NOT EXISTS (SELECT 1 FROM games g WHERE g.tournament_id = "
+    def unplan_unplayed(
+        self, competition_id: int, keys: tuple[str, ...] = (), *, keep_begun: bool = False
+    ) -> int:
+        """Forget planned games that were never recorded (all of them, or these keys): a competition
+        that stopped mid-game pairs afresh, and the games after them can be rated. With
+        ``keep_begun`` the rest of a pairing begun (a deal played in some of its seat rotations)
+        stays planned, for :meth:`begun_pairings` to finish."""
+        where = f"AND key IN ({', '.join('?' * len(keys))})" if keys else ""
+        if keep_begun:
+            where += (
+                " AND NOT EXISTS (SELECT 1 FROM games g WHERE g.tournament_id = "
                 "planned_games.tournament_id AND g.pairing = planned_games.pairing)"
             )
         with self.ledger.transaction():

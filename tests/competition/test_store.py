@@ -180,7 +180,7 @@ def test_the_rest_of_a_pairing_begun_stays_planned(comp: tuple[Ledger, Competiti
     fresh = ScheduledGame("c000000002-s0", 2, 0, 2, 0, 0, 8, (("a",), ("b",)), ("a", "b"))
     led.plan(cid, [*begun, fresh])
     led.record_game(cid, "two-handed", begun[0], ids, record())
-    assert store.unplan_unplayed(cid) == 1  # the fresh pairing
+    assert store.unplan_unplayed(cid, keep_begun=True) == 1  # the fresh pairing
     assert store.begun_pairings(cid) == [([begun[1]], ids)]
     assert store.next_ord(cid) == 2
     assert store.unplan_unplayed(cid, (begun[1].key,)) == 1  # given by key: forgotten
