@@ -165,6 +165,7 @@ class BotProcess:
         env = bot_environment()
         env.update(ARENA_TOKEN=token, ARENA_BOT_NAME=name, **{MARKER: marker})
         _check_program(name, argv[0], env.get("PATH"))
+        _check_script(name, argv)
         # A start called off half-way (its game was) leaves nothing behind: neither a lease nor a
         # process (see completed_or_undone).
         try:
@@ -403,6 +404,28 @@ def _check_program(name: str, program: str, path: str | None) -> None:
     if found is None or not os.path.isfile(found) or not os.access(found, os.X_OK):
         where = "found in PATH" if os.sep not in program else "an executable file"
         raise LaunchError(f"bot {name!r}: cannot start {program!r}: it is not {where}")
+
+
+SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs")  # what python or node runs from a file
+
+
+def _check_script(name: str, argv: Sequence[str]) -> None:
+    """The script Python or Node is to run, named by a relative path that exists neither where the
+    command was read from nor where the arena runs (both are tried: see :func:`resolve_paths`), is
+    refused: the bot would start in a folder of its own and fail there, naming a path its author
+    never wrote."""
+    program = os.path.basename(argv[0])
+    if not (program.startswith("python") or program in ("node", "nodejs")):
+        return
+    if any(a in ("-m", "-c", "-e", "-p", "--eval", "--print") for a in argv[1:]):
+        return  # a module or code on the command line, not a file
+    script = next((a for a in argv[1:] if not a.startswith("-")), "")
+    if script.endswith(SCRIPT_SUFFIXES) and not os.path.isabs(script):
+        raise LaunchError(
+            f"bot {name!r}: cannot start it: its script {script!r} does not exist (a relative "
+            "path is read from the folder of the file that names the bot, else from where the "
+            "arena runs)"
+        )
 
 
 def _absolute(arg: str, base: str | Path = ".") -> str:

@@ -199,6 +199,15 @@ def test_a_command_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:
             )
     with pytest.raises(LaunchError, match="cannot split"):
         asyncio.run(BotProcess.start("t", "python 'unclosed", "127.0.0.1:1", "tok", None, LIGHT))
+    # A mistyped script: said before the bot starts, not as the sandbox's "can't open file
+    # '/home/bot/lowdeclarr.py'" once it has.
+    for command in ("{python} -u mybots/lowdeclarr.py --new", "node mybots/tny.js"):
+        with pytest.raises(LaunchError) as info:
+            asyncio.run(BotProcess.start("low", command, "127.0.0.1:1", "tok", None, LIGHT))
+        script = command.split()[-2 if command.endswith("--new") else -1]
+        assert f"bot 'low': cannot start it: its script {script!r} does not exist" in str(
+            info.value
+        )
 
 
 def test_a_bot_that_exits_at_once_is_started_and_ends(tmp_path: Path) -> None:

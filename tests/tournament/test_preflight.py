@@ -44,10 +44,10 @@ def test_an_entrant_that_cannot_start_stops_the_run_before_any_game(tmp_path: Pa
     took = time.monotonic() - started
     assert result.exit_code == 2, result.output
     message = " ".join(result.stderr.split())
-    assert "entrant 'typo'" in message and "before connecting" in message
-    assert "nothing recorded" in message
-    assert "No such file" in message or "can't open file" in message, "its last output is shown"
-    assert took < 60, "noticed when the bot exits, not after the connect timeout"
+    assert "entrant 'typo'" in message and "nothing recorded" in message
+    # Its script is missing: said before it starts, naming the path as the file wrote it.
+    assert "its script 'bots/mybot.py' does not exist" in message
+    assert took < 60, "noticed at once, not after the connect timeout"
     conn = sqlite3.connect(ledger)
     try:
         assert conn.execute("SELECT count(*) FROM tournaments").fetchone() == (0,)
@@ -60,6 +60,18 @@ def test_an_entrant_that_cannot_start_stops_the_run_before_any_game(tmp_path: Pa
     tmp_path.chmod(0o755)
     again = CliRunner().invoke(app, ["run", str(toml), "--ledger", str(ledger)])
     assert again.exit_code == 0, again.output
+
+
+def test_an_entrant_that_dies_at_start_stops_the_run_with_its_last_words(tmp_path: Path) -> None:
+    toml = tmp_path / "doomed.toml"
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "mybot.py").write_text("raise SystemExit('cannot find my weights')\n")
+    toml.write_text(TOURNAMENT)
+    result = CliRunner().invoke(app, ["run", str(toml), "--ledger", str(tmp_path / "l.sqlite")])
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.stderr.split())
+    assert "entrant 'typo'" in message and "before connecting" in message
+    assert "nothing recorded" in message and "cannot find my weights" in message
 
 
 def test_a_token_on_a_command_line_is_refused_in_the_file(tmp_path: Path) -> None:
