@@ -144,6 +144,11 @@ def open_ledger(path: Path, must_exist: bool = True) -> Ledger:
 
     if must_exist and str(path) != ":memory:" and not path.exists():
         raise fail(f"no ledger at {path} (run a tournament first: arena run FILE)")
+    if must_exist and str(path) != ":memory:" and path.is_file() and path.stat().st_size == 0:
+        # SQLite would take it for a database of no tables, and the ledger would be made in it.
+        raise fail(
+            f"{path} is an empty file, not a ledger (run a tournament first: arena run FILE)"
+        )
     try:
         return Ledger(path)
     except LedgerError as exc:

@@ -228,6 +228,13 @@ def test_leaderboard_of_an_empty_ledger(tmp_path: Path) -> None:
     result = invoke("leaderboard", "--ledger", str(path))
     assert result.exit_code == 0
     assert "no rated games yet" in result.stdout
+    # An empty file is no ledger: a reading command does not make one in it.
+    blank = tmp_path / "blank.sqlite"
+    blank.touch()
+    for command in (("leaderboard",), ("games",), ("tournaments",)):
+        result = invoke(*command, "--ledger", str(blank))
+        assert result.exit_code == 2 and "is an empty file, not a ledger" in flat(result.stderr)
+    assert blank.stat().st_size == 0
 
 
 def test_leaderboard_from_the_environment(ledger: Path, monkeypatch: pytest.MonkeyPatch) -> None:
