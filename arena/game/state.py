@@ -443,8 +443,10 @@ def shuffled_kinds(rng: random.Random, size: int) -> list[int]:
 def _check_deck(variant: Variant, deck: Sequence[int], index: int) -> tuple[int, ...]:
     size = variant.deck_size
     kinds = [c & 31 for c in deck]
-    if len(deck) != size or any(not 0 <= c < size for c in deck):
-        raise ValueError(f"deck {index} must hold {size} cards numbered 0..{size - 1}")
+    if len(deck) != size:
+        raise ValueError(f"deck {index} must hold {size} cards, got {len(deck)}")
+    if any(not 0 <= c < size for c in deck):
+        raise ValueError(f"deck {index}: a card's number is 0..{size - 1}")
     counts = [0] * 32
     for k in kinds:
         counts[k] += 1

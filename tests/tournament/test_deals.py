@@ -100,7 +100,7 @@ def test_a_deal_configures_every_game_of_a_match() -> None:
         (HEADER + "deal 5 dealer=0 dealer=1\n", "s.txt:3: dealer is given twice"),
         (HEADER + "deal 5 dealer\n", "s.txt:3: expected dealer=N or deck=CARDS"),
         (HEADER + "deal 5 hand=QS\n", "s.txt:3: unknown field 'hand'"),
-        (HEADER + "deal 5 deck=QS,JD\n", "s.txt:3: deck 0 must hold 64 cards"),
+        (HEADER + "deal 5 deck=QS,JD\n", "s.txt:3: deck 0 must hold 64 cards, got 2"),
         (HEADER + "deal 5 deck=QS,,JD\n", "s.txt:3: deck 0: empty card"),
         (HEADER + "deal 5 deck=QS,ZZ\n", "s.txt:3: deck 0: expected a card such as QS"),
     ],
