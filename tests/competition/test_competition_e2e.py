@@ -101,6 +101,18 @@ async def running(tmp_path: Path, **over: Any) -> AsyncIterator[tuple[Competitio
         led.close()
 
 
+def ada_and_bob(
+    server: CompetitionServer, led: Ledger
+) -> tuple[store.Competitions, Author, Author]:
+    """The competition's records, and two authors with their tokens: ada and bob."""
+    comp = store.Competitions(led)
+    ada, bob = (
+        Author(server.submissions_address, comp.add_author(server.cid, name))
+        for name in ("ada", "bob")
+    )
+    return comp, ada, bob
+
+
 async def until(
     check: Callable[[], bool], timeout: float = TIMEOUT, state: Callable[[], object] = str
 ) -> None:
@@ -119,9 +131,7 @@ async def authors_submit_and_the_board_moves(tmp_path: Path) -> None:
     # A bundle's process may play several games (the matchmaking of spec_data plus this).
     reuse = {"games_at_once": 2, "pause_seconds": 0.2, "matches_per_process": 4}
     async with running(tmp_path, matchmaking=reuse) as (server, led):
-        comp = store.Competitions(led)
-        ada = Author(server.submissions_address, comp.add_author(server.cid, "ada"))
-        bob = Author(server.submissions_address, comp.add_author(server.cid, "bob"))
+        comp, ada, bob = ada_and_bob(server, led)
         one = await ada.submit(bundles.pack(bot_folder(tmp_path, "ada-bot"), 2**20))
         two = await bob.submit(bundles.pack(bot_folder(tmp_path, "bob-bot"), 2**20))
         assert (one.bot, one.version) == ("ada-bot", "1")
@@ -247,9 +257,7 @@ async def a_bot_that_fails_is_suspended(tmp_path: Path) -> None:
     among the seats) is suspended, and its author reads why: the rate and its last failure."""
     rules = {"pause_seconds": 0.2, "max_error_rate": 0.5, "error_window": 4}
     async with running(tmp_path, matchmaking=rules) as (server, led):
-        comp = store.Competitions(led)
-        ada = Author(server.submissions_address, comp.add_author(server.cid, "ada"))
-        bob = Author(server.submissions_address, comp.add_author(server.cid, "bob"))
+        _, ada, bob = ada_and_bob(server, led)
         good = await ada.submit(bundles.pack(bot_folder(tmp_path, "ada-bot"), 2**20))
         assert (await ada.wait(good.submission_id)).status == "active"
         folder = bot_folder(tmp_path, "quitter")
@@ -410,9 +418,7 @@ async def remote_entrant(tmp_path: Path) -> None:
     given games while connected (single deals: it keeps its memory between games), and skipped, not
     forfeited, once it has gone."""
     async with running(tmp_path) as (server, led):
-        comp = store.Competitions(led)
-        ada = Author(server.submissions_address, comp.add_author(server.cid, "ada"))
-        bob = Author(server.submissions_address, comp.add_author(server.cid, "bob"))
+        _, ada, bob = ada_and_bob(server, led)
         bundle = await bob.submit(bundles.pack(bot_folder(tmp_path, "bob-bot"), 2**20))
         assert (await bob.wait(bundle.submission_id)).status == "active"
         reg = await ada.stub.RegisterRemote(
@@ -472,9 +478,7 @@ async def examples_play(tmp_path: Path) -> None:
     SDKs read on after MatchOver)."""
     reuse = {"games_at_once": 2, "pause_seconds": 0.2, "matches_per_process": 4}
     async with running(tmp_path, matchmaking=reuse) as (server, led):
-        comp = store.Competitions(led)
-        ada = Author(server.submissions_address, comp.add_author(server.cid, "ada"))
-        bob = Author(server.submissions_address, comp.add_author(server.cid, "bob"))
+        comp, ada, bob = ada_and_bob(server, led)
         examples = ROOT / "competitions" / "examples"
         py = await ada.submit(bundles.pack(examples / "python-bot", 2**20))
         js = await bob.submit(bundles.pack(examples / "js-bot", 2**20))

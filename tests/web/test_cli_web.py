@@ -4,17 +4,13 @@ prints (loopback, a free port with --port 0) until interrupted."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
 from typer.testing import CliRunner
+from web_helpers import arena_web
 
 from arena.cli.main import app
-
-ARENA = [sys.executable, "-c", "from arena.cli.main import app; app()"]
 
 
 def test_web_refuses_a_missing_ledger(tmp_path: Path) -> None:
@@ -32,15 +28,7 @@ def test_web_refuses_a_file_that_is_no_ledger(tmp_path: Path) -> None:
 
 
 def test_web_serves_the_ledger_on_the_address_it_prints(built_ledger: Path) -> None:
-    process = subprocess.Popen(
-        [*ARENA, "web", "--ledger", str(built_ledger), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
+    with arena_web("--ledger", str(built_ledger)) as (process, line):
         assert line.startswith(f"arena web: {built_ledger} at http://127.0.0.1:"), line
         url = line.split(" at ", 1)[1].strip()
         with urllib.request.urlopen(url + "api/events", timeout=60) as response:
@@ -48,11 +36,4 @@ def test_web_serves_the_ledger_on_the_address_it_prints(built_ledger: Path) -> N
         assert [e["name"] for e in events] == ["Web <fixture> & co"]
         with urllib.request.urlopen(url, timeout=60) as response:
             assert "Web &lt;fixture&gt; &amp; co" in response.read().decode()
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(30)
-        finally:
-            if process.poll() is None:
-                process.kill()
     assert process.returncode == 0, process.stderr.read() if process.stderr else ""

@@ -7,9 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
-import subprocess
-import sys
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -20,7 +17,7 @@ from unittest import mock
 import grpc
 import pytest
 from starlette.testclient import TestClient
-from web_helpers import Referee
+from web_helpers import Referee, arena_web
 
 from arena.cli.serve import token_file
 from arena.web.app import create_app
@@ -128,24 +125,14 @@ def test_arena_web_finds_a_local_referees_token(
         written = token_file(referee.address)
     written.parent.mkdir(mode=0o700)
     written.write_text(TOKEN)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli.main", "web", "--ledger", str(built_ledger),
-         "--port", "0", "--server", referee.address],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-    )  # fmt: skip
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().split(" at ", 1)[1].strip()
+    with arena_web("--ledger", str(built_ledger), "--server", referee.address, env=env) as (
+        _,
+        line,
+    ):
+        url = line.split(" at ", 1)[1].strip()
         with urllib.request.urlopen(url + "api/live/matches", timeout=60) as response:
             matches = json.load(response)["matches"]
         assert [m["match_id"] for m in matches] == [match_id]
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(30)
-        finally:
-            if process.poll() is None:
-                process.kill()
 
 
 def test_a_match_streams_its_public_events_then_its_result(

@@ -1,12 +1,17 @@
-"""Helpers of the web tests: reading and changing a ledger copy, and the web app served on a free
-loopback port."""
+"""Helpers of the web tests: reading and changing a ledger copy, the web app served on a free
+loopback port, and ``arena web`` as a process of its own."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -19,6 +24,31 @@ from arena.referee.record import MatchRecord
 from arena.service.manager import MatchManager
 from arena.service.server import ArenaServer, create_server
 from arena.web.app import create_app
+
+
+@contextlib.contextmanager
+def arena_web(
+    *args: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``arena web ARGS --port 0`` running, with the first line it printed (which names its URL);
+    stopped with Ctrl-C (SIGINT) at the end."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli.main", "web", *args, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        yield process, process.stdout.readline()
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(30)
+        finally:
+            if process.poll() is None:
+                process.kill()
 
 
 def query(path: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
