@@ -112,6 +112,7 @@ class BoardLine(NamedTuple):
     full_name: str  # the whole name when it was cut (the link's title), else ""
     version: str
     author: str
+    status: str  # a competition entrant's ("" in a tournament)
     exposed: str
     mu: str
     sigma: str
@@ -129,6 +130,7 @@ def board_lines(rows: list[dict[str, Any]]) -> list[BoardLine]:
             r["entrant"] if len(r["entrant"]) > 40 else "",
             cap(r["version"], 24),
             cap(r["author"], 24),
+            r["status"],
             _number(r["exposed"]),
             _number(r["mu"]),
             _number(r["sigma"]),

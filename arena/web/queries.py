@@ -166,6 +166,17 @@ def _has_table(conn: sqlite3.Connection, table: str) -> bool:
     return row is not None
 
 
+def _status_sql(conn: sqlite3.Connection, alias: str) -> str:
+    """A competition entrant's submission status (active, replaced, suspended...; '' for an entrant
+    of a tournament file)."""
+    if not _has_table(conn, "submissions"):
+        return "''"
+    return (
+        "coalesce((SELECT s.status FROM submissions s "
+        f"WHERE s.entrant_id = {alias}.id ORDER BY s.id DESC LIMIT 1), '')"
+    )
+
+
 def _author_sql(conn: sqlite3.Connection, alias: str) -> str:
     """An entrant's author: the author of the competition submission it plays as ('' for an entrant
     of a tournament file)."""
@@ -341,6 +352,7 @@ def _board_rows(
 ) -> list[dict[str, Any]]:
     rows = conn.execute(
         f"SELECT e.id, e.name, e.version, e.language, {_author_sql(conn, 'e')} AS author, "
+        f"{_status_sql(conn, 'e')} AS status, "
         "r.mu, r.sigma, r.exposed, r.games FROM ratings r JOIN entrants e ON e.id = r.entrant_id "
         "WHERE r.board_id = ? ORDER BY r.exposed DESC, e.name, e.version",
         (b["id"],),
@@ -355,6 +367,7 @@ def _board_rows(
                 "version": cap(r["version"]),
                 "language": cap(r["language"]),
                 "author": cap(r["author"]),
+                "status": r["status"],  # a competition's: active, replaced, suspended, withdrawn
                 "exposed": r["exposed"],
                 "mu": r["mu"],
                 "sigma": r["sigma"],

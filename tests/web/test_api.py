@@ -653,6 +653,21 @@ def test_head_to_head_tells_a_bots_versions_apart(tmp_path: Path) -> None:
     with TestClient(create_app(tmp_path / "comp.sqlite")) as client:
         data = client.get(f"/api/events/{cid}").json()
         assert len(data["leaderboard"]) == 3
+        # The board says which version is in play: version 2 replaced version 1.
+        statuses = {(r["entrant"], r["version"]): r["status"] for r in data["leaderboard"]}
+        assert statuses == {
+            ("smart", "1"): "replaced",
+            ("smart", "2"): "active",
+            ("bold", "1"): "active",
+        }
+        board = client.get(f"/events/{cid}").text
+        board = board[
+            board.index('id="leaderboard"') : board.index(
+                "</table>", board.index('id="leaderboard"')
+            )
+        ]
+        assert '<th data-key="status"' in board and board.count("status-active") == 2
+        assert board.count("status-replaced") == 1
         keys = ("entrant_id", "entrant", "opponent_id", "opponent", "games", "wins", "losses")
         lines = [tuple(h[k] for k in keys) for h in data["pairings"]]
         assert lines == [
