@@ -166,26 +166,25 @@ def _has_table(conn: sqlite3.Connection, table: str) -> bool:
     return row is not None
 
 
-def _status_sql(conn: sqlite3.Connection, alias: str) -> str:
-    """A competition entrant's submission status (active, replaced, suspended...; '' for an entrant
-    of a tournament file)."""
+def _submission_sql(conn: sqlite3.Connection, alias: str, what: str) -> str:
+    """SQL for ``what`` of the competition submission the entrant ``alias`` plays as, its latest
+    (``s``: the submission, ``a``: its author); '' for an entrant of a tournament file."""
     if not _has_table(conn, "submissions"):
         return "''"
     return (
-        "coalesce((SELECT s.status FROM submissions s "
+        f"coalesce((SELECT {what} FROM submissions s JOIN authors a ON a.id = s.author_id "
         f"WHERE s.entrant_id = {alias}.id ORDER BY s.id DESC LIMIT 1), '')"
     )
 
 
 def _author_sql(conn: sqlite3.Connection, alias: str) -> str:
-    """An entrant's author: the author of the competition submission it plays as ('' for an entrant
-    of a tournament file)."""
-    if not _has_table(conn, "submissions"):
-        return "''"
-    return (
-        "coalesce((SELECT a.name FROM submissions s JOIN authors a ON a.id = s.author_id "
-        f"WHERE s.entrant_id = {alias}.id LIMIT 1), '')"
-    )
+    """An entrant's author: the author of the competition submission it plays as."""
+    return _submission_sql(conn, alias, "a.name")
+
+
+def _status_sql(conn: sqlite3.Connection, alias: str) -> str:
+    """A competition entrant's status: active, replaced, suspended, withdrawn..."""
+    return _submission_sql(conn, alias, "s.status")
 
 
 # ---------------------------------------------------------------- events and boards
