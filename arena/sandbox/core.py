@@ -433,7 +433,10 @@ def confine(
             shown.tmpfs(str(workdir), limits.home_bytes, "0777")  # root's, when the arena is root
             shown.bind(str(workdir), workspace.RESULT)
         chdir = str(workdir) if workdir is not None else mounts.HOME
-        full = _isolated_argv(argv, limits, lease.uid if lease else None, shown, chdir, workdir)
+        full = [
+            *_oom_first(),
+            *_isolated_argv(argv, limits, lease.uid if lease else None, shown, chdir, workdir),
+        ]
     except BaseException:
         if lease is not None:
             lease.release()
@@ -484,16 +487,14 @@ def _isolated_argv(
     if uid is None and build is not None:
         # The arena's uid makes both user namespaces; the build's cannot make more.
         return [
-            *_oom_first(), *prlimit, bwrap, *namespaces, "--unshare-user", *shown.args, "--chdir",
-            "/", "--",
+            *prlimit, bwrap, *namespaces, "--unshare-user", *shown.args, "--chdir", "/", "--",
             *between, bwrap, "--unshare-user", "--disable-userns", "--die-with-parent",
             "--dev-bind", "/", "/", *alone, "--chdir", chdir, "--", *argv,
         ]  # fmt: skip
     if uid is None:
         # One unprivileged bubblewrap, under the arena's own uid.
         return [
-            *_oom_first(), *prlimit, bwrap, *namespaces, "--unshare-user", "--disable-userns",
-            *shown.args,
+            *prlimit, bwrap, *namespaces, "--unshare-user", "--disable-userns", *shown.args,
             "--chdir", chdir, "--", *argv,
         ]  # fmt: skip
     # Root: the mounts are made with root's rights (a runtime under a private folder can be shown),
@@ -508,8 +509,8 @@ def _isolated_argv(
         "--",
     ]  # fmt: skip
     return [
-        *_oom_first(), bwrap, *namespaces, *shown.args, "--chdir", "/", "--", *drop, *prlimit,
-        *between, *inner, *argv,
+        bwrap, *namespaces, *shown.args, "--chdir", "/", "--", *drop, *prlimit, *between, *inner,
+        *argv,
     ]  # fmt: skip
 
 
