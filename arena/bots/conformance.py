@@ -31,7 +31,7 @@ from pathlib import Path
 
 import grpc
 
-from arena.bots.launcher import TAIL_LINE_CHARS, TAIL_LINES, BotProcess, printable
+from arena.bots.launcher import TAIL_LINES, BotProcess, output_line
 from arena.bots.limits import Limits
 from arena.bots.scripted import (
     CARTE_BLANCHE,
@@ -537,9 +537,4 @@ def _bar(lines: list[str]) -> list[str]:
 
 def _log_lines(data: bytes) -> list[str]:
     """A log's lines as the launcher keeps them: cut to length, made printable, blank ones left out."""
-    out = []
-    for line in data.split(b"\n"):
-        text = line[: 4 * TAIL_LINE_CHARS].decode(errors="replace").rstrip("\r")[:TAIL_LINE_CHARS]
-        if text.strip():
-            out.append(printable(text))
-    return out
+    return [text for line in data.split(b"\n") if (text := output_line(line))]

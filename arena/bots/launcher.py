@@ -249,12 +249,9 @@ class BotProcess:
                 log.close()
 
     def _keep(self, line: bytes) -> None:
-        # Only what is kept is decoded and cleaned (a character takes at most four bytes): a bot's
-        # long lines cost the arena no more than short ones.
-        text = line[: 4 * TAIL_LINE_CHARS].decode(errors="replace").rstrip("\r")
-        text = text[:TAIL_LINE_CHARS]
-        if text.strip():
-            self.tail.append(printable(text))
+        text = output_line(line)
+        if text:
+            self.tail.append(text)
 
     def last_output(self, lines: int = 8) -> list[str]:
         """The last lines the bot wrote (stdout and stderr), made printable and cut to length."""
@@ -383,6 +380,14 @@ class BotProcess:
 def marked_processes(marker: str) -> list[int]:
     """Processes whose environment carries this bot's marker (Linux /proc)."""
     return procs.with_marker(MARKER, marker)
+
+
+def output_line(line: bytes) -> str:
+    """A line of a bot's output as it is shown: decoded, cut to TAIL_LINE_CHARS, made printable; ""
+    for a blank one. Only what is kept is decoded and cleaned (a character takes at most four
+    bytes): a bot's long lines cost the arena no more than short ones."""
+    text = line[: 4 * TAIL_LINE_CHARS].decode(errors="replace").rstrip("\r")[:TAIL_LINE_CHARS]
+    return printable(text) if text.strip() else ""
 
 
 def printable(text: str) -> str:
