@@ -411,7 +411,24 @@ def _check_program(name: str, program: str, path: str | None) -> None:
         raise LaunchError(f"bot {name!r}: cannot start {program!r}: it is not {where}")
 
 
+INTERPRETERS = ("python", "node", "nodejs", "deno", "bun", "ruby", "perl", "php", "java", "lua")
+INLINE = ("-m", "-c", "-e", "-p", "--eval", "--print")  # a module or code on the command line
 SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs")  # what python or node runs from a file
+
+
+def interpreter(program: str) -> str:
+    """The interpreter a program is ("python" for python3.11 and for ``{python}``), or ""."""
+    found = os.path.basename(program)
+    found = "python" if found == "{python}" else found.rstrip("0123456789.")
+    return found if found in INTERPRETERS else ""
+
+
+def script_of(argv: Sequence[str]) -> str:
+    """The script file an interpreter runs, its first argument that is no option; "" for a program
+    that is no interpreter, or a module or code given on the command line."""
+    if not interpreter(argv[0]) or any(a in INLINE for a in argv[1:]):
+        return ""
+    return next((a for a in argv[1:] if not a.startswith("-")), "")
 
 
 def _check_script(name: str, argv: Sequence[str]) -> None:
@@ -419,12 +436,7 @@ def _check_script(name: str, argv: Sequence[str]) -> None:
     command was read from nor where the arena runs (both are tried: see :func:`resolve_paths`), is
     refused: the bot would start in a folder of its own and fail there, naming a path its author
     never wrote."""
-    program = os.path.basename(argv[0])
-    if not (program.startswith("python") or program in ("node", "nodejs")):
-        return
-    if any(a in ("-m", "-c", "-e", "-p", "--eval", "--print") for a in argv[1:]):
-        return  # a module or code on the command line, not a file
-    script = next((a for a in argv[1:] if not a.startswith("-")), "")
+    script = script_of(argv)
     if script.endswith(SCRIPT_SUFFIXES) and not os.path.isabs(script):
         raise LaunchError(
             f"bot {name!r}: cannot start it: its script {script!r} does not exist (a relative "

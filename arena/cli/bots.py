@@ -50,13 +50,11 @@ def sandbox_probe(mode: str, show: bool = True) -> Probe:
     return found
 
 
-# Interpreters: a bot they run is named after its script (``node bot.js`` is "bot", not "node").
-INTERPRETERS = ("python", "node", "nodejs", "deno", "bun", "ruby", "perl", "php", "java", "lua")
-
-
 def name_of(command: str) -> str:
     """A short name for a bot from its command line: the module after -m, the script an interpreter
-    runs, else the program's name."""
+    runs (``node bot.js`` is "bot", not "node"), else the program's name."""
+    from arena.bots.launcher import interpreter, script_of
+
     try:
         argv = shlex.split(command)
     except ValueError:
@@ -66,12 +64,11 @@ def name_of(command: str) -> str:
     if "-m" in argv[:-1]:
         return argv[argv.index("-m") + 1].rsplit(".", 1)[-1]
     program = argv[0].rsplit("/", 1)[-1]
-    interpreter = "python" if program == "{python}" else program.rstrip("0123456789.")
-    if interpreter in INTERPRETERS:
-        scripts = [a for a in argv[1:] if not a.startswith("-")]
-        if "-c" in argv or "-e" in argv or not scripts:
-            return interpreter
-        program = scripts[0].rsplit("/", 1)[-1]
+    if found := interpreter(program):
+        script = script_of(argv)
+        if not script:
+            return found
+        program = script.rsplit("/", 1)[-1]
     return program.rsplit(".", 1)[0] if "." in program else program
 
 
