@@ -234,13 +234,7 @@ class _Replay(Match):
             )
         result = end_state.result()
         rec.result = result_to_dict(result)
-        end = GameEnd(game, result, Outcome.NORMAL, "", -1)
-        self.ends.append(end)
-        if self.on_game_end is not None:
-            self.on_game_end(end)
-        for ports in self.players:
-            for port in ports:
-                await port.game_over(self.match_id, game, result, Outcome.NORMAL, "", -1)
+        await self._end_game(GameEnd(game, result, Outcome.NORMAL, "", -1))
         return rec
 
 

@@ -169,14 +169,21 @@ class Match:
         result = state.result() if state.is_terminal() else _forfeit_result(state, culprit)
         rec.outcome, rec.detail, rec.culprit = outcome.text, detail, culprit
         rec.result = result_to_dict(result)
-        end = GameEnd(game, result, outcome, detail, culprit)
+        await self._end_game(GameEnd(game, result, outcome, detail, culprit))
+        return rec
+
+    async def _end_game(self, end: GameEnd) -> None:
+        """A game is over: noted, told to whoever follows the match, and to every player."""
         self.ends.append(end)
         if self.on_game_end is not None:
             self.on_game_end(end)
         for ports in self.players:
             for p in ports:
-                await _quietly(p.game_over(self.match_id, game, result, outcome, detail, culprit))
-        return rec
+                await _quietly(
+                    p.game_over(
+                        self.match_id, end.game, end.result, end.outcome, end.detail, end.culprit
+                    )
+                )
 
     async def _ask(
         self, port: SeatPort, decision: Decision, texts: tuple[str, ...], bank: float
