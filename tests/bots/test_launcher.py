@@ -1,6 +1,6 @@
 """The bot launcher in the light mode (``sandbox = "none"``): own process group and working directory,
 scrubbed environment, resource limits from the first instruction, logs truncated and the last lines
-kept, every descendant killed at the end, killed with the arena. (The isolated mode: test_sandbox.py.)"""
+kept, every descendant killed at the end, killed with the arena. (The isolated mode: test_sandbox.py and test_sandbox_processes.py.)"""
 
 from __future__ import annotations
 
