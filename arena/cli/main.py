@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import atexit
 import gc
+import inspect
 
 import typer
+from typer.models import CommandInfo
 
 from arena.cli.check_bot import check_bot
 from arena.cli.compete import app as compete_app
@@ -55,6 +57,31 @@ app.add_typer(deals_app, name="deals")
 @app.callback()
 def main() -> None:
     """Bezique Arena: rules engine, referee, tournaments and ratings for Bezique bots."""
+
+
+def reflowed(text: str) -> str:
+    """A command's help with each paragraph on one line, for the terminal to wrap: Typer keeps a
+    docstring's line breaks, which at 80 columns break every line of ours in two, raggedly."""
+    return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(text).split("\n\n"))
+
+
+def _reflow_help(group: typer.Typer) -> None:
+    infos: list[CommandInfo] = list(group.registered_commands)
+    for command in infos:
+        text = command.help or inspect.getdoc(command.callback)
+        if text:
+            command.help = reflowed(text)
+    callback = group.registered_callback
+    if callback is not None:
+        text = callback.help or inspect.getdoc(callback.callback)
+        if text:
+            callback.help = reflowed(text)
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _reflow_help(sub.typer_instance)
+
+
+_reflow_help(app)
 
 
 if __name__ == "__main__":

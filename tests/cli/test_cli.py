@@ -6,6 +6,7 @@ real bot processes, and its usage errors; ``arena serve`` until SIGTERM; ``arena
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import secrets
@@ -61,6 +62,33 @@ def test_every_command_has_help(name: str) -> None:
     assert result.exit_code == 0, result.output
     first_line = command.help.strip().splitlines()[0]
     assert flat(first_line) in flat(result.output)
+
+
+def every_command() -> dict[str, Any]:
+    """Every command and subcommand by its words ("compete author add"), the groups included."""
+    found: dict[str, Any] = {}
+    todo: list[tuple[str, Any]] = list(commands().items())
+    while todo:
+        name, command = todo.pop()
+        found[name] = command
+        todo.extend((f"{name} {sub}", c) for sub, c in getattr(command, "commands", {}).items())
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(every_command()))
+def test_help_is_written_in_paragraphs_for_the_terminal_to_wrap(name: str) -> None:
+    # A docstring's own line breaks, kept by Typer, broke each line of help in two at 80 columns.
+    command = every_command()[name]
+    assert command.help, f"arena {name} has no description"
+    for paragraph in command.help.split("\n\n"):
+        assert "\n" not in paragraph, paragraph
+    result = runner.invoke(app, [*name.split(), "--help"], terminal_width=80)
+    assert result.exit_code == 0, result.output
+    prose = result.output.split("╭")[0].splitlines()
+    # Every line of prose but a paragraph's last is filled to near the width.
+    for line, after in itertools.pairwise(prose):
+        if line.strip() and after.strip() and not line.lstrip().startswith("Usage:"):
+            assert len(line.rstrip()) > 60, f"a ragged line in arena {name} --help: {line!r}"
 
 
 @pytest.mark.parametrize("name", sorted(commands()))
