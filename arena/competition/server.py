@@ -39,7 +39,7 @@ from arena.competition.spec import CompetitionSpec
 from arena.ledger import Ledger, LedgerError
 from arena.ledger import competitions as store
 from arena.ledger.leases import RENEW_SECONDS
-from arena.service.server import create_server
+from arena.service.server import check_free, create_server
 from arena.tournament.games import GamePlayer, Rules
 from arena.tournament.schedule import ScheduledGame, arrangements, deal_seed
 from arena.tournament.stalls import StallWatch
@@ -112,6 +112,9 @@ class CompetitionServer:
 
     async def start(self) -> None:
         spec = self.spec
+        # Before the ledger: a competition that cannot listen is not registered in a new ledger.
+        check_free(spec.server.submissions, "submissions")
+        check_free(spec.server.bots, "bots")
         self.db = LedgerWorker("competition-ledger")
         entry = await self.db.call(self.ledger.register, spec, None, "competition")
         self.cid, self.deal_key = entry.id, entry.deal_key

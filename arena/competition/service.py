@@ -13,6 +13,7 @@ import grpc
 
 from arena.ledger import LedgerError
 from arena.ledger import competitions as store
+from arena.service.server import bind
 from arena.wire.v1 import competition_pb2 as pb
 from arena.wire.v1 import competition_pb2_grpc
 
@@ -151,15 +152,7 @@ async def serve_submissions(server: CompetitionServer) -> tuple[grpc.aio.Server,
     )
     competition_pb2_grpc.add_CompetitionServicer_to_server(CompetitionServicer(server), grpc_server)
     address = server.spec.server.submissions
-    try:
-        port = grpc_server.add_insecure_port(address)
-    except RuntimeError as exc:
-        port = 0
-        why = str(exc)
-    else:
-        why = "the address is in use or cannot be bound"
-    if port == 0:
-        raise OSError(f"cannot listen for submissions on {address}: {why}")
+    port = bind(grpc_server, address, "submissions")
     await grpc_server.start()
     host = address.rsplit(":", 1)[0]
     return grpc_server, f"{host}:{port}"

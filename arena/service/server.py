@@ -12,9 +12,11 @@ in use is refused (gRPC's default of SO_REUSEPORT is turned off).
 
 from __future__ import annotations
 
+import errno
 import hmac
 import ipaddress
 import shutil
+import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -158,8 +160,47 @@ class ArenaServer:
         await self.bots.wait_for_termination()
 
 
+def check_free(address: str, what: str) -> None:
+    """Raise OSError naming ``address`` when a TCP listener could not bind it: in use, or not an
+    address of this machine. Checked with a socket of our own before gRPC binds, so that the error is
+    ours alone (gRPC's own log line and its advice about GRPC_VERBOSITY are not shown), and before
+    anything is done that a refused start would leave behind. Like gRPC, a host that resolves to
+    several addresses is fine when any of them can be bound; port 0 and Unix sockets always are."""
+    if address.startswith("unix:"):
+        return
+    host, _, port_text = address.rpartition(":")
+    host = host.strip("[]")
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise OSError(f"cannot listen for {what} on {address}: expected HOST:PORT") from None
+    if port == 0:
+        return
+    try:
+        found = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except (socket.gaierror, UnicodeError) as exc:
+        raise OSError(f"cannot listen for {what} on {address}: unknown host ({exc})") from None
+    why = ""
+    for family, kind, proto, _, where in found:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC binds
+            try:
+                probe.bind(where)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    why = "the address is in use (by another server, or this one already running?)"
+                elif not why:
+                    why = f"not an address this machine can listen on ({exc.strerror})"
+            else:
+                return
+    raise OSError(f"cannot listen for {what} on {address}: {why or 'no address resolved'}")
+
+
 def bind(server: grpc.aio.Server, address: str, what: str) -> int:
     """Listen on ``address``; the port bound. A clear error when it cannot (in use, bad host)."""
+    check_free(address, what)
     try:
         port = server.add_insecure_port(address)
     except RuntimeError as exc:

@@ -479,6 +479,9 @@ def test_a_second_serve_on_a_port_in_use_is_refused(tmp_path: Path) -> None:
         )  # fmt: skip
         assert second.returncode == 1
         assert "in use" in second.stderr and address in second.stderr
+        # The arena's error alone: not gRPC's log line before it, nor its advice on its verbosity.
+        assert second.stderr.strip().count("\n") == 0, second.stderr
+        assert "GRPC_VERBOSITY" not in second.stderr
         assert proc.poll() is None  # the first one serves on
     finally:
         _stop(proc)

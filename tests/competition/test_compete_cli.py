@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from arena.cli.main import app
 from arena.ledger import Ledger
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_submitting_a_folder_without_a_manifest_names_the_folder_once(tmp_path: Path) -> None:
@@ -30,3 +33,31 @@ def test_a_ledger_without_a_competition_says_so(tmp_path: Path) -> None:
         )
         assert result.exit_code == 2
         assert "no competition in" in result.output and "arena compete serve FILE" in result.output
+
+
+def test_a_competition_that_cannot_listen_is_refused_before_it_is_registered(
+    tmp_path: Path,
+) -> None:
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    taken = f"127.0.0.1:{busy.getsockname()[1]}"
+    text = (ROOT / "competitions" / "example.toml").read_text()
+    text = text.replace('submissions = "127.0.0.1:50061"', f'submissions = "{taken}"')
+    text = text.replace('bots = "127.0.0.1:50062"', 'bots = "127.0.0.1:0"')
+    assert taken in text
+    file = tmp_path / "c.toml"
+    file.write_text(text)
+    ledger = tmp_path / "l.sqlite"
+    try:
+        result = CliRunner().invoke(app, ["compete", "serve", str(file), "--ledger", str(ledger)])
+    finally:
+        busy.close()
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert f"error: cannot listen for submissions on {taken}: the address is in use" in message
+    led = Ledger(ledger)
+    try:
+        assert led.conn.execute("SELECT COUNT(*) FROM tournaments").fetchone()[0] == 0
+    finally:
+        led.close()

@@ -9,7 +9,7 @@ import asyncio
 import grpc
 import pytest
 
-from arena.service.server import admin_channel, create_server, is_loopback
+from arena.service.server import admin_channel, check_free, create_server, is_loopback
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc
 
 
@@ -106,3 +106,22 @@ def test_a_port_in_use_is_refused_not_shared() -> None:
     errors = asyncio.run(scenario())
     assert "in use" in errors[0] and "bots" in errors[0]
     assert "in use" in errors[1] and "admin" in errors[1]
+
+
+@pytest.mark.parametrize(
+    ("address", "why"),
+    [
+        ("127.0.0.1:x", "expected HOST:PORT"),
+        ("no-such-host.invalid:50071", "unknown host"),
+        ("192.0.2.1:50071", "not an address this machine can listen on"),  # TEST-NET-1
+    ],
+)
+def test_an_address_that_cannot_be_listened_on_is_named(address: str, why: str) -> None:
+    with pytest.raises(OSError) as caught:
+        check_free(address, "bots")
+    assert str(caught.value).startswith(f"cannot listen for bots on {address}: {why}")
+
+
+def test_port_zero_and_unix_sockets_are_always_free() -> None:
+    check_free("127.0.0.1:0", "bots")
+    check_free("unix:/nonexistent/referee.sock", "bots")
