@@ -123,6 +123,7 @@ class DeclaringTurn(HandIndex):
         while queue:
             seat = queue.pop(0)
             self.turn_excluded = -1
+            self.turn_used = set()  # before _may_combine: the last declarer's are not this seat's
             if family == F_POLISH:
                 if not self.turn_new and not (self.turn_sevens and self._may_exchange()):
                     self.declarer = seat
@@ -136,7 +137,6 @@ class DeclaringTurn(HandIndex):
             ):
                 continue
             self.declarer = seat
-            self.turn_used = set()
             self.turn_count = 0
             if family == F_POLISH:
                 self.turn_marks = self.marks[:]
@@ -224,11 +224,12 @@ class DeclaringTurn(HandIndex):
         by either partner: the partners' declared bezique cards on the table."""
         q, j = self.bezique_kinds
         marks = self.marks
+        used = self.turn_used  # 002: no card is part of two declarations in one turn
         return [
             c
             for p in self.variant.partners(seat)
             for c in self.hands[p]
-            if c < ANY_COPY and c & 31 in (q, j) and marks[c] & B_LEVEL
+            if c < ANY_COPY and c & 31 in (q, j) and marks[c] & B_LEVEL and c not in used
         ]
 
     def _legal_declare(self) -> list[Action]:
@@ -263,9 +264,8 @@ class DeclaringTurn(HandIndex):
                     )
                     if family == F_POLISH:
                         self.turn_options = tuple(out)
-            if family == F_POLISH and self.turn_done:
-                done = self.turn_done
-                out = [a for a in out if not any((combo_key(a.combo), c) in done for c in a.refs)]
+                if family == F_POLISH and self.turn_done:
+                    out = self._polish_rest(seat, out, focus, families)
             if one and self.reserves[seat]:
                 out.extend(a for a in self.reserves[seat] if self._reserve_valid(seat, a, True))
         if family == F_ORDINARY:
@@ -274,6 +274,34 @@ class DeclaringTurn(HandIndex):
             out.append(exchange(min(self.turn_sevens)))
         out = sorted(set(out))
         out.append(DONE)
+        return out
+
+    def _polish_rest(
+        self, seat: int, options: list[Action], focus: int, families: int
+    ) -> list[Action]:
+        """Polish: what a compound turn may still declare once it has declared. A card never scores
+        twice in one kind of combination (000), so an option holding a card already declared this turn
+        in its kind is gone. But the options, counted at the turn's start, hold one option for copies
+        that were interchangeable then: the same combination may still be made of the other copies
+        (the second marriage of clubs of KC KC QC QC), which are counted again, as at the start."""
+        done = self.turn_done
+        out = [a for a in options if not any((combo_key(a.combo), c) in done for c in a.refs)]
+        relevant = relevant_kinds(focus, self.trump, self.bezique_kinds, False)
+        for key in {k for k, _ in done}:
+            cards = [
+                c for c in self.open[seat] if relevant >> (c & 31) & 1 and (key, c) not in done
+            ]
+            more = enumerate_declarations(
+                pool_from_cards(cards, self.turn_marks, self.turn_new),
+                self.trump,
+                self.bezique_kinds,
+                self.variant.packs,
+                _POLISH_RULES,
+                plain_sequences=False,
+                focus=focus,
+                families=families,
+            )
+            out.extend(a for a in more if combo_key(a.combo) == key)
         return out
 
     def _may_combine(self, seat: int) -> bool:

@@ -82,13 +82,15 @@ def rubicon_settlement(points: tuple[int, int], brisques: tuple[int, int]) -> Se
 
     - Fractions of 100 are dropped from both totals.
     - If the rounded totals are equal, the brisques are added to decide the game (and rounded again).
-    - The winner scores 500 for the game plus the difference of the rounded totals.
+    - The winner scores 500 for the game plus the difference of the rounded totals (with the brisques
+      when they decided).
     - The loser is rubiconed if under 1000, unless his points plus his brisques reach 1000 (he may count
       his brisques to save the rubicon; they are not added to his points). Then the winner scores his
-      own points plus the loser's (at least 100) plus 320 for all brisques plus 1000 for the game, with
-      the fractions of 100 dropped from that sum too (000's "300 for brisques"): 1,450 v 820 gives 3500.
+      own points plus the loser's (at least 100; both without brisques, even when they decided the
+      game) plus 320 for all brisques plus 1000 for the game, with the fractions of 100 dropped from
+      that sum too (000's "300 for brisques"): 1,450 v 820 gives 3500.
     """
-    rounded = tuple(p // 100 * 100 for p in points)
+    rounded = points_only = tuple(p // 100 * 100 for p in points)
     decide = rounded
     if rounded[0] == rounded[1]:
         decide = tuple((p + b) // 100 * 100 for p, b in zip(points, brisques, strict=True))
@@ -107,12 +109,13 @@ def rubicon_settlement(points: tuple[int, int], brisques: tuple[int, int]) -> Se
         )
         rubicon = False
     else:
-        loser_points = max(rounded[loser], 100)
-        reckoned = rounded[w] + loser_points + 320 + 1000
+        # The points alone, even when the brisques broke a tie: the 320 are every brisque already.
+        own, loser_points = points_only[w], max(points_only[loser], 100)
+        reckoned = own + loser_points + 320 + 1000
         # 000: "all fractions of 100 are neglected", the final score included (its "300 for brisques").
         score = reckoned // 100 * 100
         items = (
-            ScoreItem(w, "own-points", rounded[w]),
+            ScoreItem(w, "own-points", own),
             ScoreItem(w, "rubicon-loser-points", loser_points),
             ScoreItem(w, "rubicon-brisques", 320),
             ScoreItem(w, "rubicon-game", 1000),

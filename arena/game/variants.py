@@ -15,7 +15,7 @@ from enum import Enum
 from arena.game.actions import Combo
 from arena.game.errors import VariantError
 
-RULES_VERSION = "2"
+RULES_VERSION = "3"
 
 
 class Family(Enum):

@@ -185,6 +185,26 @@ def test_partner_adds_his_bezique_to_the_winners_in_the_same_trick() -> None:
     assert s.deal_points == [40, 0, 500, 0]
 
 
+def test_the_partners_bezique_serves_once_in_a_turn() -> None:
+    """002, disjoint declarations: no card is part of two declarations in one turn, the partner's
+    declared bezique cards included. Once a double bezique has taken the partner's QS.1 and JD.1, the
+    same turn may not make them part of a triple too (an audit found 500 + 1500 on one trick)."""
+    s = deal(
+        [["QS", "QS", "QS", "JD", "JD", "JD", "AS", "AC"], THROW, PARTNER_BEZ, THROW],
+        stock=QUIET,
+    )
+    _win(s, "AS")
+    act(s, "done")
+    assert s.to_act == 2
+    act(s, "declare bezique QS JD")
+    finish_turn(s)
+    _win(s, "AC")
+    act(s, "declare double-bezique QS QS.1 JD JD.1")
+    legal = texts(s)
+    assert not any("QS.1" in t or "JD.1" in t for t in legal), legal
+    assert "declare double-bezique QS QS JD JD" in legal  # the seat's own cards still may
+
+
 def test_triple_bezique_from_the_partners_double() -> None:
     """000 (EB9-643): a triple bezique may be formed with the partner's declared double bezique and
     one's own bezique (1500)."""

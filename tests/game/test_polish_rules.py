@@ -521,6 +521,39 @@ def test_000_a_queen_once_married_cannot_be_married_again() -> None:
     assert declarations(s) == ["declare marriage KH.2 QH.2"]
 
 
+def test_two_marriages_of_one_suit_made_of_other_copies_score_in_one_turn() -> None:
+    """Each card serves once in each kind of combination (docs/rules.md §5.3): with both kings of
+    clubs open, a trick bringing both queens of clubs makes two marriages of clubs, as two kings and
+    queens of different suits make two marriages. The turn's options hold one marriage for the
+    interchangeable copies; once it is declared, the other copies still marry."""
+    s = deal(
+        [
+            ["KC", "KC", "QC", "8H", "8H", "9H", "9H", "7H"],
+            ["7D", "7D", "QC", "8D", "8D", "9D", "9D", "7C"],
+        ]
+    )
+    run(s, "play KC", "play 7D", "play KC", "play 7D", "play QC", "play QC")
+    assert declarations(s) == ["declare marriage KC.1 QC.1"]
+    run(s, "declare marriage KC.1 QC.1")
+    assert declarations(s) == ["declare marriage KC.2 QC.2"]
+    run(s, "declare marriage KC.2 QC.2")
+    assert s.phase == PLAY and s.deal_points[0] == 40
+
+
+def test_a_second_bezique_of_other_copies_in_one_turn() -> None:
+    """The same for bezique: both queens of spades open, both knaves of diamonds won in one trick make
+    two beziques, or a double."""
+    s = deal(
+        [
+            ["QS", "QS", "JD", "8H", "8H", "9H", "9H", "7H"],
+            ["7D", "7D", "JD", "8D", "8D", "9D", "9D", "7C"],
+        ]
+    )
+    run(s, "play QS", "play 7D", "play QS", "play 7D", "play JD", "play JD")
+    run(s, "declare bezique QS.1 JD.1")
+    assert "declare bezique QS.2 JD.2" in declarations(s)
+
+
 def test_000_a_fifth_king_does_not_score_four_kings_again() -> None:
     """000: "a fifth king added to four already declared does not entitle to another score for
     kings." The fifth king comes with a queen, so there is a declaration turn to inspect."""

@@ -172,6 +172,19 @@ def test_000_equal_rounded_totals_brisques_decide_for_either_seat() -> None:
     check(rubicon_settlement((1250, 1230), (130, 190)), 1, (1300, 1400), False, 600)
 
 
+def test_brisques_that_break_a_tie_are_not_counted_again_in_a_rubicon() -> None:
+    """The brisques decide the winner of equal rounded totals; the rubicon's 320 are every brisque,
+    so the winner's and the loser's points in it are theirs alone (an audit found the brisques counted
+    twice: 600 + 500 + 320 + 1000).
+
+    points 450 / 420 -> 400 / 400, equal; with brisques 650 -> 600 and 540 -> 500: seat 0 wins; the
+    loser's 420 + 120 = 540 is under 1000, rubiconed: 400 + 400 + 320 + 1000 = 2120 -> 2100."""
+    st = rubicon_settlement((450, 420), (200, 120))
+    check(st, 0, (600, 500), True, 2100)
+    points = {i.reason: i.points for i in st.items}
+    assert (points["own-points"], points["rubicon-loser-points"]) == (400, 400)
+
+
 def test_000_equal_totals_and_equal_brisque_totals_are_a_drawn_game() -> None:
     """When the brisques do not decide either, nobody wins:
     1250 / 1230 -> 1200 / 1200; 1250 + 150 = 1400 and 1230 + 170 = 1400: a draw, nothing scored."""
