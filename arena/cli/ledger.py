@@ -223,6 +223,8 @@ def replay(
             match_record = MatchRecord.from_dict(json.loads(record.read_text()))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise fail(f"{record}: not a readable match record: {exc}") from exc
+        if not match_record.games:
+            raise fail(f"{record}: the record holds no game")
         if not 1 <= game <= len(match_record.games):
             errors.print(f"[red]error:[/] --game must be 1..{len(match_record.games)}")
             raise typer.Exit(2)
@@ -243,13 +245,21 @@ def replay(
                 f"{ledger}: game {game_id}: the stored record is not a match record: {exc}"
             ) from exc
         chosen = match_record.games[0]
-    state = replay_state(match_record, chosen)
+    source = str(record) if record is not None else f"{ledger}: game {game_id}"
+    try:
+        state = replay_state(match_record, chosen)
+    except ValueError as exc:
+        raise fail(f"{source}: the record's deal cannot be set up: {exc}") from exc
     if seat is not None and not 0 <= seat < state.variant.seats:
         errors.print(
             f"[red]error:[/] --seat must be 0..{state.variant.seats - 1} for {match_record.variant}"
         )
         raise typer.Exit(2)
-    for line in transcript(match_record, chosen, state, seat):
+    try:
+        lines = transcript(match_record, chosen, state, seat)
+    except (ValueError, TypeError, KeyError) as exc:  # a decision the deal does not allow
+        raise fail(f"{source}: the record does not replay: {exc}") from exc
+    for line in lines:
         typer.echo(line)
 
 

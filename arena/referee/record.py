@@ -101,6 +101,8 @@ class MatchRecord:
     policies: dict[str, Any]
     rules_version: str = RULES_VERSION
     games: list[GameRecord] = field(default_factory=list)
+    # Where a game sent to a Ray cluster was played (the node's id, address and host); None here.
+    node: dict[str, str] | None = None
 
     def to_dict(self, timings: bool = True) -> dict[str, Any]:
         """The record as plain data (what ``dataclasses.asdict`` gives, written out: a record is
@@ -117,6 +119,7 @@ class MatchRecord:
             "policies": _plain(self.policies),
             "rules_version": self.rules_version,
             "games": [g.to_dict(timings) for g in self.games],
+            "node": dict(self.node) if self.node is not None else None,
         }
 
     @classmethod
@@ -174,10 +177,16 @@ def deck_texts(state: GameState) -> list[str]:
 
 
 def replay(record: MatchRecord, game: GameRecord) -> GameState:
-    """The game's state at the start, ready to have the recorded actions applied."""
-    v = variant(record.variant, **record.options)
-    decks = [[parse_kind(k) for k in deck] for deck in game.decks]
-    return GameState.new(v, seed=game.seed, dealer=game.dealer, decks=decks)
+    """The game's state at the start, ready to have the recorded actions applied. A record that cannot
+    set one up (damaged, or not a record) raises ValueError saying what is wrong."""
+    if type(game.dealer) is not int:  # None would draw a dealer of its own: another game
+        raise ValueError(f"dealer: expected a seat number, got {game.dealer!r}")
+    try:
+        v = variant(record.variant, **record.options)
+        decks = [[parse_kind(k) for k in deck] for deck in game.decks]
+        return GameState.new(v, seed=game.seed, dealer=game.dealer, decks=decks)
+    except (TypeError, AttributeError) as exc:  # a field of the wrong type
+        raise ValueError(f"a field of the wrong type: {exc}") from exc
 
 
 def seat_view(record: MatchRecord, seat: int) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from arena.competition import spec as competition_spec
 from arena.competition.server import CompetitionServer
 from arena.ledger import Ledger, records
 from arena.ledger import competitions as store
+from arena.referee import MatchRecord
 from arena.sandbox import procs
 from arena.tournament.games import Rules
 from arena.tournament.runner import EntrantCannotStart, TournamentRunner
@@ -307,6 +308,7 @@ def test_a_node_plays_the_files_it_was_sent(
     assert played.record is not None, played.error
     assert played.outcome == "normal"
     assert played.record["node"]["id"] in {n.id for n in handle.nodes()}
+    assert MatchRecord.from_dict(played.record).node == played.record["node"]  # replays read it
     # the bots' logs came back from the node: one per bot process, named after the match
     match = played.record["match_id"]
     assert sorted(p.name for p in logs.iterdir()) == [

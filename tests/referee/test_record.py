@@ -8,6 +8,7 @@ import dataclasses
 import json
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -148,6 +149,16 @@ def test_a_record_round_trips_through_json() -> None:
     assert seat_view(again, 1) == seat_view(record, 1)
 
 
+def test_a_record_played_on_a_cluster_node_reads_back_with_its_node() -> None:
+    # The cluster adds where a game was played; such a record was once refused by every replay.
+    record, _ = run_match("two-handed", {}, seed=6, games=1)
+    node = {"id": "ab12", "address": "10.0.0.2", "host": "worker-2"}
+    data = json.loads(json.dumps({**record.to_dict(), "node": node}))
+    again = MatchRecord.from_dict(data)
+    assert again.node == node and again.to_dict() == {**record.to_dict(), "node": node}
+    assert MatchRecord.from_dict(record.to_dict()).node is None
+
+
 def test_seat_view_of_a_forfeited_game() -> None:
     """A game that ended on a seat's failure has a last decision with no action applied; its seat
     views must still be built, showing the failure."""
@@ -190,3 +201,56 @@ def test_to_dict_is_asdict_written_out() -> None:
     data["games"][0]["strikes"].append(9)
     data["games"][0]["events"].append("x")
     assert record.to_dict() == dataclasses.asdict(record), "the copy shares nothing"
+
+
+def _damaged(data: dict[str, Any], how: str) -> dict[str, Any]:
+    game = data["games"][0]
+    if how == "variant":
+        data["variant"] = "zzz"
+    elif how == "decks":
+        game["decks"] = 5
+    elif how == "short deck":
+        game["decks"][0] = game["decks"][0][:10]
+    elif how == "dealer":
+        game["dealer"] = "zz"
+    elif how == "no dealer":
+        game["dealer"] = None
+    elif how == "options":
+        data["options"] = "x"
+    elif how == "card":
+        game["decks"][0][0] = "ZZ"
+    elif how == "action":
+        game["decisions"][3]["action"] = "play ZZ"
+    elif how == "no games":
+        data["games"] = []
+    return data
+
+
+@pytest.mark.parametrize(
+    ("how", "why"),
+    [
+        ("variant", "deal cannot be set up: unknown variant"),
+        ("decks", "deal cannot be set up"),
+        ("short deck", "must hold 64 cards"),
+        ("dealer", "dealer: expected a seat number, got 'zz'"),
+        ("no dealer", "dealer: expected a seat number, got None"),  # never another game, silently
+        ("options", "deal cannot be set up: a field of the wrong type"),
+        ("card", "deal cannot be set up"),
+        ("action", "the record does not replay"),
+        ("no games", "the record holds no game"),
+    ],
+)
+def test_a_damaged_record_file_is_a_named_error_not_a_traceback(
+    tmp_path: Path, how: str, why: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from arena.cli.main import app
+
+    record, _ = run_match("two-handed", {}, seed=6, games=1)
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(_damaged(record.to_dict(), how)))
+    result = CliRunner().invoke(app, ["replay", "--record", str(path)])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert why in " ".join(result.output.split())
