@@ -114,9 +114,15 @@ def deal_key(text: str) -> bytes:
     return key
 
 
+# Control characters but the line break and the tab, shown as U+FFFD: an escape sequence in a name
+# stored by an older arena (files now refuse them) must not act on the terminal.
+_CONTROLS = {c: "\ufffd" for c in (*range(0, 9), *range(11, 32), *range(127, 160))}
+
+
 def plain(value: object, limit: int = MAX_CELL) -> Text:
-    """A table cell showing ``value`` literally (no markup), cut at ``limit`` characters."""
-    text = str(value)
+    """A table cell showing ``value`` literally (no markup, no control characters), cut at
+    ``limit`` characters."""
+    text = str(value).translate(_CONTROLS)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return Text(text)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from arena.bots.limits import Limits
 from arena.referee import FailurePolicy, Policies, TimeControl
@@ -39,7 +39,17 @@ def read_toml(path: str | Path, error: type[ValueError]) -> dict[str, Any]:
         raise error(f"{p}: not valid TOML: {exc}") from exc
 
 
-Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+def _printable(value: str) -> str:
+    """Names and commands are shown in terminals and pages: an escape sequence in one would act."""
+    for c in value:
+        if not c.isprintable():
+            raise ValueError(f"must be printable text, without control characters (found {c!r})")
+    return value
+
+
+Text = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1), AfterValidator(_printable)
+]
 Count = Annotated[int, Field(ge=0)]
 Milliseconds = Annotated[int, Field(ge=0, le=MAX_MS)]
 Mebibytes = Annotated[int, Field(ge=0, le=MAX_MB)]
@@ -190,6 +200,8 @@ def _describe(err: Any, root: type[BaseModel]) -> tuple[str, str]:
         return where, f"expected {bound} [[entrants]] tables with a name and a command"
     if kind == "string_too_short":
         return where, f"expected a non-empty string, got {given!r}"
+    if kind == "value_error":  # a validator of ours: its own words, without pydantic's prefix
+        return where, str(ctx.get("error", err["msg"]))
     for prefix, words in _TYPES.items():
         if kind.startswith(prefix):
             if prefix in ("dict", "model") and where and "." not in where and "[" not in where:

@@ -91,6 +91,14 @@ def test_help_is_written_in_paragraphs_for_the_terminal_to_wrap(name: str) -> No
             assert len(line.rstrip()) > 60, f"a ragged line in arena {name} --help: {line!r}"
 
 
+def test_a_cell_never_passes_a_control_character_to_the_terminal() -> None:
+    from arena.cli.common import plain
+
+    # A name stored by an older arena, which did not refuse escape sequences in files.
+    assert plain("a\x1b[31mRED\x07\x9b").plain == "a\ufffd[31mRED\ufffd\ufffd"
+    assert plain("two\nlines\tand a tab").plain == "two\nlines\tand a tab"
+
+
 @pytest.mark.parametrize("name", sorted(commands()))
 def test_every_command_is_in_the_readme(name: str) -> None:
     # Fails until README.md documents the command (the lead engineer writes the README).

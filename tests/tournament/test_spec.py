@@ -415,6 +415,12 @@ BAD: list[tuple[str, str, str, tuple[str, ...]]] = [
         "matches_per_process",
         ("integer",),
     ),
+    (  # an escape sequence in a name would act on every terminal showing the boards
+        "control-character-in-a-name",
+        'name = "T\\u001b[31mRED"\n' + TWO,
+        "name",
+        ("must be printable text, without control characters", "'\\x1b'"),
+    ),
 ]
 
 
