@@ -36,6 +36,7 @@ from arena.cli.play import parse_options
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant, variant_options
 from arena.referee import Policies, TimeControl
 from arena.stats import Decision, Model, Pentanomial, Sprt, SprtReport, StatsError, Trinomial
+from arena.stats.counts import Counts, distribution, mean_and_variance
 from arena.tournament.bounds import MAX_CONCURRENCY, MAX_PLANNED_GAMES
 from arena.tournament.deals import DealFileError, DealSuite, load_deals, seeded_deals
 
@@ -53,14 +54,39 @@ def _number(x: float) -> str:
     return f"{x:.6g}"
 
 
+def _score(counts: Counts) -> float:
+    """The games' own score, without the regularization's pseudo-counts."""
+    return mean_and_variance(counts.scores, distribution(counts)[1])[0]
+
+
 def report_lines(report: SprtReport) -> list[str]:
     """The report, one ``name value`` line each: what ``--pentanomial`` prints, and the summary of a
-    played test."""
+    played test. While every pair (game) scored alike, Elo, nElo and LOS would be the
+    regularization's, not the games': they are ``-``, and ``regularized`` says why."""
     s, e = report.sprt, report.elo
+    pairs = isinstance(report.counts, Pentanomial)
+    if e.regularized:
+        regularized = (
+            f"yes: every {'pair' if pairs else 'game'} scored alike, so there is no spread to "
+            "measure Elo, nElo or LOS with (the LLR counts the outcomes never seen as 0.001)"
+        )
+        figures = dict.fromkeys(
+            ("elo", "elo_low", "elo_high", "elo_error", "nelo", "nelo_error", "los"), "-"
+        )
+    else:
+        regularized = "no"
+        figures = {
+            "elo": _number(e.elo),
+            "elo_low": _number(e.elo_low),
+            "elo_high": _number(e.elo_high),
+            "elo_error": _number(e.elo_error),
+            "nelo": _number(e.nelo),
+            "nelo_error": _number(e.nelo_error),
+            "los": _number(e.los * 100),
+        }
     return [
-        f"{'pairs' if isinstance(report.counts, Pentanomial) else 'games'} {report.counts.total}",
-        f"{'pentanomial' if isinstance(report.counts, Pentanomial) else 'trinomial'} "
-        f"{report.counts}",
+        f"{'pairs' if pairs else 'games'} {report.counts.total}",
+        f"{'pentanomial' if pairs else 'trinomial'} {report.counts}",
         f"model {s.model.value}",
         f"elo0 {_number(s.elo0)}",
         f"elo1 {_number(s.elo1)}",
@@ -69,14 +95,9 @@ def report_lines(report: SprtReport) -> list[str]:
         f"llr {_number(report.llr)}",
         f"lower {_number(report.lower)}",
         f"upper {_number(report.upper)}",
-        f"score {_number(e.score)}",
-        f"elo {_number(e.elo)}",
-        f"elo_low {_number(e.elo_low)}",
-        f"elo_high {_number(e.elo_high)}",
-        f"elo_error {_number(e.elo_error)}",
-        f"nelo {_number(e.nelo)}",
-        f"nelo_error {_number(e.nelo_error)}",
-        f"los {_number(e.los * 100)}",
+        f"score {_number(_score(report.counts))}",
+        f"regularized {regularized}",
+        *(f"{key} {value}" for key, value in figures.items()),
         f"decision {report.decision.value}",
     ]
 

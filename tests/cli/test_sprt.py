@@ -82,6 +82,37 @@ def test_report_from_trinomial_counts_and_other_alpha_beta() -> None:
     assert float(v["upper"]) == pytest.approx(4.49980967, rel=1e-5)
 
 
+# What the regularization alone would give while every pair (game) scored alike: not the games'.
+REGULARIZED = ("elo", "elo_low", "elo_high", "elo_error", "nelo", "nelo_error", "los")
+
+
+@pytest.mark.parametrize(
+    ("args", "score", "llr"),
+    [
+        (["--pentanomial", "0,0,5,0,0"], "0.5", -0.00121038),
+        (["--pentanomial", "0,0,0,0,5"], "1", 0.100728),  # the regularized score read 0.9995
+        (["--pentanomial", "1,0,0,0,0"], "0", -0.0205685),
+        (["--trinomial", "0,0,7"], "1", 0.100002),
+    ],
+)
+def test_a_report_where_every_pair_scored_alike_shows_no_elo(
+    args: list[str], score: str, llr: float
+) -> None:
+    result = runner.invoke(app, ["sprt", *args])
+    assert result.exit_code == 0, result.output
+    v = values(result.output)
+    assert v["score"] == score  # the games' own score, not the regularized one
+    assert {key: v[key] for key in REGULARIZED} == dict.fromkeys(REGULARIZED, "-")
+    unit = "pair" if "--pentanomial" in args else "game"
+    assert v["regularized"].startswith(f"yes: every {unit} scored alike"), v["regularized"]
+    assert float(v["llr"]) == pytest.approx(llr, rel=1e-4)  # the LLR still counts them as 0.001
+    assert v["decision"] == "continue"
+    v = values(runner.invoke(app, ["sprt", "--pentanomial", "0,0,0,0,147"]).output)
+    assert v["decision"] == "H1 accepted" and v["elo"] == "-"  # the decision is the LLR's
+    v = values(runner.invoke(app, ["sprt", "--pentanomial", "0,0,4,1,0"]).output)
+    assert v["regularized"] == "no" and v["score"] == "0.55" and float(v["elo"]) > 0
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
