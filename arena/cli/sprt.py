@@ -319,7 +319,9 @@ def sprt(
     role_names = {NEW: new_name, OLD: old_name, OPPONENT: opp_name}
     if games is not None and max_games is not None:
         raise typer.BadParameter("give --games or --max-games, not both", param_hint="--games")
-    limit = games if games is not None else max_games or DEFAULT_MAX_GAMES
+    limit = (
+        games if games is not None else max_games if max_games is not None else DEFAULT_MAX_GAMES
+    )
     if limit < 2 or limit % 2 or limit > MAX_PLANNED_GAMES:
         raise typer.BadParameter(
             "a duplicate pair is two games: give an even number from 2 to "
