@@ -272,7 +272,8 @@ def sprt(
     --games N plays a fixed number instead. With --ledger, every game is recorded there and the same
     command run again resumes the test. With --pentanomial (or --trinomial), prints the same
     report for given counts without playing. Exit code 0 when the test ran, 1 when the arena could not
-    play, 2 for a usage error, 3 when a version failed each of its first games (a broken bot).
+    play, 2 for a usage error, 3 when a version cannot start or failed each of its first games (a
+    broken bot).
     """
     try:
         test = Sprt(elo0, elo1, alpha, beta, model)
@@ -344,6 +345,17 @@ def sprt(
         time_control = TimeControl(budget_ms=budget_ms, bank_ms=bank_ms, grace_ms=grace_ms)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--budget-ms/--bank-ms") from exc
+    # What each game's launch would refuse, refused before any: the opponent is the user's choice (a
+    # usage error), a version that cannot start is broken, as one that fails each of its first games.
+    for role in sorted(roles, key=lambda r: r != OPPONENT):
+        why = _cannot_start(commands[role], role_names[role])
+        if why and role == OPPONENT:
+            raise typer.BadParameter(why, param_hint="--opponent")
+        if why:
+            errors.print(
+                f"[red]error:[/] the {role} version cannot start: {escape(why)}", soft_wrap=True
+            )
+            raise typer.Exit(BROKEN_EXIT)
     print(
         f"{v.name}: {new_name} (new) against {old_name} (old)"
         + (f", opponents {opp_name}" if OPPONENT in roles else "")
@@ -490,6 +502,26 @@ async def _renew(recorder: AbTestLedger) -> None:
     while True:
         await asyncio.sleep(recorder.renew_seconds)
         await recorder.renew()
+
+
+def _cannot_start(command: str, name: str) -> str:
+    """Why the launcher would refuse to start this command when a game begins (its own checks, the
+    same message), or "" when it would start it."""
+    from arena.bots.launcher import (
+        LaunchError,
+        _check_program,
+        _check_script,
+        bot_environment,
+        split_command,
+    )
+
+    try:
+        argv = split_command(command, name)
+        _check_program(name, argv[0], bot_environment().get("PATH"))
+        _check_script(name, argv)
+    except LaunchError as exc:
+        return str(exc)
+    return ""
 
 
 def _deal_secret(text: str | None) -> bytes | None:

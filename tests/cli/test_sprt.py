@@ -113,6 +113,29 @@ def test_a_report_where_every_pair_scored_alike_shows_no_elo(
     assert v["regularized"] == "no" and v["score"] == "0.55" and float(v["elo"]) > 0
 
 
+def test_a_version_that_cannot_start_stops_the_test(tmp_path: Path) -> None:
+    """Its command is broken, as one that fails each of its first games: exit code 3, before any
+    game is played."""
+    bot = tmp_path / "bot"
+    bot.write_text("#!/bin/sh\n")  # not executable
+    for role, bots in (("new", [str(bot), FIRST]), ("old", [FIRST, str(bot)])):
+        result = runner.invoke(
+            app, ["sprt", "--bot", bots[0], "--bot", bots[1], "--games", "20", *SLOW_CLOCK]
+        )
+        assert result.exit_code == 3, result.output
+        output = " ".join(result.output.split())
+        assert f"cannot start '{bot}': it is not an executable file" in output
+        assert f"the {role} version cannot start" in output
+        assert "pair " not in result.output
+    result = runner.invoke(
+        app,
+        ["sprt", "--bot", FIRST, "--bot", FIRST, "--variant", "three-handed", "--opponent",
+         str(bot)],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output  # the opponent is no version: a usage error
+    assert "it is not an executable file" in " ".join(result.output.replace("│", " ").split())
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
