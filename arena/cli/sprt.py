@@ -54,6 +54,10 @@ def _number(x: float) -> str:
     return f"{x:.6g}"
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def _score(counts: Counts) -> float:
     """The games' own score, without the regularization's pseudo-counts."""
     return mean_and_variance(counts.scores, distribution(counts)[1])[0]
@@ -339,7 +343,10 @@ def sprt(
         raise typer.BadParameter("the test's name must not be empty", param_hint="--test")
     suite = _suite(deals, v, seed, max_pairs)
     if len(suite) < max_pairs:
-        print(f"the deal suite holds {len(suite)} deals: at most {len(suite)} pairs")
+        print(
+            f"the deal suite holds {_plural(len(suite), 'deal')}: "
+            f"at most {_plural(len(suite), 'pair')}"
+        )
     shown_pairs = min(max_pairs, len(suite))
     try:
         time_control = TimeControl(budget_ms=budget_ms, bank_ms=bank_ms, grace_ms=grace_ms)
@@ -360,7 +367,8 @@ def sprt(
         f"{v.name}: {new_name} (new) against {old_name} (old)"
         + (f", opponents {opp_name}" if OPPONENT in roles else "")
         + f"; H0 {model.value} Elo {elo0:g}, H1 {elo1:g}, alpha {alpha:g}, beta {beta:g}; "
-        + (f"{shown_pairs} pairs" if games is not None else f"at most {shown_pairs} pairs")
+        + ("" if games is not None else "at most ")
+        + _plural(shown_pairs, "pair")
         + f" on {'deals of ' + suite.source if suite.source else 'the deal suite'}",
         flush=True,
     )
@@ -426,9 +434,12 @@ def sprt(
                             "--deal-secret ignored: a resumed test keeps the secret it began with"
                         )
                     print(
-                        f"resuming test {spec.name!r} of {ledger}: {len(played)} pairs recorded"
+                        f"resuming test {spec.name!r} of {ledger}: "
+                        f"{_plural(len(played), 'pair')} recorded"
                         + (
                             f", {len(resumed.partial)} game of a pair cut in half"
+                            if len(resumed.partial) == 1
+                            else f", {len(resumed.partial)} games of pairs cut in half"
                             if resumed.partial
                             else ""
                         ),

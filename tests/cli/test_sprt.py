@@ -234,8 +234,8 @@ def test_a_suite_shorter_than_the_games_asked_for_is_said_once(tmp_path: Path) -
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0] == "the deal suite holds 1 deals: at most 1 pairs"
-    assert "; 1 pairs on deals of " in lines[1], lines[1]  # not the 5 of --games
+    assert lines[0] == "the deal suite holds 1 deal: at most 1 pair"
+    assert "; 1 pair on deals of " in lines[1], lines[1]  # not the 5 of --games
     assert values(result.output)["pairs"] == "1"
 
 
@@ -277,7 +277,7 @@ def test_a_test_recorded_in_a_ledger_resumes(tmp_path: Path) -> None:
     # Run again with a higher limit: the pair recorded counts and one more is played.
     result = runner.invoke(app, [*common, "--games", "4", "--concurrency", "1"])
     assert result.exit_code == 0, result.output
-    assert "resuming test 't1'" in result.output and "1 pairs recorded" in result.output
+    assert "resuming test 't1'" in result.output and "1 pair recorded" in result.output
     assert [line for line in result.output.splitlines() if line.startswith("pair ")] == [
         line for line in result.output.splitlines() if line.startswith("pair 2 (deal 1)")
     ]
