@@ -35,8 +35,19 @@ from arena.cli.common import (
 from arena.cli.play import parse_options
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant, variant_options
 from arena.referee import Policies, TimeControl
-from arena.stats import Decision, Model, Pentanomial, Sprt, SprtReport, StatsError, Trinomial
+from arena.stats import (
+    Decision,
+    EloEstimate,
+    Model,
+    Pentanomial,
+    Sprt,
+    SprtReport,
+    StatsError,
+    Trinomial,
+    elo_from_score,
+)
 from arena.stats.counts import Counts, distribution, mean_and_variance
+from arena.stats.elo import SCORE_CLAMP
 from arena.tournament.bounds import MAX_CONCURRENCY, MAX_PLANNED_GAMES
 from arena.tournament.deals import DealFileError, DealSuite, load_deals, seeded_deals
 
@@ -52,6 +63,26 @@ BROKEN_EXIT = 3  # the exit code when a version failed each of its first games
 def _number(x: float) -> str:
     """At least four significant figures (six), in plain form where it fits."""
     return f"{x:.6g}"
+
+
+# Elo is held within these (the Elo of a score SCORE_CLAMP from 0 or 1), so that it stays finite: an
+# end of an interval held there lies beyond, at a distance the figures do not tell.
+ELO_FLOOR, ELO_CEILING = elo_from_score(SCORE_CLAMP), elo_from_score(1 - SCORE_CLAMP)
+
+
+def _elo(x: float, spec: str) -> str:
+    """An Elo figure in the format ``spec``; one held at the limit as beyond it (``>2400``)."""
+    if x >= ELO_CEILING:
+        return f">{ELO_CEILING:.0f}"
+    if x <= ELO_FLOOR:
+        return f"<{ELO_FLOOR:.0f}"
+    return format(x, spec)
+
+
+def _elo_error(e: EloEstimate, spec: str) -> str:
+    """Half the width of Elo's interval; at least that (``>``) when an end is held at the limit."""
+    held = e.elo_high >= ELO_CEILING or e.elo_low <= ELO_FLOOR
+    return (">" if held else "") + format(e.elo_error, spec)
 
 
 def _plural(n: int, word: str) -> str:
@@ -80,10 +111,10 @@ def report_lines(report: SprtReport) -> list[str]:
     else:
         regularized = "no"
         figures = {
-            "elo": _number(e.elo),
-            "elo_low": _number(e.elo_low),
-            "elo_high": _number(e.elo_high),
-            "elo_error": _number(e.elo_error),
+            "elo": _elo(e.elo, ".6g"),
+            "elo_low": _elo(e.elo_low, ".6g"),
+            "elo_high": _elo(e.elo_high, ".6g"),
+            "elo_error": _elo_error(e, ".6g"),
             "nelo": _number(e.nelo),
             "nelo_error": _number(e.nelo_error),
             "los": _number(e.los * 100),
@@ -118,7 +149,8 @@ def progress_line(pair: PairReport, state: AbTestState) -> str:
         figures = "Elo - | nElo - | LOS - (every pair alike so far)"
     else:
         figures = (
-            f"Elo {e.elo:.1f} +/- {e.elo_error:.1f} [{e.elo_low:.1f}, {e.elo_high:.1f}] | "
+            f"Elo {_elo(e.elo, '.1f')} +/- {_elo_error(e, '.1f')} "
+            f"[{_elo(e.elo_low, '.1f')}, {_elo(e.elo_high, '.1f')}] | "
             f"nElo {e.nelo:.1f} +/- {e.nelo_error:.1f} | LOS {e.los:.1%}"
         )
     return (

@@ -11,7 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.cli.main import app
+from arena.cli.sprt import progress_line
 from arena.ledger import Ledger
+from arena.stats import Sprt
+from arena.tournament.abtest import AbTestState, GameReport, PairReport
 from arena.tournament.deals import fresh_deals, load_deals
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,6 +114,47 @@ def test_a_report_where_every_pair_scored_alike_shows_no_elo(
     assert v["decision"] == "H1 accepted" and v["elo"] == "-"  # the decision is the LLR's
     v = values(runner.invoke(app, ["sprt", "--pentanomial", "0,0,4,1,0"]).output)
     assert v["regularized"] == "no" and v["score"] == "0.55" and float(v["elo"]) > 0
+
+
+@pytest.mark.parametrize(
+    ("counts", "elo", "low", "high", "error"),
+    [
+        ("0,1,7", "470.437", "266.868", ">2400", ">1066.57"),
+        ("7,1,0", "-470.437", "<-2400", "-266.868", ">1066.57"),
+        ("1,0,1", "0", "<-2400", ">2400", ">2400"),
+    ],
+)
+def test_an_interval_held_at_the_elo_limit_says_so(
+    counts: str, elo: str, low: str, high: str, error: str
+) -> None:
+    """Elo is held within +-2400 (a score 1e-6 from 0 or 1): an end of the interval beyond it is
+    shown as beyond, and half its width as at least what is shown, not as estimates."""
+    v = values(runner.invoke(app, ["sprt", "--trinomial", counts]).output)
+    assert (v["elo"], v["elo_low"], v["elo_high"], v["elo_error"]) == (elo, low, high, error)
+
+
+def pair(index: int, *points: float) -> PairReport:
+    return PairReport(index, index, tuple(GameReport((), p, "normal") for p in points))
+
+
+def test_the_line_after_each_pair() -> None:
+    state = AbTestState(Sprt(0, 5))
+    lines = []
+    for p in (pair(0, 1, 1), pair(1, 1, 0), pair(2, 1, 1)):
+        state.add(p)
+        lines.append(progress_line(p, state))
+    assert lines[0] == (
+        "pair 1 (deal 0): 2 | penta 0,0,0,0,1 | LLR 0.020 (-2.94, 2.94) | "
+        "Elo - | nElo - | LOS - (every pair alike so far)"
+    )
+    # The interval's upper end is held at the Elo limit, as in the report.
+    assert lines[1] == (
+        "pair 2 (deal 1): 1 | penta 0,0,1,0,1 | LLR 0.028 (-2.94, 2.94) | "
+        "Elo 190.8 +/- >1233.9 [-67.9, >2400] | nElo 245.7 +/- 340.5 | LOS 92.1%"
+    )
+    assert lines[2].endswith(
+        "| Elo 279.6 +/- >1176.7 [46.6, >2400] | nElo 347.4 +/- 278.0 | LOS 99.3%"
+    )
 
 
 def test_a_version_that_cannot_start_stops_the_test(tmp_path: Path) -> None:
