@@ -315,11 +315,20 @@ def sprt(
         test = Sprt(elo0, elo1, alpha, beta, model)
     except StatsError as exc:
         raise typer.BadParameter(str(exc), param_hint="--elo0/--elo1/--alpha/--beta") from exc
-    given = [x for x in (bot, pentanomial, trinomial) if x]
+    given = [
+        option
+        for option, value in (
+            ("--bot", bot),
+            ("--pentanomial", pentanomial),
+            ("--trinomial", trinomial),
+        )
+        if value
+    ]
     if len(given) != 1:
+        what = "give --bot NEW --bot OLD to play, or --pentanomial (or --trinomial) counts to report on"
         raise typer.BadParameter(
-            "give --bot NEW --bot OLD to play, or --pentanomial (or --trinomial) counts to report on",
-            param_hint="--bot/--pentanomial",
+            f"{' and '.join(given)} cannot be given together: {what}" if given else what,
+            param_hint="/".join(given) or "--bot/--pentanomial",
         )
     if pentanomial is not None or trinomial is not None:
         _report_counts(test, pentanomial, trinomial)

@@ -185,6 +185,11 @@ def test_a_version_that_cannot_start_stops_the_test(tmp_path: Path) -> None:
     [
         ([], "give --bot NEW --bot OLD to play, or --pentanomial"),
         (["--pentanomial", "1,2,3,4,5", "--bot", "x"], "give --bot NEW --bot OLD to play"),
+        (["--pentanomial", "1,2,3,4,5", "--bot", "x"], "--bot and --pentanomial cannot be given"),
+        (
+            ["--pentanomial", "1,2,3,4,5", "--trinomial", "1,2,3"],
+            "--pentanomial and --trinomial cannot be given together",
+        ),
         (["--pentanomial", "1,2,3,4"], "expected five counts"),
         (["--pentanomial", "0,0,0,0,0"], "every count is 0"),
         (["--trinomial", "1,2"], "expected three whole numbers"),
