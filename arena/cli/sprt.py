@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 
 DEFAULT_OPPONENT = "{python} -m arena_bot.greedy_bot"
 DEFAULT_MAX_GAMES = 2000
+DEFAULT_SEED = 1
 BROKEN_EXIT = 3  # the exit code when a version failed each of its first games
 
 
@@ -239,8 +240,13 @@ def sprt(
         ),
     ] = None,
     seed: Annotated[
-        int, typer.Option(min=0, help="Without --deals: the seed the deals are derived from.")
-    ] = 1,
+        int | None,
+        typer.Option(
+            min=0,
+            help=f"Without --deals: the seed the deals are derived from (default {DEFAULT_SEED}).",
+            show_default=False,
+        ),
+    ] = None,
     concurrency: Annotated[
         int, typer.Option(min=1, max=MAX_CONCURRENCY, help="Games played at once.")
     ] = 2,
@@ -382,6 +388,11 @@ def sprt(
         )
     if test_name is not None and not test_name.strip():
         raise typer.BadParameter("the test's name must not be empty", param_hint="--test")
+    if deals is not None and seed is not None:
+        raise typer.BadParameter(
+            "--deals and --seed both choose the deals: give one of them", param_hint="--seed"
+        )
+    seed = DEFAULT_SEED if seed is None else seed
     suite = _suite(deals, v, seed, max_pairs)
     if len(suite) < max_pairs:
         print(

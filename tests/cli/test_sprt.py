@@ -210,6 +210,11 @@ def test_a_version_that_cannot_start_stops_the_test(tmp_path: Path) -> None:
         (["--bot", FIRST, "--bot", FIRST, "--games", "2", "--max-games", "4"], "not both"),
         (["--bot", FIRST, "--bot", FIRST, "--variant", "five-handed"], "unknown variant"),
         (["--bot", FIRST, "--bot", FIRST, "--name", "a"], "give two names"),
+        (
+            ["--bot", FIRST, "--bot", FIRST, "--deals", "deals.txt", "--seed", "5"],
+            "--deals and --seed both choose the deals: give one of them",
+        ),
+        (["--bot", FIRST, "--bot", FIRST, "--deals", "d.txt", "--seed", "1"], "give one of them"),
     ],
 )
 def test_usage_errors(args: list[str], message: str) -> None:
