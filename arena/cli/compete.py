@@ -157,7 +157,7 @@ def serve(
 
     try:
         asyncio.run(run())
-    except (LedgerError, OSError) as exc:
+    except (LedgerError, OSError, ClusterError) as exc:
         raise fail(str(exc)) from exc
     except KeyboardInterrupt:
         raise typer.Exit(130) from None

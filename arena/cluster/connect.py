@@ -21,6 +21,7 @@ import logging
 import os
 import socket
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -30,6 +31,7 @@ from arena.cluster.address import FORMS, address_problem
 from arena.cluster.errors import INSTALL_HINT, ClusterError
 
 PROBE_SECONDS = 5.0  # for the address to answer a gRPC handshake
+LOST_ATTEMPTS = 2  # times the head must not answer, PROBE_SECONDS apart, for the cluster to be lost
 NAMESPACE = "bezique-arena"
 
 
@@ -55,9 +57,28 @@ class Cluster:
     """A connection to a Ray cluster (``ray.init``); :meth:`close` disconnects (and stops a ``local``
     instance)."""
 
-    def __init__(self, address: str, ray: ModuleType) -> None:
+    def __init__(self, address: str, ray: ModuleType, target: str | None = None) -> None:
         self.address = address
         self.ray = ray
+        self.target = target  # HOST:PORT of the head's server the connection goes through
+
+    def lost(self) -> str:
+        """Why the cluster is gone, "" while its head answers: a socket to the server the connection
+        goes through (Ray's control service, or its client server) is refused or does not open. Ray
+        itself would wait for a lost control service for a minute, then end this process."""
+        if self.target is None:  # ``local``: Ray's processes are this one's own
+            return ""
+        host, _, port = self.target.rpartition(":")
+        why = ""
+        for attempt in range(LOST_ATTEMPTS):  # a server that is there accepts at once, even busy
+            if attempt:
+                time.sleep(PROBE_SECONDS)
+            try:
+                with socket.create_connection((host.strip("[]"), int(port)), PROBE_SECONDS):
+                    return ""
+            except OSError as exc:
+                why = f"its head node at {self.target} does not answer ({exc.strerror or exc})"
+        return why
 
     def nodes(self) -> list[Node]:
         """The nodes alive now that can run games (those with CPUs)."""
@@ -81,8 +102,10 @@ def connect(address: str) -> Cluster:
     if problem:
         raise ClusterError(f"bad cluster address: {problem}")
     ray = import_ray()
+    target = None
     if address != "local":
-        _probe(address)
+        target = _target(address)
+        _probe(address, target)
     try:
         ray.init(
             address=address,
@@ -95,17 +118,30 @@ def connect(address: str) -> Cluster:
     except ClusterError:
         raise
     except Exception as exc:
-        raise ClusterError(f"cannot connect to the Ray cluster at {address}: {exc}") from None
-    cluster = Cluster(address, ray)
+        raise ClusterError(
+            f"cannot connect to the Ray cluster at {address}: {exc}{_auth_hint()}"
+        ) from None
+    cluster = Cluster(address, ray, target)
     if not cluster.nodes():
         cluster.close()
         raise ClusterError(f"the Ray cluster at {address} has no node with CPUs to play games on")
     return cluster
 
 
-def _probe(address: str) -> None:
-    """Fail at once unless a gRPC server answers at the address Ray would dial."""
-    target = _target(address)
+def _auth_hint() -> str:
+    """Ray's own error does not say that the cluster wants its token (on by default for clusters
+    started with ``ray start`` since Ray 2.59)."""
+    if os.environ.get("RAY_AUTH_MODE", "").strip():
+        return ""
+    return (
+        " (if the cluster uses Ray's token authentication, as one started by ray start does since "
+        "Ray 2.59, set RAY_AUTH_MODE=token, with the head's token in RAY_AUTH_TOKEN or "
+        "~/.ray/auth_token: ray get-auth-token prints it)"
+    )
+
+
+def _probe(address: str, target: str) -> None:
+    """Fail at once unless a gRPC server answers at ``target``, the address Ray would dial."""
     host, _, port = target.rpartition(":")
     where = f"{address}" + (f" ({target})" if target != address else "")
     try:

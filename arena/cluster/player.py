@@ -34,6 +34,14 @@ from arena.tournament.spec import TournamentSpec
 log = logging.getLogger("arena.cluster")
 
 ATTEMPTS = 5  # times a game is sent when nodes or worker processes die under it
+WATCH_SECONDS = 5.0  # a game's wait for its result asks after the cluster this often
+
+
+def _lost(address: str, why: str) -> str:
+    return (
+        f"lost the Ray cluster at {address}: {why}. Every game finished is in the ledger: run the "
+        "same command again once the cluster is back"
+    )
 
 
 class ClusterPlayer:
@@ -70,6 +78,10 @@ class ClusterPlayer:
                 "ReferenceCountingAssertionError",
             )
             if hasattr(ray.exceptions, name)
+        )
+        # The Ray node this coordinator reaches the cluster through is dead: nothing can be sent.
+        self._local_died: type[BaseException] | None = getattr(
+            ray.exceptions, "LocalRayletDiedError", None
         )
         self._task = ray.remote(node_side.play).options(
             max_retries=0,  # resent here, where it is counted and bounded
@@ -178,16 +190,16 @@ class ClusterPlayer:
                 self.isolated,
             )
             try:
-                # (through a concurrent future: Ray Client's references have one too)
-                result: node_side.Result = await asyncio.wrap_future(ref.future())
-            except asyncio.CancelledError:
-                # The run is stopping: the game stops too (its worker process, with the referee and
-                # the bots it launched) rather than play on for nobody.
+                result: node_side.Result = await self._watched(ref)
+            except (asyncio.CancelledError, ClusterError):
+                # The run is stopping (or the cluster is lost): the game stops too (its worker
+                # process, with the referee and the bots it launched) rather than play on for nobody.
                 with contextlib.suppress(Exception):
                     self.cluster.ray.cancel(ref, force=True)
                 raise
             except self._system_errors as exc:
                 failure = _first_line(exc)
+                await self._check_alive(exc, failure)
                 continue
             except Exception as exc:  # the game's own error on the node, or Ray's
                 cause = getattr(exc, "cause", None)
@@ -201,6 +213,36 @@ class ClusterPlayer:
             record: dict[str, Any] = {**played.record, "node": result.node}
             return Played(record, played.error, played.replays)
         return Played(None, f"lost {ATTEMPTS} times with its node or worker: {failure}")
+
+    async def _watched(self, ref: Any) -> node_side.Result:
+        """The game's result, while the cluster lives: a game in flight when the whole cluster stops
+        hears nothing (Ray ends this process after a minute without its control service), so its
+        head is asked after every WATCH_SECONDS of waiting (a ClusterError if it is gone)."""
+        # (through a concurrent future: Ray Client's references have one too)
+        future = asyncio.wrap_future(ref.future())
+        try:
+            while True:
+                done, _ = await asyncio.wait({future}, timeout=WATCH_SECONDS)
+                if done:
+                    return future.result()  # type: ignore[no-any-return]
+                gone = await asyncio.to_thread(self.cluster.lost)
+                if gone:
+                    raise ClusterError(_lost(self.cluster.address, gone))
+        finally:
+            future.cancel()  # nothing if done; else its result, which no one awaits, is dropped
+
+    async def _check_alive(self, exc: BaseException, failure: str) -> None:
+        """Before a game lost with a node or worker is sent again: raise a ClusterError if the
+        cluster itself is gone (the run stops, every game finished being in the ledger), rather than
+        send it again and again until Ray ends the process."""
+        local = self._local_died is not None and isinstance(exc, self._local_died)
+        gone = (
+            "the Ray node this coordinator goes through died"
+            if local
+            else await asyncio.to_thread(self.cluster.lost)
+        )
+        if gone:
+            raise ClusterError(_lost(self.cluster.address, f"{gone} ({failure})"))
 
     def _keep_logs(self, logs: Mapping[str, bytes]) -> None:
         assert self.logs_dir is not None

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from arena.cluster.errors import ClusterError
 from arena.competition import bundles, intake
 from arena.competition.matchmaker import Candidate, Pool
 from arena.competition.spec import CompetitionSpec
@@ -218,7 +219,7 @@ class CompetitionServer:
         if not task.cancelled() and task.exception() is not None:
             exc = task.exception()
             self.say(f"error: {exc}")
-            if isinstance(exc, LedgerError):
+            if isinstance(exc, LedgerError | ClusterError):  # the ledger, or the cluster, is lost
                 self.fatal = exc
                 self._stopping.set()
 
