@@ -225,10 +225,14 @@ class _HelloTap(BotGateway):
         return not port.attached.is_set() and (port.closed or port.token in self.refusals)
 
 
-async def _start_server(limits: Limits | None) -> tuple[ArenaServer, _HelloTap, MatchManager, Path]:
+async def _start_server(
+    limits: Limits | None, hide: Sequence[Path], resolve_from: str | None
+) -> tuple[ArenaServer, _HelloTap, MatchManager, Path]:
     logs = scratch_dir("check-")
     server, _, manager = await create_server(logs_dir=logs, limits=limits, gateway=_HelloTap)
     assert isinstance(server.gateway, _HelloTap)
+    manager.hide(*hide)
+    manager.resolve_from = resolve_from
     return server, server.gateway, manager, logs
 
 
@@ -245,13 +249,16 @@ async def check_bot(
     connect_timeout: float = CONNECT_TIMEOUT,
     on_progress: Callable[[str], None] | None = None,
     limits: Limits | None = None,
+    hide: Sequence[Path] = (),
+    resolve_from: str | None = ".",
 ) -> Report:
     """Run the scripted session (``matches``, default :func:`session` of ``variant_name``) for the bot
     started by ``command`` and report its mistakes. ``limits``: its sandbox and limits (default: the
-    arena's defaults, isolated where the machine can)."""
+    arena's defaults, isolated where the machine can); ``hide`` and ``resolve_from``: as the
+    referee's (:class:`arena.service.manager.MatchManager`), for a submitted bot."""
     script = list(matches) if matches is not None else session(variant_name)
     report = Report(command, possible=possible_moments(script))
-    server, gateway, manager, logs = await _start_server(limits)
+    server, gateway, manager, logs = await _start_server(limits, hide, resolve_from)
     tokens: set[str] = set()
     try:
         for scripted in script:

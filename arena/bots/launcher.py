@@ -88,8 +88,12 @@ def check_command(command: str, name: str = "bot") -> None:
         )
 
 
-def split_command(command: str, name: str = "bot") -> list[str]:
-    """The argument list of a bot's command line, ``{python}`` replaced by the arena's interpreter."""
+def split_command(command: str, name: str = "bot", base: str | Path | None = ".") -> list[str]:
+    """The argument list of a bot's command line, ``{python}`` replaced by the arena's interpreter,
+    and its relative paths that exist in ``base`` made absolute (where the arena runs, by default, for
+    a command typed here). ``base=None`` leaves every word as it is: a command already resolved
+    within its own folder (a submitted bundle's), whose other words must never name the files of
+    the folder the arena runs in (the sandbox shows a bot every path its command names)."""
     check_command(command, name)
     try:
         argv = shlex.split(command.replace("{python}", shlex.quote(sys.executable)))
@@ -97,7 +101,7 @@ def split_command(command: str, name: str = "bot") -> list[str]:
         raise LaunchError(f"bot {name!r}: cannot split command {command!r}: {exc}") from exc
     if not argv:
         raise LaunchError(f"bot {name!r}: empty command")
-    return [_absolute(a) for a in argv]
+    return argv if base is None else [_absolute(a, base) for a in argv]
 
 
 class _Watched(asyncio.subprocess.SubprocessStreamProtocol):
@@ -153,12 +157,14 @@ class BotProcess:
         *,
         socket: str = "",
         hide: Sequence[Path] = (),
+        resolve_from: str | Path | None = ".",
     ) -> BotProcess:
         """Start a bot. ``address`` is the referee's TCP address (``HOST:PORT``) or its Unix socket
         (``unix:PATH``); ``socket`` its Unix socket's path, which an isolated bot needs (it has no
-        network). ``hide``: paths an isolated bot must never see, even inside a folder it may."""
+        network). ``hide``: paths an isolated bot must never see, even inside a folder it may.
+        ``resolve_from``: see :func:`split_command`'s ``base``."""
         limits = limits or Limits()
-        argv = split_command(command, name)
+        argv = split_command(command, name, resolve_from)
         if address.startswith("unix:") and not socket:
             socket, address = address.removeprefix("unix:").removeprefix("//"), ""
         marker = secrets.token_hex(8)

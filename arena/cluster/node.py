@@ -289,6 +289,9 @@ class NodeReferee:
             # This process plays one game at a time: a waiting process of each kind is enough.
             self.manager.idle_per_kind = 2
             self.manager.hide(*self.hidden)
+            # Commands come resolved for this node (arena.cluster.shipping.resolve): no word of
+            # theirs names a file of the folder the worker runs in.
+            self.manager.resolve_from = None
         return self.manager
 
     def play(

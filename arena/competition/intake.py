@@ -16,6 +16,7 @@ import contextlib
 import os
 import shutil
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,13 +72,23 @@ async def build(
     return Outcome(True, "", log)
 
 
-async def check(command: str, variant: str, limits: Limits, seconds: int) -> Outcome:
-    """The conformance check of the built bot, confined with the competition's limits; passes when
-    it makes no mistake."""
+async def check(
+    command: str, variant: str, limits: Limits, seconds: int, hide: Sequence[Path] = ()
+) -> Outcome:
+    """The conformance check of the built bot, confined with the competition's limits, never shown
+    ``hide`` (the ledger, the other bundles) nor a path its command does not resolve within its own
+    folder; passes when it makes no mistake."""
     lines: list[str] = []
     try:
         async with asyncio.timeout(seconds):
-            report = await check_bot(command, variant, on_progress=lines.append, limits=limits)
+            report = await check_bot(
+                command,
+                variant,
+                on_progress=lines.append,
+                limits=limits,
+                hide=hide,
+                resolve_from=None,
+            )
     except TimeoutError:
         return Outcome(
             False, f"the conformance check took longer than {seconds} s", "\n".join(lines)
@@ -96,7 +107,7 @@ async def _run(command: str, cwd: Path, limits: Limits, seconds: int) -> tuple[b
     started is killed at the end. Isolated, it runs under :mod:`arena.sandbox.workspace`, whose last
     line says why it failed. (ok, output)."""
     try:
-        argv = split_command(command, "the build")
+        argv = split_command(command, "the build", None)  # resolved within the bundle already
         conf = confine(
             argv, bot_environment(), mode=limits.sandbox, rlimits=limits.rlimits(), workdir=cwd
         )

@@ -131,8 +131,10 @@ class CompetitionServer:
         )
         # Never shown to a bot, whatever its command names: the ledger (every deal's secret) and the
         # submitted bundles (every author's files).
-        ledger = [Path(self.ledger.path)] if self.ledger.path != ":memory:" else []
-        self.manager.hide(self.bundles.root, *ledger)
+        self.manager.hide(*self._hidden())
+        # A submitted command is resolved within its bundle's build (intake.runtime_command): none
+        # of its words may name a file of the folder the server runs in.
+        self.manager.resolve_from = None
         self.manager.lobby = self._lobby
         self.manager.on_lobby = self._lobby_changed
         self.bots_address = self.manager.address
@@ -166,6 +168,13 @@ class CompetitionServer:
             asyncio.create_task(self._refresher()),
             asyncio.create_task(self._renew_lease()),
         ]
+
+    def _hidden(self) -> list[Path]:
+        """What no submitted bot is ever shown, even inside a folder it may see: the ledger (every
+        deal's secret) and the bundles (every author's files). (The builds cannot be: each bot's
+        folder is its own build; a command names nothing outside it, see intake.runtime_command.)"""
+        ledger = [Path(self.ledger.path)] if self.ledger.path != ":memory:" else []
+        return [self.bundles.root, *ledger]
 
     async def _resume(self) -> None:
         """Finish the pairings the last stop cut short: the deal is played in the seat rotations it
@@ -359,7 +368,7 @@ class CompetitionServer:
                 self.say(f"{sub.bot} {sub.version}: refused: {exc}")
             return
         checked = await intake.check(
-            command, self.spec.variant, self.spec.limits, caps.check_seconds
+            command, self.spec.variant, self.spec.limits, caps.check_seconds, self._hidden()
         )
         log_text = "\n".join(t for t in (result.log, checked.log) if t)
         if not checked.ok:

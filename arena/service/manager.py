@@ -95,6 +95,10 @@ class MatchManager:
         self.deal_key = deal_key
         # Paths a sandboxed bot never sees, even inside a folder it may (the ledger, records, logs).
         self.hidden: list[Path] = [p.resolve() for p in (records_dir, logs_dir) if p is not None]
+        # Where a bot command's relative paths are looked up (launcher.split_command): the folder
+        # the arena runs in, for commands its user typed; None for commands that are not to be
+        # trusted with it (submitted bundles', resolved within their own folders).
+        self.resolve_from: str | None = "."
         self.matches: dict[str, MatchEntry] = {}
         self._tokens: dict[str, StreamPort] = {}
         self._count = 0
@@ -370,6 +374,7 @@ class MatchManager:
                 entry.limits,
                 socket=self.unix_address.removeprefix("unix:"),
                 hide=self.hidden,
+                resolve_from=self.resolve_from,
             )
         except LaunchError:
             raise  # the arena could not start it: the match is not played (start() says why)

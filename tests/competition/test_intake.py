@@ -73,7 +73,7 @@ class Gates:
         return intake.Outcome(True, "", f"built {manifest.version}")
 
     async def check(
-        self, command: str, variant: str, limits: Limits, seconds: int
+        self, command: str, variant: str, limits: Limits, seconds: int, hide: object = ()
     ) -> intake.Outcome:
         return intake.Outcome(True, "", "checked")
 
@@ -322,6 +322,8 @@ async def leads_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         assert {(tmp_path / "ledger.sqlite").resolve(), server.bundles.root.resolve()} <= set(
             server.manager.hidden
         )
+        # ... and no word of it is looked up in the folder the server runs in (see below).
+        assert server.manager.resolve_from is None
         sub = await server.submit(ada, bundle("1", run="{python} bot.py escape"))
         await until(lambda: not server._tasks)
         now = comp.submission(sub.id)
@@ -396,3 +398,47 @@ def test_a_build_whose_result_is_over_disk_mb_is_refused_in_light_mode_too(tmp_p
         == "the build left 192.0 MiB in its folder, over its limit of 64 MiB (disk_mb)"
     )
     intake._remove(built)
+
+
+NAMER = """\
+import sys
+for word in sys.argv[1:]:
+    try:
+        with open(word) as f:
+            print("read", word, f.read(), file=sys.stderr)
+    except OSError as exc:
+        print("cannot read", word, type(exc).__name__, file=sys.stderr)
+sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize("sandbox", ["auto", "none"])
+def test_a_submitted_command_never_names_a_file_of_the_servers_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: str
+) -> None:
+    """A red-team finding: ``run = "{python} bot.py competition.sqlite"`` named the ledger in the
+    folder the server runs in (a word not in the bundle was made absolute there, and the sandbox
+    shows what a command names), and the check's log carried the deal secret back to its author.
+    A submitted command's words are resolved within its build only, in the check, the build step
+    and play; a word of the server's folder stays a word the bot cannot open."""
+    served = tmp_path / "server"
+    served.mkdir()
+    (served / "competition.sqlite").write_text("THE-DEAL-SECRET")
+    monkeypatch.chdir(served)
+    built = tmp_path / "builds" / "1"
+    built.mkdir(parents=True)
+    (built / "bot.py").write_text(NAMER)
+    manifest = bundles.Manifest("b", "1", "python", "{python} bot.py competition.sqlite", "")
+    command = intake.runtime_command(manifest, built)
+    checked = asyncio.run(intake.check(command, "two-handed", Limits(sandbox=sandbox), 120))
+    assert not checked.ok
+    assert "cannot read competition.sqlite FileNotFoundError" in checked.log, checked.log
+    assert "THE-DEAL-SECRET" not in checked.log
+    # The build step too: its command is resolved within the bundle only.
+    copy = tmp_path / "builds" / "2"
+    manifest = bundles.Manifest(
+        "b", "1", "python", "{python} bot.py", "{python} bot.py competition.sqlite"
+    )
+    built_out = asyncio.run(intake.build(manifest, built, copy, Limits(sandbox=sandbox), 60))
+    assert "THE-DEAL-SECRET" not in built_out.log
+    assert "cannot read competition.sqlite" in built_out.log, built_out.log
