@@ -226,6 +226,7 @@ def digest(data: bytes) -> str:
 def unpack(data: bytes, into: Path, max_files: int, max_bytes: int) -> Manifest:
     """Check a bundle, then unpack it into the new folder ``into``; its manifest."""
     try:
+        _scan_headers(data, max_files, max_bytes)
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
             members = _members(tar, max_files, max_bytes)
             into.mkdir(parents=True)
@@ -239,6 +240,68 @@ def unpack(data: bytes, into: Path, max_files: int, max_bytes: int) -> Manifest:
         raise BundleError(f"not a readable tar archive (gzipped or not): {exc}") from exc
     except OSError as exc:  # e.g. a file and a folder of the same name
         raise BundleError(f"cannot unpack: {exc.strerror or exc}") from exc
+
+
+# The extended headers a tar may hold before an entry (POSIX pax, GNU long names): a real bundle's are
+# a few hundred bytes. tarfile reads each whole into memory, and parses a pax header with a regular
+# expression whose time grows with the square of its size in Python 3.11 before 3.11.10
+# (CVE-2024-6232): a bundle of 400 bytes held the server's event loop for 18 s, and a long name of
+# 300 MB (306 KB gzipped) took 2 GB. They are measured here first, from the raw headers.
+EXTENDED_TYPES = (b"x", b"g", b"L", b"K", b"X")
+MAX_EXTENDED_BYTES = 64 * 1024
+BLOCK = 512
+
+
+def _scan_headers(data: bytes, max_files: int, max_bytes: int) -> None:
+    """Walk the archive's headers as raw blocks, decompressing as it goes, before tarfile reads it:
+    an extended header over MAX_EXTENDED_BYTES is refused, and the walk stops at the caps (entries,
+    and bytes: every header counts as a block of data) that :func:`_members` checks again."""
+    stream: io.BufferedIOBase = (
+        gzip.GzipFile(fileobj=io.BytesIO(data)) if data[:2] == b"\x1f\x8b" else io.BytesIO(data)
+    )
+    entries = consumed = 0
+    budget = max_bytes + BLOCK * (3 * max_files + 64)  # the data, and each entry's headers
+    while True:
+        header = stream.read(BLOCK)
+        if len(header) < BLOCK or header == bytes(BLOCK):
+            return  # the end (tarfile judges a short or damaged archive)
+        size = _tar_number(header[124:136])
+        if size is None:
+            return  # tarfile says what is wrong with it
+        kind = header[156:157]
+        if kind in EXTENDED_TYPES and size > MAX_EXTENDED_BYTES:
+            raise BundleError(
+                f"an extended tar header of {size} bytes (at most {MAX_EXTENDED_BYTES}): not a "
+                "bundle packed by tar or arena compete submit"
+            )
+        if kind not in EXTENDED_TYPES:
+            entries += 1
+            if entries > max_files:
+                raise BundleError(
+                    f"more than {max_files} entries, over the limit of {max_files} files"
+                )
+        consumed += BLOCK + max(size, 0)
+        if consumed > budget:
+            raise BundleError(f"unpacked, over the limit of {max_bytes} bytes (max_unpacked_mb)")
+        skip = -(-max(size, 0) // BLOCK) * BLOCK
+        while skip > 0:  # read through the entry's data, a bounded piece at a time
+            piece = stream.read(min(skip, 1 << 20))
+            if not piece:
+                return
+            skip -= len(piece)
+
+
+def _tar_number(field: bytes) -> int | None:
+    """A tar header's number: octal digits (ended by NUL or space), or GNU's base-256 (first byte
+    0x80 or 0xff, the rest big-endian); None when it is neither."""
+    if field[:1] in (b"\x80", b"\xff"):
+        value = int.from_bytes(field[1:], "big")
+        return value - (1 << (8 * len(field) - 8)) if field[:1] == b"\xff" else value
+    digits = field.split(b"\0", 1)[0].strip()
+    try:
+        return int(digits, 8) if digits else 0
+    except ValueError:
+        return None
 
 
 def _members(tar: tarfile.TarFile, max_files: int, max_bytes: int) -> list[tarfile.TarInfo]:

@@ -4,6 +4,7 @@ content-addressed store."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
 import socket
@@ -349,3 +350,61 @@ def test_pack_refuses_special_files_by_name(tmp_path: Path, kind: str, message: 
             sock.bind(str(src / name))
     with pytest.raises(BundleError, match=f"^{name}: {message}; bundles hold plain files"):
         pack(src, MB)
+
+
+def extended_bomb(kind: bytes, size: int) -> bytes:
+    """A bundle whose first entry is an extended header (pax or GNU long name) of ``size`` bytes."""
+    head = tarfile.TarInfo("p")
+    head.type = kind
+    head.size = size
+    body = head.tobuf(tarfile.USTAR_FORMAT) + b"0" * size + bytes(-size % 512)
+    info, data = manifest()
+    info.size = len(data)
+    body += info.tobuf(tarfile.USTAR_FORMAT) + data + bytes(-len(data) % 512) + bytes(1024)
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb") as gz:
+        gz.write(body)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("kind", "size"),
+    [(tarfile.XHDTYPE, 128 * 1024), (tarfile.GNUTYPE_LONGNAME, 4 * MB)],
+    ids=["pax", "gnu-long-name"],
+)
+def test_an_oversized_extended_header_is_refused_before_tarfile_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: bytes, size: int
+) -> None:
+    """A red-team finding: tarfile parses a pax header with a regular expression whose time grows
+    with the square of its size (CVE-2024-6232, Python 3.11 before 3.11.10): a 400-byte bundle
+    held the competition server for 18 s. And it reads a GNU long name whole: a 306 KB bundle took
+    2 GB. Both are refused from the raw headers, before tarfile reads a single one."""
+    data = extended_bomb(kind, size)
+    assert len(data) < 20 * 1024  # what an author sends
+    read = 0
+    real = tarfile.TarInfo.fromtarfile.__func__
+
+    def counted(cls: type[tarfile.TarInfo], tar: tarfile.TarFile) -> tarfile.TarInfo:
+        nonlocal read
+        read += 1
+        return real(cls, tar)
+
+    monkeypatch.setattr(tarfile.TarInfo, "fromtarfile", classmethod(counted))
+    with pytest.raises(BundleError, match=f"an extended tar header of {size} bytes"):
+        unpack(data, tmp_path / "out", max_files=10, max_bytes=64 * MB)
+    assert read == 0
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_bundle_with_ordinary_extended_headers_unpacks(tmp_path: Path) -> None:
+    # pax and GNU tars write small extended headers for long names: those are bundles as usual.
+    long = "d" * 60 + "/" + "f" * 120 + ".py"
+    for form in (tarfile.PAX_FORMAT, tarfile.GNU_FORMAT):
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz", format=form) as tar:
+            for info, data in (manifest(), file(long, b"pass\n")):
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        into = tmp_path / str(form)
+        unpack(buf.getvalue(), into, max_files=10, max_bytes=MB)
+        assert (into / long).read_bytes() == b"pass\n"
