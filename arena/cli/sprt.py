@@ -44,10 +44,9 @@ from arena.stats import (
     SprtReport,
     StatsError,
     Trinomial,
-    elo_from_score,
 )
 from arena.stats.counts import Counts, distribution, mean_and_variance
-from arena.stats.elo import SCORE_CLAMP
+from arena.stats.elo import ELO_CEILING, ELO_FLOOR, elo_text
 from arena.tournament.bounds import MAX_CONCURRENCY, MAX_PLANNED_GAMES
 from arena.tournament.deals import DealFileError, DealSuite, load_deals, seeded_deals
 
@@ -64,20 +63,6 @@ BROKEN_EXIT = 3  # the exit code when a version failed each of its first games
 def _number(x: float) -> str:
     """At least four significant figures (six), in plain form where it fits."""
     return f"{x:.6g}"
-
-
-# Elo is held within these (the Elo of a score SCORE_CLAMP from 0 or 1), so that it stays finite: an
-# end of an interval held there lies beyond, at a distance the figures do not tell.
-ELO_FLOOR, ELO_CEILING = elo_from_score(SCORE_CLAMP), elo_from_score(1 - SCORE_CLAMP)
-
-
-def _elo(x: float, spec: str) -> str:
-    """An Elo figure in the format ``spec``; one held at the limit as beyond it (``>2400``)."""
-    if x >= ELO_CEILING:
-        return f">{ELO_CEILING:.0f}"
-    if x <= ELO_FLOOR:
-        return f"<{ELO_FLOOR:.0f}"
-    return format(x, spec)
 
 
 def _elo_error(e: EloEstimate, spec: str) -> str:
@@ -112,9 +97,9 @@ def report_lines(report: SprtReport) -> list[str]:
     else:
         regularized = "no"
         figures = {
-            "elo": _elo(e.elo, ".6g"),
-            "elo_low": _elo(e.elo_low, ".6g"),
-            "elo_high": _elo(e.elo_high, ".6g"),
+            "elo": elo_text(e.elo, ".6g"),
+            "elo_low": elo_text(e.elo_low, ".6g"),
+            "elo_high": elo_text(e.elo_high, ".6g"),
             "elo_error": _elo_error(e, ".6g"),
             "nelo": _number(e.nelo),
             "nelo_error": _number(e.nelo_error),
@@ -150,8 +135,8 @@ def progress_line(pair: PairReport, state: AbTestState) -> str:
         figures = "Elo - | nElo - | LOS - (every pair alike so far)"
     else:
         figures = (
-            f"Elo {_elo(e.elo, '.1f')} +/- {_elo_error(e, '.1f')} "
-            f"[{_elo(e.elo_low, '.1f')}, {_elo(e.elo_high, '.1f')}] | "
+            f"Elo {elo_text(e.elo, '.1f')} +/- {_elo_error(e, '.1f')} "
+            f"[{elo_text(e.elo_low, '.1f')}, {elo_text(e.elo_high, '.1f')}] | "
             f"nElo {e.nelo:.1f} +/- {e.nelo_error:.1f} | LOS {e.los:.1%}"
         )
     return (

@@ -251,13 +251,17 @@ def elo_cells(line: PairingLine) -> tuple[str, str]:
     pairs (or the games, without pairs), and the likelihood of superiority; neither while every pair
     (game) scored alike, where they would be the regularization's, not the games' (one pair won
     twice would read +1041 and 100%)."""
+    from arena.stats import elo_text
+    from arena.tournament.summary import counted
+
     e = line.elo
     if e is None:
         return "-", "-"
-    basis = f"{line.pairs} pairs" if line.pairs else f"{line.games} games"
+    basis = counted(line.pairs, "pair") if line.pairs else counted(line.games, "game")
     if e.regularized:  # every pair (game) scored alike: no spread to measure anything with yet
         return f"- ({basis}, all alike)", "-"
-    return f"{e.elo:+.0f} ({e.elo_low:+.0f}, {e.elo_high:+.0f}), {basis}", f"{e.los:.0%}"
+    low, high = elo_text(e.elo_low, "+.0f"), elo_text(e.elo_high, "+.0f")
+    return f"{elo_text(e.elo, '+.0f')} ({low}, {high}), {basis}", f"{e.los:.0%}"
 
 
 def print_tables(led: Ledger, spec: TournamentSpec, tid: int) -> None:

@@ -3,7 +3,7 @@ pentanomial (duplicate pairs) or trinomial (games) counts. Pure functions, no I/
 numbers (tests/stats)."""
 
 from arena.stats.counts import Counts, Pentanomial, StatsError, Trinomial, pair_index
-from arena.stats.elo import EloEstimate, elo_from_score, estimate, score_from_elo
+from arena.stats.elo import EloEstimate, elo_from_score, elo_text, estimate, score_from_elo
 from arena.stats.sprt import Decision, Model, Sprt, SprtReport, llr
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "StatsError",
     "Trinomial",
     "elo_from_score",
+    "elo_text",
     "estimate",
     "llr",
     "pair_index",

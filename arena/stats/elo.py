@@ -37,6 +37,20 @@ def elo_from_score(score: float) -> float:
     return 400 * math.log10(score / (1 - score))  # an even score gives 0.0, not -0.0
 
 
+# Elo is held within these (the Elo of a score SCORE_CLAMP from 0 or 1), so that it stays finite: an
+# end of an interval held there lies beyond, at a distance the figures do not tell.
+ELO_FLOOR, ELO_CEILING = elo_from_score(SCORE_CLAMP), elo_from_score(1 - SCORE_CLAMP)
+
+
+def elo_text(x: float, spec: str) -> str:
+    """An Elo figure in the format ``spec``; one held at the limit as beyond it (``>2400``)."""
+    if x >= ELO_CEILING:
+        return f">{ELO_CEILING:.0f}"
+    if x <= ELO_FLOOR:
+        return f"<{ELO_FLOOR:.0f}"
+    return format(x, spec)
+
+
 def score_from_elo(elo: float) -> float:
     """Expected score of a logistic Elo difference ``elo``."""
     return 1 / (1 + 10 ** (-elo / 400))

@@ -199,3 +199,8 @@ def entrant_lines(rows: Sequence[dict[str, Any]]) -> list[EntrantLine]:
         average = a["score"] / a["played"] if a["played"] else None
         out.append(EntrantLine(name, n, int(a["lost"]), a["f"], a["place"] / n, average, low, high))
     return out
+
+
+def counted(n: int, thing: str) -> str:
+    """``1 pair``, ``2 pairs``: a count with its noun."""
+    return f"{n} {thing}" + ("" if n == 1 else "s")

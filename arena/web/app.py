@@ -42,6 +42,8 @@ from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.referee.record import MatchRecord
+from arena.stats import elo_text
+from arena.tournament.summary import counted
 from arena.web import game_queries as gq
 from arena.web import queries as q
 from arena.web.live import LiveError, Referee, parse_last_id
@@ -154,6 +156,8 @@ def environment() -> jinja2.Environment:
     env.filters["cap"] = q.cap
     env.filters["number"] = _number
     env.filters["percent"] = _percent
+    env.filters["elo"] = lambda x: elo_text(x, "+.0f")  # >2400 for a bound held at the limit
+    env.filters["count"] = counted  # 1 pair, 2 pairs
     return env
 
 

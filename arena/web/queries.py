@@ -461,16 +461,15 @@ def _pairing(line: PairingLine, ids: dict[str, int]) -> dict[str, Any]:
             "model": "pentanomial" if isinstance(line.counts, Pentanomial) else "trinomial",
             "values": [int(x) for x in str(line.counts).split(",")],
         }
+        # Every pair (game) scored alike: the figures would be the regularization's, not the
+        # games' (one pair won twice reads +1041 and 100%): none is given.
+        shown = not e.regularized
         out["elo"] = {
             "pairs": line.pairs,
-            "elo": e.elo,
-            "elo_low": e.elo_low,
-            "elo_high": e.elo_high,
-            "nelo": e.nelo,
-            "nelo_low": e.nelo_low,
-            "nelo_high": e.nelo_high,
-            "los": e.los,
-            # Every pair (game) scored alike: the figures are the regularization's, not shown.
+            **{
+                k: (getattr(e, k) if shown else None)
+                for k in ("elo", "elo_low", "elo_high", "nelo", "nelo_low", "nelo_high", "los")
+            },
             "regularized": e.regularized,
         }
     return out

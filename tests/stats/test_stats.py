@@ -252,3 +252,14 @@ def test_far_hypotheses_still_solve(elo1: float) -> None:
     for counts in ((1, 0, 0, 0, 1), (0, 0, 0, 0, 100), (100, 0, 0, 0, 0), (3, 12, 40, 25, 9)):
         value = llr(Pentanomial.of(counts), -200.0, elo1)
         assert math.isfinite(value)
+
+
+def test_an_elo_held_at_the_limit_is_written_as_beyond_it() -> None:
+    # Elo stays finite by holding scores 1e-6 inside (0, 1): about +-2400, which is no estimate.
+    from arena.stats import elo_text
+    from arena.stats.elo import ELO_CEILING, ELO_FLOOR
+
+    assert round(ELO_CEILING) == 2400 and round(ELO_FLOOR) == -2400
+    assert elo_text(ELO_CEILING, "+.0f") == ">2400"
+    assert elo_text(ELO_FLOOR, ".1f") == "<-2400"
+    assert elo_text(-416.6, ".1f") == "-416.6" and elo_text(12.3, "+.0f") == "+12"
