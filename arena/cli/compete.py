@@ -94,7 +94,7 @@ def serve(
         str | None,
         typer.Option(
             help="Play the games between submitted bundles on a Ray cluster: auto, HOST:PORT, "
-            "ray://HOST:PORT or local; none: on this machine. Default: the file's [server] "
+            "ray://HOST:PORT or local; none: on this machine. Default: the file's \\[server] "
             "cluster, else this machine. Needs the cluster extra.",
             metavar="ADDRESS",
             show_default=False,

@@ -133,7 +133,7 @@ def serve(
         Path | None,
         typer.Option(
             "--limits",
-            help="A TOML file of limits for local bots: a [limits] table as in a tournament file "
+            help="A TOML file of limits for local bots: a \\[limits] table as in a tournament file "
             "(memory_mb, cpu_seconds, processes, file_size_mb, open_files, log_bytes, disk_mb, "
             "sandbox, freeze). The options below override it.",
             show_default=False,

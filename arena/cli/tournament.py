@@ -77,7 +77,7 @@ def run(
             "HOST:PORT (a head node), ray://HOST:PORT (its client server) or local (a Ray instance "
             "of this machine); none: on this machine without Ray. Default: the file's cluster "
             "field, else this machine. Needs the cluster extra (pip install "
-            "'bezique-arena[cluster]').",
+            "'bezique-arena\\[cluster]').",
             metavar="ADDRESS",
             show_default=False,
         ),
