@@ -170,8 +170,7 @@ class BotProcess:
         marker = secrets.token_hex(8)
         env = bot_environment()
         env.update(ARENA_TOKEN=token, ARENA_BOT_NAME=name, **{MARKER: marker})
-        _check_program(name, argv[0], env.get("PATH"))
-        _check_script(name, argv)
+        check_startable(name, argv, env.get("PATH"))
         # A start called off half-way (its game was) leaves nothing behind: neither a lease nor a
         # process (see completed_or_undone).
         try:
@@ -408,6 +407,13 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return str(number)
+
+
+def check_startable(name: str, argv: Sequence[str], path: str | None) -> None:
+    """What :meth:`BotProcess.start` checks before it starts a bot (a LaunchError saying why it
+    cannot): its program is found and can run, and the script an interpreter is to run exists."""
+    _check_program(name, argv[0], path)
+    _check_script(name, argv)
 
 
 def _check_program(name: str, program: str, path: str | None) -> None:

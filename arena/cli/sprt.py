@@ -555,18 +555,11 @@ async def _renew(recorder: AbTestLedger) -> None:
 def _cannot_start(command: str, name: str) -> str:
     """Why the launcher would refuse to start this command when a game begins (its own checks, the
     same message), or "" when it would start it."""
-    from arena.bots.launcher import (
-        LaunchError,
-        _check_program,
-        _check_script,
-        bot_environment,
-        split_command,
-    )
+    from arena.bots.launcher import LaunchError, bot_environment, check_startable, split_command
 
     try:
         argv = split_command(command, name)
-        _check_program(name, argv[0], bot_environment().get("PATH"))
-        _check_script(name, argv)
+        check_startable(name, argv, bot_environment().get("PATH"))
     except LaunchError as exc:
         return str(exc)
     return ""
