@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from arena.sandbox import mounts, procs, runtime, uids, workspace
+from arena.sandbox import mounts, procs, runtime, seccomp, uids, workspace
 from arena.scratch import run_dir, scratch_dir
 
 T = TypeVar("T")
@@ -232,6 +232,7 @@ class Confinement:
         address: str,
         workdir: Path | None,
         lease: uids.UidLease | None,
+        seccomp: int | None = None,
     ) -> None:
         self.probe = probe
         self.argv = argv
@@ -243,6 +244,7 @@ class Confinement:
         self.uid = lease.uid if lease is not None else None  # its uid (kept after release)
         self._namespace: str | None = None
         self._spawned: asyncio.SubprocessTransport | None = None
+        self.seccomp = seccomp  # the seccomp filter's fd that argv names, until the bot has started
 
     @property
     def isolated(self) -> bool:
@@ -253,7 +255,8 @@ class Confinement:
         session of its own (no controlling terminal). Light: a process group of its own (a new session
         would put it in a scheduler autogroup of its own, which makes every round trip dearer)."""
         if self.isolated:
-            return {"env": self.env, "cwd": self.cwd, "start_new_session": True}
+            fds = () if self.seccomp is None else (self.seccomp,)
+            return {"env": self.env, "cwd": self.cwd, "start_new_session": True, "pass_fds": fds}
         return {"env": self.env, "cwd": self.cwd, "process_group": 0}
 
     async def spawn(
@@ -291,9 +294,19 @@ class Confinement:
                 await asyncio.sleep(0.01)
             transport.close()
 
-        spawned = await completed_or_undone(started, undo)
+        try:
+            spawned = await completed_or_undone(started, undo)
+        finally:
+            self.close_filter()  # the bot's bubblewrap has its own copy (or never will)
         self._spawned = spawned[0]
         return spawned
+
+    def close_filter(self) -> None:
+        """Close the seccomp filter's fd (once the bot has started, or when it never will)."""
+        if self.seccomp is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.seccomp)
+            self.seccomp = None
 
     def reaped(self, leader: int) -> bool:
         """Whether the leader, started by :meth:`spawn`, has exited and been waited for. Its pid is
@@ -353,6 +366,7 @@ class Confinement:
 
     def release(self) -> None:
         """Give back the uid (killing whatever still runs under it) and remove the working folder."""
+        self.close_filter()
         if self._lease is not None:
             self._lease.release()
             self._lease = None
@@ -433,15 +447,23 @@ def confine(
             shown.tmpfs(str(workdir), limits.home_bytes, "0777")  # root's, when the arena is root
             shown.bind(str(workdir), workspace.RESULT)
         chdir = str(workdir) if workdir is not None else mounts.HOME
-        full = [
-            *_oom_first(),
-            *_isolated_argv(argv, limits, lease.uid if lease else None, shown, chdir, workdir),
-        ]
+        fd = seccomp.filter_fd()
+        try:
+            full = [
+                *_oom_first(),
+                *_isolated_argv(
+                    argv, limits, lease.uid if lease else None, shown, chdir, workdir, fd
+                ),
+            ]
+        except BaseException:
+            if fd is not None:
+                os.close(fd)
+            raise
     except BaseException:
         if lease is not None:
             lease.release()
         raise
-    return Confinement(found, full, env, "/", mounts.SOCKET_ADDRESS, None, lease)
+    return Confinement(found, full, env, "/", mounts.SOCKET_ADDRESS, None, lease, fd)
 
 
 def _named(argv: Sequence[str], env: Mapping[str, str], workdir: Path | None) -> list[Path]:
@@ -462,13 +484,16 @@ def _isolated_argv(
     shown: mounts.Mounts,
     chdir: str = mounts.HOME,
     build: Path | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The command line of an isolated process. A build's (``build``: its folder, where ``shown``
     has put a tmpfs, the folder itself bound at :data:`workspace.RESULT`) runs under
     :mod:`arena.sandbox.workspace`, which starts a further bubblewrap: a PID namespace whose first
     process is the build's command (every process of the build dies with it), no ``/proc``, and the
-    real folder hidden under an empty tmpfs."""
+    real folder hidden under an empty tmpfs. ``seccomp_fd``: the filter (:mod:`arena.sandbox.seccomp`)
+    that the bubblewrap executing ``argv`` loads for it."""
     bwrap = shutil.which("bwrap") or "bwrap"
+    filtered = ["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []
     prlimit = [shutil.which("prlimit") or "prlimit", *limits.prlimit_args(), "--"]
     home = ["--size", str(limits.home_bytes)] if limits.home_bytes else []
     namespaces = [
@@ -489,13 +514,13 @@ def _isolated_argv(
         return [
             *prlimit, bwrap, *namespaces, "--unshare-user", *shown.args, "--chdir", "/", "--",
             *between, bwrap, "--unshare-user", "--disable-userns", "--die-with-parent",
-            "--dev-bind", "/", "/", *alone, "--chdir", chdir, "--", *argv,
+            "--dev-bind", "/", "/", *alone, *filtered, "--chdir", chdir, "--", *argv,
         ]  # fmt: skip
     if uid is None:
         # One unprivileged bubblewrap, under the arena's own uid.
         return [
             *prlimit, bwrap, *namespaces, "--unshare-user", "--disable-userns", *shown.args,
-            "--chdir", chdir, "--", *argv,
+            *filtered, "--chdir", chdir, "--", *argv,
         ]  # fmt: skip
     # Root: the mounts are made with root's rights (a runtime under a private folder can be shown),
     # then the bot's uid, without capabilities, makes its own user namespace and its home.
@@ -505,8 +530,8 @@ def _isolated_argv(
     ]  # fmt: skip
     inner = [
         bwrap, "--unshare-user", "--disable-userns", "--die-with-parent", "--dev-bind", "/", "/",
-        *home, "--tmpfs", mounts.HOME, *(alone if build is not None else []), "--chdir", chdir,
-        "--",
+        *home, "--tmpfs", mounts.HOME, *(alone if build is not None else []), *filtered,
+        "--chdir", chdir, "--",
     ]  # fmt: skip
     return [
         bwrap, *namespaces, *shown.args, "--chdir", "/", "--", *drop, *prlimit, *between, *inner,

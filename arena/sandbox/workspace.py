@@ -153,7 +153,9 @@ def run(workdir: Path, budget: int, command: list[str]) -> None:
     except OSError as exc:
         raise Refused(f"the bundle does not fit in the build's disk space, {bound}: {exc}") from exc
     empty(result)
-    code = subprocess.run(command, check=False, stdin=subprocess.DEVNULL).returncode
+    # The seccomp filter's fd, which the inner bubblewrap reads (arena.sandbox.seccomp), is passed on.
+    fds = tuple(int(command[i + 1]) for i, w in enumerate(command[:-1]) if w == "--seccomp")
+    code = subprocess.run(command, check=False, stdin=subprocess.DEVNULL, pass_fds=fds).returncode
     if code != 0:
         if full(workdir):
             raise Refused(f"the build ran out of disk space: its folder may hold {bound}")

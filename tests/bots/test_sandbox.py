@@ -11,6 +11,7 @@ import json
 import os
 import shlex
 import shutil
+import struct
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from arena.bots.limits import Limits
 from arena.competition import intake
 from arena.competition.bundles import Manifest
 from arena.referee import MatchConfig
-from arena.sandbox import HOME, SOCKET, probe, require, uids
+from arena.sandbox import HOME, SOCKET, probe, require, seccomp, uids
 from arena.service.manager import PlayerSpec
 from arena.service.server import create_server
 
@@ -227,6 +228,79 @@ def test_a_sandboxed_bot_is_the_first_the_oom_killer_takes(
     out = json.loads(log.read_text().strip().splitlines()[-1])
     assert out["bot"] == out["child"] == 1000
     assert out["below"] == "PermissionError"  # not under everyone else's, the referee's
+
+
+def test_a_sandboxed_bot_may_not_start_a_session_nor_use_io_uring(
+    tmp_path: Path, referee_socket: str
+) -> None:
+    """A red-team finding: 32 busy processes, each in a session of its own, took 32 scheduler
+    autogroups' share of the CPU against the opponent's one, which timed out. A sandboxed bot's
+    processes stay in its session (setsid is refused, even to a child that leads no group), and
+    io_uring, kernel surface no bot needs, is refused too; other calls, fork included, work. (On an
+    architecture the filter does not know there is none.)"""
+    if seccomp.program() is None:
+        pytest.skip("no seccomp filter for this machine's architecture")
+    command = bot_script(
+        tmp_path / "bot",
+        """
+        import ctypes, json, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:  # a child leads no process group: only the filter refuses its setsid
+            try:
+                os.setsid()
+                os.write(write, b"allowed")
+            except OSError as exc:
+                os.write(write, exc.strerror.encode())
+            os._exit(0)
+        os.waitpid(child, 0)
+        out = {"setsid": os.read(read, 100).decode()}
+        out["io_uring"] = (libc.syscall(425, 8, ctypes.c_void_p(0)), ctypes.get_errno())
+        out["getpid"] = os.getpid() > 0
+        print(json.dumps(out))
+        """,
+    )
+    log = tmp_path / "probe.log"
+    bot = asyncio.run(_run_once(command, referee_socket, log))
+    assert bot.returncode == 0, log.read_text()
+    out = json.loads(log.read_text().strip().splitlines()[-1])
+    assert out == {"setsid": "Operation not permitted", "io_uring": [-1, 1], "getpid": True}
+
+
+def test_the_seccomp_filter_refuses_what_it_lists_and_nothing_else() -> None:
+    # The classic-BPF program, run here on a few calls, as the kernel would.
+    for machine in ("x86_64", "aarch64"):
+        code = seccomp.program(machine)
+        assert code is not None and len(code) % 8 == 0
+        audit, setsid, x32 = seccomp._ARCHES[machine]
+        verdicts = {
+            nr: _run_bpf(code, nr, audit)
+            for nr in (0, 1, 39, 57, setsid, 425, 426, 427, 428, 0x40000000 + 39)
+        }
+        refused = {nr for nr, v in verdicts.items() if v != 0x7FFF0000}
+        assert refused == {setsid, 425, 426, 427} | ({0x40000000 + 39} if x32 else set())
+        assert _run_bpf(code, 39, 0x40000003) == 0x00050001  # another architecture: refused
+    assert seccomp.program("sparc64") is None
+
+
+def _run_bpf(code: bytes, nr: int, arch: int) -> int:
+    """What a classic-BPF seccomp program returns for a call (the few instructions it uses)."""
+    data = {0: nr, 4: arch}
+    ops = [struct.unpack_from("=HBBI", code, i) for i in range(0, len(code), 8)]
+    pc, acc = 0, 0
+    while True:
+        op, jt, jf, k = ops[pc]
+        if op == 0x20:
+            acc = data[k]
+        elif op == 0x06:
+            return k
+        elif op in (0x15, 0x35):
+            hit = acc == k if op == 0x15 else acc >= k
+            pc += jt if hit else jf
+        else:
+            raise AssertionError(f"an instruction the filter does not use: {op:#x}")
+        pc += 1
 
 
 def test_a_build_sees_nothing_its_command_line_names_outside_its_folder(tmp_path: Path) -> None:

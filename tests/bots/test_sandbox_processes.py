@@ -46,7 +46,7 @@ def test_a_process_that_leaves_the_process_group_is_frozen_too(
         """
         import os, time
         if os.fork() == 0:
-            os.setsid()
+            os.setpgid(0, 0)  # a session of its own is refused (seccomp); a group is not
             while True:
                 pass
         while True:
@@ -142,7 +142,7 @@ def test_bots_die_with_the_arena(tmp_path: Path, referee_socket: str, mode: str)
         "import os, subprocess, sys, time\n"
         "if sys.argv[2] == 'auto':\n"
         "    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', sys.argv[1]],"
-        " start_new_session=True, env={})\n"
+        " process_group=0, env={})\n"  # a session of its own is refused (seccomp)
         "time.sleep(600)\n"
     )
     script = _readable(tmp_path, "never_talks.py", grandchild)
