@@ -16,7 +16,9 @@ process of the machine can read command lines): ``{token}`` is refused. The bot 
   memory (to say why a bot that died did).
 
 When it is stopped, every process it started goes too: its PID namespace (isolated), or its process
-group, the processes carrying its environment marker and whoever still holds its output (light).
+group, the processes carrying its environment marker and whoever still holds its output (light). In
+the light mode (for trusted bots) a process that leaves the group, clears its environment and closes
+its output is out of reach: it can outlive the match.
 """
 
 from __future__ import annotations
