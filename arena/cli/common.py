@@ -134,6 +134,18 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
+def cluster_address(given: str | None, from_file: str) -> str:
+    """The cluster a run plays on: ``--cluster`` if given, else the file's; "" for this machine
+    (``none``). An empty ``--cluster`` is a mistake (a variable left unset), not this machine."""
+    if given is None:
+        address = from_file
+    elif not given.strip():
+        raise fail("--cluster: give auto, HOST:PORT, ray://HOST:PORT, local or none; got nothing")
+    else:
+        address = given.strip()
+    return "" if address == "none" else address
+
+
 def logs_folder(logs: Path | None) -> None:
     """Make the folder of ``--logs`` before anything starts: a file of that name, or a place the
     arena may not write in, is the option's error (exit 2), not a failure once bots are running."""

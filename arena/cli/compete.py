@@ -22,6 +22,7 @@ from rich.table import Table
 from arena.cli.common import (
     DEFAULT_LEDGER,
     LedgerOption,
+    cluster_address,
     console,
     fail,
     logs_folder,
@@ -114,9 +115,7 @@ def serve(
     except CompetitionFileError as exc:
         raise fail(str(exc)) from exc
     logs_folder(logs)
-    address = spec.server.cluster if cluster is None else cluster.strip()
-    if address == "none":
-        address = ""
+    address = cluster_address(cluster, spec.server.cluster)
     on = None
     if address:
         from arena.cluster.connect import connect  # Ray is imported only for a cluster

@@ -16,6 +16,7 @@ from rich.table import Table
 from arena.cli.common import (
     DEFAULT_LEDGER,
     LedgerOption,
+    cluster_address,
     console,
     deal_key,
     errors,
@@ -111,9 +112,7 @@ def run(
     logs_folder(logs)
     for warning in spec.warnings:
         errors.print(f"[yellow]warning:[/] {escape(str(file))}: {escape(warning)}")
-    address = spec.cluster if cluster is None else cluster.strip()
-    if address == "none":
-        address = ""
+    address = cluster_address(cluster, spec.cluster)
     spec = dataclasses.replace(spec, cluster=address)
     if not address:
         try:

@@ -19,6 +19,7 @@ from arena.cluster.connect import connect
 from arena.cluster.errors import ClusterError
 from arena.tournament.spec import TournamentFileError, load
 
+ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 120  # seconds for one arena command on a loaded machine (Ray alone would wait minutes)
 
 
@@ -120,6 +121,21 @@ def test_a_malformed_address_is_named(tmp_path: Path) -> None:
     out = arena("run", str(tournament(tmp_path)), "--cluster", "my cluster", "--ledger", "x")
     assert out.returncode == 2
     assert "bad cluster address" in out.stderr and "'my cluster'" in out.stderr
+
+
+@pytest.mark.parametrize("command", ["run", "compete"])
+def test_an_empty_cluster_option_is_a_mistake_not_this_machine(
+    tmp_path: Path, command: str
+) -> None:
+    # --cluster "$UNSET": it played on this machine, silently.
+    file = tournament(tmp_path) if command == "run" else ROOT / "competitions" / "example.toml"
+    words = ["run", str(file)] if command == "run" else ["compete", "serve", str(file)]
+    out = arena(*words, "--cluster", " ", "--ledger", str(tmp_path / "x.sqlite"))
+    assert out.returncode == 2
+    assert "--cluster: give auto, HOST:PORT, ray://HOST:PORT, local or none; got nothing" in (
+        " ".join(out.stderr.split())
+    )
+    assert not (tmp_path / "x.sqlite").exists()
 
 
 @pytest.mark.parametrize(
