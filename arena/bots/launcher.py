@@ -61,6 +61,7 @@ _KEEP = (
 )
 MARKER = "ARENA_BOT_MARKER"
 TAIL_LINES = 20  # the last lines of a bot's output kept in memory
+HEAD_LINES = 3  # ... and its first (Node.js puts a crash's error first, its stack after)
 TAIL_LINE_CHARS = 300  # each cut at this length
 FREEZE_PASSES = 100  # at most this many passes over a frozen bot's processes (see freeze())
 
@@ -142,6 +143,8 @@ class BotProcess:
         self.frozen = False
         self._stopped_apart: set[int] = set()  # stopped one by one by freeze(), for thaw()
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)
+        self.head: list[str] = []
+        self.lines = 0  # lines of output written so far (those kept counted exactly)
         self._exited = exited
         self._pump: asyncio.Task[None] | None = None
         self._pipe_inode = 0
@@ -247,10 +250,17 @@ class BotProcess:
                         log.write(b"\n[log truncated]\n")
                 lines = (partial + chunk).split(b"\n")
                 partial = lines.pop()[-4 * TAIL_LINE_CHARS :]
+                for line in lines[: HEAD_LINES - len(self.head)]:
+                    if text := output_line(line):
+                        self.head.append(text)
+                self.lines += len(lines)
                 for line in lines[-TAIL_LINES:]:
                     self._keep(line)
         finally:
             if partial:
+                if len(self.head) < HEAD_LINES and (text := output_line(partial)):
+                    self.head.append(text)
+                self.lines += 1
                 self._keep(partial)
             if log is not None:
                 log.close()
@@ -263,6 +273,15 @@ class BotProcess:
     def last_output(self, lines: int = 8) -> list[str]:
         """The last lines the bot wrote (stdout and stderr), made printable and cut to length."""
         return list(self.tail)[-lines:]
+
+    def output_shown(self, lines: int = 8) -> list[str]:
+        """What to show of the bot's output when it failed: all of it when it is short, else its
+        first lines (where Node.js writes a crash's error) and its last (where Python does), the
+        cut marked."""
+        if self.lines <= lines:
+            return self.last_output(lines)
+        last = self.last_output(lines - len(self.head) - 1)  # ``lines`` in all, the mark too
+        return [*self.head, "... (lines left out)", *last]
 
     @property
     def returncode(self) -> int | None:

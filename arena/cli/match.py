@@ -534,11 +534,11 @@ def _print_tails(out: Console, entries: Sequence[MatchEntry]) -> None:
                 if proc is None or id(proc) in shown:
                     continue
                 shown.add(id(proc))
-                lines = proc.last_output()
+                lines = proc.output_shown()
                 what = proc.exit_text() if proc.returncode is not None else "bot process"
                 if not lines:
                     out.print(Text(f"{port.name} (seat {seat}): {what}; it wrote nothing"))
                     continue
-                out.print(Text(f"{port.name} (seat {seat}): {what}; its last output:"))
+                out.print(Text(f"{port.name} (seat {seat}): {what}; its output:"))
                 for line in lines:
                     out.print(Text(f"    | {line}"), soft_wrap=True)

@@ -241,8 +241,8 @@ class MatchManager:
             if proc is not None:
                 await proc.output_done(SETTLE_OUTPUT_SECONDS)
             why = port.close_detail if port.closed else f"it did not dial in within {timeout:g} s"
-            lines = proc.last_output() if proc is not None else []
-            return why + ("; its last output:\n" + "\n".join(lines) if lines else "")
+            lines = proc.output_shown() if proc is not None else []
+            return why + ("; its output:\n" + "\n".join(lines) if lines else "")
         finally:
             self._tokens.pop(port.token, None)
             port.on_closed(Outcome.DISCONNECT, MATCH_OVER)

@@ -355,6 +355,32 @@ def test_the_last_lines_of_output_are_kept_printable(tmp_path: Path) -> None:
     assert bot.exit_text() == "bot process exited with code 4"
 
 
+def test_a_long_output_is_shown_by_its_first_and_last_lines(tmp_path: Path) -> None:
+    # Node.js writes a crash's error first and its stack after: the last lines alone missed it.
+    cmd = _script(
+        tmp_path,
+        "node_like.py",
+        """
+        import sys
+        print("Error: Cannot find module 'x'", file=sys.stderr)
+        for i in range(30):
+            print("    at frame", i, file=sys.stderr)
+        raise SystemExit(1)
+        """,
+    )
+    bot, _ = asyncio.run(_run(cmd, tmp_path))
+    assert bot.output_shown(8) == [
+        "Error: Cannot find module 'x'",
+        "    at frame 0",
+        "    at frame 1",
+        "... (lines left out)",
+        *(f"    at frame {i}" for i in range(26, 30)),
+    ]
+    short = _script(tmp_path, "short.py", "print('one')\nprint('two')\nraise SystemExit(2)\n")
+    bot, _ = asyncio.run(_run(short, tmp_path))
+    assert bot.output_shown(8) == ["one", "two"]  # all of it, nothing repeated
+
+
 def _state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
