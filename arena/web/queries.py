@@ -30,6 +30,7 @@ from urllib.parse import quote
 
 from arena.ledger.leases import RENEW_SECONDS
 from arena.ledger.schema import MIGRATIONS
+from arena.rating import initial as rating_initial
 from arena.stats import Pentanomial
 from arena.tournament.summary import PairingLine, pairing_lines, wilson
 from arena.web.tally import EventCount, Tally
@@ -355,7 +356,12 @@ def _board_rows(
         "r.mu, r.sigma, r.exposed, r.games FROM ratings r JOIN entrants e ON e.id = r.entrant_id "
         "WHERE r.board_id = ? ORDER BY r.exposed DESC, e.name, e.version",
         (b["id"],),
-    )
+    ).fetchall()
+    if b["kind"] == "competition" and _has_table(conn, "submissions"):
+        rows = sorted(
+            [*rows, *_unrated(conn, b)],
+            key=lambda r: (-r["exposed"], r["name"], r["version"]),
+        )
     out = []
     for rank, r in enumerate(rows, start=1):
         out.append(
@@ -375,6 +381,23 @@ def _board_rows(
             }
         )
     return out
+
+
+def _unrated(conn: sqlite3.Connection, b: dict[str, Any]) -> list[dict[str, Any]]:
+    """A competition's versions in play that have no game yet: on its board at the initial rating,
+    as ``arena compete leaderboard`` shows them."""
+    start = rating_initial()
+    rows = conn.execute(
+        "SELECT e.id, e.name, e.version, e.language, a.name AS author, s.status "
+        "FROM submissions s JOIN entrants e ON e.id = s.entrant_id "
+        "JOIN authors a ON a.id = s.author_id WHERE s.competition_id = ? AND s.status = 'active' "
+        "AND s.entrant_id NOT IN (SELECT entrant_id FROM ratings WHERE board_id = ?)",
+        (b["event_id"], b["id"]),
+    )
+    return [
+        {**dict(r), "mu": start.mu, "sigma": start.sigma, "exposed": start.exposed, "games": 0}
+        for r in rows
+    ]
 
 
 def event_board(conn: sqlite3.Connection, event_id: int) -> dict[str, Any] | None:

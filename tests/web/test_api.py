@@ -233,7 +233,8 @@ def test_win_counts_follow_new_and_voided_games(
 
 
 def test_a_competitions_board_names_each_bots_author(tmp_path: Path) -> None:
-    """A competition's leaderboard on the web: its own board, each entrant with its author."""
+    """A competition's leaderboard on the web: its own board, each entrant with its author, those in
+    play with no game yet included."""
     from arena.competition.spec import parse as parse_competition
     from arena.ledger.competitions import Competitions
     from arena.tournament.schedule import ScheduledGame
@@ -242,11 +243,12 @@ def test_a_competitions_board_names_each_bots_author(tmp_path: Path) -> None:
     cid = led.register(parse_competition({"name": "Ladder"}), kind="competition").id
     comp = Competitions(led)
     ids = {}
-    for author, bot in (("ada", "smart"), ("bob", "bold")):
+    for author, bot in (("ada", "smart"), ("bob", "bold"), ("cy", "new")):
         who = comp.author_of(cid, comp.add_author(cid, author))
         assert who is not None
         sid, _ = comp.submit(cid, who.id, bot, "1", "python", bundle=bot * 8, run="r")
         ids[bot] = comp.activate(sid, f"bundle:{bot}")
+    del ids["new"]  # in play, no game yet
     game = ScheduledGame(
         "c000000000-s0", 0, 0, 0, 0, 0, 1, (("smart",), ("bold",)), ("smart", "bold")
     )
@@ -261,7 +263,15 @@ def test_a_competitions_board_names_each_bots_author(tmp_path: Path) -> None:
         [event] = client.get("/api/events").json()["events"]
         assert event["kind"] == "competition"
         rows = client.get(f"/api/events/{event['id']}").json()["leaderboard"]
-        assert {(r["entrant"], r["author"]) for r in rows} == {("smart", "ada"), ("bold", "bob")}
+        assert {(r["entrant"], r["author"]) for r in rows} == {
+            ("smart", "ada"),
+            ("bold", "bob"),
+            ("new", "cy"),  # a version in play with no game yet is on it too, as on the CLI's
+        }
+        new = next(r for r in rows if r["entrant"] == "new")
+        assert (new["games"], new["status"], new["played"]) == (0, "active", 0)
+        assert [r["rank"] for r in rows] == [1, 2, 3]
+        assert rows[1]["entrant"] == "new"  # the initial rating: between the winner and the loser
         assert "ada" in client.get(f"/events/{event['id']}").text
 
 
