@@ -342,17 +342,37 @@ ratings_app = typer.Typer(help="Ratings kept in the ledger.", no_args_is_help=Tr
 
 
 @ratings_app.command("rebuild")
-def rebuild(ledger: LedgerOption = Path(DEFAULT_LEDGER)) -> None:
+def rebuild(
+    ledger: LedgerOption = Path(DEFAULT_LEDGER),
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Only say whether the stored ratings are reproduced; write nothing (a read-only "
+            "ledger, or a copy of one, too).",
+        ),
+    ] = False,
+) -> None:
     """Recompute every rating from the recorded games, in the schedule's order, and report whether the
     stored ratings were exactly reproduced."""
     from arena.ledger import LedgerError
 
     led = open_ledger(ledger)
     try:
-        diff = led.rebuild_ratings()
+        diff = led.check_ratings() if check else led.rebuild_ratings()
     except LedgerError as exc:
-        raise fail(str(exc)) from exc
-    if diff == 0.0:
+        hint = "" if check else " (--check compares without writing)"
+        raise fail(f"{exc}{hint}") from exc
+    if check:
+        if diff == 0.0:
+            console.print("ratings checked: the games give exactly the stored ratings")
+        else:
+            console.print(
+                f"ratings checked: the games give ratings that differ from the stored ones by up "
+                f"to {diff:.6g} (arena ratings rebuild rewrites them)"
+            )
+            raise typer.Exit(1)
+    elif diff == 0.0:
         console.print("ratings rebuilt: identical to the stored ratings")
     else:
         console.print(

@@ -487,3 +487,15 @@ class Ledger(Queries):
         difference from the numbers stored before (0.0 when the ledger was consistent)."""
         with self.transaction():
             return boards.rebuild(self.conn)
+
+    @_guarded
+    def check_ratings(self) -> float:
+        """What :meth:`rebuild_ratings` would return, writing nothing (a read-only ledger too): the
+        boards are rebuilt in a copy of the ledger in memory."""
+        copy = sqlite3.connect(":memory:")
+        try:
+            self.conn.backup(copy)
+            copy.execute("BEGIN")
+            return boards.rebuild(copy)
+        finally:
+            copy.close()

@@ -371,10 +371,18 @@ def test_ratings_rebuild(ledger: Path) -> None:
     conn.execute("UPDATE ratings SET sigma = sigma + 1")
     conn.commit()
     conn.close()
+    tampered = ledger.read_bytes()
+    # --check says so and writes nothing (a read-only ledger or a copy can be checked).
+    result = invoke("ratings", "rebuild", "--check", "--ledger", str(ledger))
+    assert result.exit_code == 1
+    assert "differ from the stored ones by up to 1" in flat(result.stdout)
+    assert ledger.read_bytes() == tampered
     result = invoke("ratings", "rebuild", "--ledger", str(ledger))
     assert result.exit_code == 0
     assert "differed" in result.stdout and "identical" not in result.stdout
     assert rows(ledger, "SELECT * FROM ratings ORDER BY board_id, entrant_id") == before
+    result = invoke("ratings", "rebuild", "--check", "--ledger", str(ledger))
+    assert result.exit_code == 0 and "exactly the stored ratings" in result.stdout
 
 
 def test_tournaments_and_their_boards(ledger: Path, tmp_path: Path) -> None:
