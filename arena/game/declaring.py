@@ -265,7 +265,7 @@ class DeclaringTurn(HandIndex):
                     if family == F_POLISH:
                         self.turn_options = tuple(out)
                 if family == F_POLISH and self.turn_done:
-                    out = self._polish_rest(seat, out, focus, families)
+                    out = self._polish_rest(seat, out)
             if one and self.reserves[seat]:
                 out.extend(a for a in self.reserves[seat] if self._reserve_valid(seat, a, True))
         if family == F_ORDINARY:
@@ -276,32 +276,46 @@ class DeclaringTurn(HandIndex):
         out.append(DONE)
         return out
 
-    def _polish_rest(
-        self, seat: int, options: list[Action], focus: int, families: int
-    ) -> list[Action]:
+    def _polish_rest(self, seat: int, options: list[Action]) -> list[Action]:
         """Polish: what a compound turn may still declare once it has declared. A card never scores
         twice in one kind of combination (000), so an option holding a card already declared this turn
         in its kind is gone. But the options, counted at the turn's start, hold one option for copies
-        that were interchangeable then: the same combination may still be made of the other copies
-        (the second marriage of clubs of KC KC QC QC), which are counted again, as at the start."""
+        that were interchangeable then (same kind, marks and newness): the same combination may still
+        be made of the other copies (the second marriage of clubs of KC KC QC QC). So each option
+        gone is tried again with those cards replaced by interchangeable copies still free in its
+        kind."""
         done = self.turn_done
-        out = [a for a in options if not any((combo_key(a.combo), c) in done for c in a.refs)]
-        relevant = relevant_kinds(focus, self.trump, self.bezique_kinds, False)
-        for key in {k for k, _ in done}:
-            cards = [
-                c for c in self.open[seat] if relevant >> (c & 31) & 1 and (key, c) not in done
-            ]
-            more = enumerate_declarations(
-                pool_from_cards(cards, self.turn_marks, self.turn_new),
-                self.trump,
-                self.bezique_kinds,
-                self.variant.packs,
-                _POLISH_RULES,
-                plain_sequences=False,
-                focus=focus,
-                families=families,
-            )
-            out.extend(a for a in more if combo_key(a.combo) == key)
+        out: list[Action] = []
+        gone: list[tuple[Action, int]] = []
+        for a in options:
+            key = combo_key(a.combo)
+            if any((key, c) in done for c in a.refs):
+                gone.append((a, key))
+            else:
+                out.append(a)
+        if not gone:
+            return out
+        marks, new, opened = self.turn_marks, self.turn_new, self.open[seat]
+        for a, key in gone:
+            cards = list(a.refs)
+            for i, c in enumerate(cards):
+                if (key, c) not in done:
+                    continue
+                kind, m, is_new = c & 31, marks[c] & COMBO_MARKS, c in new
+                for o in opened:  # an interchangeable copy, free in this kind
+                    if (
+                        o & 31 == kind
+                        and marks[o] & COMBO_MARKS == m
+                        and (o in new) == is_new
+                        and (key, o) not in done
+                        and o not in cards
+                    ):
+                        cards[i] = o
+                        break
+                else:
+                    break
+            else:
+                out.append(declare(_COMBOS[a.combo], cards))
         return out
 
     def _may_combine(self, seat: int) -> bool:
