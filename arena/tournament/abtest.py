@@ -232,17 +232,18 @@ async def run_ab_test(
     def finished() -> str:
         if sequential and state.decision is not Decision.CONTINUE:
             return str(state.decision.value)
-        if counted >= max_pairs:
-            return "pair limit"
-        if counted * 2 >= BROKEN_AFTER_GAMES:
+        # Before the pair limit: a test of 2 or 4 games stopped there, exit 0, with a version that
+        # failed every one of them. Its first games are all it played when they are fewer.
+        enough = min(BROKEN_AFTER_GAMES, 2 * max_pairs)
+        if counted * 2 >= enough:
             first = list(
-                itertools.islice(
-                    (g for p in state.pairs if p.counted for g in p.games), BROKEN_AFTER_GAMES
-                )
+                itertools.islice((g for p in state.pairs if p.counted for g in p.games), enough)
             )
             for role in (NEW, OLD):
                 if all(g.failed == role for g in first):
                     return f"the {role} version {BROKEN_STOP} {len(first)} games"
+        if counted >= max_pairs:
+            return "pair limit"
         return ""
 
     state.stopped = finished()

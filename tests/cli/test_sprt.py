@@ -157,6 +157,17 @@ def test_the_line_after_each_pair() -> None:
     )
 
 
+def test_a_short_test_of_a_broken_version_says_so_too() -> None:
+    # Two games, both failed by the new version: the pair limit came first, exit 0.
+    result = runner.invoke(
+        app,
+        ["sprt", "--bot", f"{BROKEN} play-7h", "--bot", FIRST, "--variant", "rubicon",
+         "--games", "2", *SLOW_CLOCK],
+    )  # fmt: skip
+    assert result.exit_code == 3, result.output
+    assert values(result.output)["stopped:"] == "the new version failed each of its first 2 games"
+
+
 def test_a_version_that_cannot_start_stops_the_test(tmp_path: Path) -> None:
     """Its command is broken, as one that fails each of its first games: exit code 3, before any
     game is played."""
