@@ -171,18 +171,27 @@ def _try_isolation() -> tuple[bool, str]:
         return False, f"not installed: {names}"
     true = shutil.which("true") or "/bin/true"
     lease = None
+    fds: tuple[int, ...] = ()
     try:
         if os.geteuid() == 0:
             lease = uids.lease()
         layout = mounts.Mounts()
         layout.layout(Rlimits().home_bytes, None if lease else Rlimits().home_bytes)
-        argv = _isolated_argv([true], Rlimits(), lease.uid if lease else None, layout)
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd="/")
+        fd = seccomp.filter_fd()  # as a bot's: a kernel that cannot load it is no isolation
+        fds = (fd,) if fd is not None else ()
+        argv = _isolated_argv(
+            [true], Rlimits(), lease.uid if lease else None, layout, seccomp_fd=fd
+        )
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=60, cwd="/", pass_fds=fds
+        )
     except (OSError, subprocess.SubprocessError, uids.UidPoolError) as exc:
         return False, f"bubblewrap could not start: {exc}"
     finally:
         if lease is not None:
             lease.release()
+        for each in fds:
+            os.close(each)
     if done.returncode != 0:
         why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
         return False, f"bubblewrap cannot make its namespaces here ({why})"

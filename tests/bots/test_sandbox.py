@@ -284,6 +284,16 @@ def test_the_seccomp_filter_refuses_what_it_lists_and_nothing_else() -> None:
     assert seccomp.program("sparc64") is None
 
 
+def test_the_probe_loads_the_filter_as_a_bot_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A kernel that refuses the filter must not pass the probe and then fail every bot's start.
+    from arena.sandbox import core
+
+    assert core._try_isolation() == (True, "bubblewrap works")
+    monkeypatch.setattr(seccomp, "program", lambda machine=None: bytes(8))  # no return: invalid
+    isolated, why = core._try_isolation()
+    assert not isolated and "seccomp" in why.lower(), why
+
+
 def _run_bpf(code: bytes, nr: int, arch: int) -> int:
     """What a classic-BPF seccomp program returns for a call (the few instructions it uses)."""
     data = {0: nr, 4: arch}
