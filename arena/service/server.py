@@ -42,6 +42,16 @@ SERVER_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
     ("grpc.so_reuseport", 0),  # a port in use is an error, not shared with another server
 ]
+# A bot plays over one stream, and bots run in one process share a connection (gRPC shares one
+# between the channels of a process to the same address: a team's bots, a test's). A red-team bot
+# opened a thousand streams on each of its connections, that never said Hello: some 5 KB of the
+# referee's memory each, 500 MB in all. The streams past these on one connection wait on the bot's
+# side, in its memory.
+MAX_STREAMS_PER_BOT_CONNECTION = 16
+BOT_SERVER_OPTIONS = [
+    *SERVER_OPTIONS,
+    ("grpc.max_concurrent_streams", MAX_STREAMS_PER_BOT_CONNECTION),
+]
 
 
 def is_loopback(address: str) -> bool:
@@ -235,7 +245,7 @@ async def create_server(
     manager = MatchManager(
         records_dir=records_dir, logs_dir=logs_dir, limits=limits, deal_key=deal_key
     )
-    bots = grpc.aio.server(options=SERVER_OPTIONS)
+    bots = grpc.aio.server(options=BOT_SERVER_OPTIONS)
     servicer = gateway(manager)
     add_gateway(servicer, bots)
     bot_health = health.aio.HealthServicer()

@@ -14,7 +14,7 @@ import pytest
 from arena.referee import MatchConfig, TimeControl
 from arena.service import servicers
 from arena.service.manager import MatchEntry, PlayerSpec
-from arena.service.server import create_server
+from arena.service.server import MAX_STREAMS_PER_BOT_CONNECTION, create_server
 from arena.wire.v1 import bot_pb2
 
 
@@ -120,3 +120,48 @@ def test_a_stream_that_never_says_hello_is_refused(monkeypatch: pytest.MonkeyPat
         "no Hello within 0.5 s of opening the stream"
     ]
     assert asyncio.run(_silent_stream(close=True)) == ["the stream ended before a Hello"]
+
+
+class _Counting(servicers.BotGateway):
+    """The gateway, counting the streams it is serving."""
+
+    serving = 0
+
+    async def Play(self, request_iterator, context):  # type: ignore[no-untyped-def,override]
+        type(self).serving += 1
+        try:
+            await super().Play(request_iterator, context)
+        finally:
+            type(self).serving -= 1
+
+
+def test_a_bot_connection_gets_a_bounded_number_of_streams_at_a_time() -> None:
+    """A red-team bot opened a thousand streams on each connection, none saying Hello, and the
+    referee held some 5 KB for each. The streams past MAX_STREAMS_PER_BOT_CONNECTION on one
+    connection wait on the bot's side (here a connection of 20: 16 served, the rest as those end)."""
+
+    async def scenario() -> list[int]:
+        server, port, manager = await create_server(gateway=_Counting)
+        seen: list[int] = []
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                play = channel.stream_stream("/arena.v1.BotGateway/Play")
+                calls = [play() for _ in range(MAX_STREAMS_PER_BOT_CONNECTION + 4)]
+                deadline = asyncio.get_running_loop().time() + 60  # a loaded machine is slow
+                while (
+                    _Counting.serving < MAX_STREAMS_PER_BOT_CONNECTION
+                    and asyncio.get_running_loop().time() < deadline
+                ):
+                    await asyncio.sleep(0.05)
+                for _ in range(20):  # and no more come, as long as those last
+                    seen.append(_Counting.serving)
+                    await asyncio.sleep(0.05)
+                for call in calls:
+                    call.cancel()
+        finally:
+            await manager.close()
+            await server.stop(None)
+        return seen
+
+    seen = asyncio.run(scenario())
+    assert max(seen) == MAX_STREAMS_PER_BOT_CONNECTION, seen
