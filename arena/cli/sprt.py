@@ -8,7 +8,6 @@ import contextlib
 import hashlib
 import math
 import secrets
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -33,22 +32,13 @@ from arena.cli.common import (
     open_ledger,
 )
 from arena.cli.play import parse_options
+from arena.cli.sprt_lines import failure_lines, progress_line, report_lines, summary
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant, variant_options
 from arena.referee import Policies, TimeControl
-from arena.stats import (
-    Decision,
-    EloEstimate,
-    Model,
-    Pentanomial,
-    Sprt,
-    SprtReport,
-    StatsError,
-    Trinomial,
-)
-from arena.stats.counts import Counts, distribution, mean_and_variance
-from arena.stats.elo import ELO_CEILING, ELO_FLOOR, elo_text
+from arena.stats import Decision, Model, Pentanomial, Sprt, StatsError, Trinomial
 from arena.tournament.bounds import MAX_CONCURRENCY, MAX_PLANNED_GAMES
 from arena.tournament.deals import DealFileError, DealSuite, load_deals, seeded_deals
+from arena.tournament.summary import counted
 
 if TYPE_CHECKING:
     from arena.tournament.abledger import AbTestLedger
@@ -58,100 +48,6 @@ DEFAULT_OPPONENT = "{python} -m arena_bot.greedy_bot"
 DEFAULT_MAX_GAMES = 2000
 DEFAULT_SEED = 1
 BROKEN_EXIT = 3  # the exit code when a version failed each of its first games
-
-
-def _number(x: float) -> str:
-    """At least four significant figures (six), in plain form where it fits."""
-    return f"{x:.6g}"
-
-
-def _elo_error(e: EloEstimate, spec: str) -> str:
-    """Half the width of Elo's interval; at least that (``>``) when an end is held at the limit."""
-    held = e.elo_high >= ELO_CEILING or e.elo_low <= ELO_FLOOR
-    return (">" if held else "") + format(e.elo_error, spec)
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
-def _score(counts: Counts) -> float:
-    """The games' own score, without the regularization's pseudo-counts."""
-    return mean_and_variance(counts.scores, distribution(counts)[1])[0]
-
-
-def report_lines(report: SprtReport) -> list[str]:
-    """The report, one ``name value`` line each: what ``--pentanomial`` prints, and the summary of a
-    played test. While every pair (game) scored alike, Elo, nElo and LOS would be the
-    regularization's, not the games': they are ``-``, and ``regularized`` says why."""
-    s, e = report.sprt, report.elo
-    pairs = isinstance(report.counts, Pentanomial)
-    if e.regularized:
-        regularized = (
-            f"yes: every {'pair' if pairs else 'game'} scored alike, so there is no spread to "
-            "measure Elo, nElo or LOS with (the LLR counts the outcomes never seen as 0.001)"
-        )
-        figures = dict.fromkeys(
-            ("elo", "elo_low", "elo_high", "elo_error", "nelo", "nelo_error", "los"), "-"
-        )
-    else:
-        regularized = "no"
-        figures = {
-            "elo": elo_text(e.elo, ".6g"),
-            "elo_low": elo_text(e.elo_low, ".6g"),
-            "elo_high": elo_text(e.elo_high, ".6g"),
-            "elo_error": _elo_error(e, ".6g"),
-            "nelo": _number(e.nelo),
-            "nelo_error": _number(e.nelo_error),
-            "los": _number(e.los * 100),
-        }
-    return [
-        f"{'pairs' if pairs else 'games'} {report.counts.total}",
-        f"{'pentanomial' if pairs else 'trinomial'} {report.counts}",
-        f"model {s.model.value}",
-        f"elo0 {_number(s.elo0)}",
-        f"elo1 {_number(s.elo1)}",
-        f"alpha {_number(s.alpha)}",
-        f"beta {_number(s.beta)}",
-        f"llr {_number(report.llr)}",
-        f"lower {_number(report.lower)}",
-        f"upper {_number(report.upper)}",
-        f"score {_number(_score(report.counts))}",
-        f"regularized {regularized}",
-        *(f"{key} {value}" for key, value in figures.items()),
-        f"decision {report.decision.value}",
-    ]
-
-
-def progress_line(pair: PairReport, state: AbTestState) -> str:
-    """One line after each pair: its points, then the test so far."""
-    head = f"pair {len(state.pairs)} (deal {pair.index})"
-    if not pair.counted:
-        return f"{head}: not counted, the arena could not play it: {pair.error}"
-    r = state.report
-    assert r is not None
-    e = r.elo
-    if e.regularized:  # every pair scored alike: Elo and LOS would be the regularization's
-        figures = "Elo - | nElo - | LOS - (every pair alike so far)"
-    else:
-        figures = (
-            f"Elo {elo_text(e.elo, '.1f')} +/- {_elo_error(e, '.1f')} "
-            f"[{elo_text(e.elo_low, '.1f')}, {elo_text(e.elo_high, '.1f')}] | "
-            f"nElo {e.nelo:.1f} +/- {e.nelo_error:.1f} | LOS {e.los:.1%}"
-        )
-    return (
-        f"{head}: {pair.points:g} | penta {state.counts} | LLR {r.llr:.3f} "
-        f"({r.lower:.2f}, {r.upper:.2f}) | {figures}"
-    )
-
-
-def failure_lines(pair: PairReport, names: dict[str, str]) -> list[str]:
-    return [
-        f"  game {i + 1}: {names[g.failed]} ({g.failed}) {g.outcome}: {g.detail} "
-        f"-> counted as its loss"
-        for i, g in enumerate(pair.games)
-        if g.failed
-    ]
 
 
 def sprt(
@@ -381,8 +277,8 @@ def sprt(
     suite = _suite(deals, v, seed, max_pairs)
     if len(suite) < max_pairs:
         print(
-            f"the deal suite holds {_plural(len(suite), 'deal')}: "
-            f"at most {_plural(len(suite), 'pair')}"
+            f"the deal suite holds {counted(len(suite), 'deal')}: "
+            f"at most {counted(len(suite), 'pair')}"
         )
     shown_pairs = min(max_pairs, len(suite))
     try:
@@ -405,7 +301,7 @@ def sprt(
         + (f", opponents {opp_name}" if OPPONENT in roles else "")
         + f"; H0 {model.value} Elo {elo0:g}, H1 {elo1:g}, alpha {alpha:g}, beta {beta:g}; "
         + ("" if games is not None else "at most ")
-        + _plural(shown_pairs, "pair")
+        + counted(shown_pairs, "pair")
         + f" on {'deals of ' + suite.source if suite.source else 'the deal suite'}",
         flush=True,
     )
@@ -472,7 +368,7 @@ def sprt(
                         )
                     print(
                         f"resuming test {spec.name!r} of {ledger}: "
-                        f"{_plural(len(played), 'pair')} recorded"
+                        f"{counted(len(played), 'pair')} recorded"
                         + (
                             f", {len(resumed.partial)} game of a pair cut in half"
                             if len(resumed.partial) == 1
@@ -520,7 +416,7 @@ def sprt(
         print("interrupted: the bots are stopped")
         if latest:
             latest[0].stopped = "interrupted"
-            _summary(latest[0], v, role_names, roles)
+            summary(latest[0], v, role_names, roles)
         raise typer.Exit(130) from None
     except TournamentChanged as exc:
         errors.print(
@@ -539,7 +435,7 @@ def sprt(
     finally:
         if led is not None:
             led.close()
-    _summary(state, v, role_names, roles)
+    summary(state, v, role_names, roles)
     if state.stopped == "arena errors" or state.report is None:
         raise typer.Exit(1)
     # A broken version (its command fails every game) is no test result a script may read as one.
@@ -617,32 +513,3 @@ def _suite(deals: Path | None, v: Variant, seed: int, max_pairs: int) -> DealSui
     except DealFileError as exc:
         errors.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from exc
-
-
-def _summary(state: AbTestState, v: Variant, names: dict[str, str], roles: Sequence[str]) -> None:
-    from arena.tournament.abtest import NEW, OLD
-
-    print(f"stopped: {state.stopped}")
-    if state.errors:
-        print(f"pairs not counted (the arena could not play them): {state.errors}")
-    games = state.games
-    failures = [g for g in games if g.failed]
-    if failures:
-        by_role = {r: sum(1 for g in failures if g.failed == r) for r in roles}
-        print(
-            "games ended by a bot's failure: "
-            + ", ".join(f"{names[r]} ({r}) {n}" for r, n in by_role.items() if n)
-        )
-    if games:
-        n = len(games)
-        for role, place, score in (
-            (NEW, sum(g.new_place for g in games), sum(g.new_score for g in games)),
-            (OLD, sum(g.old_place for g in games), sum(g.old_score for g in games)),
-        ):
-            extra = f" average place {place / n + 1:.3f}," if len(v.sides) > 2 else ""
-            print(f"{names[role]} ({role}):{extra} average points {score / n:.1f}")
-    if state.report is None:
-        print("no pair was counted: no report")
-        return
-    for line in report_lines(state.report):
-        print(line)

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.cli.main import app
-from arena.cli.sprt import progress_line
+from arena.cli.sprt_lines import progress_line
 from arena.ledger import Ledger
 from arena.stats import Sprt
 from arena.tournament.abtest import AbTestState, GameReport, PairReport
