@@ -45,6 +45,7 @@ from arena.referee.record import MatchRecord
 from arena.stats import elo_text
 from arena.tournament.summary import counted
 from arena.web import game_queries as gq
+from arena.web import head_to_head as h2h
 from arena.web import queries as q
 from arena.web.live import LiveError, Referee, parse_last_id
 from arena.web.replay import ReplayError, frames
@@ -244,10 +245,10 @@ def create_app(
         rows = q.leaderboard(reader, b) if b else []
         with reader.read() as conn:
             # The board's rows are the event's rated entrants; without a board, count them.
-            entrants = len(rows) if b else q.pairing_entrants(conn, event_id)
-            heads = q.pairings(conn, event_id) if entrants <= q.MAX_PAIRING_ENTRANTS else None
+            entrants = len(rows) if b else h2h.pairing_entrants(conn, event_id)
+            heads = h2h.pairings(conn, event_id) if entrants <= h2h.MAX_PAIRING_ENTRANTS else None
         omitted = (
-            f"head to head is shown for events of up to {q.MAX_PAIRING_ENTRANTS} entrants; "
+            f"head to head is shown for events of up to {h2h.MAX_PAIRING_ENTRANTS} entrants; "
             f"this one has {entrants}"
             if heads is None
             else ""

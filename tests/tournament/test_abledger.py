@@ -17,7 +17,7 @@ from arena.stats import Sprt
 from arena.tournament.abledger import AbTestLedger, AbTestSpec, game_key
 from arena.tournament.abtest import NEW, OLD, Seating, pair_seatings
 from arena.tournament.spec import parse
-from arena.web import queries
+from arena.web import head_to_head, queries
 
 V = variant("two-handed")
 
@@ -163,7 +163,7 @@ def test_the_web_shows_a_tests_board_and_its_pair(tmp_path: Path) -> None:
     try:
         board = queries.event_board(conn, test_id)
         assert board is not None and board["kind"] == "tournament"
-        [head] = queries.pairings(conn, test_id)
+        [head] = head_to_head.pairings(conn, test_id)
     finally:
         conn.close()
     assert (head["entrant"], head["opponent"], head["wins"], head["losses"]) == ("new", "old", 1, 1)

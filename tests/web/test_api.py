@@ -13,7 +13,7 @@ from web_helpers import execute, query
 
 from arena.ledger import Ledger
 from arena.tournament.summary import pairing_lines, wilson
-from arena.web import queries
+from arena.web import head_to_head, queries
 from arena.web.app import create_app
 
 # ---------------------------------------------------------------- the figures are the ledger's
@@ -351,7 +351,9 @@ def test_head_to_head_tells_a_bots_versions_apart(tmp_path: Path) -> None:
 
 
 def test_entrants_of_one_name_and_version_are_told_apart_by_id() -> None:
-    labels = queries.entrant_labels({1: ("a", "1"), 2: ("b", "1"), 3: ("b", "2"), 4: ("b", "2")})
+    labels = head_to_head.entrant_labels(
+        {1: ("a", "1"), 2: ("b", "1"), 3: ("b", "2"), 4: ("b", "2")}
+    )
     assert labels == {1: "a", 2: "b (1)", 3: "b (2) #3", 4: "b (2) #4"}
 
 
@@ -388,10 +390,9 @@ def test_head_to_head_is_left_out_for_a_large_field(
 ) -> None:
     """Every two entrants of a competition of hundreds would be a table of many thousand lines (and
     seconds of work on each request): above the cap the event says so instead."""
-    import arena.web.queries as queries
 
     assert client.get("/api/events/1").json()["pairings_omitted"] == ""
-    monkeypatch.setattr(queries, "MAX_PAIRING_ENTRANTS", 2)
+    monkeypatch.setattr(head_to_head, "MAX_PAIRING_ENTRANTS", 2)
     data = client.get("/api/events/1").json()
     assert data["pairings"] is None
     assert data["pairings_omitted"].endswith("up to 2 entrants; this one has 3")
