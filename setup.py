@@ -23,6 +23,7 @@ ENGINE_MODULES = [
     "arena/game/fields.py",
     "arena/game/scoring.py",
     "arena/game/hands.py",
+    "arena/game/claims.py",
     "arena/game/declaring.py",
     "arena/game/declarations.py",
     "arena/game/tricks.py",

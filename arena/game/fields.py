@@ -3,6 +3,7 @@
 A :class:`arena.game.state.GameState` is built in layers, each a class inheriting from the one
 before: :class:`StateFields` (the fields), :class:`arena.game.scoring.Scoring` (credits, the end of
 deals and the game), :class:`arena.game.hands.HandIndex` (each hand's index, card by card),
+:class:`arena.game.claims.Claims` (claims held "to score", Rubicon's re-use of declared cards),
 :class:`arena.game.declaring.DeclaringTurn` (the declaring turn),
 :class:`arena.game.tricks.TrickPlay` (following, winning a trick, the draw, carte blanche) and
 :class:`arena.game.state.GameState` (dealing, the legal actions, applying one, copying). One chain
@@ -190,7 +191,7 @@ class StateFields:
     _legal: list[Action] | None
 
     # Defined by a later layer (TrickPlay, GameState); declared here so that each part of the state's
-    # behaviour (Scoring, HandIndex, DeclaringTurn, TrickPlay, GameState: one class each, one
+    # behaviour (Scoring, HandIndex, Claims, DeclaringTurn, TrickPlay, GameState: one class each, one
     # inheriting from the other) may call them.
 
     @property
