@@ -68,14 +68,13 @@ class Cluster:
         itself would wait for a lost control service for a minute, then end this process."""
         if self.target is None:  # ``local``: Ray's processes are this one's own
             return ""
-        host, _, port = self.target.rpartition(":")
         why = ""
         for attempt in range(LOST_ATTEMPTS):  # a server that is there accepts at once, even busy
             if attempt:
                 time.sleep(PROBE_SECONDS)
             try:
-                with socket.create_connection((host.strip("[]"), int(port)), PROBE_SECONDS):
-                    return ""
+                _connect(self.target)
+                return ""
             except OSError as exc:
                 why = f"its head node at {self.target} does not answer ({exc.strerror or exc})"
         return why
@@ -140,13 +139,19 @@ def _auth_hint() -> str:
     )
 
 
+def _connect(target: str) -> None:
+    """Open and close a TCP connection to ``target`` (HOST:PORT), within PROBE_SECONDS; OSError if
+    it cannot be made."""
+    host, _, port = target.rpartition(":")
+    with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_SECONDS):
+        pass
+
+
 def _probe(address: str, target: str) -> None:
     """Fail at once unless a gRPC server answers at ``target``, the address Ray would dial."""
-    host, _, port = target.rpartition(":")
     where = f"{address}" + (f" ({target})" if target != address else "")
     try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_SECONDS):
-            pass
+        _connect(target)
     except OSError as exc:
         raise ClusterError(
             f"cannot reach the Ray cluster at {where}: {exc.strerror or exc} (is the head node "
