@@ -112,7 +112,8 @@ class DeclaringTurn(Claims):
         while queue:
             seat = queue.pop(0)
             self.turn_excluded = -1
-            self.turn_used = set()  # before _may_combine: the last declarer's are not this seat's
+            if self.turn_used:  # before _may_combine: the last declarer's are not this seat's
+                self.turn_used = set()
             if family == F_POLISH:
                 if not self.turn_new and not (self.turn_sevens and self._may_exchange()):
                     self.declarer = seat
