@@ -62,10 +62,14 @@ async def _game(
 async def _bare(manager: MatchManager, limits: Limits) -> float:
     """Milliseconds to start, wait for and stop a program that does nothing."""
     start = time.perf_counter()
-    socket = manager.unix_address.removeprefix("unix:")
-    bot = await BotProcess.start("true", "true", manager.address, "-", None, limits, socket=socket)
+    assert manager.sockets is not None
+    sock = await manager.sockets.open()
+    bot = await BotProcess.start(
+        "true", "true", manager.address, "-", None, limits, socket=str(sock.path)
+    )
     await bot.wait()
     await bot.stop()
+    await sock.close()
     return (time.perf_counter() - start) * 1000
 
 

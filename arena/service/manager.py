@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import json
 import secrets
-import shutil
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from arena.referee import GameEnd, Match, MatchConfig, MatchRecord, Outcome
 from arena.referee.match import PublicEvent
 from arena.service.ports import MATCH_OVER, StreamPort
 from arena.service.sessions import BotSession, SessionKey
+from arena.service.sockets import BotSockets
 from arena.tokens import new_token
 
 
@@ -85,8 +85,9 @@ class MatchManager:
         deal_key: bytes = b"",
     ) -> None:
         self.address = ""  # set by the server once bound: the bot gateway's TCP address
-        self.unix_address = ""  # the same gateway on a Unix socket (for sandboxed bots)
-        self.socket_dir: Path | None = None
+        # Each sandboxed bot's Unix socket (set by the server: None, and sandboxed bots cannot
+        # connect, for a manager that serves no bots).
+        self.sockets: BotSockets | None = None
         self.records_dir = records_dir
         self.logs_dir = logs_dir
         # The server's policy: the limits and sandbox of a match that names none (every match
@@ -364,20 +365,25 @@ class MatchManager:
             self.logs_dir.mkdir(parents=True, exist_ok=True)
             # A process that plays several matches logs them all here, under its first match.
             log = self.logs_dir / f"{entry.match_id}-seat{port.seat}-{port.member}.log"
+        sock = await self.sockets.open() if self.sockets is not None else None
         try:
             proc = await BotProcess.start(
                 spec.name,
                 spec.command,
-                self.address or self.unix_address,
+                self.address,
                 port.token,
                 log,
                 entry.limits,
-                socket=self.unix_address.removeprefix("unix:"),
+                socket=str(sock.path) if sock is not None else "",
                 hide=self.hidden,
                 resolve_from=self.resolve_from,
             )
-        except LaunchError:
-            raise  # the arena could not start it: the match is not played (start() says why)
+        except BaseException:
+            # LaunchError: the arena could not start it, and the match is not played (start() says
+            # why).
+            if sock is not None:
+                await sock.close()
+            raise
         entry.processes.append(proc)
         port.process = proc
         session = BotSession(key, proc, entry.matches_per_process, entry.match_id)
@@ -395,6 +401,8 @@ class MatchManager:
                 port.on_closed(Outcome.CRASH, f"{proc.exit_text()} before connecting")
             session.end()  # between matches, this also has its process cleaned up
             self._launched.pop(port.token, None)
+            if sock is not None:  # nothing of the bot is left to connect through it
+                await sock.close()
 
         task = asyncio.get_running_loop().create_task(supervise())
         self._supervisors.add(task)
@@ -502,8 +510,8 @@ class MatchManager:
             task.cancel()
         if self._supervisors:
             await asyncio.wait(self._supervisors, timeout=1.0)
-        if self.socket_dir is not None:
-            shutil.rmtree(self.socket_dir, ignore_errors=True)
+        if self.sockets is not None:
+            await self.sockets.close()
 
 
 class _NotPlayed(Exception):

@@ -1,8 +1,8 @@
 """The referee's gRPC servers.
 
-Bots and the admin never share a listener. The bot listener (a TCP address, and a Unix socket in a
-private folder for sandboxed bots, which have no network) serves the bot gateway and health, nothing
-else: a bot that calls the admin service on the address it was given finds no such service. The admin
+Bots and the admin never share a listener. The bot listener (a TCP address, and a Unix socket of its
+own for each sandboxed bot, which has no network: arena.service.sockets) serves the bot gateway and
+health, nothing else: a bot that calls the admin service on the address it was given finds no such service. The admin
 listener, only when asked for (``arena serve``; in-process referees such as ``arena run`` and
 ``arena match`` have none), serves the admin and spectator service, health and reflection on an
 address of its own, and every call on it, loopback included, must carry its token
@@ -15,7 +15,6 @@ from __future__ import annotations
 import errno
 import hmac
 import ipaddress
-import shutil
 import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -26,9 +25,9 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from arena.bots.limits import Limits
-from arena.scratch import scratch_dir
 from arena.service.manager import MatchManager
 from arena.service.servicers import GATEWAY_SERVICE, Admin, BotGateway, add_gateway
+from arena.service.sockets import BotSockets
 from arena.tokens import new_token
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc
 
@@ -253,19 +252,13 @@ async def create_server(
     port = bind(bots, address, "bots")
     host = address.rsplit(":", 1)[0]
     manager.address = f"{host}:{port}"
-    # The same gateway on a Unix socket in a private folder: sandboxed bots (no network) reach the
-    # referee through it, bound into their sandbox. The folder keeps everyone else out; the socket
-    # itself is open to all, so that a bot under a uid of its own may connect.
-    socket_dir = scratch_dir("referee-")
-    socket_dir.chmod(0o700)
-    socket_path = socket_dir / "referee.sock"
-    try:
-        bind(bots, f"unix:{socket_path}", "sandboxed bots")
-    except OSError:
-        shutil.rmtree(socket_dir, ignore_errors=True)
-        raise
-    manager.unix_address = f"unix:{socket_path}"
-    manager.socket_dir = socket_dir
+
+    # A Unix socket for each sandboxed bot (no network): see arena.service.sockets.
+    def register(server: grpc.aio.Server) -> None:
+        add_gateway(servicer, server)
+        health_pb2_grpc.add_HealthServicer_to_server(bot_health, server)
+
+    manager.sockets = sockets = BotSockets(register, BOT_SERVER_OPTIONS)
 
     admin: grpc.aio.Server | None = None
     admin_health = health.aio.HealthServicer()
@@ -282,18 +275,18 @@ async def create_server(
         try:
             admin_port = bind(admin, admin_address, "the admin service")
         except OSError:
-            shutil.rmtree(socket_dir, ignore_errors=True)
+            await sockets.close()
             raise
         bound_admin = f"{admin_address.rsplit(':', 1)[0]}:{admin_port}"
     try:
         await bots.start()
-        socket_path.chmod(0o666)
         if admin is not None:
             await admin.start()
             for name in ("", ADMIN_SERVICE):
                 await admin_health.set(name, health_pb2.HealthCheckResponse.SERVING)
     except BaseException:
         await bots.stop(None)
+        await sockets.close()
         raise
     for name in ("", GATEWAY_SERVICE):
         await bot_health.set(name, health_pb2.HealthCheckResponse.SERVING)

@@ -32,6 +32,7 @@ from arena.referee import MatchConfig, TimeControl
 from arena.sandbox import probe, procs, uids
 from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
 from arena.service.server import ArenaServer, create_server
+from arena.service.sockets import MAX_CONNECTIONS_PER_BOT
 
 pytestmark = pytest.mark.slow
 
@@ -350,4 +351,20 @@ def test_a_bot_has_no_network_and_makes_no_namespaces(tmp_path: Path) -> None:
     run = beside(tmp_path / "again", lambda server, manager, normal: attacker("users"))
     assert run.reports()["userns"].startswith("failed"), run.log
     assert outcome(run.attack) == "normal"
+    nothing_left(run)
+
+
+# ------------------------------------------------------------------- the referee's file descriptors
+
+
+def test_a_bot_cannot_flood_the_referee_with_connections(tmp_path: Path) -> None:
+    """A bot opened connection after connection on its socket to the referee: each holds one of the
+    referee's file descriptors, and its processes may hold a thousand each, enough to leave the
+    referee none for other bots or its own records. Its socket is its own and keeps at most
+    MAX_CONNECTIONS_PER_BOT open (its stream among them): it plays on, as the match beside does."""
+    run = beside(tmp_path, lambda server, manager, normal: attacker("connections", "200"))
+    kept = re.fullmatch(r"kept (\d+) of 200", run.reports()["connections"])
+    assert kept is not None, run.log
+    assert 0 < int(kept[1]) < MAX_CONNECTIONS_PER_BOT, run.log  # its stream holds one more
+    assert outcome(run.attack) == "normal" and outcome(run.beside) == "normal"
     nothing_left(run)

@@ -18,6 +18,8 @@ from its log by the tests). Modes:
                        (colon-separated: a path the bot knows without it being on its command line)
   reply TEXT           answer the first request with TEXT (markup injection)
   network              connect to a TCP port of the host and resolve a name
+  connections N        once playing, open N more connections to the referee's socket (each saying
+                       HTTP/2's preface) and count how many the referee keeps open; hold them all
   users                try to make a user namespace (unshare -U)
 """
 
@@ -47,6 +49,7 @@ import queue
 import signal
 import socket
 import subprocess
+import time
 from collections.abc import Iterator
 
 import grpc
@@ -190,6 +193,37 @@ def attack_read(paths: list[str]) -> None:
             report(f"read {path}", f"failed {type(exc).__name__}")
 
 
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+held: list[socket.socket] = []  # open to the end
+
+
+def attack_connections(count: int) -> None:
+    path = os.environ["ARENA_ADDRESS"].removeprefix("unix:")
+    for _ in range(count):
+        conn = socket.socket(socket.AF_UNIX)
+        try:
+            conn.connect(path)
+            conn.sendall(HTTP2_PREFACE)
+        except OSError:
+            conn.close()
+            continue
+        held.append(conn)
+    time.sleep(2)  # for the referee to accept them, or close them
+
+    def kept(conn: socket.socket) -> bool:
+        conn.setblocking(False)
+        try:
+            while conn.recv(65536):
+                pass
+            return False  # the referee closed it
+        except BlockingIOError:
+            return True  # open, nothing more to read
+        except OSError:
+            return False
+
+    report("connections", f"kept {sum(kept(c) for c in held)} of {count}")
+
+
 def attack_network() -> None:
     try:
         socket.create_connection(("127.0.0.1", 22), timeout=3).close()
@@ -249,6 +283,8 @@ def main() -> None:
                         attack_predict(int(args[0]), req)
                     elif mode == "reply":
                         action = args[0]
+                    elif mode == "connections":
+                        attack_connections(int(args[0]))
                 reply = bot_pb2.Reply(
                     request_id=req.request_id, match_id=req.match_id, action=action
                 )
