@@ -251,7 +251,17 @@ def _not_legal(reply: str, legal: Sequence[Action]) -> str:
     if action in legal:
         return f"{shown} is not written exactly as the legal action {action.text!r}"
     texts = ", ".join(a.text for a in legal)
-    return f"{shown} is not legal here (legal: {texts})"[:MAX_DETAIL]
+    return f"{shown} is not legal here{LEGAL_SHOWN}{texts})"[:MAX_DETAIL]
+
+
+LEGAL_SHOWN = " (legal: "  # where an illegal action's detail lists the legal ones
+
+
+def public_detail(detail: str) -> str:
+    """A game's detail as anyone may see it while its deal is still to be played (in another seat
+    rotation, or by another pairing): an illegal action's detail lists the legal actions, and in a
+    trick they are the culprit's hand, which another player holds in a game still to come."""
+    return detail.split(LEGAL_SHOWN, 1)[0]
 
 
 class _Deadline:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.ledger import records
+from arena.referee.match import public_detail
 from arena.web.queries import GAMES_PAGE, MAX_DETAIL, LedgerUnavailable, NotFound, cap
 
 
@@ -52,11 +53,11 @@ def games(conn: sqlite3.Connection, f: GameFilter) -> tuple[list[dict[str, Any]]
     more = len(rows) > f.limit
     rows = rows[: f.limit]
     seats = _seats(conn, [r["id"] for r in rows])
-    out = [_game(r, seats.get(r["id"], [])) for r in rows]
+    out = [_game(conn, r, seats.get(r["id"], [])) for r in rows]
     return out, (rows[-1]["id"] if more and rows else None)
 
 
-def _game(r: sqlite3.Row, seats: list[dict[str, Any]]) -> dict[str, Any]:
+def _game(conn: sqlite3.Connection, r: sqlite3.Row, seats: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "id": r["id"],
         "event_id": r["tournament_id"],
@@ -65,7 +66,7 @@ def _game(r: sqlite3.Row, seats: list[dict[str, Any]]) -> dict[str, Any]:
         "key": cap(r["key"]),
         "variant": r["variant"],
         "outcome": r["outcome"],
-        "detail": cap(r["detail"], MAX_DETAIL),
+        "detail": cap(_detail(conn, r), MAX_DETAIL),
         "culprit": r["culprit"],
         "finished_at": r["finished_at"],
         "rated": r["rating_seq"] is not None,
@@ -104,9 +105,19 @@ def game(conn: sqlite3.Connection, game_id: int) -> dict[str, Any]:
     row = conn.execute(f"{_GAME_SQL} WHERE g.id = ?", (game_id,)).fetchone()
     if row is None:
         raise NotFound(f"no game {game_id}")
-    out = _game(row, _seats(conn, [game_id]).get(game_id, []))
+    out = _game(conn, row, _seats(conn, [game_id]).get(game_id, []))
     out["sealed"] = sealed(conn, row["tournament_id"], row["round"], row["seed"])
     return out
+
+
+def _detail(conn: sqlite3.Connection, r: sqlite3.Row) -> str:
+    """The game's detail, without what it tells of a hand while the game is sealed (an illegal
+    action's legal actions). Only a detail that would change asks whether the game is sealed."""
+    detail: str = r["detail"] or ""
+    public = public_detail(detail)
+    if public != detail and sealed(conn, r["tournament_id"], r["round"], r["seed"]):
+        return public
+    return detail
 
 
 def sealed(conn: sqlite3.Connection, event_id: int, round_: int, seed: int) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 
 import grpc
 
+from arena.referee.match import public_detail
 from arena.web.queries import MAX_DETAIL, MAX_TEXT, cap, whole_number
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 
@@ -92,7 +93,8 @@ class Referee:
                 {
                     "game": i,
                     "outcome": OUTCOME_NAMES.get(g.outcome, str(g.outcome)),
-                    "detail": cap(g.detail, MAX_DETAIL),
+                    # Its match is under way: its deal may be played again in it.
+                    "detail": cap(public_detail(g.detail), MAX_DETAIL),
                     "scores": list(g.scores),
                     "ranking": list(g.ranking),
                     "culprit": g.culprit,

@@ -35,6 +35,7 @@ from arena.referee import (
     SeatFailure,
     TimeControl,
 )
+from arena.referee.match import public_detail
 
 # ---------------------------------------------------------------------- time
 
@@ -142,6 +143,13 @@ def test_an_illegal_action_forfeits_the_game() -> None:
     assert last.reply not in last.legal and last.action == ""
     assert "is not legal here" in game.detail and last.reply in game.detail
     assert game.result["ranking"] == [0, 1]
+    # what a spectator may see while the deal is still to be played: not the hand the list names
+    public = public_detail(game.detail)
+    assert public.endswith(f"{last.reply!r} is not legal here") and public in game.detail
+    assert not any(text in public for text in last.legal)
+    assert (
+        public_detail("seat 0 (a): no reply within 300 ms") == "seat 0 (a): no reply within 300 ms"
+    )
 
 
 @pytest.mark.parametrize("text", ["xyzzy", "", "play", "play QS QH", "declare nothing", "play ZZ"])

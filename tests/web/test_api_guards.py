@@ -86,6 +86,30 @@ def test_a_deal_still_in_play_stays_sealed(ledger: Path) -> None:
         assert client.get("/api/events").json()["events"][0]["status"] == "stopped"
 
 
+def test_a_sealed_games_detail_names_no_hand(ledger: Path) -> None:
+    """An illegal action's detail lists the legal actions: in a trick, the culprit's hand, which a
+    player of the game still to come holds. While the deal is sealed the detail stops before them,
+    in the game list, the game and its page; once the deal is played, it is whole."""
+    [(first, second)] = query(
+        ledger,
+        "SELECT a.id, b.id FROM games a JOIN games b ON a.tournament_id = b.tournament_id "
+        "AND a.pairing = b.pairing AND a.deal = b.deal AND a.rotation = 0 AND b.rotation = 1 "
+        "WHERE a.pairing = 0",
+    )
+    detail = "seat 0 (a): 'play 7S.1' is not legal here (legal: play 7S, play TH, play AC)"
+    execute(ledger, ("UPDATE games SET detail = ? WHERE id = ?", (detail, first)))
+    unplay(ledger, second)
+    with TestClient(create_app(ledger)) as client:
+        listed = [g for g in client.get("/api/games").json()["games"] if g["id"] == first]
+        shown = [listed[0]["detail"], client.get(f"/api/games/{first}").json()["detail"]]
+        assert shown == ["seat 0 (a): 'play 7S.1' is not legal here"] * 2
+        for url in (f"/games/{first}", "/games", f"/api/games/{first}", "/api/games"):
+            assert "play TH" not in client.get(url).text, url
+    execute(ledger, ("DELETE FROM planned_games WHERE tournament_id IS NOT NULL", ()))
+    with TestClient(create_app(ledger)) as client:
+        assert client.get(f"/api/games/{first}").json()["detail"] == detail
+
+
 def suite_schedule(ledger: Path, folder: Path, **spec: object) -> dict[str, int]:
     """Make the ledger's tournament one played on a deal suite of one deal, as ``arena run`` would
     have recorded it: the fixture's file with ``deals = "suite.txt"``, its schedule's seeds (deal 0 of
