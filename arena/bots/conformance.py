@@ -299,14 +299,20 @@ async def check_bot(
                 break
             _note_hellos(report, entry, gateway)
             if not all(p.attached.is_set() for p in entry.players[0]):
-                exited = [f"; {why}" for why in map(_closed_detail, entry.players[0]) if why]
-                tail = _tail(entry.players[0][0])
+                exited = [why for why in map(_closed_detail, entry.players[0]) if why]
+                port = entry.players[0][0]
+                tail = _tail(port)
+                # Why it has no stream (its Hello refused: why is the Hello's mistake, above), and
+                # how its process ended, if it did (which may name the refusal already).
+                head = "the referee refused its Hello" if port.refused else port.not_connected()
+                said = "; ".join([head, *exited[:1]])
+                if exited and "refused" in exited[0]:
+                    said = exited[0]
                 report.mistakes.append(
                     Mistake(
                         CRASH,
                         "",
-                        "the bot never connected"
-                        + "".join(exited[:1])
+                        said
                         + "; the rest of the session is skipped"
                         + (f"; the bot's output:\n{tail}" if tail else ""),
                     )

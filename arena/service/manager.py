@@ -164,6 +164,13 @@ class MatchManager:
         """Never show these paths to a sandboxed bot (a ledger, a tournament file, ...)."""
         self.hidden.extend(Path(p).resolve() for p in paths)
 
+    def refused(self, token: str, reason: str) -> None:
+        """A Hello with ``token`` was refused for ``reason``: a seat still waiting for its bot keeps
+        it, so that its failure to connect says why rather than only that it did not."""
+        port = self._tokens.get(token)
+        if port is not None and not port.claimed:
+            port.refused = reason
+
     def claim(self, token: str) -> tuple[StreamPort | None, str]:
         """The port a token opens, or why it is refused: unknown or expired, or already connected."""
         port = self._tokens.get(token)
@@ -398,7 +405,8 @@ class MatchManager:
                 session.port.on_closed(Outcome.CRASH, proc.exit_text())
             elif not port.attached.is_set():
                 # It never connected: the match need not wait out the connect timeout.
-                port.on_closed(Outcome.CRASH, f"{proc.exit_text()} before connecting")
+                when = f"after {port.not_connected()}" if port.refused else "before connecting"
+                port.on_closed(Outcome.CRASH, f"{proc.exit_text()} {when}")
             session.end()  # between matches, this also has its process cleaned up
             self._launched.pop(port.token, None)
             if sock is not None:  # nothing of the bot is left to connect through it

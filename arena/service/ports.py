@@ -48,6 +48,7 @@ class StreamPort:
         self.attached = asyncio.Event()  # ... and has been welcomed: requests can be written
         self.bot_name = ""
         self.bot_version = ""
+        self.refused = ""  # why the referee refused a Hello that presented this seat's token
         self._pending: dict[int, asyncio.Future[str]] = {}
         self._expired: deque[int] = deque(maxlen=MAX_REMEMBERED)
         self._answered: deque[int] = deque(maxlen=MAX_REMEMBERED)
@@ -66,7 +67,7 @@ class StreamPort:
         if self._closed is not None:
             raise SeatFailure(*self._closed)
         if not self.attached.is_set():
-            raise SeatFailure(Outcome.CRASH, "the bot never connected")
+            raise SeatFailure(Outcome.CRASH, self.not_connected())
         if self._settling:  # the stream has ended: nothing to send to, only why it ended to learn
             raise SeatFailure(*(await self.departure() or (Outcome.DISCONNECT, "")))
         loop = self._loop  # the loop the stream was attached in (a lookup costs a system call)
@@ -93,6 +94,12 @@ class StreamPort:
             if proc is not None:
                 proc.freeze()
             self._pending.pop(decision.request_id, None)
+
+    def not_connected(self) -> str:
+        """Why the player never got its stream, in words: a refused Hello says why it was."""
+        if self.refused:
+            return f"the referee refused its Hello: {self.refused}"
+        return "the bot never connected"
 
     async def departure(self) -> tuple[Outcome, str] | None:
         """Why the player is gone once its stream has ended (None while it lasts): the bot's crash if

@@ -178,7 +178,10 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
         token: str,
         reason: str,
     ) -> None:
-        """Tell a bot why it is refused (a hook for subclasses that watch refusals)."""
+        """Tell a bot why it is refused (a hook for subclasses that watch refusals); its seat, if the
+        token is one still waiting for its bot, keeps the reason."""
+        if token:
+            self.manager.refused(token, reason)
         await context.write(_refused(reason))
 
     async def _refuse_quietly(

@@ -345,6 +345,18 @@ def test_an_unknown_token_is_refused(tmp_path: Path) -> None:
     check(done, "crash", "never connected", "exited with code 0")
 
 
+def test_a_refused_hello_is_the_crashs_reason(tmp_path: Path) -> None:
+    """The bot connected, but its Hello was refused (another protocol version), and it exited: its
+    crash says so, and why, rather than that it exited before connecting."""
+    done = scenario(tmp_path, bad("protocol-2"), connect_timeout=5.0)
+    check(
+        done,
+        "crash",
+        "bot process exited with code 4 after the referee refused its Hello: protocol version 2 "
+        "is not supported; this referee speaks version 1",
+    )
+
+
 async def hello(address: str, token: str, first: bot_pb2.BotMessage | None = None) -> list[Any]:
     """Present a token on a fresh stream; the messages the referee sends before the stream ends or
     the first request arrives."""

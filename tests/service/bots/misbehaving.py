@@ -20,6 +20,7 @@ Modes:
   hello-again    answer with a second Hello instead of a Reply
   connect-twice  open a second stream with the same token (and record the answer), then play
   token          present the token given by --token instead of its own, record the answer
+  protocol-2     present its token in a Hello of protocol version 2, and exit when refused
   garbage-socket write nonsense bytes to the referee's port (no gRPC at all), then sleep
   chatter-between  play the first legal action, and send a Hello after each MatchOver
 """
@@ -48,10 +49,12 @@ class Stream:
     """One BotGateway.Play stream: messages to send go in a queue, answers come from an iterator.
     Messages travel as bytes, so that the bot can also send bytes that are no message at all."""
 
-    def __init__(self, channel: grpc.Channel, token: str) -> None:
+    def __init__(self, channel: grpc.Channel, token: str, protocol: int = 1) -> None:
         self.outgoing: queue.Queue[bytes | None] = queue.Queue()
         self.send(
-            hello=bot_pb2.Hello(token=token, name="misbehaving", version="1", protocol_version=1)
+            hello=bot_pb2.Hello(
+                token=token, name="misbehaving", version="1", protocol_version=protocol
+            )
         )
         play = channel.stream_stream(
             "/arena.v1.BotGateway/Play",
@@ -123,7 +126,7 @@ def main() -> None:
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
         write(args.out, {"child": child.pid})
     with grpc.insecure_channel(address) as channel:
-        stream = Stream(channel, token)
+        stream = Stream(channel, token, 2 if mode == "protocol-2" else 1)
         if mode == "connect-twice":
             next(stream.incoming)  # the Welcome: this seat is connected; now the second try
             second = Stream(channel, token)
@@ -139,6 +142,8 @@ def main() -> None:
                 kind = message.WhichOneof("body")
                 if kind == "refused":
                     write(args.out, {"refused": message.refused.reason})
+                    if mode == "protocol-2":
+                        sys.exit(4)  # as the SDKs do when refused
                     return
                 if kind == "welcome" and mode == "crash-start":
                     crash("this bot crashes as soon as it is welcomed")
