@@ -83,6 +83,11 @@ def bot_environment() -> dict[str, str]:
 
 def check_command(command: str, name: str = "bot") -> None:
     """Refuse what a bot's command line may not hold (raises LaunchError naming the problem)."""
+    if not command.strip():
+        raise LaunchError(
+            f"{name!r}: the command is empty: give the command line that starts the bot, quoted as "
+            "one argument (e.g. '{python} -m arena_bot.greedy_bot')"
+        )
     if "{token}" in command:
         raise LaunchError(
             f"{name!r}: the command holds {{token}}, but a token never goes on a command line "

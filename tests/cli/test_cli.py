@@ -288,6 +288,16 @@ def test_a_token_placeholder_is_refused() -> None:
     assert "ARENA_TOKEN" in flat(result.output)
 
 
+@pytest.mark.parametrize(
+    "args", [["match", "--bot", " ", "--bot", FIRST], ["check-bot", ""], ["start", "--bot", ""]]
+)
+def test_an_empty_bot_command_is_a_usage_error(args: list[str]) -> None:
+    """Not a seat waiting a minute for a bot that nobody starts."""
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "the command is empty" in flat(result.output)
+
+
 def test_match_rejects_an_unknown_variant() -> None:
     result = runner.invoke(app, ["match", "--bot", FIRST, "--bot", FIRST, "-v", "five-handed"])
     assert result.exit_code == 2
