@@ -90,19 +90,20 @@ class AdminGuard(grpc.aio.ServerInterceptor):
 
 
 def _deny(handler: grpc.RpcMethodHandler[Any, Any] | None) -> grpc.RpcMethodHandler[Any, Any]:
-    async def abort(request: object, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    """A handler that refuses the call without reading its request: a request-streaming one whatever
+    the method (on the wire a unary request is a stream of one message), which gRPC reads only when
+    asked. A unary handler would receive and decode the whole message first: up to the listener's
+    limit for each call of anyone who can reach the port."""
+
+    async def abort(requests: object, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, "the admin service needs its token")
 
-    async def abort_stream(request: object, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        await abort(request, context)
+    async def abort_stream(requests: object, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        await abort(requests, context)
 
-    if handler is not None and handler.request_streaming:
-        if handler.response_streaming:
-            return grpc.stream_stream_rpc_method_handler(abort_stream)
-        return grpc.stream_unary_rpc_method_handler(abort)
     if handler is not None and handler.response_streaming:
-        return grpc.unary_stream_rpc_method_handler(abort_stream)
-    return grpc.unary_unary_rpc_method_handler(abort)
+        return grpc.stream_stream_rpc_method_handler(abort_stream)
+    return grpc.stream_unary_rpc_method_handler(abort)
 
 
 class _Token:

@@ -9,7 +9,13 @@ import asyncio
 import grpc
 import pytest
 
-from arena.service.server import admin_channel, check_free, create_server, is_loopback
+from arena.service.server import (
+    MAX_RECEIVE_BYTES,
+    admin_channel,
+    check_free,
+    create_server,
+    is_loopback,
+)
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc
 
 
@@ -84,6 +90,26 @@ def test_every_admin_call_needs_the_token_on_loopback_too(given: str | None) -> 
         assert isinstance(out["token"], str) and len(out["token"]) >= 32  # a fresh secret
     assert out["missing"] is out["wrong"] is out["watch"] is grpc.StatusCode.UNAUTHENTICATED
     assert isinstance(out["listed"], admin_pb2.ListMatchesResponse)
+
+
+def test_a_call_without_the_token_is_refused_unread() -> None:
+    """Its request is never read: one over the listener's message limit is refused for want of the
+    token, not for its size (a handler that read it would have held it whole first)."""
+
+    async def scenario() -> grpc.StatusCode:
+        server, _, manager = await create_server("127.0.0.1:0", admin_address="127.0.0.1:0")
+        try:
+            async with grpc.aio.insecure_channel(server.admin_address) as channel:
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await admin_pb2_grpc.AdminStub(channel).StartMatch(
+                        admin_pb2.StartMatchRequest(variant="x" * (MAX_RECEIVE_BYTES + 1))
+                    )
+            return refused.value.code()
+        finally:
+            await manager.close()
+            await server.stop(None)
+
+    assert asyncio.run(scenario()) is grpc.StatusCode.UNAUTHENTICATED
 
 
 def test_a_port_in_use_is_refused_not_shared() -> None:
