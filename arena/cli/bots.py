@@ -50,9 +50,15 @@ def sandbox_probe(mode: str, show: bool = True) -> Probe:
     return found
 
 
+# Script names that tell one bot from another nothing: such a script is named after its folder.
+GENERIC_SCRIPTS = frozenset({"bot", "main", "index", "run", "app", "__main__"})
+
+
 def name_of(command: str) -> str:
     """A short name for a bot from its command line: the module after -m, the script an interpreter
-    runs (``node bot.js`` is "bot", not "node"), else the program's name."""
+    runs (``node tiny.js`` is "tiny", not "node"), else the program's name. A script of a name every
+    bot may have (``bot.js``, ``main.py``) is named after its folder: ``node mybot/bot.js`` is
+    "mybot"."""
     from arena.bots.launcher import interpreter, script_of
 
     try:
@@ -68,7 +74,11 @@ def name_of(command: str) -> str:
         script = script_of(argv)
         if not script:
             return found
-        program = script.rsplit("/", 1)[-1]
+        folder, _, program = script.rpartition("/")
+        stem = program.rsplit(".", 1)[0] if "." in program else program
+        folder = folder.rstrip("/").rsplit("/", 1)[-1]
+        if stem in GENERIC_SCRIPTS and folder not in ("", ".", ".."):
+            return folder
     return program.rsplit(".", 1)[0] if "." in program else program
 
 

@@ -359,7 +359,9 @@ def test_bot_names_from_commands() -> None:
     assert name_of("python -m arena_bot.random_bot") == "random_bot"
     assert name_of("/usr/bin/python3 bots/my_bot.py --fast") == "my_bot"
     # A script an interpreter runs names the bot: two Node bots are not "node" and "node#2".
-    assert name_of("node clients/javascript/bot.js") == "bot"
+    assert name_of("node clients/javascript/bot.js") == "javascript"  # a script any bot may have
+    assert name_of("python3 ./main.py") == "main" and name_of("node bot.js") == "bot"
+    assert name_of("venv/bin/python ../rawbot/bot.py") == "rawbot"
     assert name_of("node mybots/tiny.js --quiet") == "tiny"
     assert name_of("node -e 'x'") == "node"
     assert name_of("./target/release/bezique-bot") == "bezique-bot"
