@@ -44,7 +44,8 @@ def run(
     logs: Annotated[
         Path | None,
         typer.Option(
-            help="Write each bot process's output to a log file in this folder (named after its first game)."
+            help="Write each bot process's output to a log file in this folder (named after its first game, "
+            "seat and name: MATCH-seatS-M-NAME.log)."
         ),
     ] = None,
     name: Annotated[

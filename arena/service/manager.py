@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import secrets
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
@@ -370,8 +371,12 @@ class MatchManager:
         log = None
         if self.logs_dir is not None:
             self.logs_dir.mkdir(parents=True, exist_ok=True)
-            # A process that plays several matches logs them all here, under its first match.
-            log = self.logs_dir / f"{entry.match_id}-seat{port.seat}-{port.member}.log"
+            # A process that plays several matches logs them all here, under its first match; the
+            # player's name ends it, so that a bot's author finds their own logs.
+            log = (
+                self.logs_dir
+                / f"{entry.match_id}-seat{port.seat}-{port.member}-{_file_word(spec.name)}.log"
+            )
         sock = await self.sockets.open() if self.sockets is not None else None
         try:
             proc = await BotProcess.start(
@@ -520,6 +525,12 @@ class MatchManager:
             await asyncio.wait(self._supervisors, timeout=1.0)
         if self.sockets is not None:
             await self.sockets.close()
+
+
+def _file_word(name: str) -> str:
+    """A player's name as a part of a file name: letters, digits, ``.``, ``_`` and ``-`` kept, any
+    other character ``_``, at most 40 (a name never makes a path of its own)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)[:40].lstrip(".") or "bot"
 
 
 class _NotPlayed(Exception):

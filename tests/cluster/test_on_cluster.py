@@ -309,11 +309,13 @@ def test_a_node_plays_the_files_it_was_sent(
     assert played.outcome == "normal"
     assert played.record["node"]["id"] in {n.id for n in handle.nodes()}
     assert MatchRecord.from_dict(played.record).node == played.record["node"]  # replays read it
-    # the bots' logs came back from the node: one per bot process, named after the match
+    # the bots' logs came back from the node: one per bot process, named after the match, the seat
+    # and the player
     match = played.record["match_id"]
+    names = [seat[0] for seat in played.record["players"]]
     assert sorted(p.name for p in logs.iterdir()) == [
-        f"{match}-seat0-0.log",
-        f"{match}-seat1-0.log",
+        f"{match}-seat0-0-{names[0]}.log",
+        f"{match}-seat1-0-{names[1]}.log",
     ]
 
 

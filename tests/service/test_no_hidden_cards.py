@@ -96,7 +96,7 @@ def play_recorded(
     received = {
         (s, m): [
             bot_pb2.RefereeMessage.FromString(base64.b64decode(line.removeprefix("RECORD ")))
-            for log in logs.glob(f"{record.match_id}-seat{s}-{m}.log")
+            for log in logs.glob(f"{record.match_id}-seat{s}-{m}-*.log")
             for line in log.read_text().splitlines()
             if line.startswith("RECORD ")
         ]

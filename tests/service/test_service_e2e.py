@@ -197,7 +197,8 @@ def test_local_bots_hear_every_game_over_and_the_match_over(tmp_path: Path) -> N
         assert entry.record is not None, entry.error
         assert [g.outcome for g in entry.record.games] == ["normal", "normal"]
         for s in range(2):
-            text = (logs / f"{entry.match_id}-seat{s}-0.log").read_text()
+            (log,) = logs.glob(f"{entry.match_id}-seat{s}-0-*.log")
+            text = log.read_text()
             received = [
                 bot_pb2.RefereeMessage.FromString(base64.b64decode(x.removeprefix("RECORD ")))
                 for x in text.splitlines()
