@@ -12,9 +12,11 @@ in use is refused (gRPC's default of SO_REUSEPORT is turned off).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hmac
 import ipaddress
+import resource
 import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -47,10 +49,35 @@ SERVER_OPTIONS = [
 # referee's memory each, 500 MB in all. The streams past these on one connection wait on the bot's
 # side, in its memory.
 MAX_STREAMS_PER_BOT_CONNECTION = 16
+# The bot listener's TCP connections at a time (remote bots, and light-mode local ones), as a share of
+# the referee's open files: a flood of connections from the network is refused past it, and leaves the
+# referee descriptors for its records and logs, its bots' pipes and sandboxed bots' own sockets.
+TCP_SHARE_OF_OPEN_FILES = 4  # a quarter
+MIN_TCP_CONNECTIONS = 64
+MAX_OPEN_FILES = 1 << 20  # the most the referee asks for, under an unlimited hard limit
 BOT_SERVER_OPTIONS = [
     *SERVER_OPTIONS,
     ("grpc.max_concurrent_streams", MAX_STREAMS_PER_BOT_CONNECTION),
 ]
+
+
+def open_files_limit() -> int:
+    """This process's limit on open files, its soft limit raised first to its hard limit (at most
+    MAX_OPEN_FILES). The referee holds a descriptor for each bot connection, bot process and log, and
+    its ledger; the soft limit many systems give a shell (1024) is small beside the hard one."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = MAX_OPEN_FILES if hard == resource.RLIM_INFINITY else min(hard, MAX_OPEN_FILES)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+            soft = want
+    return MAX_OPEN_FILES if soft == resource.RLIM_INFINITY else soft
+
+
+def tcp_connections(open_files: int) -> int:
+    """How many TCP connections the bot listener keeps at a time, for a referee of this many open
+    files."""
+    return max(MIN_TCP_CONNECTIONS, open_files // TCP_SHARE_OF_OPEN_FILES)
 
 
 def is_loopback(address: str) -> bool:
@@ -235,8 +262,9 @@ async def create_server(
     deal_key: bytes = b"",
     gateway: Callable[[MatchManager], BotGateway] = BotGateway,
 ) -> tuple[ArenaServer, int, MatchManager]:
-    """A started referee: the bot listener on ``address`` (port 0: any free port) and on a Unix socket,
-    its port, and its manager. With ``admin_address``, also the admin listener there, whose calls must
+    """A started referee: the bot listener on ``address`` (port 0: any free port; at most
+    :func:`tcp_connections` at a time, this process's open files raised to their hard limit), a Unix
+    socket for each sandboxed bot (arena.service.sockets), its port, and its manager. With ``admin_address``, also the admin listener there, whose calls must
     carry ``admin_token`` (a fresh one is made when none is given: ``server.admin_token``). ``limits``
     and ``deal_key`` are the server's policy for matches that name none (those started through the
     admin service). ``gateway`` makes the bot gateway servicer (a subclass may watch the streams)."""
@@ -245,7 +273,8 @@ async def create_server(
     manager = MatchManager(
         records_dir=records_dir, logs_dir=logs_dir, limits=limits, deal_key=deal_key
     )
-    bots = grpc.aio.server(options=BOT_SERVER_OPTIONS)
+    tcp_cap = ("grpc.max_allowed_incoming_connections", tcp_connections(open_files_limit()))
+    bots = grpc.aio.server(options=[*BOT_SERVER_OPTIONS, tcp_cap])
     servicer = gateway(manager)
     add_gateway(servicer, bots)
     bot_health = health.aio.HealthServicer()
