@@ -79,7 +79,12 @@ def web(
     if str(ledger) != ":memory:" and not ledger.exists():
         raise fail(f"no ledger at {ledger} (run a tournament first: arena run FILE)")
     try:
-        app = create_app(ledger, server=server, admin_token=admin_token)
+        app = create_app(
+            ledger,
+            server=server,
+            admin_token=admin_token,
+            loopback_only=is_loopback(f"{host}:{port}"),
+        )
     except LedgerUnavailable as exc:
         raise fail(str(exc)) from exc
     try:

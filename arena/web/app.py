@@ -35,7 +35,13 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import (
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
@@ -91,6 +97,40 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+class LoopbackOnly:
+    """Answer only requests that name this machine in their Host header (for a server listening on
+    loopback). A page of another site can make a browser send requests to a name of its own that it
+    then points at 127.0.0.1 (DNS rebinding), and read the answers as its own: such a request names
+    that other site, and is refused."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and host_name(scope) not in LOOPBACK_NAMES:
+            response = PlainTextResponse(
+                "this server answers only requests for this machine (127.0.0.1 or localhost)", 421
+            )
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def host_name(scope: Scope) -> str:
+    """The host a request names, without its port ("" when it names none): ``[::1]:8000`` is
+    ``::1``."""
+    for key, value in scope.get("headers", ()):
+        if key == b"host":
+            host: str = bytes(value).decode("latin-1").strip().lower()
+            if host.startswith("["):
+                return host[1:].split("]", 1)[0]
+            return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    return ""
 
 
 # ---------------------------------------------------------------- templates
@@ -214,10 +254,15 @@ def _view(request: Request) -> int | None:
 
 
 def create_app(
-    ledger: str | Path, server: str | None = None, admin_token: str | None = None
+    ledger: str | Path,
+    server: str | None = None,
+    admin_token: str | None = None,
+    *,
+    loopback_only: bool = False,
 ) -> Starlette:
     """The web app over ``ledger`` (opened read-only; :class:`queries.LedgerUnavailable` if it cannot
-    be read), following the referee at ``server`` live when given."""
+    be read), following the referee at ``server`` live when given. ``loopback_only``: for a server
+    listening on loopback, answer only requests whose Host names this machine (:class:`LoopbackOnly`)."""
     reader = q.Reader(ledger)
     referee = Referee(server, admin_token) if server else None
     templates = Jinja2Templates(env=environment())
@@ -523,6 +568,7 @@ def create_app(
         routes=routes,
         lifespan=lifespan,
         middleware=[
+            *([Middleware(LoopbackOnly)] if loopback_only else []),
             Middleware(SecurityHeaders),
             Middleware(GZipMiddleware, minimum_size=1000, compresslevel=3),
         ],

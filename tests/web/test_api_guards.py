@@ -110,6 +110,29 @@ def test_a_sealed_games_detail_names_no_hand(ledger: Path) -> None:
         assert client.get(f"/api/games/{first}").json()["detail"] == detail
 
 
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("127.0.0.1:8000", 200),
+        ("localhost", 200),
+        ("LOCALHOST:80", 200),
+        ("[::1]:8000", 200),
+        ("evil.example", 421),
+        ("evil.example:8000", 421),
+        ("127.0.0.1.evil.example", 421),
+        ("", 421),
+    ],
+)
+def test_a_loopback_server_answers_only_for_this_machine(
+    ledger: Path, host: str, status: int
+) -> None:
+    with TestClient(create_app(ledger, loopback_only=True)) as client:
+        response = client.get("/api/events", headers={"host": host})
+        assert response.status_code == status, response.text
+    with TestClient(create_app(ledger)) as client:  # listening beyond this machine: any name
+        assert client.get("/api/events", headers={"host": host}).status_code == 200
+
+
 def suite_schedule(ledger: Path, folder: Path, **spec: object) -> dict[str, int]:
     """Make the ledger's tournament one played on a deal suite of one deal, as ``arena run`` would
     have recorded it: the fixture's file with ``deals = "suite.txt"``, its schedule's seeds (deal 0 of

@@ -4,9 +4,11 @@ prints (loopback, a free port with --port 0) until interrupted."""
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 from web_helpers import arena_web
 
@@ -36,4 +38,10 @@ def test_web_serves_the_ledger_on_the_address_it_prints(built_ledger: Path) -> N
         assert [e["name"] for e in events] == ["Web <fixture> & co"]
         with urllib.request.urlopen(url, timeout=60) as response:
             assert "Web &lt;fixture&gt; &amp; co" in response.read().decode()
+        # a request that names another site (a page that pointed its name at 127.0.0.1: DNS
+        # rebinding) is not answered
+        rebound = urllib.request.Request(url + "api/events", headers={"Host": "evil.example"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(rebound, timeout=60)
+        assert refused.value.code == 421
     assert process.returncode == 0, process.stderr.read() if process.stderr else ""
