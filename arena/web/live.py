@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
@@ -22,6 +22,9 @@ from arena.web.queries import MAX_DETAIL, MAX_TEXT, cap, whole_number
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 
 HEARTBEAT = 15.0  # seconds between comments on an idle stream (proxies close silent ones)
+# Live streams at a time: each holds a stream of the referee's admin service, and anyone who can
+# reach the web may open them.
+MAX_WATCHERS = 64
 CALL_TIMEOUT = 10.0  # seconds for a unary call to the referee
 
 OUTCOME_NAMES = {
@@ -39,10 +42,16 @@ class LiveError(Exception):
         self.status = status
 
 
+class _Count:
+    def __init__(self) -> None:
+        self.n = 0
+
+
 @dataclass(frozen=True, slots=True)
 class Referee:
     address: str
     token: str | None = None
+    watchers: _Count = field(default_factory=_Count, compare=False, repr=False)
 
     @property
     def metadata(self) -> tuple[tuple[str, str], ...]:
@@ -107,6 +116,10 @@ class Referee:
         """Server-sent events: the match's public events from the start (those up to ``after``,
         (game, sequence), left out), a comment every :data:`HEARTBEAT` seconds while it is quiet, then
         ``end`` with the results, or ``failure`` with what went wrong."""
+        if self.watchers.n >= MAX_WATCHERS:
+            message = f"this server follows {MAX_WATCHERS} live streams at most; try again later"
+            yield _sse("failure", {"message": message})
+            return
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
         async def pump() -> None:
@@ -125,6 +138,7 @@ class Referee:
                 await queue.put(("failure", str(exc)))
 
         task = asyncio.create_task(pump())
+        self.watchers.n += 1
         try:
             yield "retry: 2000\n\n"
             while True:
@@ -146,6 +160,7 @@ class Referee:
                     yield _sse("failure", {"message": value})
                     return
         finally:
+            self.watchers.n -= 1
             task.cancel()
             await asyncio.wait({task})  # a cancellation of this generator's own goes on
             failed = None if task.cancelled() else task.exception()

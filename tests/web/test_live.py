@@ -20,6 +20,7 @@ from starlette.testclient import TestClient
 from web_helpers import Referee, arena_web
 
 from arena.cli.serve import token_file
+from arena.web import live
 from arena.web.app import create_app
 from arena.web.live import parse_last_id
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2
@@ -159,6 +160,19 @@ def test_a_match_streams_its_public_events_then_its_result(
         assert [d["text"] for e, _, d in again if e == "public"] == public[10:]
         lost = events_of(client.get("/live/nope/events").text)
         assert lost == [("failure", None, {"message": "no match 'nope'"})]
+
+
+def test_live_streams_are_capped(
+    played: tuple[Referee, str], built_ledger: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each stream holds one of the referee's admin streams, and anyone may open one: past the cap a
+    stream says so at once and ends, holding nothing."""
+    referee, match_id = played
+    monkeypatch.setattr(live, "MAX_WATCHERS", 0)
+    with TestClient(create_app(built_ledger, server=referee.address, admin_token=TOKEN)) as client:
+        stream = events_of(client.get(f"/live/{match_id}/events").text)
+    assert [e for e, _, _ in stream] == ["failure"]
+    assert "0 live streams at most" in stream[0][2]["message"]
 
 
 def test_last_event_ids_are_read_strictly() -> None:
