@@ -8,7 +8,8 @@ import json
 import socket
 import subprocess
 import sys
-import time
+
+from raw_connections import raw, settled
 
 from arena.service.server import tcp_connections
 
@@ -38,18 +39,6 @@ asyncio.run(main())
 """
 
 
-def kept(conn: socket.socket) -> bool:
-    conn.setblocking(False)
-    try:
-        while conn.recv(65536):
-            pass
-        return False
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-
-
 def test_a_flood_of_tcp_connections_leaves_the_referee_its_files() -> None:
     cap = tcp_connections(OPEN_FILES)
     assert cap < OPEN_FILES // 2
@@ -61,11 +50,8 @@ def test_a_flood_of_tcp_connections_leaves_the_referee_its_files() -> None:
         assert referee.stdout is not None and referee.stdin is not None
         port = json.loads(referee.stdout.readline())["port"]
         for _ in range(OPEN_FILES):  # as many as the referee may open: it would have none left
-            conn = socket.create_connection(("127.0.0.1", port), timeout=10)
-            conn.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
-            conns.append(conn)
-        time.sleep(1.0)  # for the referee to accept, or close, each
-        assert 0 < sum(map(kept, conns)) <= cap
+            conns.append(raw(socket.AF_INET, ("127.0.0.1", port)))
+        assert 0 < settled(conns, cap) <= cap
         referee.stdin.write("go\n")
         referee.stdin.flush()
         after = json.loads(referee.stdout.readline())

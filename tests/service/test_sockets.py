@@ -8,34 +8,16 @@ import socket
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from raw_connections import raw, settled
 
 from arena.service.server import SERVER_OPTIONS
 from arena.service.sockets import MAX_CONNECTIONS_PER_BOT, BotSockets
-
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-
-
-def _kept(conn: socket.socket) -> bool:
-    """Whether the other end still holds ``conn`` open (read what it sent until there is no more)."""
-    conn.setblocking(False)
-    try:
-        while conn.recv(65536):
-            pass
-        return False
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
 
 
 async def _flood(path: str, count: int) -> list[socket.socket]:
     conns = []
     for _ in range(count):
-        conn = socket.socket(socket.AF_UNIX)
-        conn.connect(path)
-        conn.sendall(PREFACE)
-        conns.append(conn)
-    await asyncio.sleep(1.0)  # for the server to accept, or close, each
+        conns.append(raw(socket.AF_UNIX, path))
     return conns
 
 
@@ -65,7 +47,7 @@ def test_a_bots_socket_keeps_a_few_connections_and_leaves_others_alone() -> None
                 0o700,
             )
             conns = await _flood(str(flooded.path), 3 * MAX_CONNECTIONS_PER_BOT)
-            assert sum(map(_kept, conns)) == MAX_CONNECTIONS_PER_BOT
+            assert settled(conns, MAX_CONNECTIONS_PER_BOT) == MAX_CONNECTIONS_PER_BOT
             assert not await _serving(str(flooded.path))  # full: its owner's own business
             assert await _serving(str(other.path))
             for conn in conns:
