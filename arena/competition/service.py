@@ -2,11 +2,15 @@
 server and encodes the answer; only here do errors become status codes.
 
 It listens on its own address (never the one bots dial in to), and every call must carry an author's
-token (``authorization: Bearer <token>``).
+token (``authorization: Bearer <token>``). The token is checked by an interceptor before the request is
+read: a call without one is refused while its body is still on the wire (checked in the handler, a
+stranger's 20 MB bundle was received and parsed first, and forty at once took 4 GB of memory).
 """
 
 from __future__ import annotations
 
+import contextvars
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -18,9 +22,20 @@ from arena.wire.v1 import competition_pb2 as pb
 from arena.wire.v1 import competition_pb2_grpc
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from arena.competition.server import CompetitionServer
 
+    Handler: TypeAlias = grpc.RpcMethodHandler[Any, Any]  # not subscriptable at run time
+
 Context = grpc.aio.ServicerContext[Any, Any]
+
+# The author the interceptor found for the call under way (set in the call's own handler task).
+CALLER: contextvars.ContextVar[store.Author | None] = contextvars.ContextVar("caller", default=None)
+
+# Room above the bundle's cap in a Submit message: its field's tag and length (a few bytes), so that a
+# bundle a little over the cap is refused by name rather than by the transport.
+MESSAGE_MARGIN = 64 * 1024
 
 
 def _info(s: store.Submission) -> pb.SubmissionInfo:
@@ -35,22 +50,13 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
         self.server = server
 
     async def _author(self, context: Context) -> store.Author:
-        metadata = dict(context.invocation_metadata() or ())
-        given = metadata.get("authorization", "")
-        token = given.removeprefix("Bearer ").strip() if isinstance(given, str) else ""
-        author = None
-        if token:
-            author = await self.server.db.call(self.server.store.author_of, self.server.cid, token)
+        """The caller, as the interceptor found it; looked up again when the servicer is served
+        without it (never unchecked)."""
+        author = CALLER.get()
         if author is None:
-            given_one = (
-                "the token given is no author's of this competition"
-                if token
-                else "an author's token is needed (metadata 'authorization: Bearer <token>')"
-            )
-            await context.abort(
-                grpc.StatusCode.UNAUTHENTICATED,
-                f"{given_one}; the organiser gives one with: arena compete author add NAME",
-            )
+            author, refusal = await find_author(self.server, context.invocation_metadata())
+            if author is None:
+                await context.abort(grpc.StatusCode.UNAUTHENTICATED, refusal)
         assert author is not None
         return author
 
@@ -120,6 +126,69 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
         return pb.LeaderboardResponse(competition=self.server.spec.name, rows=rows)
 
 
+async def find_author(server: CompetitionServer, metadata: Any) -> tuple[store.Author | None, str]:
+    """The author whose token the call's metadata carries; (None, why) when there is none."""
+    given = dict(metadata or ()).get("authorization", "")
+    token = given.removeprefix("Bearer ").strip() if isinstance(given, str) else ""
+    if token:
+        author = await server.db.call(server.store.author_of, server.cid, token)
+        if author is not None:
+            return author, ""
+    given_one = (
+        "the token given is no author's of this competition"
+        if token
+        else "an author's token is needed (metadata 'authorization: Bearer <token>')"
+    )
+    return None, f"{given_one}; the organiser gives one with: arena compete author add NAME"
+
+
+class AuthorGuard(grpc.aio.ServerInterceptor):
+    """Checks the author's token from the call's metadata, before its request is read: a refused
+    call's handler reads nothing (it is request-streaming, and aborts without taking a message), so
+    its body never reaches the server's memory whole. An accepted call runs with its author known
+    (:data:`CALLER`)."""
+
+    def __init__(self, server: CompetitionServer) -> None:
+        self.server = server
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Handler | None:
+        metadata = handler_call_details.invocation_metadata
+        author, refusal = await find_author(self.server, metadata)
+        if author is None:
+            return _refuse(refusal)
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.unary_unary is None:
+            return handler  # unknown method: UNIMPLEMENTED (the service has unary calls only)
+        return _as(author, handler)
+
+
+def _refuse(refusal: str) -> Handler:
+    async def abort(requests: object, context: Context) -> None:
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, refusal)
+
+    # No deserializer either: nothing of the request is ever taken.
+    return grpc.stream_unary_rpc_method_handler(abort)
+
+
+def _as(author: store.Author, handler: Handler) -> Handler:
+    """``handler`` run with ``author`` as the caller."""
+    behaviour: Any = handler.unary_unary  # a coroutine function on grpc.aio (the stubs say not)
+
+    async def call(request: Any, context: Context) -> Any:
+        CALLER.set(author)  # the handler's own task: no other call sees it
+        return await behaviour(request, context)
+
+    return grpc.unary_unary_rpc_method_handler(
+        call,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )
+
+
 def leaderboard(server: CompetitionServer) -> list[pb.LeaderboardRow]:
     """The competition's board with each entrant's author and status (on the ledger's thread)."""
     return [
@@ -141,14 +210,16 @@ def leaderboard(server: CompetitionServer) -> list[pb.LeaderboardRow]:
 async def serve_submissions(server: CompetitionServer) -> tuple[grpc.aio.Server, str]:
     """The submission service, started on the competition's address; (server, address)."""
     caps = server.spec.submissions
-    # Room above the cap, so that a bundle somewhat over it is told so by name; one far over it is
-    # stopped by the transport (RESOURCE_EXHAUSTED).
-    limit = min(4 * caps.max_bundle_mb * 1024 * 1024 + 1024 * 1024, 2**31 - 1)
+    # A bundle travels as raw bytes (a protobuf bytes field, not base64): the largest message is the
+    # bundle and a few bytes of framing. A bundle a little over the cap is told so by name; one far
+    # over it is stopped by the transport (RESOURCE_EXHAUSTED) before it is held whole.
+    limit = min(caps.max_bundle_mb * 1024 * 1024 + MESSAGE_MARGIN, 2**31 - 1)
     grpc_server = grpc.aio.server(
+        interceptors=[AuthorGuard(server)],
         options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.so_reuseport", 0),  # a port in use is an error, not shared
-        ]
+        ],
     )
     competition_pb2_grpc.add_CompetitionServicer_to_server(CompetitionServicer(server), grpc_server)
     address = server.spec.server.submissions

@@ -80,8 +80,10 @@ class Gates:
 
 @contextlib.asynccontextmanager
 async def running(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gates: Gates
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gates: Gates, **submissions: int
 ) -> AsyncIterator[tuple[CompetitionServer, store.Competitions, store.Author]]:
+    """A competition server whose build and check are ``gates``' (``submissions``: its settings of
+    that name), with one author: ada."""
     monkeypatch.setattr(intake, "build", gates.build)
     monkeypatch.setattr(intake, "check", gates.check)
     led = Ledger(tmp_path / "ledger.sqlite")
@@ -89,6 +91,7 @@ async def running(
         {
             "name": "Intake",
             "server": {"submissions": "127.0.0.1:0", "bots": "127.0.0.1:0"},
+            "submissions": submissions,
         }
     )
     server = CompetitionServer(spec, led, tmp_path / "data")
