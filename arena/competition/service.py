@@ -9,6 +9,7 @@ stranger's 20 MB bundle was received and parsed first, and forty at once took 4 
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ Context = grpc.aio.ServicerContext[Any, Any]
 # The author the interceptor found for the call under way (set in the call's own handler task).
 CALLER: contextvars.ContextVar[store.Author | None] = contextvars.ContextVar("caller", default=None)
 
+MAX_ID = 2**63 - 1  # the largest id SQLite can hold; a larger one names no submission
 # Room above the bundle's cap in a Submit message: its field's tag and length (a few bytes), so that a
 # bundle a little over the cap is refused by name rather than by the transport.
 MESSAGE_MARGIN = 64 * 1024
@@ -97,10 +99,10 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
 
     async def GetLog(self, request: pb.GetLogRequest, context: Context) -> pb.GetLogResponse:
         author = await self._author(context)
-        try:
-            sub = await self.server.db.call(self.server.store.submission, request.submission_id)
-        except LedgerError:
-            sub = None
+        sub = None
+        if 0 < request.submission_id <= MAX_ID:  # beyond, SQLite cannot even compare it
+            with contextlib.suppress(LedgerError):
+                sub = await self.server.db.call(self.server.store.submission, request.submission_id)
         if sub is None or sub.author_id != author.id:
             await context.abort(
                 grpc.StatusCode.NOT_FOUND, f"you have no submission {request.submission_id}"

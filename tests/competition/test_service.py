@@ -1,5 +1,6 @@
 """The submission service's guards over real gRPC: the author's token is checked before a request is
-read, the receive limit is what a bundle needs."""
+read, the receive limit is what a bundle needs, and what a stranger or an author sends that names
+nothing (an id beyond SQLite's integers) is refused by name."""
 
 from __future__ import annotations
 
@@ -64,4 +65,24 @@ async def stranger_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         with pytest.raises(grpc.aio.AioRpcError) as info:
             await calls.Submit(pb.SubmitRequest(bundle=bytes(5 * MiB)), metadata=mine)
         assert info.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+        await channel.close()
+
+
+def test_an_id_beyond_sqlites_integers_is_not_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(id_beyond, tmp_path, monkeypatch)
+
+
+async def id_beyond(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GetLog(2**63) answered UNKNOWN with Python's OverflowError: an id SQLite cannot hold names
+    no submission."""
+    async with running(tmp_path, monkeypatch, Gates()) as (server, comp, _):
+        channel, calls = stub(server.submissions_address)
+        mine = (("authorization", f"Bearer {comp.add_author(server.cid, 'bob')}"),)
+        for sid in (0, 2**63 - 1, 2**63, 2**64 - 1):
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await calls.GetLog(pb.GetLogRequest(submission_id=sid), metadata=mine)
+            assert info.value.code() is grpc.StatusCode.NOT_FOUND, sid
+            assert info.value.details() == f"you have no submission {sid}"
         await channel.close()
