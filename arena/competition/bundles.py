@@ -36,8 +36,12 @@ from pathlib import Path
 
 MANIFEST = "arena-bot.toml"
 LANGUAGES = ("python", "node")
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
+# Applied with fullmatch, always: with match, '$' also matched before a final newline, and
+# "js-lowball\n" was taken as a bot name of its own beside another author's js-lowball.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+NAME_RULE = "1-64 letters, digits, '.', '_' or '-'"
+VERSION_RULE = "1-64 letters, digits, '.', '_', '+' or '-'"
 MAX_COMMAND = 1000
 
 
@@ -73,15 +77,10 @@ def parse_manifest(text: str) -> Manifest:
         if not isinstance(value, str):
             raise BundleError(f"{MANIFEST}: {key}: expected a string, got {value!r}")
         out[key] = value.strip()
-    if not NAME.match(out["name"]):
-        raise BundleError(
-            f"{MANIFEST}: name: expected 1-64 letters, digits, '.', '_' or '-', got {out['name']!r}"
-        )
-    if not VERSION.match(out["version"]):
-        raise BundleError(
-            f"{MANIFEST}: version: expected 1-64 letters, digits, '.', '_', '+' or '-', "
-            f"got {out['version']!r}"
-        )
+    if not NAME.fullmatch(out["name"]):
+        raise BundleError(f"{MANIFEST}: name: expected {NAME_RULE}, got {out['name']!r}")
+    if not VERSION.fullmatch(out["version"]):
+        raise BundleError(f"{MANIFEST}: version: expected {VERSION_RULE}, got {out['version']!r}")
     if out["language"] not in LANGUAGES:
         raise BundleError(
             f"{MANIFEST}: language: expected one of {', '.join(LANGUAGES)}, got {out['language']!r}"

@@ -56,10 +56,19 @@ REFRESH_SECONDS = 2.0  # how often the organiser's changes in the ledger are rea
 INTAKES_AT_ONCE = 2  # submissions built and checked at the same time
 MIN_GAMES_JUDGED = 3  # games an entrant plays before its error rate can suspend it
 MAX_FAILURE_SHOWN = 300  # characters of the last failure quoted in a suspension's reason
+# A remote entrant's language, shown on the board: a bundle's languages, or "remote" (the default).
+REMOTE_LANGUAGES = (*bundles.LANGUAGES, "remote")
 
 
 class SubmissionError(Exception):
     """A submission refused; the message is for its author."""
+
+
+def _check_name(bot: str) -> None:
+    """A bot's name as an author gives it in a call, checked as a manifest's is: whole (no trailing
+    newline that made a second "js-lowball" beside another author's)."""
+    if not bundles.NAME.fullmatch(bot):
+        raise SubmissionError(f"bot: expected {bundles.NAME_RULE}, got {bot!r}")
 
 
 @dataclass(slots=True)
@@ -272,15 +281,17 @@ class CompetitionServer:
     async def register_remote(
         self, author: store.Author, bot: str, version: str, language: str
     ) -> tuple[store.Submission, str]:
-        for what, value, pattern in (
-            ("bot", bot, bundles.NAME),
-            ("version", version, bundles.VERSION),
-        ):
-            if not pattern.match(value):
-                raise SubmissionError(f"{what}: letters, digits, '.', '_', '-', got {value!r}")
+        _check_name(bot)
+        if not bundles.VERSION.fullmatch(version):
+            raise SubmissionError(f"version: expected {bundles.VERSION_RULE}, got {version!r}")
+        language = language or "remote"
+        if language not in REMOTE_LANGUAGES:
+            raise SubmissionError(
+                f"language: expected one of {', '.join(REMOTE_LANGUAGES)}, got {language!r}"
+            )
         try:
             sid, token = await self.db.call(
-                self.store.submit, self.cid, author.id, bot, version, language[:32] or "remote"
+                self.store.submit, self.cid, author.id, bot, version, language
             )
             await self.db.call(self.store.activate, sid, f"remote:{author.id}:{bot}")
         except LedgerError as exc:
@@ -295,6 +306,7 @@ class CompetitionServer:
         return str(exc).removeprefix(f"{self.ledger.path}: ")
 
     async def withdraw(self, author: store.Author, bot: str) -> int:
+        _check_name(bot)
         current = (store.ACTIVE, store.SUSPENDED, store.BUILDING, store.CHECKING)  # in play, intake
         subs = await self.db.call(self.store.submissions, self.cid, author.id, current)
         count = 0

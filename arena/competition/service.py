@@ -112,8 +112,13 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
         return pb.GetLogResponse(log=text)
 
     async def Withdraw(self, request: pb.WithdrawRequest, context: Context) -> pb.WithdrawResponse:
+        from arena.competition.server import SubmissionError
+
         author = await self._author(context)
-        count = await self.server.withdraw(author, request.bot)
+        try:
+            count = await self.server.withdraw(author, request.bot)
+        except SubmissionError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         if not count:
             await context.abort(
                 grpc.StatusCode.NOT_FOUND, f"you have no bot {request.bot!r} in play or in intake"

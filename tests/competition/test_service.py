@@ -86,3 +86,47 @@ async def id_beyond(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             assert info.value.code() is grpc.StatusCode.NOT_FOUND, sid
             assert info.value.details() == f"you have no submission {sid}"
         await channel.close()
+
+
+def test_a_look_alike_name_or_a_strange_language_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(look_alike, tmp_path, monkeypatch)
+
+
+async def look_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """RegisterRemote(bot="js-lowball\\n") was accepted beside another author's js-lowball (the
+    name's pattern ended in '$', which matches before a final newline), and a remote entrant's
+    language was any 32 characters, escape sequences too. Names and versions are matched whole in
+    every call, and the language is one the arena knows."""
+    async with running(tmp_path, monkeypatch, Gates()) as (server, comp, ada):
+        await server.register_remote(ada, "js-lowball", "1", "node")
+        channel, calls = stub(server.submissions_address)
+        bob = (("authorization", f"Bearer {comp.add_author(server.cid, 'bob')}"),)
+        refused = {
+            ("js-lowball\n", "9", "node"): "bot: expected 1-64 letters, digits, '.', '_' or '-', "
+            "got 'js-lowball\\n'",
+            ("bob-bot", "9\n", "node"): "version: expected 1-64 letters, digits, '.', '_', '+' "
+            "or '-', got '9\\n'",
+            ("bob-bot", "9", "python\x1b[31m"): "language: expected one of python, node, remote, "
+            "got 'python\\x1b[31m'",
+            ("bob-bot", "9", "rust"): "language: expected one of python, node, remote, got 'rust'",
+        }
+        for (bot, version, language), why in refused.items():
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await calls.RegisterRemote(
+                    pb.RegisterRemoteRequest(bot=bot, version=version, language=language),
+                    metadata=bob,
+                )
+            assert info.value.code() is grpc.StatusCode.INVALID_ARGUMENT, bot
+            assert info.value.details() == why
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            await calls.Withdraw(pb.WithdrawRequest(bot="js-lowball\n"), metadata=bob)
+        assert info.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+        reg = await calls.RegisterRemote(
+            pb.RegisterRemoteRequest(bot="bob-bot", version="1"), metadata=bob
+        )
+        assert comp.submission(reg.submission_id).language == "remote"
+        names = [s.bot for s in comp.submissions(server.cid)]
+        assert names == ["js-lowball", "bob-bot"]
+        await channel.close()
