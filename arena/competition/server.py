@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("arena.competition")
 
 REFRESH_SECONDS = 2.0  # how often the organiser's changes in the ledger are read
-INTAKES_AT_ONCE = 2  # submissions built and checked at the same time
+INTAKES_AT_ONCE = 2  # submissions built and checked at the same time (one per author)
 MIN_GAMES_JUDGED = 3  # games an entrant plays before its error rate can suspend it
 MAX_FAILURE_SHOWN = 300  # characters of the last failure quoted in a suspension's reason
 # A remote entrant's language, shown on the board: a bundle's languages, or "remote" (the default).
@@ -112,6 +112,13 @@ class CompetitionServer:
         self.submissions_address = ""
         self._stopping = asyncio.Event()
         self._intakes = asyncio.Semaphore(INTAKES_AT_ONCE)
+        # By author: their intake under way (the next waits for it, never holding one of the
+        # INTAKES_AT_ONCE places meanwhile), and their call being taken in (counted against their
+        # caps, then recorded, one at a time).
+        self._intake_turn: dict[int, asyncio.Lock] = {}
+        self._taking: dict[int, asyncio.Lock] = {}
+        self._queued: asyncio.Future[None] | None = None  # the refresh the next callers share
+        self._queue = asyncio.Lock()
         self.fatal: Exception | None = None
         self.cluster = cluster  # games between bundles go there (connected by the caller)
         self.cluster_player: ClusterPlayer | None = None
@@ -210,9 +217,10 @@ class CompetitionServer:
             self._spawn(self._play(games, commands, {name: ids[name] for name in names}))
 
     async def stop(self) -> None:
-        for task in [*self._background, *self._tasks]:
+        queued = [self._queued] if self._queued is not None else []
+        for task in [*self._background, *self._tasks, *queued]:
             task.cancel()
-        await asyncio.gather(*self._background, *self._tasks, return_exceptions=True)
+        await asyncio.gather(*self._background, *self._tasks, *queued, return_exceptions=True)
         await self.watch.stop()
         await self.manager.close()
         await self.referee.stop(0)
@@ -260,19 +268,31 @@ class CompetitionServer:
             raise SubmissionError(
                 f"the bundle is {len(data)} bytes, over the limit of {caps.max_bundle_mb} MB"
             )
-        try:
-            sha, manifest, _ = await asyncio.to_thread(
-                self.bundles.put, data, caps.max_files, caps.max_unpacked_mb * 1024 * 1024
+        async with self._turn(self._taking, author.id):
+            pending = await self.db.call(
+                self.store.submissions, self.cid, author.id, (store.BUILDING, store.CHECKING)
             )
-        except bundles.BundleError as exc:
-            raise SubmissionError(f"bundle refused: {exc}") from exc
-        try:
-            sid, _ = await self.db.call(
-                self.store.submit, self.cid, author.id, manifest.name, manifest.version,
-                manifest.language, bundle=sha, run=manifest.run, build=manifest.build,
-            )  # fmt: skip
-        except LedgerError as exc:
-            raise SubmissionError(self._for_author(exc)) from exc
+            pending = [s for s in pending if s.kind == "bundle"]
+            if len(pending) >= caps.max_pending:
+                raise SubmissionError(
+                    f"you have {len(pending)} submission(s) still to be built and checked, the "
+                    f"most allowed (max_pending = {caps.max_pending}); wait for one to finish "
+                    "(arena compete submissions), or withdraw its bot"
+                )
+            try:
+                sha, manifest, _ = await asyncio.to_thread(
+                    self.bundles.put, data, caps.max_files, caps.max_unpacked_mb * 1024 * 1024
+                )
+            except bundles.BundleError as exc:
+                raise SubmissionError(f"bundle refused: {exc}") from exc
+            await self._room_for(author, manifest.name)
+            try:
+                sid, _ = await self.db.call(
+                    self.store.submit, self.cid, author.id, manifest.name, manifest.version,
+                    manifest.language, bundle=sha, run=manifest.run, build=manifest.build,
+                )  # fmt: skip
+            except LedgerError as exc:
+                raise SubmissionError(self._for_author(exc)) from exc
         sub = await self.db.call(self.store.submission, sid)
         self.say(f"{author.name} submitted {sub.bot} {sub.version}")
         self._spawn(self._intake(sub))
@@ -289,15 +309,36 @@ class CompetitionServer:
             raise SubmissionError(
                 f"language: expected one of {', '.join(REMOTE_LANGUAGES)}, got {language!r}"
             )
-        try:
-            sid, token = await self.db.call(
-                self.store.submit, self.cid, author.id, bot, version, language
-            )
-            await self.db.call(self.store.activate, sid, f"remote:{author.id}:{bot}")
-        except LedgerError as exc:
-            raise SubmissionError(self._for_author(exc)) from exc
-        await self._refresh()
+        async with self._turn(self._taking, author.id):
+            await self._room_for(author, bot)
+            try:
+                sid, token = await self.db.call(
+                    self.store.submit, self.cid, author.id, bot, version, language
+                )
+                await self.db.call(self.store.activate, sid, f"remote:{author.id}:{bot}")
+            except LedgerError as exc:
+                raise SubmissionError(self._for_author(exc)) from exc
+        await self._refresh_soon()
         return await self.db.call(self.store.submission, sid), token
+
+    @staticmethod
+    def _turn(locks: dict[int, asyncio.Lock], author_id: int) -> asyncio.Lock:
+        """An author's lock of ``locks`` (made at their first call: one per author)."""
+        return locks.setdefault(author_id, asyncio.Lock())
+
+    async def _room_for(self, author: store.Author, bot: str) -> None:
+        """Refuse a new bot of an author who has ``max_bots_per_author`` in play or in intake
+        already (one author registered 2,410 remote entrants, each on every board); a new version
+        of a bot they have is no new bot."""
+        cap = self.spec.submissions.max_bots_per_author
+        current = (store.ACTIVE, store.SUSPENDED, store.BUILDING, store.CHECKING)
+        subs = await self.db.call(self.store.submissions, self.cid, author.id, current)
+        bots = {s.bot for s in subs}
+        if bot not in bots and len(bots) >= cap:
+            raise SubmissionError(
+                f"you have {len(bots)} bots in play or in intake, the most allowed "
+                f"(max_bots_per_author = {cap}); withdraw one first (arena compete withdraw BOT)"
+            )
 
     def _for_author(self, exc: LedgerError) -> str:
         """A ledger's refusal in words for the author: without the ledger's path, which the ledger
@@ -316,15 +357,19 @@ class CompetitionServer:
                     self.store.set_status, s.id, store.WITHDRAWN, "withdrawn by its author",
                     when=current,
                 )  # fmt: skip
-        await self._refresh()
+        await self._refresh_soon()
         return count
 
     async def _intake(self, sub: store.Submission) -> None:
         """Build and check a submission. An error of the arena's own on the way (a folder it cannot
         replace, a full disk) fails the submission with a reason rather than leaving it building for
         ever, its author's ``submit --wait`` with it; the error and its traceback are logged for the
-        organiser. One of the ledger's is fatal (see :meth:`_done`)."""
-        async with self._intakes:
+        organiser. One of the ledger's is fatal (see :meth:`_done`).
+
+        An author's intakes are taken one at a time, each in its turn for one of the
+        INTAKES_AT_ONCE places: four submissions of one author whose builds slept for ever held
+        every place, and another author's waited minutes."""
+        async with self._turn(self._intake_turn, sub.author_id), self._intakes:
             try:
                 await self._build_and_check(sub)
             except LedgerError:
@@ -402,6 +447,18 @@ class CompetitionServer:
     async def _refresher(self) -> None:
         while True:
             await asyncio.sleep(REFRESH_SECONDS)
+            await self._refresh()
+
+    async def _refresh_soon(self) -> None:
+        """Wait for a refresh that reads the ledger after this call, shared with every caller that
+        comes before it starts: a flood of registrations costs a refresh or two, not one each."""
+        if self._queued is None:
+            self._queued = asyncio.ensure_future(self._queued_refresh())
+        await asyncio.shield(self._queued)
+
+    async def _queued_refresh(self) -> None:
+        async with self._queue:  # one queued refresh at a time, and the next one waits for it
+            self._queued = None  # callers from now on need a refresh that starts after this one
             await self._refresh()
 
     async def _refresh(self) -> None:

@@ -25,6 +25,8 @@ submission settings, validated like tournament files (every problem at once, nam
     max_files = 2000
     build_seconds = 300           # the build command's time limit (no network)
     check_seconds = 180           # the conformance check's time limit
+    max_pending = 3               # an author's submissions waiting to be built and checked
+    max_bots_per_author = 10      # an author's bots in play or in intake (bundles and remote)
 
     [server]
     submissions = "127.0.0.1:50061"   # the submission service (authors, organisers)
@@ -85,6 +87,10 @@ class Submissions:
     max_files: int = 2000
     build_seconds: int = 300
     check_seconds: int = 180
+    # An author's submissions not yet built and checked: each takes an intake's time and disk.
+    max_pending: int = 3
+    # An author's bots in play or in intake, bundles and remote entrants together.
+    max_bots_per_author: int = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +166,8 @@ class SubmissionsModel(BaseModel):
     max_files: Annotated[int, Field(ge=1, le=1_000_000)] = _SUB.max_files
     build_seconds: Annotated[int, Field(ge=1, le=86400)] = _SUB.build_seconds
     check_seconds: Annotated[int, Field(ge=10, le=86400)] = _SUB.check_seconds
+    max_pending: Annotated[int, Field(ge=1, le=1000)] = _SUB.max_pending
+    max_bots_per_author: Annotated[int, Field(ge=1, le=10_000)] = _SUB.max_bots_per_author
 
 
 class ServerModel(BaseModel):
