@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import stat
 from collections.abc import Sequence
@@ -51,6 +52,16 @@ def runtime_command(manifest: Manifest, folder: Path) -> str:
     return command
 
 
+def for_author(text: str, folder: Path) -> str:
+    """``text`` (a reason, a log) with the server's path of a bot's build in the bundle's own words:
+    a file of it by its path within the bundle, the folder itself as '.'. A bot's traceback names
+    its files by their full paths, and the check named its command so: where the server keeps its
+    data is not the author's business."""
+    root = re.escape(str(folder))
+    text = re.sub(root + re.escape(os.sep), "", text)
+    return re.sub(root + r"(?![\w.-])", ".", text)
+
+
 async def build(
     manifest: Manifest, source: Path, into: Path, limits: Limits, seconds: int
 ) -> Outcome:
@@ -73,11 +84,17 @@ async def build(
 
 
 async def check(
-    command: str, variant: str, limits: Limits, seconds: int, hide: Sequence[Path] = ()
+    command: str,
+    variant: str,
+    limits: Limits,
+    seconds: int,
+    hide: Sequence[Path] = (),
+    shown: str | None = None,
 ) -> Outcome:
     """The conformance check of the built bot, confined with the competition's limits, never shown
     ``hide`` (the ledger, the other bundles) nor a path its command does not resolve within its own
-    folder; passes when it makes no mistake."""
+    folder; passes when it makes no mistake. ``shown``: the command as its log names it (the
+    manifest's run line: the resolved one holds the server's own paths)."""
     lines: list[str] = []
     try:
         async with asyncio.timeout(seconds):
@@ -93,6 +110,8 @@ async def check(
         return Outcome(
             False, f"the conformance check took longer than {seconds} s", "\n".join(lines)
         )
+    if shown is not None:
+        report.command = shown
     lines.extend(report.lines(per_kind=10))
     if report.ok:
         return Outcome(True, "", "\n".join(lines))

@@ -391,12 +391,13 @@ class CompetitionServer:
         """One step of an intake, taken only while the submission is still in intake: its author may
         withdraw it, and a later version entering play replaces it, at any moment. False: the intake
         stops there."""
+        built = self.builds / str(sub.id)
         moved: bool = await self.db.call(
             self.store.set_status,
             sub.id,
             status,
-            reason,
-            log,
+            intake.for_author(reason, built),
+            None if log is None else intake.for_author(log, built),
             when=(store.BUILDING, store.CHECKING),
         )
         if not moved:
@@ -425,8 +426,9 @@ class CompetitionServer:
                 self.say(f"{sub.bot} {sub.version}: refused: {exc}")
             return
         checked = await intake.check(
-            command, self.spec.variant, self.spec.limits, caps.check_seconds, self._hidden()
-        )
+            command, self.spec.variant, self.spec.limits, caps.check_seconds, self._hidden(),
+            shown=manifest.run,
+        )  # fmt: skip
         log_text = "\n".join(t for t in (result.log, checked.log) if t)
         if not checked.ok:
             if await self._step(sub, store.FAILED, checked.reason, log_text):

@@ -75,7 +75,13 @@ class Gates:
         return intake.Outcome(True, "", f"built {manifest.version}")
 
     async def check(
-        self, command: str, variant: str, limits: Limits, seconds: int, hide: object = ()
+        self,
+        command: str,
+        variant: str,
+        limits: Limits,
+        seconds: int,
+        hide: object = (),
+        shown: str | None = None,
     ) -> intake.Outcome:
         return intake.Outcome(True, "", "checked")
 
@@ -545,3 +551,45 @@ def test_a_submitted_command_never_names_a_file_of_the_servers_folder(
     built_out = asyncio.run(intake.build(manifest, built, copy, Limits(sandbox=sandbox), 60))
     assert "THE-DEAL-SECRET" not in built_out.log
     assert "cannot read competition.sqlite" in built_out.log, built_out.log
+
+
+TELLER = """\
+import sys
+print("I am", __file__, "in", sys.argv[1], file=sys.stderr)
+sys.exit(3)
+"""
+
+
+class TellingGates(Gates):
+    """A build that leaves a bot which says where it is, and a real conformance check."""
+
+    async def build(
+        self, manifest: bundles.Manifest, source: Path, into: Path, limits: Limits, seconds: int
+    ) -> intake.Outcome:
+        into.mkdir(parents=True)
+        (into / "bot.py").write_text(TELLER)
+        return intake.Outcome(True, "", f"built in {into}")
+
+    check = staticmethod(intake.check)
+
+
+def test_the_log_an_author_reads_names_no_path_of_the_servers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(no_server_paths, tmp_path, monkeypatch)
+
+
+async def no_server_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check's log read 'bot command: '{python}' <the server's data folder>/builds/10/bot.py':
+    it names the manifest's run line now, and a path of the build (a traceback's, the bot's output)
+    its path within the bundle."""
+    async with running(tmp_path, monkeypatch, TellingGates()) as (server, comp, ada):
+        sub = await server.submit(ada, bundle("1", run="{python} bot.py ."))
+        await until(lambda: not server._tasks)
+        now = comp.submission(sub.id)
+        assert now.status == store.FAILED, now
+        log = comp.log(sub.id)
+        assert "bot command: {python} bot.py ." in log, log
+        assert "I am bot.py in ." in log, log
+        assert "built in ." in log, log
+        assert str(tmp_path) not in log + now.reason
