@@ -422,3 +422,14 @@ class Store:
 
     def folder(self, sha: str) -> Path:
         return self.root / sha
+
+    def discard(self, sha: str) -> Path | None:
+        """Take a bundle out of the store at once (its archive removed, its folder renamed to a
+        hidden work folder: a put of the same bytes meanwhile unpacks it afresh); the folder left to
+        remove (slow: it may hold thousands of files), or None."""
+        (self.root / f"{sha}.tar.gz").unlink(missing_ok=True)
+        if not (self.root / sha).is_dir():
+            return None
+        work = Path(tempfile.mkdtemp(prefix=f".{sha[:16]}.work-", dir=self.root))
+        (self.root / sha).rename(work / "bundle")
+        return work

@@ -28,6 +28,8 @@ import asyncio
 import contextlib
 import logging
 import random
+import shutil
+from collections import Counter
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,6 +121,9 @@ class CompetitionServer:
         self._taking: dict[int, asyncio.Lock] = {}
         self._queued: asyncio.Future[None] | None = None  # the refresh the next callers share
         self._queue = asyncio.Lock()
+        # Submissions being taken in or in intake, by bundle: a bundle is removed only when none
+        # uses it (see _release).
+        self._bundle_users: Counter[str] = Counter()
         self.fatal: Exception | None = None
         self.cluster = cluster  # games between bundles go there (connected by the caller)
         self.cluster_player: ClusterPlayer | None = None
@@ -178,6 +183,7 @@ class CompetitionServer:
             self.store.submissions, self.cid, None, (store.BUILDING, store.CHECKING)
         ):
             if sub.kind == "bundle":
+                self._bundle_users[sub.bundle] += 1
                 self._spawn(self._intake(sub))  # interrupted by the last stop: done again
         self._background = [
             asyncio.create_task(self._matchmake()),
@@ -279,20 +285,26 @@ class CompetitionServer:
                     f"most allowed (max_pending = {caps.max_pending}); wait for one to finish "
                     "(arena compete submissions), or withdraw its bot"
                 )
+            sha = await asyncio.to_thread(bundles.digest, data)
+            self._bundle_users[sha] += 1  # until its intake ends (released there)
             try:
-                sha, manifest, _ = await asyncio.to_thread(
-                    self.bundles.put, data, caps.max_files, caps.max_unpacked_mb * 1024 * 1024
-                )
-            except bundles.BundleError as exc:
-                raise SubmissionError(f"bundle refused: {exc}") from exc
-            await self._room_for(author, manifest.name)
-            try:
-                sid, _ = await self.db.call(
-                    self.store.submit, self.cid, author.id, manifest.name, manifest.version,
-                    manifest.language, bundle=sha, run=manifest.run, build=manifest.build,
-                )  # fmt: skip
-            except LedgerError as exc:
-                raise SubmissionError(self._for_author(exc)) from exc
+                try:
+                    _, manifest, _ = await asyncio.to_thread(
+                        self.bundles.put, data, caps.max_files, caps.max_unpacked_mb * 1024 * 1024
+                    )
+                except bundles.BundleError as exc:
+                    raise SubmissionError(f"bundle refused: {exc}") from exc
+                await self._room_for(author, manifest.name)
+                try:
+                    sid, _ = await self.db.call(
+                        self.store.submit, self.cid, author.id, manifest.name, manifest.version,
+                        manifest.language, bundle=sha, run=manifest.run, build=manifest.build,
+                    )  # fmt: skip
+                except LedgerError as exc:
+                    raise SubmissionError(self._for_author(exc)) from exc
+            except SubmissionError:
+                await self._release(sha)  # refused after unpacking: nothing keeps it
+                raise
         sub = await self.db.call(self.store.submission, sid)
         self.say(f"{author.name} submitted {sub.bot} {sub.version}")
         self._spawn(self._intake(sub))
@@ -384,6 +396,37 @@ class CompetitionServer:
                     "arena's, not the bot's); the competition server's output has the details"
                 )
                 await self._step(sub, store.FAILED, reason)
+            # Not when the intake is cut short by a stop: the next start takes it up again.
+            await self._tidy(sub)
+
+    async def _tidy(self, sub: store.Submission) -> None:
+        """After an intake: the build of a submission that did not enter play (failed, withdrawn or
+        replaced in intake: nothing plays it) is removed, and its bundle when nothing else uses it.
+        A bundle of 96 KB unpacked to 99 MB of zeros, and its build copy, stayed for ever once it
+        failed. Its log and reason stay in the ledger. (The build of a version that played and then
+        left play is kept: a game under way, or a process kept for the next, may still run it.)"""
+        now = await self.db.call(self.store.submission, sub.id)
+        if now.entrant_id is None and now.status not in (store.BUILDING, store.CHECKING):
+            with contextlib.suppress(OSError):
+                await asyncio.to_thread(intake._remove, self.builds / str(sub.id))
+        await self._release(sub.bundle)
+
+    async def _release(self, sha: str) -> None:
+        """One use of a bundle is over; with none left, and no submission in intake or in play
+        naming it in the ledger, its archive and unpacked folder are removed (a bot plays from its
+        build, never from its bundle)."""
+        self._bundle_users[sha] -= 1
+        if self._bundle_users[sha] > 0:
+            return
+        del self._bundle_users[sha]
+        live = (store.BUILDING, store.CHECKING, store.ACTIVE, store.SUSPENDED)
+        subs = await self.db.call(self.store.submissions, self.cid, None, live)
+        if any(s.bundle == sha for s in subs) or self._bundle_users[sha] > 0:
+            return  # in use, or taken in again meanwhile
+        with contextlib.suppress(OSError):  # left for the organiser, never the author's error
+            gone = self.bundles.discard(sha)  # at once: a put from now on unpacks it afresh
+            if gone is not None:
+                await asyncio.to_thread(shutil.rmtree, gone, True)
 
     async def _step(
         self, sub: store.Submission, status: str, reason: str = "", log: str | None = None

@@ -593,3 +593,65 @@ async def no_server_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         assert "I am bot.py in ." in log, log
         assert "built in ." in log, log
         assert str(tmp_path) not in log + now.reason
+
+
+class FailingGates(Gates):
+    """A build that leaves files in its folder, and fails for the versions in ``fails``."""
+
+    def __init__(self, *fails: str) -> None:
+        super().__init__()
+        self.fails = set(fails)
+
+    async def build(
+        self, manifest: bundles.Manifest, source: Path, into: Path, limits: Limits, seconds: int
+    ) -> intake.Outcome:
+        await super().build(manifest, source, into, limits, seconds)
+        into.mkdir(parents=True)
+        (into / "bot.py").write_bytes(bytes(1 << 20))
+        if manifest.version in self.fails:
+            return intake.Outcome(
+                False, "no compiler here", f"building {manifest.version}\nno compiler here"
+            )
+        return intake.Outcome(True, "", "built")
+
+
+def test_a_failed_submission_leaves_no_files_but_its_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(failed_leaves_no_files, tmp_path, monkeypatch)
+
+
+async def failed_leaves_no_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 96 KB upload unpacked to 99 MB of zeros, built, failed, and its bundle (archive and folder)
+    and build stayed for ever. A submission that does not enter play leaves its log in the ledger
+    and nothing on the disk; one in play keeps its build; a bundle refused after unpacking (a
+    version submitted already) is not kept either."""
+    gates = FailingGates("2")
+    async with running(tmp_path, monkeypatch, gates) as (server, comp, ada):
+        one = await server.submit(ada, bundle("1"))
+        two = await server.submit(ada, bundle("2"))
+        await until(lambda: not server._tasks)
+        assert comp.submission(one.id).status == store.ACTIVE
+        failed = comp.submission(two.id)
+        assert (failed.status, failed.reason) == (store.FAILED, "no compiler here")
+        assert comp.log(two.id) == "building 2\nno compiler here"
+        root = server.bundles.root
+        assert not (server.builds / str(two.id)).exists()
+        assert (
+            not (root / failed.bundle).exists() and not (root / f"{failed.bundle}.tar.gz").exists()
+        )
+        assert (server.builds / str(one.id) / "bot.py").is_file(), "in play: kept"
+        assert sorted(p.name for p in root.iterdir()) == sorted(
+            [one.bundle, f"{one.bundle}.tar.gz"]
+        ), "no work folder left either"
+        with pytest.raises(SubmissionError, match="submitted already"):
+            await server.submit(ada, bundle("1", extra=b"# changed\n"))
+        assert sorted(p.name for p in root.iterdir()) == sorted(
+            [one.bundle, f"{one.bundle}.tar.gz"]
+        )
+        # The failed version, fixed and submitted again, is built afresh from a bundle unpacked anew.
+        gates.fails.clear()
+        again = await server.submit(ada, bundle("2"))
+        assert again.id == two.id
+        await until(lambda: comp.submission(two.id).status == store.ACTIVE)
+        assert (server.builds / str(two.id) / "bot.py").is_file()
