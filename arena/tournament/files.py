@@ -5,6 +5,7 @@ file at once."""
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -125,13 +126,37 @@ def checked(
     return tc, lim
 
 
-def describe_errors(exc: pydantic.ValidationError, root: type[BaseModel], source: str) -> str:
-    """One line per field with a problem (a union reports each of its branches: one line)."""
+def describe_errors(
+    exc: pydantic.ValidationError,
+    root: type[BaseModel],
+    source: str,
+    data: Mapping[str, Any] | None = None,
+) -> str:
+    """One line per field with a problem (a union reports each of its branches: one line). With the
+    file's ``data``, a field of an entrant also names it (``entrants[2].command ('mybot')``)."""
     found: dict[str, str] = {}
     for err in exc.errors():
         where, message = _describe(err, root)
-        found.setdefault(where, message)
+        found.setdefault(where + _entrant_named(tuple(err["loc"]), data), message)
     return "\n".join(f"{source}: {k}: {m}" for k, m in found.items())
+
+
+def entrant_field(index: int, name: str, field: str) -> str:
+    """Where a field of the ``index``-th entrant is, for an error: ``entrants[2].command ('mybot')``
+    (the index counts from 0, as the file's tables are a list)."""
+    return f"entrants[{index}].{field} ({name!r})"
+
+
+def _entrant_named(loc: tuple[int | str, ...], data: Mapping[str, Any] | None) -> str:
+    """`` ('NAME')`` for a field of an entrant that has a name, but its name itself; else ""."""
+    if data is None or len(loc) < 3 or loc[0] != "entrants" or not isinstance(loc[1], int):
+        return ""
+    items = data.get("entrants")
+    if loc[2] == "name" or not isinstance(items, list) or not 0 <= loc[1] < len(items):
+        return ""
+    item = items[loc[1]]
+    name = item.get("name") if isinstance(item, dict) else None
+    return f" ({name!r})" if isinstance(name, str) and name.strip() else ""
 
 
 _TYPES = {

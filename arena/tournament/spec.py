@@ -85,6 +85,7 @@ from arena.tournament.files import (
     Text,
     TimeControlModel,
     describe_errors,
+    entrant_field,
     read_toml,
     to_policies,
 )
@@ -258,7 +259,7 @@ def parse(data: dict[str, Any], source: str = "<tournament>") -> TournamentSpec:
     try:
         model = TournamentModel.model_validate(data)
     except pydantic.ValidationError as exc:
-        raise TournamentFileError(describe_errors(exc, TournamentModel, source)) from None
+        raise TournamentFileError(describe_errors(exc, TournamentModel, source, data)) from None
     checks, spec = _check(model, source)
     if checks:
         raise TournamentFileError("\n".join(f"{source}: {k}: {m}" for k, m in checks))
@@ -284,7 +285,7 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
         if isinstance(e.version, float):  # TOML's 1.10 is the number 1.1: another version's
             problems.append(
                 (
-                    f"entrants[{i}].version",
+                    entrant_field(i, e.name, "version"),
                     f"expected a string or a whole number, got {e.version!r}: a decimal number "
                     'loses digits (1.10 reads as 1.1); quote it: version = "1.10"',
                 )
@@ -292,7 +293,7 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
         try:
             check_command(e.command, e.name)
         except LaunchError as exc:
-            problems.append((f"entrants[{i}].command", str(exc)))
+            problems.append((entrant_field(i, e.name, "command"), str(exc)))
     per_game = sum(v.team_size(s) for s in range(v.seats)) if v is not None else 2
     if v is not None and len(m.entrants) < per_game:
         problems.append(

@@ -223,25 +223,25 @@ BAD: list[tuple[str, str, str, tuple[str, ...]]] = [
     (
         "entrant-without-command",
         'name = "T"\n[[entrants]]\nname = "a"\n' + TWO.replace('"a"', '"z"'),
-        "entrants[0].command",
+        "entrants[0].command ('a')",
         ("missing",),
     ),
     (
         "entrant-unknown-field",
         'name = "T"\n[[entrants]]\nname = "z"\ncommand = "x"\nlang = "py"\n' + TWO,
-        "entrants[0].lang",
+        "entrants[0].lang ('z')",
         ("unknown field", "language"),
     ),
     (
         "entrant-version-decimal",  # 1.10 was read as 1.1, merging two versions in the ledger
         'name = "T"\n[[entrants]]\nname = "z"\ncommand = "x"\nversion = 1.10\n' + TWO,
-        "entrants[0].version",
+        "entrants[0].version ('z')",
         ("1.1", 'version = "1.10"'),
     ),
     (
         "entrant-version-table",
         'name = "T"\n[[entrants]]\nname = "z"\ncommand = "x"\nversion = { major = 1 }\n' + TWO,
-        "entrants[0].version",
+        "entrants[0].version ('z')",
         ("string",),
     ),
     ("gauntlet-without-challenger", GAUNTLET_HEAD + TWO, "challenger", ("gauntlet",)),
