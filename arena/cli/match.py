@@ -40,6 +40,7 @@ from arena.game import VARIANT_NAMES, GameState, Variant, VariantError, variant,
 from arena.referee import FailurePolicy, MatchConfig, MatchRecord, Outcome, Policies, TimeControl
 from arena.referee.match import GameEnd
 from arena.referee.record import seat_view
+from arena.tournament.bounds import MAX_SEED
 
 if TYPE_CHECKING:
     from arena.bots.limits import Limits
@@ -105,6 +106,8 @@ def match(
     seed: Annotated[
         int | None,
         typer.Option(
+            min=0,
+            max=MAX_SEED,
             help="Public seed of the deals. Without it, the deals come from a fresh secret and "
             "cannot be predicted; with it, the same seed gives the same deals every time, and any "
             "bot that knows it can compute them (for testing).",

@@ -22,6 +22,7 @@ from arena.cli.common import (
 )
 from arena.cli.serve import read_token, token_file
 from arena.referee import FailurePolicy
+from arena.tournament.bounds import MAX_SEED
 
 if TYPE_CHECKING:
     import grpc
@@ -98,6 +99,7 @@ def start(
         int | None,
         typer.Option(
             min=0,
+            max=MAX_SEED,
             help="Public seed of the deals (default: a random one). The server deals from it and "
             "its own secret, so the same seed on the same server deals the same cards.",
             show_default=False,

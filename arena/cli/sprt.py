@@ -36,7 +36,7 @@ from arena.cli.sprt_lines import failure_lines, progress_line, report_lines, sum
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant, variant_options
 from arena.referee import Policies, TimeControl
 from arena.stats import Decision, Model, Pentanomial, Sprt, StatsError, Trinomial
-from arena.tournament.bounds import MAX_CONCURRENCY, MAX_PLANNED_GAMES
+from arena.tournament.bounds import MAX_CONCURRENCY, MAX_PLANNED_GAMES, MAX_SEED
 from arena.tournament.deals import DealFileError, DealSuite, load_deals, seeded_deals
 from arena.tournament.summary import counted
 
@@ -124,6 +124,7 @@ def sprt(
         int | None,
         typer.Option(
             min=0,
+            max=MAX_SEED,
             help=f"Without --deals: the seed the deals are derived from (default {DEFAULT_SEED}).",
             show_default=False,
         ),

@@ -50,6 +50,7 @@ from arena.bots.limits import Limits
 from arena.cluster.address import address_problem
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant
 from arena.referee import Policies, TimeControl
+from arena.tournament.bounds import MAX_SEED
 from arena.tournament.files import (
     STRICT,
     LimitsModel,
@@ -196,7 +197,7 @@ class CompetitionModel(BaseModel):
     name: Text
     variant: Literal[VARIANT_NAMES] = "two-handed"  # type: ignore[valid-type]
     options: dict[str, str] = {}
-    seed: Annotated[int, Field(ge=0, lt=2**63)] = 0
+    seed: Annotated[int, Field(ge=0, le=MAX_SEED)] = 0
     time_control: TimeControlModel = TimeControlModel()
     policies: PoliciesModel = PoliciesModel()
     limits: LimitsModel = LimitsModel()

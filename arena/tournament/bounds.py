@@ -10,6 +10,9 @@ MAX_MS = 2**32 - 1
 # prlimit cannot read the limit and no bot starts.
 MAX_MB = (2**63 - 1) // 2**20
 
+# The largest seed of a deal: the ledger stores seeds as signed 64-bit integers.
+MAX_SEED = 2**63 - 1
+
 # Bounds on every count, so that a typing slip cannot ask for a schedule that never ends.
 MAX_ENTRANTS = 1000
 MAX_DEALS_PER_PAIRING = 10_000

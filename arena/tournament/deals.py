@@ -32,10 +32,10 @@ from typing import Any
 
 from arena.game import GameState, ParseError, VariantError, kind_text, parse_kind, variant
 from arena.referee import MatchConfig
+from arena.tournament.bounds import MAX_SEED
 
 FORMAT = "bezique-arena-deals"
 VERSION = 1
-MAX_SEED = 2**63 - 1  # a signed 64-bit integer: what the ledger stores
 FRESH_SEED_BITS = 48
 # The most deals a suite is made with: some seconds and megabytes.
 MAX_DEALS = 1_000_000

@@ -76,6 +76,7 @@ from arena.tournament.bounds import (
     MAX_MATCHES_PER_PROCESS,
     MAX_PLANNED_GAMES,
     MAX_ROUNDS,
+    MAX_SEED,
 )
 from arena.tournament.deals import DealFileError, DealSuite, load_deals
 from arena.tournament.files import (
@@ -222,7 +223,7 @@ class TournamentModel(BaseModel):
     )
     duplicate: bool = True
     concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] = 1
-    seed: Annotated[int, Field(ge=0, lt=2**63)] = 0
+    seed: Annotated[int, Field(ge=0, le=MAX_SEED)] = 0
     rounds: Annotated[int, Field(ge=0, le=MAX_ROUNDS)] = 0
     challenger: str = ""
     time_control: TimeControlModel = TimeControlModel()

@@ -298,6 +298,17 @@ def test_an_empty_bot_command_is_a_usage_error(args: list[str]) -> None:
     assert "the command is empty" in flat(result.output)
 
 
+@pytest.mark.parametrize("command", ["match", "start", "sprt"])
+@pytest.mark.parametrize("seed", ["-1", str(2**63), str(2**65)])
+def test_a_seed_the_ledger_cannot_hold_is_a_usage_error(command: str, seed: str) -> None:
+    """Seeds are 0 .. 2**63 - 1 everywhere (tournament files, deal suites): a larger one once reached
+    the admin protocol's 64-bit field as a traceback."""
+    result = runner.invoke(app, [command, "--bot", FIRST, "--bot", FIRST, "--seed", seed])
+    assert result.exit_code == 2, result.output
+    assert "--seed" in result.output
+    assert "Traceback" not in result.output
+
+
 def test_match_rejects_an_unknown_variant() -> None:
     result = runner.invoke(app, ["match", "--bot", FIRST, "--bot", FIRST, "-v", "five-handed"])
     assert result.exit_code == 2
