@@ -309,6 +309,12 @@ class BotProcess:
         code = self.proc.returncode
         if code is None:
             return "bot process is running"
+        if self.confinement.out_of_memory:
+            mib = self.limits.memory_mb
+            return (
+                f"bot process was killed: its processes together passed their memory ({mib} MiB, "
+                f"[limits] memory_mb) (exit status {code})"
+            )
         if code < 0:
             return f"bot process was killed by {_signal_name(-code)}"
         if code > 128 and self.isolated and _signal_name(code - 128) != str(code - 128):

@@ -24,7 +24,9 @@ _SIZES = (
 class Limits:
     """What a local bot may use. Sizes in MiB; 0 means no limit."""
 
-    memory_mb: int = 4096  # address space (RLIMIT_AS)
+    # address space (RLIMIT_AS); and all its processes' memory together, where the arena can make
+    # control groups (arena.sandbox.cgroups), as is `processes`
+    memory_mb: int = 4096
     cpu_seconds: int = 900  # CPU time of each process (RLIMIT_CPU), over every game it plays
     processes: int = 4096  # processes and threads of its uid (RLIMIT_NPROC): a fork-bomb brake
     file_size_mb: int = 64  # largest file it may write (RLIMIT_FSIZE)

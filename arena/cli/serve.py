@@ -141,7 +141,12 @@ def serve(
     ] = None,
     memory_mb: Annotated[
         int | None,
-        typer.Option(min=0, max=MAX_MB, help="Address space of a bot process (MiB; 0: none)."),
+        typer.Option(
+            min=0,
+            max=MAX_MB,
+            help="Address space of a bot process, and memory of its processes together where the "
+            "machine has control groups (MiB; 0: none).",
+        ),
     ] = None,
     cpu_seconds: Annotated[
         int | None, typer.Option(min=0, help="CPU seconds of a bot process (0: none).")

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from arena.sandbox import mounts, procs, runtime, seccomp, uids, workspace
+from arena.sandbox import cgroups, mounts, procs, runtime, seccomp, uids, workspace
 from arena.scratch import run_dir, scratch_dir
 
 T = TypeVar("T")
@@ -69,7 +69,10 @@ class Probe:
         return "bubblewrap" if self.isolated else "light"
 
     def describe(self) -> str:
-        """One line for the user, before the first game."""
+        """One line for the user, before the first game (with what control groups add)."""
+        return f"{self._mode_line()}; {cgroups.available().describe()}"
+
+    def _mode_line(self) -> str:
         if self.isolated:
             who = "under a uid of its own" if self.own_uids else "under this user's uid"
             return (
@@ -242,6 +245,7 @@ class Confinement:
         workdir: Path | None,
         lease: uids.UidLease | None,
         seccomp: int | None = None,
+        groups: cgroups.BotGroups | None = None,
     ) -> None:
         self.probe = probe
         self.argv = argv
@@ -254,6 +258,8 @@ class Confinement:
         self._namespace: str | None = None
         self._spawned: asyncio.SubprocessTransport | None = None
         self.seccomp = seccomp  # the seccomp filter's fd that argv names, until the bot has started
+        self.groups = groups  # its control groups, where the machine has them (until release)
+        self._out_of_memory = False
 
     @property
     def isolated(self) -> bool:
@@ -332,6 +338,8 @@ class Confinement:
         """SIGKILL every process of the bot now: its members (see :meth:`members`) and its leader's
         process group, where bubblewrap's init is before a namespace can be found from it."""
         found = self.members(leader, marker)
+        if self.groups is not None:
+            found |= self.groups.members()
         if not self.reaped(leader):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(leader, signal.SIGKILL)
@@ -373,9 +381,22 @@ class Confinement:
                     break
         return self._namespace
 
+    @property
+    def out_of_memory(self) -> bool:
+        """Whether the kernel killed a process of the bot because its processes together passed its
+        memory (known only where it has control groups; kept after release)."""
+        if self.groups is not None and self.groups.out_of_memory():
+            self._out_of_memory = True
+        return self._out_of_memory
+
     def release(self) -> None:
-        """Give back the uid (killing whatever still runs under it) and remove the working folder."""
+        """Give back the uid (killing whatever still runs under it), remove the control groups
+        (killing whatever still runs in them) and the working folder."""
         self.close_filter()
+        if self.groups is not None:
+            _ = self.out_of_memory  # read before the groups go
+            self.groups.remove()
+            self.groups = None
         if self._lease is not None:
             self._lease.release()
             self._lease = None
@@ -432,6 +453,38 @@ def confine(
     limits = rlimits or Rlimits()
     referee = referee or Referee()
     env = dict(env)
+    groups = _groups(limits)
+    try:
+        confinement = _confined(found, argv, env, limits, referee, hide, workdir)
+    except BaseException:
+        if groups is not None:
+            groups.remove()
+        raise
+    if groups is not None:
+        confinement.argv[:0] = groups.join_argv()
+        confinement.groups = groups
+    return confinement
+
+
+def _groups(limits: Rlimits) -> cgroups.BotGroups | None:
+    """The bot's control groups (see :mod:`arena.sandbox.cgroups`), where the machine has them."""
+    if not cgroups.available().folders or not (limits.address_space or limits.processes):
+        return None
+    try:
+        return cgroups.BotGroups(limits.address_space, limits.processes)
+    except OSError as exc:
+        raise SandboxError(f"cannot make the bot's control groups: {exc}") from exc
+
+
+def _confined(
+    found: Probe,
+    argv: Sequence[str],
+    env: dict[str, str],
+    limits: Rlimits,
+    referee: Referee,
+    hide: Sequence[Path],
+    workdir: Path | None,
+) -> Confinement:
     if not found.isolated:
         return _light(found, argv, env, limits, referee, workdir)
     if not referee.socket and workdir is None:

@@ -1,0 +1,199 @@
+"""A bot's processes held together to its memory and its process count by control groups, for real
+(see arena.sandbox.cgroups): a bot that forks cannot use its memory once per process, nor start more
+processes than it may, in either sandbox mode; its groups go with it, and an arena that was killed
+leaves none behind for long.
+
+They run where the arena can make control groups (cgroup v1's memory and pids controllers; a root
+arena on the machines CI runs on); on CI they must not skip."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from sandbox_helpers import bot_script, require_the_sandbox
+
+from arena.bots.launcher import BotProcess
+from arena.bots.limits import Limits
+from arena.sandbox import cgroups, probe
+
+FOUND = cgroups.available()
+if not FOUND.folders:
+    if os.environ.get("CI"):
+        pytest.fail(f"control groups are unavailable here: {FOUND.reason}", pytrace=False)
+    pytest.skip(f"control groups are unavailable: {FOUND.reason}", allow_module_level=True)
+
+MODES = ["auto", "none"]
+
+# Four processes that each hold 150 MiB (each well within its own address space of 512 MiB), then
+# report it and wait.
+HOARDER = """
+import os, sys, time
+for _ in range(4):
+    if os.fork() == 0:
+        block = bytearray(150 * 2**20)
+        for i in range(0, len(block), 4096):
+            block[i] = 1
+        print("holding", flush=True)
+        time.sleep(600)
+        os._exit(0)
+time.sleep(600)
+"""
+
+
+async def _started(tmp_path: Path, sock: str, body: str, limits: Limits) -> BotProcess:
+    command = bot_script(tmp_path / "bot", body)
+    return await BotProcess.start("b", command, "127.0.0.1:1", "tok", None, limits, socket=sock)
+
+
+def _resident(pids: set[int]) -> int:
+    """The resident memory of these processes together, in bytes."""
+    total = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def test_the_line_before_the_first_game_says_what_the_groups_bind() -> None:
+    assert "each bot's processes together held to memory_mb and processes" in (
+        probe("none").describe()
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_bot_cannot_use_its_memory_once_per_process(
+    tmp_path: Path, referee_socket: str, mode: str
+) -> None:
+    async def scenario() -> tuple[bool, int]:
+        limits = Limits(memory_mb=512, sandbox=mode)
+        bot = await _started(tmp_path, referee_socket, HOARDER, limits)
+        try:
+            deadline = time.monotonic() + 60
+            while not bot.confinement.out_of_memory and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(1.0)  # what is left settles
+            return bot.confinement.out_of_memory, _resident(bot.processes())
+        finally:
+            await bot.stop()
+
+    killed, resident = asyncio.run(scenario())
+    assert killed, "the kernel never had to stop the bot's processes"
+    assert resident <= 512 * 2**20  # the four cannot hold their 150 MiB each at once
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_bot_cannot_start_more_processes_than_it_may(
+    tmp_path: Path, referee_socket: str, mode: str
+) -> None:
+    """Threads count too. As root, RLIMIT_NPROC binds no light bot at all (root's processes are
+    never counted against it): only the group does."""
+    body = """
+    import threading, time
+    started = 0
+    try:
+        for _ in range(200):
+            threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+            started += 1
+    except RuntimeError:
+        pass
+    print("threads", started, flush=True)
+    time.sleep(600)
+    """
+
+    async def scenario() -> list[str]:
+        bot = await _started(tmp_path, referee_socket, body, Limits(processes=40, sandbox=mode))
+        try:
+            deadline = time.monotonic() + 60
+            while not any(line.startswith("threads") for line in bot.tail):
+                assert time.monotonic() < deadline, list(bot.tail)
+                await asyncio.sleep(0.1)
+            return list(bot.tail)
+        finally:
+            await bot.stop()
+
+    lines = asyncio.run(scenario())
+    started = int(next(line for line in lines if line.startswith("threads")).split()[1])
+    assert 0 < started < 40
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_bots_groups_go_with_it(tmp_path: Path, referee_socket: str, mode: str) -> None:
+    async def scenario() -> list[Path]:
+        bot = await _started(
+            tmp_path, referee_socket, "import time\ntime.sleep(600)\n", Limits(sandbox=mode)
+        )
+        groups = bot.confinement.groups
+        assert groups is not None
+        folders = list(groups.folders.values())
+        deadline = time.monotonic() + 30
+        while not groups.members():  # the bot has joined them
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        await bot.stop()
+        return folders
+
+    folders = asyncio.run(scenario())
+    assert folders and not any(folder.exists() for folder in folders)
+
+
+def test_the_groups_of_a_killed_arena_are_swept(tmp_path: Path) -> None:
+    """An arena killed with its bots running leaves its folder of groups; the next one removes it."""
+    arena = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from arena.sandbox import cgroups\n"
+            "groups = cgroups.BotGroups(64 * 2**20, 8)\n"
+            "print(groups.folders['pids'].parent, flush=True)\n"
+            "time.sleep(600)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert arena.stdout is not None
+    left = Path(arena.stdout.readline().strip())
+    arena.kill()
+    arena.wait()
+    assert left.is_dir() and left.name == f"{cgroups.PREFIX}{arena.pid}"
+    code = "from arena.sandbox import cgroups; print(bool(cgroups.available().folders))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "True"
+    assert not left.exists()
+
+
+def test_a_bot_killed_for_its_memory_is_told_so(tmp_path: Path, referee_socket: str) -> None:
+    """Files in an isolated bot's home are memory (a tmpfs) that no address space counts: past
+    memory_mb with them, the kernel kills the bot, and its crash says why."""
+    require_the_sandbox()
+    body = """
+    import os
+    for n in range(5):  # each file within file_size_mb
+        with open(os.path.join(os.environ["HOME"], f"ballast{n}"), "wb") as out:
+            for _ in range(40):
+                out.write(b"x" * 2**20)
+    print("written", flush=True)
+    """
+
+    async def scenario() -> tuple[str, list[str]]:
+        bot = await _started(tmp_path, referee_socket, body, Limits(memory_mb=128, disk_mb=256))
+        try:
+            async with asyncio.timeout(60):
+                await bot.proc.wait()
+            return bot.exit_text(), list(bot.tail)
+        finally:
+            await bot.stop()
+
+    text, lines = asyncio.run(scenario())
+    assert "written" not in lines, lines
+    assert "its processes together passed their memory (128 MiB" in text
