@@ -36,13 +36,19 @@ from arena.wire.v1 import admin_pb2, admin_pb2_grpc
 ADMIN_SERVICE = admin_pb2.DESCRIPTOR.services_by_name["Admin"].full_name
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 
-# The transport's limit: above it gRPC drops the stream; below it, the gateway reports a message over
-# its own (much smaller) limit as the bot's protocol error.
+# The admin listener's transport limit on a message (its callers carry the token).
 MAX_RECEIVE_BYTES = 4 * 1024 * 1024
 SERVER_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
     ("grpc.so_reuseport", 0),  # a port in use is an error, not shared with another server
 ]
+# The bot listeners' transport limit: above it gRPC drops the stream; below it, the gateway reports a
+# message over its own (smaller) limit as the bot's protocol error. gRPC holds a message whole before
+# the gateway sees it, and every stream waiting for its Hello has a read pending: with 4 MiB here, a
+# red-team client that sent all but the last byte of a 4 MB first message on each of its streams had
+# the referee hold 64 MB per connection (500 MB for one sandboxed bot on its own socket, and as much
+# per connection for anyone who can reach the TCP address, before any token is checked).
+MAX_BOT_RECEIVE_BYTES = 64 * 1024
 # A bot plays over one stream, and bots run in one process share a connection (gRPC shares one
 # between the channels of a process to the same address: a team's bots, a test's). A red-team bot
 # opened a thousand streams on each of its connections, that never said Hello: some 5 KB of the
@@ -56,7 +62,8 @@ TCP_SHARE_OF_OPEN_FILES = 4  # a quarter
 MIN_TCP_CONNECTIONS = 64
 MAX_OPEN_FILES = 1 << 20  # the most the referee asks for, under an unlimited hard limit
 BOT_SERVER_OPTIONS = [
-    *SERVER_OPTIONS,
+    ("grpc.max_receive_message_length", MAX_BOT_RECEIVE_BYTES),
+    ("grpc.so_reuseport", 0),
     ("grpc.max_concurrent_streams", MAX_STREAMS_PER_BOT_CONNECTION),
 ]
 

@@ -34,7 +34,7 @@ from arena.cli import match as cli_match
 from arena.referee import MatchConfig
 from arena.service import servicers
 from arena.service.manager import MatchManager, PlayerSpec
-from arena.service.server import MAX_RECEIVE_BYTES, create_server
+from arena.service.server import MAX_BOT_RECEIVE_BYTES, create_server
 from arena.tournament import runner
 from arena.wire.v1 import bot_pb2, bot_pb2_grpc
 from arena_bot import sdk
@@ -46,10 +46,10 @@ def _readme() -> str:
 
 def test_the_readme_quotes_the_referees_limits() -> None:
     text = _readme()
-    kib = {int(n) for n in re.findall(r"(\d+) KiB", text)}
+    kib = {int(n) for n in re.findall(r"a message over (\d+) KiB", text)}
     assert kib == {servicers.MAX_BOT_MESSAGE_BYTES // 1024} == {16}
-    mib = {int(n) for n in re.findall(r"gRPC itself refuses anything over (\d+) MiB", text)}
-    assert mib == {MAX_RECEIVE_BYTES // (1024 * 1024)}
+    cap = {int(n) for n in re.findall(r"gRPC itself refuses anything over (\d+) KiB", text)}
+    assert cap == {MAX_BOT_RECEIVE_BYTES // 1024}
     hello = re.search(r"`Hello`\. It must be the first message and arrive within (\d+) s", text)
     assert hello is not None and float(hello.group(1)) == servicers.HELLO_TIMEOUT
 

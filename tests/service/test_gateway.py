@@ -6,15 +6,31 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+import socket
+import struct
 import sys
 
 import grpc
 import pytest
+from raw_connections import (
+    DATA,
+    END_HEADERS,
+    HEADERS,
+    PREFACE,
+    SETTINGS,
+    frame,
+    frames_until,
+    headers,
+)
 
 from arena.referee import MatchConfig, TimeControl
 from arena.service import servicers
 from arena.service.manager import MatchEntry, PlayerSpec
-from arena.service.server import MAX_STREAMS_PER_BOT_CONNECTION, create_server
+from arena.service.server import (
+    MAX_BOT_RECEIVE_BYTES,
+    MAX_STREAMS_PER_BOT_CONNECTION,
+    create_server,
+)
 from arena.wire.v1 import bot_pb2
 
 
@@ -165,3 +181,44 @@ def test_a_bot_connection_gets_a_bounded_number_of_streams_at_a_time() -> None:
 
     seen = asyncio.run(scenario())
     assert max(seen) == MAX_STREAMS_PER_BOT_CONNECTION, seen
+
+
+def test_a_first_message_over_the_transports_limit_is_refused_before_its_bytes_arrive() -> None:
+    """gRPC holds a message whole before the gateway sees it, and a stream waiting for its Hello has a
+    read pending. A red-team client announced a 4 MB first message on each stream and sent all of it
+    but the last byte: at 4 MiB a message, the referee held 64 MB per connection (500 MB for one
+    sandboxed bot, and as much per connection for anyone who could reach the TCP address). The bot
+    listeners refuse such a message on its announced length, before the Hello timeout, on the TCP
+    address and on a sandboxed bot's socket alike."""
+
+    async def scenario() -> list[list[tuple[int, int]]]:
+        server, port, manager = await create_server()
+        assert manager.sockets is not None
+        sock = await manager.sockets.open()
+        seen = []
+        try:
+            for family, address in (
+                (socket.AF_INET, ("127.0.0.1", port)),
+                (socket.AF_UNIX, str(sock.path)),
+            ):
+                conn = socket.socket(family)
+                try:
+                    await asyncio.to_thread(conn.connect, address)
+                    announced = 16 * MAX_BOT_RECEIVE_BYTES
+                    start = b"\0" + struct.pack(">I", announced) + b"\x0a" + b"A" * 16_000
+                    conn.sendall(
+                        PREFACE
+                        + frame(SETTINGS, 0, 0)
+                        + frame(HEADERS, END_HEADERS, 1, headers("/arena.v1.BotGateway/Play"))
+                        + frame(DATA, 0, 1, start)
+                    )
+                    seen.append(await asyncio.to_thread(frames_until, conn, 1, 5.0))
+                finally:
+                    conn.close()
+        finally:
+            await manager.close()
+            await server.stop(None)
+        return seen
+
+    for frames in asyncio.run(scenario()):
+        assert frames, "the stream was left open, its message awaited"  # the Hello timeout is 10 s

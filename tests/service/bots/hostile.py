@@ -3,7 +3,8 @@
     python hostile.py MODE [--token TOKEN]
 
 Modes:
-  oversized   answer the first request with a reply far over the message size limit
+  oversized   answer the first request with a reply over the message size limit (not over the
+              transport's, which gRPC refuses itself)
   flood       answer the first request with thousands of replies to requests never asked
   memory      allocate memory without bound on the first request
   stderr      play the first legal action, writing megabytes to stderr at every decision
@@ -60,7 +61,7 @@ def main() -> None:
                 continue
             req = message.request
             if args.mode == "oversized":
-                huge = "play " + "X" * 2_000_000
+                huge = "play " + "X" * 40_000
                 outgoing.put(
                     bot_pb2.BotMessage(
                         reply=bot_pb2.Reply(
