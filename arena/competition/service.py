@@ -9,6 +9,7 @@ stranger's 20 MB bundle was received and parsed first, and forty at once took 4 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 from collections.abc import Awaitable, Callable
@@ -133,12 +134,18 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
         return pb.LeaderboardResponse(competition=self.server.spec.name, rows=rows)
 
 
-async def find_author(server: CompetitionServer, metadata: Any) -> tuple[store.Author | None, str]:
-    """The author whose token the call's metadata carries; (None, why) when there is none."""
+async def find_author(
+    server: CompetitionServer, metadata: Any, known: KnownAuthors | None = None
+) -> tuple[store.Author | None, str]:
+    """The author whose token the call's metadata carries; (None, why) when there is none. With
+    ``known``, an author found before is not looked up again, and a lookup waits for the one before."""
     given = dict(metadata or ()).get("authorization", "")
     token = given.removeprefix("Bearer ").strip() if isinstance(given, str) else ""
     if token:
-        author = await server.db.call(server.store.author_of, server.cid, token)
+        if known is not None:
+            author = await known.find(server, token)
+        else:
+            author = await server.db.call(server.store.author_of, server.cid, token)
         if author is not None:
             return author, ""
     given_one = (
@@ -149,6 +156,29 @@ async def find_author(server: CompetitionServer, metadata: Any) -> tuple[store.A
     return None, f"{given_one}; the organiser gives one with: arena compete author add NAME"
 
 
+class KnownAuthors:
+    """The authors whose tokens have been seen, by their token's hash, and the lookups of the others
+    one at a time. Every call with a wrong token costs a lookup on the ledger's one thread, where the
+    competition records its games and submissions: a flood of them, all at once, queued that many
+    lookups ahead of the competition's own work. Now a flood waits here, in the event loop, with one
+    lookup of the ledger at a time; an author's calls after the first are not looked up at all (an
+    author's token is never revoked), and an author added while the server runs is found at once."""
+
+    def __init__(self) -> None:
+        self.by_hash: dict[str, store.Author] = {}
+        self._turn = asyncio.Lock()
+
+    async def find(self, server: CompetitionServer, token: str) -> store.Author | None:
+        digest = store.hash_token(token)
+        author = self.by_hash.get(digest)
+        if author is None:
+            async with self._turn:
+                author = await server.db.call(server.store.author_of, server.cid, token)
+            if author is not None:
+                self.by_hash[digest] = author
+        return author
+
+
 class AuthorGuard(grpc.aio.ServerInterceptor):
     """Checks the author's token from the call's metadata, before its request is read: a refused
     call's handler reads nothing (it is request-streaming, and aborts without taking a message), so
@@ -157,6 +187,7 @@ class AuthorGuard(grpc.aio.ServerInterceptor):
 
     def __init__(self, server: CompetitionServer) -> None:
         self.server = server
+        self.known = KnownAuthors()
 
     async def intercept_service(
         self,
@@ -164,7 +195,7 @@ class AuthorGuard(grpc.aio.ServerInterceptor):
         handler_call_details: grpc.HandlerCallDetails,
     ) -> Handler | None:
         metadata = handler_call_details.invocation_metadata
-        author, refusal = await find_author(self.server, metadata)
+        author, refusal = await find_author(self.server, metadata, self.known)
         if author is None:
             return _refuse(refusal)
         handler = await continuation(handler_call_details)

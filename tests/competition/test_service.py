@@ -4,6 +4,7 @@ nothing (an id beyond SQLite's integers) is refused by name."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -129,4 +130,50 @@ async def look_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         assert comp.submission(reg.submission_id).language == "remote"
         names = [s.bot for s in comp.submissions(server.cid)]
         assert names == ["js-lowball", "bob-bot"]
+        await channel.close()
+
+
+def test_a_flood_of_wrong_tokens_queues_one_lookup_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(wrong_tokens, tmp_path, monkeypatch)
+
+
+async def wrong_tokens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each call with a wrong token cost a lookup on the ledger's one thread, where the competition
+    records its games: two hundred at once queued two hundred lookups ahead of its own work. They
+    now wait their turn in the event loop, one lookup at a time; an author's calls after the first
+    are not looked up at all, and an author added meanwhile is found at once."""
+    async with running(tmp_path, monkeypatch, Gates()) as (server, comp, _):
+        lookups = {"now": 0, "most": 0, "all": 0}
+        call = server.db.call
+
+        async def counted(fn: Any, *args: Any) -> Any:
+            if getattr(fn, "__name__", "") != "author_of":
+                return await call(fn, *args)
+            lookups["now"] += 1
+            lookups["all"] += 1
+            lookups["most"] = max(lookups["most"], lookups["now"])
+            try:
+                return await call(fn, *args)
+            finally:
+                lookups["now"] -= 1
+
+        monkeypatch.setattr(server.db, "call", counted)
+        channel, calls = stub(server.submissions_address)
+        wrong = [(("authorization", f"Bearer wrong-{i}"),) for i in range(200)]
+        refused = await asyncio.gather(
+            *(calls.Leaderboard(pb.LeaderboardRequest(), metadata=m) for m in wrong),
+            return_exceptions=True,
+        )
+        assert all(
+            isinstance(r, grpc.aio.AioRpcError) and r.code() is grpc.StatusCode.UNAUTHENTICATED
+            for r in refused
+        )
+        assert lookups["most"] == 1 and lookups["all"] == 200, lookups
+        mine = (("authorization", f"Bearer {comp.add_author(server.cid, 'bob')}"),)
+        for _ in range(3):
+            board = await calls.Leaderboard(pb.LeaderboardRequest(), metadata=mine)
+            assert board.competition == "Intake"
+        assert lookups["all"] == 201, lookups  # bob's first call only
         await channel.close()
