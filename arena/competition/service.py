@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-from collections.abc import Awaitable, Callable
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -36,6 +37,10 @@ Context = grpc.aio.ServicerContext[Any, Any]
 CALLER: contextvars.ContextVar[store.Author | None] = contextvars.ContextVar("caller", default=None)
 
 MAX_ID = 2**63 - 1  # the largest id SQLite can hold; a larger one names no submission
+# An author's calls under way at a time. Each Submit holds its bundle (up to the cap) in memory until
+# the author's earlier ones are taken in, one at a time: forty at once of 19 MB each took the server
+# past 4 GB. Counted before a request is read, as the token is checked.
+CALLS_PER_AUTHOR = 4
 # Room above the bundle's cap in a Submit message: its field's tag and length (a few bytes), so that a
 # bundle a little over the cap is refused by name rather than by the transport.
 MESSAGE_MARGIN = 64 * 1024
@@ -188,6 +193,7 @@ class AuthorGuard(grpc.aio.ServerInterceptor):
     def __init__(self, server: CompetitionServer) -> None:
         self.server = server
         self.known = KnownAuthors()
+        self.under_way: Counter[int] = Counter()  # each author's calls under way, by id
 
     async def intercept_service(
         self,
@@ -201,7 +207,7 @@ class AuthorGuard(grpc.aio.ServerInterceptor):
         handler = await continuation(handler_call_details)
         if handler is None or handler.unary_unary is None:
             return handler  # unknown method: UNIMPLEMENTED (the service has unary calls only)
-        return _as(author, handler)
+        return _as(author, handler, self.under_way)
 
 
 def _refuse(refusal: str) -> Handler:
@@ -212,15 +218,33 @@ def _refuse(refusal: str) -> Handler:
     return grpc.stream_unary_rpc_method_handler(abort)
 
 
-def _as(author: store.Author, handler: Handler) -> Handler:
-    """``handler`` run with ``author`` as the caller."""
+def _as(author: store.Author, handler: Handler, under_way: Counter[int]) -> Handler:
+    """``handler`` run with ``author`` as the caller, when the author has fewer than
+    :data:`CALLS_PER_AUTHOR` calls ``under_way``: counted before the request is read (the handler
+    takes its request as a stream of one message, read only when asked), so that a call past them
+    is refused with its body still on the wire."""
     behaviour: Any = handler.unary_unary  # a coroutine function on grpc.aio (the stubs say not)
 
-    async def call(request: Any, context: Context) -> Any:
-        CALLER.set(author)  # the handler's own task: no other call sees it
-        return await behaviour(request, context)
+    async def call(requests: AsyncIterator[Any], context: Context) -> Any:
+        if under_way[author.id] >= CALLS_PER_AUTHOR:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"you have {CALLS_PER_AUTHOR} calls under way, the most at a time; "
+                "wait for one to end",
+            )
+        under_way[author.id] += 1
+        try:
+            request = await anext(aiter(requests), None)
+            if request is None:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the call has no request")
+            CALLER.set(author)  # the handler's own task: no other call sees it
+            return await behaviour(request, context)
+        finally:
+            under_way[author.id] -= 1
+            if not under_way[author.id]:
+                del under_way[author.id]
 
-    return grpc.unary_unary_rpc_method_handler(
+    return grpc.stream_unary_rpc_method_handler(
         call,
         request_deserializer=handler.request_deserializer,
         response_serializer=handler.response_serializer,

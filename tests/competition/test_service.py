@@ -10,7 +10,7 @@ from typing import Any
 
 import grpc
 import pytest
-from test_intake import Gates, bundle, run, running
+from test_intake import Gates, bundle, run, running, until
 
 from arena.competition import service
 from arena.wire.v1 import competition_pb2 as pb
@@ -176,4 +176,52 @@ async def wrong_tokens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             board = await calls.Leaderboard(pb.LeaderboardRequest(), metadata=mine)
             assert board.competition == "Intake"
         assert lookups["all"] == 201, lookups  # bob's first call only
+        await channel.close()
+
+
+def test_an_authors_calls_at_once_are_capped_before_their_bundles_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(calls_at_once, tmp_path, monkeypatch)
+
+
+async def calls_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An author's Submit calls are taken in one at a time, and each held its bundle in memory until
+    its turn: forty at once of 19 MB each took the server past 4 GB. An author has at most
+    CALLS_PER_AUTHOR calls under way; one more is refused before its bundle is read, and is taken
+    again once one has ended."""
+    async with running(tmp_path, monkeypatch, Gates()) as (server, comp, _):
+        gate = asyncio.Event()
+        received: list[int] = []
+        submit = server.submit
+
+        async def held(author: Any, data: bytes) -> Any:
+            received.append(len(data))
+            await gate.wait()
+            return await submit(author, data)
+
+        monkeypatch.setattr(server, "submit", held)
+        channel, calls = stub(server.submissions_address)
+        mine = (("authorization", f"Bearer {comp.add_author(server.cid, 'bob')}"),)
+        sent = [
+            asyncio.ensure_future(
+                calls.Submit(pb.SubmitRequest(bundle=bundle(str(i))), metadata=mine)
+            )
+            for i in range(service.CALLS_PER_AUTHOR + 2)
+        ]
+        await until(lambda: len(received) >= service.CALLS_PER_AUTHOR, lambda: received)
+        await until(lambda: sum(f.done() for f in sent) >= 2, lambda: sent)
+        await asyncio.sleep(0.5)  # and no more are read meanwhile
+        assert len(received) == service.CALLS_PER_AUTHOR, received
+        refused = [f for f in sent if f.done()]
+        assert len(refused) == 2, refused
+        for f in refused:
+            error = f.exception()
+            assert isinstance(error, grpc.aio.AioRpcError), error
+            assert error.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "calls under way" in (error.details() or "")
+        gate.set()
+        await asyncio.gather(*sent, return_exceptions=True)
+        board = await calls.Leaderboard(pb.LeaderboardRequest(), metadata=mine)
+        assert board.competition == "Intake"  # the calls that ended are counted no more
         await channel.close()
