@@ -60,6 +60,11 @@ MAX_STREAMS_PER_BOT_CONNECTION = 16
 # referee descriptors for its records and logs, its bots' pipes and sandboxed bots' own sockets.
 TCP_SHARE_OF_OPEN_FILES = 4  # a quarter
 MIN_TCP_CONNECTIONS = 64
+# ... and at most this many, whatever the open files: each connection costs memory too, before any
+# token is checked. A red-team client held some 1.1 MB per connection (16 streams, each waiting for
+# its Hello with 64 KiB of it sent but its last byte), and the referee raises its open files to the
+# hard limit, a million on many systems: a quarter of that was 290 GB to be had from the network.
+MAX_TCP_CONNECTIONS = 1024
 MAX_OPEN_FILES = 1 << 20  # the most the referee asks for, under an unlimited hard limit
 BOT_SERVER_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_BOT_RECEIVE_BYTES),
@@ -84,7 +89,7 @@ def open_files_limit() -> int:
 def tcp_connections(open_files: int) -> int:
     """How many TCP connections the bot listener keeps at a time, for a referee of this many open
     files."""
-    return max(MIN_TCP_CONNECTIONS, open_files // TCP_SHARE_OF_OPEN_FILES)
+    return max(MIN_TCP_CONNECTIONS, min(MAX_TCP_CONNECTIONS, open_files // TCP_SHARE_OF_OPEN_FILES))
 
 
 def is_loopback(address: str) -> bool:

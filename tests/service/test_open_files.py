@@ -11,7 +11,7 @@ import sys
 
 from raw_connections import raw, settled
 
-from arena.service.server import tcp_connections
+from arena.service.server import MAX_TCP_CONNECTIONS, MIN_TCP_CONNECTIONS, tcp_connections
 
 OPEN_FILES = 400
 REFEREE = f"""
@@ -61,3 +61,13 @@ def test_a_flood_of_tcp_connections_leaves_the_referee_its_files() -> None:
             conn.close()
         referee.kill()
         referee.wait()
+
+
+def test_the_tcp_connections_are_capped_whatever_the_open_files() -> None:
+    """Each connection costs memory before any token is checked: a red-team client held some 1.1 MB
+    per connection, and a referee whose hard limit is a million open files kept a quarter of a
+    million connections. The cap is a quarter of the open files between its bounds."""
+    assert tcp_connections(100) == MIN_TCP_CONNECTIONS
+    assert tcp_connections(OPEN_FILES) == OPEN_FILES // 4
+    for open_files in (1 << 16, 1 << 20, 1 << 30):
+        assert tcp_connections(open_files) == MAX_TCP_CONNECTIONS
