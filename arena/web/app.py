@@ -106,19 +106,40 @@ class LoopbackOnly:
     """Answer only requests that name this machine in their Host header (for a server listening on
     loopback). A page of another site can make a browser send requests to a name of its own that it
     then points at 127.0.0.1 (DNS rebinding), and read the answers as its own: such a request names
-    that other site, and is refused."""
+    that other site, and is refused. A page of another site may still make the browser send requests
+    to 127.0.0.1 itself, unread but not harmless: a red-team page held every one of the Live page's
+    watcher slots with event streams. Such a request (the browser says so in ``Sec-Fetch-Site``, or
+    its ``Origin`` names another site) is refused too, unless it is a navigation: a link from
+    elsewhere still opens the leaderboard."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and host_name(scope) not in LOOPBACK_NAMES:
-            response = PlainTextResponse(
-                "this server answers only requests for this machine (127.0.0.1 or localhost)", 421
-            )
-            await response(scope, receive, send)
-            return
+        if scope["type"] == "http":
+            refusal = None
+            if host_name(scope) not in LOOPBACK_NAMES:
+                refusal = PlainTextResponse(
+                    "this server answers only requests for this machine (127.0.0.1 or localhost)",
+                    421,
+                )
+            elif _from_another_site(scope):
+                refusal = PlainTextResponse("this server answers no other site's pages", 403)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
         await self.app(scope, receive, send)
+
+
+def _from_another_site(scope: Scope) -> bool:
+    """A request a page of another site made the browser send, other than a navigation."""
+    headers = {bytes(k): bytes(v).decode("latin-1").strip().lower() for k, v in scope["headers"]}
+    if headers.get(b"sec-fetch-mode") == "navigate":
+        return False
+    if headers.get(b"sec-fetch-site", "") in ("cross-site", "same-site"):
+        return True
+    origin = headers.get(b"origin", "")  # browsers without Sec-Fetch-* headers
+    return bool(origin) and origin != f"{scope.get('scheme', 'http')}://{headers.get(b'host', '')}"
 
 
 def host_name(scope: Scope) -> str:

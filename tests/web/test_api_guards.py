@@ -133,6 +133,29 @@ def test_a_loopback_server_answers_only_for_this_machine(
         assert client.get("/api/events", headers={"host": host}).status_code == 200
 
 
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"sec-fetch-site": "same-origin", "sec-fetch-mode": "cors"}, 200),
+        ({"sec-fetch-site": "none", "sec-fetch-mode": "navigate"}, 200),
+        ({"sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate"}, 200),  # a link
+        ({"origin": "http://127.0.0.1:8000"}, 200),
+        ({"sec-fetch-site": "cross-site", "sec-fetch-mode": "cors"}, 403),  # an event stream
+        ({"sec-fetch-site": "same-site", "sec-fetch-mode": "no-cors"}, 403),  # another port's
+        ({"origin": "http://evil.example"}, 403),
+        ({"origin": "null"}, 403),
+    ],
+)
+def test_a_loopback_server_answers_no_other_sites_pages(
+    ledger: Path, headers: dict[str, str], status: int
+) -> None:
+    """A page of another site could make the browser hold every Live watcher slot with event
+    streams to 127.0.0.1; a link from it still opens the pages."""
+    with TestClient(create_app(ledger, loopback_only=True)) as client:
+        response = client.get("/api/events", headers={"host": "127.0.0.1:8000", **headers})
+        assert response.status_code == status, response.text
+
+
 def suite_schedule(ledger: Path, folder: Path, **spec: object) -> dict[str, int]:
     """Make the ledger's tournament one played on a deal suite of one deal, as ``arena run`` would
     have recorded it: the fixture's file with ``deals = "suite.txt"``, its schedule's seeds (deal 0 of
