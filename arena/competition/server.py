@@ -32,6 +32,7 @@ import shutil
 from collections import Counter
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -275,6 +276,7 @@ class CompetitionServer:
                 f"the bundle is {len(data)} bytes, over the limit of {caps.max_bundle_mb} MB"
             )
         async with self._turn(self._taking, author.id):
+            await self._within_the_day(author)
             pending = await self.db.call(
                 self.store.submissions, self.cid, author.id, (store.BUILDING, store.CHECKING)
             )
@@ -322,6 +324,7 @@ class CompetitionServer:
                 f"language: expected one of {', '.join(REMOTE_LANGUAGES)}, got {language!r}"
             )
         async with self._turn(self._taking, author.id):
+            await self._within_the_day(author)
             await self._room_for(author, bot)
             try:
                 sid, token = await self.db.call(
@@ -337,6 +340,19 @@ class CompetitionServer:
     def _turn(locks: dict[int, asyncio.Lock], author_id: int) -> asyncio.Lock:
         """An author's lock of ``locks`` (made at their first call: one per author)."""
         return locks.setdefault(author_id, asyncio.Lock())
+
+    async def _within_the_day(self, author: store.Author) -> None:
+        """Refuse a submission past ``max_submissions_per_day`` over the last 24 hours: each one,
+        failed or not, stays in the ledger for good, and a new version or a failing bundle was
+        a way to grow it without end."""
+        cap = self.spec.submissions.max_submissions_per_day
+        since = (datetime.now(UTC) - timedelta(days=1)).isoformat(timespec="seconds")
+        made = await self.db.call(self.store.submitted_since, self.cid, author.id, since)
+        if made >= cap:
+            raise SubmissionError(
+                f"you have made {made} submissions in the last 24 hours, the most allowed "
+                f"(max_submissions_per_day = {cap}); try again later"
+            )
 
     async def _room_for(self, author: store.Author, bot: str) -> None:
         """Refuse a new bot of an author who has ``max_bots_per_author`` in play or in intake

@@ -27,6 +27,7 @@ submission settings, validated like tournament files (every problem at once, nam
     check_seconds = 180           # the conformance check's time limit
     max_pending = 3               # an author's submissions waiting to be built and checked
     max_bots_per_author = 10      # an author's bots in play or in intake (bundles and remote)
+    max_submissions_per_day = 50  # an author's submissions over the last 24 hours, failed included
 
     [server]
     submissions = "127.0.0.1:50061"   # the submission service (authors, organisers)
@@ -92,6 +93,9 @@ class Submissions:
     max_pending: int = 3
     # An author's bots in play or in intake, bundles and remote entrants together.
     max_bots_per_author: int = 10
+    # An author's submissions (bundles and remote registrations, failed ones too) over the last 24
+    # hours: each stays in the ledger, with its log, for good.
+    max_submissions_per_day: int = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +173,9 @@ class SubmissionsModel(BaseModel):
     check_seconds: Annotated[int, Field(ge=10, le=86400)] = _SUB.check_seconds
     max_pending: Annotated[int, Field(ge=1, le=1000)] = _SUB.max_pending
     max_bots_per_author: Annotated[int, Field(ge=1, le=10_000)] = _SUB.max_bots_per_author
+    max_submissions_per_day: Annotated[int, Field(ge=1, le=1_000_000)] = (
+        _SUB.max_submissions_per_day
+    )
 
 
 class ServerModel(BaseModel):

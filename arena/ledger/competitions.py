@@ -293,6 +293,17 @@ class Competitions:
         return [Submission(*r) for r in rows]
 
     @_guarded
+    def submitted_since(self, competition_id: int, author_id: int, since: str) -> int:
+        """How many submissions the author has made since ``since`` (an ISO time in UTC, as the
+        ledger writes them), whatever became of them."""
+        row = self.conn.execute(
+            "SELECT count(*) FROM submissions WHERE competition_id = ? AND author_id = ? "
+            "AND submitted_at >= ?",
+            (competition_id, author_id, since),
+        ).fetchone()
+        return int(row[0])
+
+    @_guarded
     def log(self, submission_id: int) -> str:
         row = self.conn.execute("SELECT log FROM submissions WHERE id = ?", (submission_id,))
         found = row.fetchone()

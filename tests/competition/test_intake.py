@@ -206,6 +206,51 @@ async def max_pending(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         await until(lambda: comp.submission(three.id).status == store.ACTIVE)
 
 
+def test_an_author_makes_at_most_max_submissions_per_day(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(max_per_day, tmp_path, monkeypatch)
+
+
+async def max_per_day(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every submission stays in the ledger with its log, a failed one too: new versions and
+    failing bundles grew it without end. Over the last 24 hours an author has at most
+    max_submissions_per_day, of either kind; older ones no longer count, and another author's
+    never do."""
+    gates = Gates()
+    async with running(tmp_path, monkeypatch, gates, max_submissions_per_day=2) as (
+        server,
+        comp,
+        ada,
+    ):
+        await server.register_remote(ada, "r", "1", "python")
+        gates.errors["1"] = OSError("no room")
+        failed = await server.submit(ada, bundle("1"))
+        await until(
+            lambda: comp.submission(failed.id).status == store.FAILED
+        )  # counted all the same
+        why = (
+            "you have made 2 submissions in the last 24 hours, the most allowed "
+            "(max_submissions_per_day = 2); try again later"
+        )
+        with pytest.raises(SubmissionError) as info:
+            await server.register_remote(ada, "r", "2", "python")
+        assert str(info.value) == why
+        with pytest.raises(SubmissionError) as info:
+            await server.submit(ada, bundle("2"))
+        assert str(info.value) == why
+        comp.add_author(server.cid, "bob")
+        await server.register_remote(comp.authors(server.cid)[1], "s", "1", "python")
+        await until(lambda: not server._tasks)
+        with comp.ledger.transaction():  # a day and a minute later
+            comp.conn.execute(
+                "UPDATE submissions SET submitted_at = ? WHERE author_id = ?",
+                ("2000-01-01T00:00:00+00:00", ada.id),
+            )
+        await server.register_remote(ada, "r", "2", "python")
+        assert [s.version for s in comp.submissions(server.cid, ada.id)] == ["1", "1", "2"]
+
+
 def test_an_author_has_at_most_max_bots_per_author_and_registrations_share_refreshes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
