@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 from arena.sandbox import MODES, Rlimits
+from arena.tournament.bounds import MAX_CPUS
 
 MIB = 1024 * 1024
 _SIZES = (
@@ -17,6 +18,7 @@ _SIZES = (
     "open_files",
     "log_bytes",
     "disk_mb",
+    "cpus",
 )
 
 
@@ -35,6 +37,9 @@ class Limits:
     # sandboxed: the size of its home folder (also its /tmp), held in memory; and the most a
     # submission's build may leave on the disk (it works in a tmpfs of that size: see intake)
     disk_mb: int = 256
+    # CPUs its processes together may keep busy at once, where the arena can make control groups
+    # with the cpu controller: a bot of many busy processes took its opponent's cores
+    cpus: int = 1
     # auto: isolated by bubblewrap where the machine can, else light with a warning; required (or
     # bubblewrap): isolated or not started; none: light (see arena.sandbox).
     sandbox: str = "auto"
@@ -45,6 +50,8 @@ class Limits:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+        if self.cpus > MAX_CPUS:
+            raise ValueError(f"cpus must be at most {MAX_CPUS}, got {self.cpus}")
         if self.sandbox not in MODES:
             raise ValueError(f"sandbox must be one of {', '.join(MODES)}, got {self.sandbox!r}")
         if not isinstance(self.freeze, bool):
@@ -58,6 +65,7 @@ class Limits:
             file_size=self.file_size_mb * MIB,
             open_files=self.open_files,
             home_bytes=self.disk_mb * MIB,
+            cpus=self.cpus,
         )
 
     @classmethod

@@ -24,7 +24,7 @@ import typer
 from arena.cli.bots import SANDBOX_HELP, SandboxMode, sandbox_probe
 from arena.cli.common import deal_key as parse_deal_key
 from arena.cli.common import logs_folder
-from arena.tournament.bounds import MAX_MB
+from arena.tournament.bounds import MAX_CPUS, MAX_MB
 
 if TYPE_CHECKING:
     from arena.bots.limits import Limits
@@ -134,8 +134,8 @@ def serve(
         typer.Option(
             "--limits",
             help="A TOML file of limits for local bots: a \\[limits] table as in a tournament file "
-            "(memory_mb, cpu_seconds, processes, file_size_mb, open_files, log_bytes, disk_mb, "
-            "sandbox, freeze). The options below override it.",
+            "(memory_mb, cpu_seconds, processes, cpus, file_size_mb, open_files, log_bytes, "
+            "disk_mb, sandbox, freeze). The options below override it.",
             show_default=False,
         ),
     ] = None,
@@ -153,6 +153,15 @@ def serve(
     ] = None,
     processes: Annotated[
         int | None, typer.Option(min=0, help="Processes and threads of a bot (0: none).")
+    ] = None,
+    cpus: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            max=MAX_CPUS,
+            help="CPUs a bot's processes together may keep busy, where the machine has control "
+            "groups (0: none).",
+        ),
     ] = None,
     deal_key: Annotated[
         str | None,
@@ -179,6 +188,7 @@ def serve(
         "memory_mb": memory_mb,
         "cpu_seconds": cpu_seconds,
         "processes": processes,
+        "cpus": cpus,
     }
     try:
         limits = Limits.from_table(

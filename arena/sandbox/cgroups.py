@@ -1,4 +1,4 @@
-"""A bot's processes held together to its memory and its process count, by control groups.
+"""A bot's processes held together to its memory, its process count and its CPUs, by control groups.
 
 The resource limits a bot starts with bind each of its processes alone: ``memory_mb`` is every
 process's address space, and ``processes`` counts the processes of a uid (the arena's own, in light
@@ -8,7 +8,10 @@ arena on most machines that mount them), each bot process gets a group of its ow
 controller, made before it starts: its processes together, its sandbox's home with them (a tmpfs is
 charged to whoever writes it), may hold ``memory_mb`` of memory (swap included, where the kernel
 counts it), and ``processes`` tasks (threads included). Past the memory, the kernel's OOM killer
-takes a process of that group, never another's; past the count, a fork fails.
+takes a process of that group, never another's; past the count, a fork fails. Where the ``cpu``
+controller can be used too, the bot's processes together run on at most ``cpus`` CPUs' worth of time
+(a CFS quota): a bot that forked busy processes took the machine's every core, and its opponent,
+timed by the clock, lost its thinking time to it.
 
 The bot joins its groups before its first instruction: the first program its command line runs is a
 shell that writes its own pid into each group's ``cgroup.procs`` and then executes the rest, so that
@@ -36,7 +39,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-CONTROLLERS = ("memory", "pids")
+CONTROLLERS = ("memory", "pids")  # needed: without both, no groups at all
+OPTIONAL = ("cpu",)  # used where it can be
 PREFIX = "bezique-arena-"
 # The shell that puts itself in the groups named by its arguments, then executes the command after
 # "--": every descendant of the bot is born in them.
@@ -53,9 +57,16 @@ class Found:
     reason: str
 
     def describe(self) -> str:
-        if self.folders:
-            return "cgroups: each bot's processes together held to memory_mb and processes"
-        return f"cgroups: none ({self.reason}): memory_mb and processes bind each process alone"
+        if not self.folders:
+            return f"cgroups: none ({self.reason}): memory_mb and processes bind each process alone"
+        bound = "memory_mb, processes and cpus" if self.cpu else "memory_mb and processes"
+        line = f"cgroups: each bot's processes together held to {bound}"
+        return line if self.cpu else f"{line} (no cpu controller: {self.reason})"
+
+    @property
+    def cpu(self) -> bool:
+        """Whether a bot's CPUs can be held too (the cpu controller)."""
+        return "cpu" in self.folders
 
 
 _found: Found | None = None
@@ -83,7 +94,7 @@ def _probe() -> Found:
         return Found({}, f"cannot read the arena's control groups: {exc}")
     folders: dict[str, Path] = {}
     problems = []
-    for controller in CONTROLLERS:
+    for controller in CONTROLLERS + OPTIONAL:
         if controller not in mounts or controller not in own:
             problems.append(f"no cgroup v1 {controller} controller mounted")
             continue
@@ -98,13 +109,13 @@ def _probe() -> Found:
             continue
         _sweep(base.parent)
         folders[controller] = base
-    if len(folders) < len(CONTROLLERS):
+    if any(c not in folders for c in CONTROLLERS):
         for base in folders.values():
             with contextlib.suppress(OSError):
                 base.rmdir()
         return Found({}, "; ".join(problems))
     atexit.register(_leave, list(folders.values()))
-    return Found(folders, "")
+    return Found(folders, "; ".join(problems))
 
 
 def _leave(bases: list[Path]) -> None:
@@ -136,7 +147,7 @@ def _v1_mounts() -> dict[str, Path]:
         fields = line.split()
         if len(fields) >= 4 and fields[2] == "cgroup":
             for option in fields[3].split(","):
-                if option in CONTROLLERS:
+                if option in CONTROLLERS + OPTIONAL:
                     out.setdefault(option, Path(fields[1]))
     return out
 
@@ -169,11 +180,13 @@ def _running(pid: int) -> bool:
 class BotGroups:
     """One bot process's groups, from before its start to its end."""
 
-    def __init__(self, memory_bytes: int, tasks: int) -> None:
-        """Make the groups (raises OSError when the machine refuses). 0: no bound on that one."""
+    def __init__(self, memory_bytes: int, tasks: int, cpus: int = 0) -> None:
+        """Make the groups (raises OSError when the machine refuses). 0: no bound on that one; the
+        cpu group is made only for a bound, where the machine has the controller."""
         found = available()
         name = f"bot-{next(_serial)}"
-        self.folders = {c: found.folders[c] / name for c in CONTROLLERS}
+        used = CONTROLLERS + (("cpu",) if cpus > 0 and found.cpu else ())
+        self.folders = {c: found.folders[c] / name for c in used}
         made: list[Path] = []
         try:
             for folder in self.folders.values():
@@ -188,6 +201,17 @@ class BotGroups:
                         swap.write_text(str(memory_bytes))
             if tasks > 0:
                 (self.folders["pids"] / "pids.max").write_text(str(tasks))
+            if "cpu" in self.folders:
+                cpu = self.folders["cpu"]
+                period = int((cpu / "cpu.cfs_period_us").read_text())
+                (cpu / "cpu.cfs_quota_us").write_text(str(cpus * period))
+                burst = cpu / "cpu.cfs_burst_us"
+                if burst.exists():
+                    # A period's quota saved while idle (the opponent's turn) may be spent at once:
+                    # a bot using its one CPU whose runtime's threads wake for a moment beside it
+                    # is not stopped for the rest of a period, its clock running.
+                    with contextlib.suppress(OSError):
+                        burst.write_text(str(cpus * period))
         except OSError:
             for folder in made:
                 with contextlib.suppress(OSError):

@@ -100,6 +100,7 @@ class Rlimits:
     file_size: int = 0  # bytes
     open_files: int = 0
     home_bytes: int = 256 * 1024 * 1024  # the writable space of an isolated bot (0: no limit)
+    cpus: int = 0  # CPUs its processes together may keep busy (a cgroup's quota; 0: no limit)
 
     def prlimit_args(self) -> list[str]:
         out = []
@@ -468,10 +469,12 @@ def confine(
 
 def _groups(limits: Rlimits) -> cgroups.BotGroups | None:
     """The bot's control groups (see :mod:`arena.sandbox.cgroups`), where the machine has them."""
-    if not cgroups.available().folders or not (limits.address_space or limits.processes):
+    if not cgroups.available().folders or not (
+        limits.address_space or limits.processes or limits.cpus
+    ):
         return None
     try:
-        return cgroups.BotGroups(limits.address_space, limits.processes)
+        return cgroups.BotGroups(limits.address_space, limits.processes, limits.cpus)
     except OSError as exc:
         raise SandboxError(f"cannot make the bot's control groups: {exc}") from exc
 

@@ -10,6 +10,8 @@ MAX_MS = 2**32 - 1
 # prlimit cannot read the limit and no bot starts.
 MAX_MB = (2**63 - 1) // 2**20
 
+# The most CPUs a bot's limits may give it (a control group's quota the kernel takes).
+MAX_CPUS = 1024
 # The largest seed of a deal: the ledger stores seeds as signed 64-bit integers.
 MAX_SEED = 2**63 - 1
 

@@ -1,10 +1,10 @@
 """A bot's processes held together to its memory and its process count by control groups, for real
 (see arena.sandbox.cgroups): a bot that forks cannot use its memory once per process, nor start more
-processes than it may, in either sandbox mode; its groups go with it, and an arena that was killed
-leaves none behind for long.
+processes than it may, nor keep more than its CPUs busy, in either sandbox mode; its groups go with
+it, and an arena that was killed leaves none behind for long.
 
-They run where the arena can make control groups (cgroup v1's memory and pids controllers; a root
-arena on the machines CI runs on); on CI they must not skip."""
+They run where the arena can make control groups (cgroup v1's memory, pids and cpu controllers; a
+root arena on the machines CI runs on); on CI they must not skip."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def _resident(pids: set[int]) -> int:
 
 
 def test_the_line_before_the_first_game_says_what_the_groups_bind() -> None:
-    assert "each bot's processes together held to memory_mb and processes" in (
+    assert "each bot's processes together held to memory_mb, processes and cpus" in (
         probe("none").describe()
     )
 
@@ -197,3 +197,56 @@ def test_a_bot_killed_for_its_memory_is_told_so(tmp_path: Path, referee_socket: 
     text, lines = asyncio.run(scenario())
     assert "written" not in lines, lines
     assert "its processes together passed their memory (128 MiB" in text
+
+
+SPINNERS = """
+import os
+for _ in range(3):
+    if os.fork() == 0:
+        break
+while True:
+    pass
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_bot_keeps_at_most_its_cpus_busy(tmp_path: Path, referee_socket: str, mode: str) -> None:
+    """Four busy processes took every core of the machine, and the opponent's clock ran on: they
+    now share one CPU's time."""
+    if not FOUND.cpu:
+        pytest.fail(f"no cpu controller here: {FOUND.reason}", pytrace=False)
+
+    async def scenario() -> tuple[str, float, float]:
+        bot = await _started(tmp_path, referee_socket, SPINNERS, Limits(cpus=1, sandbox=mode))
+        try:
+            groups = bot.confinement.groups
+            assert groups is not None
+            quota = (groups.folders["cpu"] / "cpu.cfs_quota_us").read_text().strip()
+            deadline = time.monotonic() + 30
+            while len(groups.members()) < 4:  # all four spinning
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.05)
+            start, spent = time.monotonic(), _cpu(groups.members())
+            await asyncio.sleep(2.0)
+            return quota, _cpu(groups.members()) - spent, time.monotonic() - start
+        finally:
+            await bot.stop()
+
+    quota, spent, wall = asyncio.run(scenario())
+    period = int((FOUND.folders["cpu"].parent / "cpu.cfs_period_us").read_text())
+    assert quota == str(period)
+    assert spent <= 1.2 * wall + 0.1, (spent, wall)
+
+
+def test_without_a_cpu_bound_no_cpu_group_is_made() -> None:
+    groups = cgroups.BotGroups(64 * 2**20, 8, cpus=0)
+    try:
+        assert set(groups.folders) == {"memory", "pids"}
+    finally:
+        groups.remove()
+
+
+def _cpu(pids: set[int]) -> float:
+    from arena.sandbox import procs
+
+    return sum(procs.cpu_seconds(p) for p in pids)
