@@ -16,8 +16,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from arena.bots import logs as bot_logs
 from arena.referee import FailurePolicy
-from arena.tournament.bounds import MAX_MS
+from arena.tournament.bounds import MAX_MB, MAX_MS
 
 if TYPE_CHECKING:
     from arena.ledger import BoardRow, Ledger
@@ -144,6 +145,20 @@ def cluster_address(given: str | None, from_file: str) -> str:
     else:
         address = given.strip()
     return "" if address == "none" else address
+
+
+# The bound on --logs of a server that runs for good (arena serve, arena compete serve).
+DEFAULT_LOGS_MB = bot_logs.DEFAULT_MB
+LogsMaxOption = Annotated[
+    int,
+    typer.Option(
+        "--logs-max-mb",
+        min=0,
+        max=MAX_MB,
+        help="With --logs: remove the oldest logs once they take more than this (MiB; 0: keep "
+        "them all).",
+    ),
+]
 
 
 def logs_folder(logs: Path | None) -> None:

@@ -21,7 +21,9 @@ from rich.table import Table
 
 from arena.cli.common import (
     DEFAULT_LEDGER,
+    DEFAULT_LOGS_MB,
     LedgerOption,
+    LogsMaxOption,
     cluster_address,
     console,
     fail,
@@ -91,6 +93,7 @@ def serve(
     logs: Annotated[
         Path | None, typer.Option(help="Write each bot process's output into this folder.")
     ] = None,
+    logs_max_mb: LogsMaxOption = DEFAULT_LOGS_MB,
     cluster: Annotated[
         str | None,
         typer.Option(
@@ -133,7 +136,7 @@ def serve(
         console.print(f"[{stamp}] {escape(text)}", highlight=False, soft_wrap=True)
 
     async def run() -> None:
-        server = CompetitionServer(spec, led, folder, logs, say, on)
+        server = CompetitionServer(spec, led, folder, logs, say, on, logs_max_mb)
         await server.start()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

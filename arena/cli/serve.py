@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from arena.cli.bots import SANDBOX_HELP, SandboxMode, sandbox_probe
+from arena.cli.common import DEFAULT_LOGS_MB, LogsMaxOption, logs_folder
 from arena.cli.common import deal_key as parse_deal_key
-from arena.cli.common import logs_folder
 from arena.tournament.bounds import MAX_CPUS, MAX_MB
 
 if TYPE_CHECKING:
@@ -128,6 +128,7 @@ def serve(
             help="Write each local bot's output to a log file in this folder.", show_default=False
         ),
     ] = None,
+    logs_max_mb: LogsMaxOption = DEFAULT_LOGS_MB,
     sandbox: Annotated[SandboxMode | None, typer.Option(help=SANDBOX_HELP)] = None,
     limits_file: Annotated[
         Path | None,
@@ -208,7 +209,11 @@ def serve(
     logs_folder(logs)
     found = sandbox_probe(limits.sandbox, show=False)  # refuse before binding anything
     try:
-        asyncio.run(_serve(address, admin_address, records, logs, admin_token, limits, key, found))
+        asyncio.run(
+            _serve(
+                address, admin_address, records, logs, admin_token, limits, key, found, logs_max_mb
+            )
+        )
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--address/--admin-address") from exc
     except OSError as exc:
@@ -227,6 +232,7 @@ async def _serve(
     limits: Limits,
     deal_key: bytes,
     found: Probe,
+    logs_max_mb: int,
 ) -> None:
     from arena.service.server import create_server
 
@@ -239,6 +245,7 @@ async def _serve(
         limits=limits,
         deal_key=deal_key,
     )
+    manager.logs_max_bytes = logs_max_mb * 1024 * 1024
     written: Path | None = None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -36,6 +36,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from arena.bots import logs as bot_logs
 from arena.cluster.errors import ClusterError
 from arena.competition import bundles, intake
 from arena.competition.matchmaker import Candidate, Pool
@@ -91,6 +92,7 @@ class CompetitionServer:
         logs_dir: Path | None = None,
         on_event: Callable[[str], None] | None = None,
         cluster: Cluster | None = None,
+        logs_max_mb: int = bot_logs.DEFAULT_MB,
     ) -> None:
         self.spec = spec
         self.ledger = ledger
@@ -99,6 +101,7 @@ class CompetitionServer:
         self.bundles = bundles.Store(data_dir / "bundles")
         self.builds = data_dir / "builds"
         self.logs_dir = logs_dir
+        self.logs_max_bytes = logs_max_mb * 1024 * 1024  # the logs' folder held to it (0: no bound)
         self.say = on_event or (lambda text: None)
         self.pool = Pool()
         self.entries: dict[int, Entry] = {}  # by entrant id
@@ -154,6 +157,7 @@ class CompetitionServer:
         # Never shown to a bot, whatever its command names: the ledger (every deal's secret) and the
         # submitted bundles (every author's files).
         self.manager.hide(*self._hidden())
+        self.manager.logs_max_bytes = self.logs_max_bytes
         # A submitted command is resolved within its bundle's build (intake.runtime_command): none
         # of its words may name a file of the folder the server runs in.
         self.manager.resolve_from = None
@@ -175,6 +179,7 @@ class CompetitionServer:
                 self.cluster, Shipment(), spec.players, self.logs_dir, rules
             )
             self.cluster_player.hidden = (str(Path(self.ledger.path).resolve()),)
+            self.cluster_player.logs_max_bytes = self.logs_max_bytes
         from arena.competition.service import serve_submissions
 
         self.submissions, self.submissions_address = await serve_submissions(self)

@@ -25,6 +25,7 @@ from typing import Any
 
 from arena.bots.launcher import BotProcess, LaunchError
 from arena.bots.limits import Limits
+from arena.bots.logs import LogFolder
 from arena.referee import GameEnd, Match, MatchConfig, MatchRecord, Outcome
 from arena.referee.match import PublicEvent
 from arena.service.ports import MATCH_OVER, StreamPort
@@ -91,6 +92,9 @@ class MatchManager:
         self.sockets: BotSockets | None = None
         self.records_dir = records_dir
         self.logs_dir = logs_dir
+        # The bound on the logs' folder of a server that runs for good (0: none; see arena.bots.logs).
+        self.logs_max_bytes = 0
+        self._log_folder: LogFolder | None = None
         # The server's policy: the limits and sandbox of a match that names none (every match
         # started through the admin service), and the secret its deals are drawn with.
         self.limits = limits or Limits()
@@ -365,6 +369,17 @@ class MatchManager:
         self._retiring.add(task)
         task.add_done_callback(self._retiring.discard)
 
+    async def prune_logs(self) -> None:
+        """Hold the logs' folder to :attr:`logs_max_bytes` (every few seconds at most)."""
+        if self.logs_dir is None or not self.logs_max_bytes:
+            return
+        folder = self._log_folder
+        if folder is None or folder.folder != self.logs_dir:
+            folder = self._log_folder = LogFolder(self.logs_dir, self.logs_max_bytes)
+        folder.max_bytes = self.logs_max_bytes
+        if folder.due():
+            await asyncio.to_thread(folder.prune)
+
     async def _launch(
         self, entry: MatchEntry, port: StreamPort, spec: PlayerSpec, key: SessionKey
     ) -> None:
@@ -377,6 +392,7 @@ class MatchManager:
                 self.logs_dir
                 / f"{entry.match_id}-seat{port.seat}-{port.member}-{_file_word(spec.name)}.log"
             )
+            await self.prune_logs()
         sock = await self.sockets.open() if self.sockets is not None else None
         try:
             proc = await BotProcess.start(
