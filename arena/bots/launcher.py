@@ -452,7 +452,12 @@ def _check_program(name: str, program: str, path: str | None) -> None:
     found = shutil.which(program, path=path) if os.sep not in program else program
     if found is None or not os.path.isfile(found) or not os.access(found, os.X_OK):
         where = "found in PATH" if os.sep not in program else "an executable file"
-        raise LaunchError(f"bot {name!r}: cannot start {program!r}: it is not {where}")
+        hint = ""
+        if program.endswith(".py"):
+            hint = f" (a Python script runs as '{{python}} {program}')"
+        elif program.endswith((".js", ".mjs", ".cjs")):
+            hint = f" (a JavaScript script runs as 'node {program}')"
+        raise LaunchError(f"bot {name!r}: cannot start {program!r}: it is not {where}{hint}")
 
 
 INTERPRETERS = ("python", "node", "nodejs", "deno", "bun", "ruby", "perl", "php", "java", "lua")

@@ -208,6 +208,14 @@ def test_a_command_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:
         assert f"bot 'low': cannot start it: its script {script!r} does not exist" in str(
             info.value
         )
+    # A script given as the program, without its interpreter: the error says how to run it.
+    for name, runs in (("bot.py", "{python} "), ("bot.js", "node ")):
+        script = tmp_path / name
+        script.write_text("")
+        with pytest.raises(LaunchError) as info:
+            asyncio.run(BotProcess.start("t", str(script), "127.0.0.1:1", "tok", None, LIGHT))
+        assert "it is not an executable file (a" in str(info.value)
+        assert f"runs as '{runs}{script}')" in str(info.value)
 
 
 def test_a_bot_that_exits_at_once_is_started_and_ends(tmp_path: Path) -> None:
