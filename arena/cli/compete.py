@@ -272,17 +272,24 @@ def leaderboard(
         typer.Option(
             "--server",
             "-s",
-            help="Ask a running competition (with --token).",
+            help="Ask a running competition (with --token; by default, with a token: "
+            "127.0.0.1:50061, as for submit).",
             envvar="ARENA_COMPETITION",
         ),
     ] = None,
     token: Annotated[
-        str | None, typer.Option(envvar="ARENA_AUTHOR_TOKEN", help="Your author token.")
+        str | None,
+        typer.Option(
+            envvar="ARENA_AUTHOR_TOKEN",
+            help="Your author token: ask the running competition instead of reading a ledger.",
+        ),
     ] = None,
     competition: CompetitionOption = None,
     ledger: LedgerOption = Path(DEFAULT_LEDGER),
 ) -> None:
     """Show the competition's leaderboard by mu - 3 sigma, with versions, authors and status."""
+    if token and not server:
+        server = "127.0.0.1:50061"  # an author's token, as for submit: the running competition
     if server:
         from arena.wire.v1 import competition_pb2 as pb
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from arena.cli.main import app
@@ -61,3 +62,23 @@ def test_a_competition_that_cannot_listen_is_refused_before_it_is_registered(
         assert led.conn.execute("SELECT COUNT(*) FROM tournaments").fetchone()[0] == 0
     finally:
         led.close()
+
+
+def test_an_authors_leaderboard_with_a_token_asks_the_running_competition(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An author has a token, not the ledger: `leaderboard --token T` asks the competition at
+    submit's default address, not an ./arena.sqlite that has no competition."""
+    from arena.cli import compete
+
+    asked: list[tuple[str, str]] = []
+
+    def call(server: str, token: str, _: object) -> object:
+        asked.append((server, token))
+        raise compete.fail("stop here", 1)
+
+    monkeypatch.setattr(compete, "_call", call)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["compete", "leaderboard", "--token", "t"])
+    assert asked == [("127.0.0.1:50061", "t")]
+    assert "no competition in" not in result.output
