@@ -54,8 +54,9 @@ def _metadata(server: str, token: str | None) -> tuple[tuple[str, str], ...]:
     token = token or read_token(server)
     if not token:
         errors.print(
-            f"[red]error:[/] no admin token for {escape(server)}: give --admin-token (or "
-            f"ARENA_ADMIN_TOKEN); a local arena serve writes it to {escape(str(token_file(server)))}"
+            f"[red]error:[/] no admin token for {escape(server)}: is arena serve running there? "
+            f"A local arena serve writes it to {escape(str(token_file(server)))} while it runs; "
+            "for another referee give --admin-token (or ARENA_ADMIN_TOKEN)"
         )
         raise typer.Exit(2)
     return (("authorization", f"Bearer {token}"),)

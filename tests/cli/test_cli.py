@@ -495,6 +495,17 @@ def test_serve_admin_needs_its_token_and_the_cli_finds_it(tmp_path: Path) -> Non
         _stop(proc)
 
 
+def test_no_admin_token_asks_whether_the_referee_is_running(tmp_path: Path) -> None:
+    """The usual reason a local command finds no token is that no arena serve is running."""
+    env = {"XDG_RUNTIME_DIR": str(tmp_path), "ARENA_ADMIN_TOKEN": ""}
+    for command in (["matches"], ["watch", "m1"]):
+        result = runner.invoke(app, [*command, "--server", "127.0.0.1:1"], env=env)
+        message = flat(result.output)
+        assert result.exit_code == 2, message
+        assert "no admin token for 127.0.0.1:1: is arena serve running there?" in message
+        assert "give --admin-token (or ARENA_ADMIN_TOKEN)" in message
+
+
 def test_a_second_serve_on_a_port_in_use_is_refused(tmp_path: Path) -> None:
     proc, address, _ = _serve(tmp_path)
     try:
