@@ -457,6 +457,8 @@ def _check_program(name: str, program: str, path: str | None) -> None:
             hint = f" (a Python script runs as '{{python}} {program}')"
         elif program.endswith((".js", ".mjs", ".cjs")):
             hint = f" (a JavaScript script runs as 'node {program}')"
+        elif program.startswith("{"):
+            hint = " (the arena replaces only {python} and {address} in a command)"
         raise LaunchError(f"bot {name!r}: cannot start {program!r}: it is not {where}{hint}")
 
 

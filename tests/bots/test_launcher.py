@@ -216,6 +216,12 @@ def test_a_command_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:
             asyncio.run(BotProcess.start("t", str(script), "127.0.0.1:1", "tok", None, LIGHT))
         assert "it is not an executable file (a" in str(info.value)
         assert f"runs as '{runs}{script}')" in str(info.value)
+    # A mistyped placeholder: named, with the ones there are.
+    with pytest.raises(LaunchError) as info:
+        asyncio.run(BotProcess.start("t", "{pyhton} bot.py", "127.0.0.1:1", "tok", None, LIGHT))
+    assert "cannot start '{pyhton}': it is not found in PATH (the arena replaces only {python}" in (
+        str(info.value)
+    )
 
 
 def test_a_bot_that_exits_at_once_is_started_and_ends(tmp_path: Path) -> None:
