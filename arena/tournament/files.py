@@ -29,6 +29,10 @@ def read_toml(path: str | Path, error: type[ValueError]) -> dict[str, Any]:
             data = f.read(MAX_FILE_BYTES + 1)  # not all of /dev/zero or another endless file
         if len(data) > MAX_FILE_BYTES:
             raise error(f"{p}: larger than a file the arena reads ({MAX_FILE_BYTES // 2**20} MiB)")
+        if data.startswith(b"SQLite format 3\0"):
+            raise error(
+                f"{p}: a SQLite database (a ledger?), not a TOML file; give a ledger with --ledger"
+            )
         text = data.decode("utf-8")
     except OSError as exc:
         raise error(f"{p}: cannot read the file: {exc.strerror or exc}") from exc

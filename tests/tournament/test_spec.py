@@ -467,6 +467,19 @@ def test_a_directory_is_unreadable(tmp_path: Path) -> None:
     assert str(info.value).startswith(f"{tmp_path}: cannot read the file")
 
 
+def test_a_ledger_given_as_the_file_is_named_as_one(tmp_path: Path) -> None:
+    """`arena run arena.sqlite` said "not UTF-8 text (byte 99): save it as UTF-8"."""
+    from arena.ledger import Ledger
+
+    path = tmp_path / "arena.sqlite"
+    Ledger(path).close()
+    with pytest.raises(TournamentFileError) as info:
+        load(path)
+    assert str(info.value) == (
+        f"{path}: a SQLite database (a ledger?), not a TOML file; give a ledger with --ledger"
+    )
+
+
 def test_a_file_not_in_utf8(tmp_path: Path) -> None:
     """A file that is not text (here Latin-1 bytes) is reported like any unreadable file, not as a
     UnicodeDecodeError escaping ``load``."""
