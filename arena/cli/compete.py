@@ -267,12 +267,13 @@ def _board(title: str, rows: list[store.BoardLine] | list[pb.LeaderboardRow]) ->
 
 @app.command("leaderboard")
 def leaderboard(
+    ctx: typer.Context,
     server: Annotated[
         str | None,
         typer.Option(
             "--server",
             "-s",
-            help="Ask a running competition (with --token; by default, with a token: "
+            help="Ask a running competition (with --token; with a token and no --ledger: "
             "127.0.0.1:50061, as for submit).",
             envvar="ARENA_COMPETITION",
         ),
@@ -281,14 +282,15 @@ def leaderboard(
         str | None,
         typer.Option(
             envvar="ARENA_AUTHOR_TOKEN",
-            help="Your author token: ask the running competition instead of reading a ledger.",
+            help="Your author token: without --ledger, ask the running competition.",
         ),
     ] = None,
     competition: CompetitionOption = None,
     ledger: LedgerOption = Path(DEFAULT_LEDGER),
 ) -> None:
     """Show the competition's leaderboard by mu - 3 sigma, with versions, authors and status."""
-    if token and not server:
+    ledger_source = ctx.get_parameter_source("ledger")  # typer's own click: compared by name
+    if token and not server and ledger_source is not None and ledger_source.name == "DEFAULT":
         server = "127.0.0.1:50061"  # an author's token, as for submit: the running competition
     if server:
         from arena.wire.v1 import competition_pb2 as pb

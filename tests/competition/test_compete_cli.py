@@ -79,6 +79,16 @@ def test_an_authors_leaderboard_with_a_token_asks_the_running_competition(
 
     monkeypatch.setattr(compete, "_call", call)
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ARENA_LEDGER", raising=False)
     result = CliRunner().invoke(app, ["compete", "leaderboard", "--token", "t"])
     assert asked == [("127.0.0.1:50061", "t")]
     assert "no competition in" not in result.output
+    # The organiser's --ledger is read as before, whatever token is in the environment.
+    Ledger(tmp_path / "l.sqlite").close()
+    result = CliRunner().invoke(
+        app,
+        ["compete", "leaderboard", "--ledger", str(tmp_path / "l.sqlite")],
+        env={"ARENA_AUTHOR_TOKEN": "t"},
+    )
+    assert asked == [("127.0.0.1:50061", "t")]
+    assert result.exit_code == 2 and "no competition in" in result.output
