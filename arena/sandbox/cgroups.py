@@ -69,19 +69,20 @@ class Found:
         return "cpu" in self.folders
 
 
-_found: Found | None = None
+_found: tuple[int, Found] | None = None  # the pid that probed, and what it found
 _lock = threading.Lock()
 _serial = itertools.count(1)
 
 
 def available() -> Found:
-    """Which controllers this arena can make a bot's groups in (probed once: a group is made and
-    removed in each)."""
+    """Which controllers this arena can make a bot's groups in (probed once per process: a group is
+    made and removed in each; a forked child probes again, for a folder of its own that its parent's
+    exit does not take away)."""
     global _found
     with _lock:
-        if _found is None:
-            _found = _probe()
-        return _found
+        if _found is None or _found[0] != os.getpid():
+            _found = (os.getpid(), _probe())
+        return _found[1]
 
 
 def _probe() -> Found:

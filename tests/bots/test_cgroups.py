@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
+import signal
 import subprocess
 import sys
 import time
@@ -250,3 +252,24 @@ def _cpu(pids: set[int]) -> float:
     from arena.sandbox import procs
 
     return sum(procs.cpu_seconds(p) for p in pids)
+
+
+def test_a_forked_child_makes_groups_in_a_folder_of_its_own() -> None:
+    """Its parent's exit removes the parent's folder, and whatever runs in its groups with it."""
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            groups = cgroups.BotGroups(64 * 2**20, 8)
+            os.write(write, str(groups.folders["pids"].parent).encode())
+            groups.remove()
+        finally:
+            os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 60)
+    if not ready:  # never a test that hangs
+        os.kill(child, signal.SIGKILL)
+    with os.fdopen(read) as pipe:
+        folder = pipe.read() if ready else ""
+    os.waitpid(child, 0)
+    assert folder == str(FOUND.folders["pids"].parent / f"{cgroups.PREFIX}{child}")
