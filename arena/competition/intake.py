@@ -116,8 +116,27 @@ async def check(
     if report.ok:
         return Outcome(True, "", "\n".join(lines))
     first = report.mistakes[0]
+    hint = _interpreter_hint(shown or command)
+    if hint:
+        lines.append(hint)
     return Outcome(False, f"the conformance check found {len(report.mistakes)} mistake(s): "
-                   f"{first.kind}", "\n".join(lines))  # fmt: skip
+                   f"{first.kind}{'; ' + hint if hint else ''}", "\n".join(lines))  # fmt: skip
+
+
+# A run line whose program is a bare Python interpreter: in the sandbox that is whatever PATH finds,
+# often a version manager's shim that cannot run there, or a Python without the SDK.
+_BARE_PYTHON = re.compile(r"python(\d+(\.\d+)*)?")
+
+
+def _interpreter_hint(command: str) -> str:
+    """What to change in a run line that names a bare ``python`` ("" for any other)."""
+    words = command.split()
+    if not words or not _BARE_PYTHON.fullmatch(words[0]):
+        return ""
+    return (
+        f"its run line starts with {words[0]!r}: a Python bot runs as '{{python}} FILE', the "
+        "arena's own interpreter with the SDK"
+    )
 
 
 async def _run(command: str, cwd: Path, limits: Limits, seconds: int) -> tuple[bool, str]:

@@ -700,3 +700,25 @@ async def failed_leaves_no_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         assert again.id == two.id
         await until(lambda: comp.submission(two.id).status == store.ACTIVE)
         assert (server.builds / str(two.id) / "bot.py").is_file()
+
+
+@pytest.mark.parametrize(
+    ("shown", "hinted"),
+    [("python bot.py", True), ("python3.11 bot.py", True), ("{python} bot.py", False)],
+)
+def test_a_failed_check_of_a_bare_python_says_to_run_it_with_the_arenas(
+    monkeypatch: pytest.MonkeyPatch, shown: str, hinted: bool
+) -> None:
+    """In the sandbox a bare python is whatever PATH finds there: a version manager's shim failed
+    with its own "No such file or directory", and nothing told the author why."""
+    from arena.bots.conformance import Mistake, Report
+
+    async def failing(command: str, variant: str, **_: object) -> Report:
+        return Report(command, mistakes=[Mistake("crash", "", "the bot never connected")])
+
+    monkeypatch.setattr(intake, "check_bot", failing)
+    outcome = asyncio.run(intake.check("/resolved/cmd", "two-handed", Limits(), 60, shown=shown))
+    hint = "a Python bot runs as '{python} FILE'"
+    assert not outcome.ok
+    assert (hint in outcome.reason, hint in outcome.log) == (hinted, hinted)
+    assert outcome.reason.startswith("the conformance check found 1 mistake(s): crash")
