@@ -46,16 +46,21 @@ class Limits:
     freeze: bool = False  # SIGSTOP the bot while it is not its turn
 
     def __post_init__(self) -> None:
+        """Every problem at once, a line each, each line starting with its field's name."""
+        problems = []
         for name in _SIZES:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
-        if self.cpus > MAX_CPUS:
-            raise ValueError(f"cpus must be at most {MAX_CPUS}, got {self.cpus}")
+                problems.append(f"{name} must be an integer >= 0, got {value!r}")
+            elif name == "cpus" and value > MAX_CPUS:
+                problems.append(f"cpus must be at most {MAX_CPUS}, got {value}")
         if self.sandbox not in MODES:
-            raise ValueError(f"sandbox must be one of {', '.join(MODES)}, got {self.sandbox!r}")
-        if not isinstance(self.freeze, bool):
-            raise ValueError(f"freeze must be true or false, got {self.freeze!r}")
+            problems.append(f"sandbox must be one of {', '.join(MODES)}, got {self.sandbox!r}")
+        freeze: object = self.freeze  # typed bool, but a table may hold anything
+        if not isinstance(freeze, bool):
+            problems.append(f"freeze must be true or false, got {freeze!r}")
+        if problems:
+            raise ValueError("\n".join(problems))
 
     def rlimits(self) -> Rlimits:
         return Rlimits(

@@ -122,11 +122,12 @@ def checked(
         problems.append(("time_control", str(exc)))
     try:
         lim = Limits(**limits.model_dump())
-    except ValueError as exc:  # "<field> must be ...": name the field
-        name = str(exc).split(" ", 1)[0]
-        problems.append(
-            (f"limits.{name}" if name in type(limits).model_fields else "limits", str(exc))
-        )
+    except ValueError as exc:  # a line a problem, "<field> must be ...": name the field
+        for line in str(exc).splitlines():
+            name = line.split(" ", 1)[0]
+            problems.append(
+                (f"limits.{name}" if name in type(limits).model_fields else "limits", line)
+            )
     return tc, lim
 
 

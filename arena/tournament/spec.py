@@ -85,6 +85,7 @@ from arena.tournament.files import (
     PoliciesModel,
     Text,
     TimeControlModel,
+    checked,
     describe_errors,
     entrant_field,
     read_toml,
@@ -332,17 +333,7 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
         problems.append(
             ("challenger", f"only a gauntlet has a challenger (format is {m.format!r})")
         )
-    try:
-        time_control = TimeControl(**m.time_control.model_dump())
-    except ValueError as exc:
-        problems.append(("time_control", str(exc)))
-    try:
-        limits = Limits(**m.limits.model_dump())
-    except ValueError as exc:  # "<field> must be ...": name the field
-        name = str(exc).split(" ", 1)[0]
-        problems.append(
-            (f"limits.{name}" if name in type(m.limits).model_fields else "limits", str(exc))
-        )
+    time_control, limits = checked(problems, m.time_control, m.limits)
     cluster = m.cluster.strip()
     if cluster and (problem := address_problem(cluster)):
         problems.append(("cluster", problem))
@@ -377,7 +368,7 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
                         "then plays the whole suite), or make a longer suite",
                     )
                 )
-    if problems or v is None:
+    if problems or v is None or time_control is None or limits is None:
         return problems, None
     spec = TournamentSpec(
         name=m.name,

@@ -507,6 +507,16 @@ def test_every_problem_of_a_file_is_reported_at_once(tmp_path: Path) -> None:
     assert all(line.startswith(f"{path}: ") for line in lines)
 
 
+def test_every_problem_of_the_limits_is_reported_at_once(tmp_path: Path) -> None:
+    """Those the limits check themselves (beyond their types) came one per run."""
+    path = write(tmp_path, 'name = "T"\n[limits]\nsandbox = "docker"\ncpus = 5000\n' + TWO)
+    with pytest.raises(TournamentFileError) as info:
+        load(path)
+    lines = str(info.value).splitlines()
+    assert [line.split(": ")[1] for line in lines] == ["limits.cpus", "limits.sandbox"]
+    assert "cpus must be at most 1024, got 5000" in lines[0]
+
+
 def test_counts_are_bounded(tmp_path: Path) -> None:
     """A slip such as 10**12 deals is refused at once, before any schedule is built."""
     with pytest.raises(TournamentFileError, match=r"deals_per_pairing: expected an integer <= "):
