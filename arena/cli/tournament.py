@@ -221,29 +221,37 @@ def _run_with_bar(runner: tournament_runner.TournamentRunner) -> int:
 
 
 def _run_with_lines(runner: tournament_runner.TournamentRunner, every: float) -> int:
-    """Without a terminal: a plain line at a steady pace (and one at the end), flushed at once."""
+    """Without a terminal: a plain line at a steady pace (and one at the end, unless the last line
+    said the same: a resumed run that had nothing left to play printed its one line twice), flushed
+    at once."""
     start = time.monotonic()
     last = [-every]
+    said = [""]  # the counts of the last line printed
 
-    def line(p: tournament_runner.Progress) -> str:
-        elapsed = int(time.monotonic() - start)
+    def counts(p: tournament_runner.Progress) -> str:
         return (
-            f"[{elapsed // 3600:d}:{elapsed // 60 % 60:02d}:{elapsed % 60:02d}] {runner.spec.name}: "
-            f"{p.done}/{p.planned or '?'} games, {p.running} running, {p.failures} bot failures, "
-            f"{p.errors} errors"
+            f"{runner.spec.name}: {p.done}/{p.planned or '?'} games, {p.running} running, "
+            f"{p.failures} bot failures, {p.errors} errors"
         )
+
+    def say(p: tournament_runner.Progress) -> None:
+        elapsed = int(time.monotonic() - start)
+        said[0] = counts(p)
+        stamp = f"[{elapsed // 3600:d}:{elapsed // 60 % 60:02d}:{elapsed % 60:02d}]"
+        print(f"{stamp} {said[0]}", flush=True)
 
     def show(p: tournament_runner.Progress) -> None:
         now = time.monotonic()
         if now - last[0] >= every:
             last[0] = now
-            print(line(p), flush=True)
+            say(p)
 
     runner.on_progress = show
     try:
         return asyncio.run(runner.run())
     finally:
-        print(line(runner.progress), flush=True)
+        if counts(runner.progress) != said[0]:
+            say(runner.progress)
 
 
 def elo_cells(line: PairingLine) -> tuple[str, str]:

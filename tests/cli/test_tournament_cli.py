@@ -63,6 +63,8 @@ def test_run_again_resumes_and_plays_nothing(
     assert result.exit_code == 0, result.output
     assert "resumed: 2 game(s)" in result.stdout
     assert rows(ledger, "SELECT id, key, outcome FROM games ORDER BY id") == before
+    progress = [line for line in result.stdout.splitlines() if "2/2 games" in line]
+    assert len(progress) == 1, progress  # not the same line again at the end
 
 
 @pytest.mark.parametrize(
