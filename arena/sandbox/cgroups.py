@@ -44,7 +44,11 @@ OPTIONAL = ("cpu",)  # used where it can be
 PREFIX = "bezique-arena-"
 # The shell that puts itself in the groups named by its arguments, then executes the command after
 # "--": every descendant of the bot is born in them.
-_JOIN = 'for g; do shift; [ "$g" = -- ] && break; echo $$ > "$g" || exit 125; done; exec "$@"'
+_JOIN = (
+    'for g; do shift; [ "$g" = -- ] && break; echo $$ > "$g" || '
+    '{ echo "arena: the bot could not join its control group ($g)" >&2; exit 125; }; done; '
+    'exec "$@"'
+)
 SHELL = "/bin/sh"
 
 

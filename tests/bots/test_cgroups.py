@@ -273,3 +273,27 @@ def test_a_forked_child_makes_groups_in_a_folder_of_its_own() -> None:
         folder = pipe.read() if ready else ""
     os.waitpid(child, 0)
     assert folder == str(FOUND.folders["pids"].parent / f"{cgroups.PREFIX}{child}")
+
+
+def test_a_bot_that_cannot_join_its_groups_never_runs_and_says_why(tmp_path: Path) -> None:
+    groups = cgroups.BotGroups(64 * 2**20, 8)
+    try:
+        argv = groups.join_argv()
+        joined = subprocess.run(
+            [*argv, sys.executable, "-c", "print(open('/proc/self/cgroup').read())"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert f"/{groups.folders['pids'].name}\n" in joined.stdout
+        gone = tmp_path / "gone" / "cgroup.procs"
+        refused = subprocess.run(
+            [*argv[:4], str(gone), "--", sys.executable, "-c", "print('ran')"],
+            capture_output=True,
+            text=True,
+        )
+        assert refused.returncode == 125
+        assert "ran" not in refused.stdout
+        assert f"the bot could not join its control group ({gone})" in refused.stderr
+    finally:
+        groups.remove()
