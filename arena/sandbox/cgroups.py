@@ -33,11 +33,12 @@ import contextlib
 import itertools
 import os
 import re
-import signal
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from arena.sandbox import procs
 
 CONTROLLERS = ("memory", "pids")  # needed: without both, no groups at all
 OPTIONAL = ("cpu",)  # used where it can be
@@ -126,11 +127,16 @@ def _probe() -> Found:
 def _leave(bases: list[Path]) -> None:
     """At the arena's exit: remove its folder of groups (each empty by then, or swept later)."""
     for base in bases:
-        with contextlib.suppress(OSError):
-            for group in base.iterdir():
-                if group.is_dir():
-                    _remove(group)
-            base.rmdir()
+        _remove_all(base)
+
+
+def _remove_all(base: Path) -> None:
+    """Remove an arena's folder of groups, killing whatever still runs in them."""
+    with contextlib.suppress(OSError):
+        for group in base.iterdir():
+            if group.is_dir():
+                _remove(group)
+        base.rmdir()
 
 
 def _own_groups() -> dict[str, str]:
@@ -163,23 +169,8 @@ def _sweep(parent: Path) -> None:
     with contextlib.suppress(OSError):
         for folder in parent.iterdir():
             match = re.fullmatch(re.escape(PREFIX) + r"(\d+)", folder.name)
-            if folder.name == mine or match is None or _running(int(match.group(1))):
-                continue
-            for group in folder.iterdir():
-                if group.is_dir():
-                    _remove(group)
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+            if folder.name != mine and match is not None and not procs.alive(int(match.group(1))):
+                _remove_all(folder)
 
 
 class BotGroups:
@@ -222,7 +213,6 @@ class BotGroups:
                 with contextlib.suppress(OSError):
                     folder.rmdir()
             raise
-        self.memory_bytes = memory_bytes
 
     def join_argv(self) -> list[str]:
         """The start of the bot's command line: it joins the groups, then executes the rest."""
@@ -231,11 +221,7 @@ class BotGroups:
 
     def members(self) -> set[int]:
         """Every process in the groups now."""
-        found: set[int] = set()
-        for folder in self.folders.values():
-            with contextlib.suppress(OSError, ValueError):
-                found.update(int(p) for p in (folder / "cgroup.procs").read_text().split())
-        return found
+        return {pid for folder in self.folders.values() for pid in _in(folder)}
 
     def out_of_memory(self) -> bool:
         """Whether the kernel has killed a process of the bot for passing its memory."""
@@ -253,16 +239,18 @@ class BotGroups:
             _remove(folder)
 
 
+def _in(folder: Path) -> list[int]:
+    """The processes in one group now (none once it is gone)."""
+    try:
+        return [int(p) for p in (folder / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
 def _remove(folder: Path) -> None:
     deadline = time.monotonic() + 2.0
     while True:
-        try:
-            pids = [int(p) for p in (folder / "cgroup.procs").read_text().split()]
-        except (OSError, ValueError):
-            pids = []
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+        procs.kill_all(_in(folder))
         try:
             folder.rmdir()
             return
