@@ -234,6 +234,7 @@ async def _serve(
     found: Probe,
     logs_max_mb: int,
 ) -> None:
+    from arena.bots.logs import LogFolder
     from arena.service.server import create_server
 
     server, _, manager = await create_server(
@@ -245,7 +246,8 @@ async def _serve(
         limits=limits,
         deal_key=deal_key,
     )
-    manager.logs_max_bytes = logs_max_mb * 1024 * 1024
+    if logs is not None:
+        manager.log_folder = LogFolder(logs, logs_max_mb * 1024 * 1024)
     written: Path | None = None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

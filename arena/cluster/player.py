@@ -56,8 +56,7 @@ class ClusterPlayer:
     ) -> None:
         self.cluster = cluster
         self.logs_dir = logs_dir  # the bots' logs, brought back from the nodes
-        self.logs_max_bytes = 0  # ... held to this size (0: no bound; see arena.bots.logs)
-        self._log_folder: LogFolder | None = None
+        self.log_folder: LogFolder | None = None  # ... held to a size (see arena.bots.logs)
         # What every game shares; set once the tournament is registered (its deal secret known).
         self.rules = rules
         self.hidden: tuple[str, ...] = ()  # paths a node never shows a bot (the ledger)
@@ -254,11 +253,8 @@ class ClusterPlayer:
             if "/" in name or name.startswith("."):  # names the node's referee made; still, checked
                 continue
             (self.logs_dir / name).write_bytes(data)
-        if self.logs_max_bytes:
-            if self._log_folder is None:
-                self._log_folder = LogFolder(self.logs_dir, self.logs_max_bytes)
-            if self._log_folder.due():
-                self._log_folder.prune()
+        if self.log_folder is not None and self.log_folder.due():
+            self.log_folder.prune()
 
 
 def _first_line(exc: BaseException) -> str:

@@ -101,7 +101,12 @@ class CompetitionServer:
         self.bundles = bundles.Store(data_dir / "bundles")
         self.builds = data_dir / "builds"
         self.logs_dir = logs_dir
-        self.logs_max_bytes = logs_max_mb * 1024 * 1024  # the logs' folder held to it (0: no bound)
+        # The logs' folder held to its size, by the referee and by the cluster's player alike.
+        self.log_folder = (
+            bot_logs.LogFolder(logs_dir, logs_max_mb * 1024 * 1024)
+            if logs_dir is not None
+            else None
+        )
         self.say = on_event or (lambda text: None)
         self.pool = Pool()
         self.entries: dict[int, Entry] = {}  # by entrant id
@@ -157,7 +162,7 @@ class CompetitionServer:
         # Never shown to a bot, whatever its command names: the ledger (every deal's secret) and the
         # submitted bundles (every author's files).
         self.manager.hide(*self._hidden())
-        self.manager.logs_max_bytes = self.logs_max_bytes
+        self.manager.log_folder = self.log_folder
         # A submitted command is resolved within its bundle's build (intake.runtime_command): none
         # of its words may name a file of the folder the server runs in.
         self.manager.resolve_from = None
@@ -179,7 +184,7 @@ class CompetitionServer:
                 self.cluster, Shipment(), spec.players, self.logs_dir, rules
             )
             self.cluster_player.hidden = (str(Path(self.ledger.path).resolve()),)
-            self.cluster_player.logs_max_bytes = self.logs_max_bytes
+            self.cluster_player.log_folder = self.log_folder
         from arena.competition.service import serve_submissions
 
         self.submissions, self.submissions_address = await serve_submissions(self)

@@ -92,9 +92,8 @@ class MatchManager:
         self.sockets: BotSockets | None = None
         self.records_dir = records_dir
         self.logs_dir = logs_dir
-        # The bound on the logs' folder of a server that runs for good (0: none; see arena.bots.logs).
-        self.logs_max_bytes = 0
-        self._log_folder: LogFolder | None = None
+        # The logs' folder held to a size, by a server that runs for good (see arena.bots.logs).
+        self.log_folder: LogFolder | None = None
         # The server's policy: the limits and sandbox of a match that names none (every match
         # started through the admin service), and the secret its deals are drawn with.
         self.limits = limits or Limits()
@@ -370,15 +369,9 @@ class MatchManager:
         task.add_done_callback(self._retiring.discard)
 
     async def prune_logs(self) -> None:
-        """Hold the logs' folder to :attr:`logs_max_bytes` (every few seconds at most)."""
-        if self.logs_dir is None or not self.logs_max_bytes:
-            return
-        folder = self._log_folder
-        if folder is None or folder.folder != self.logs_dir:
-            folder = self._log_folder = LogFolder(self.logs_dir, self.logs_max_bytes)
-        folder.max_bytes = self.logs_max_bytes
-        if folder.due():
-            await asyncio.to_thread(folder.prune)
+        """Hold the logs' folder to its size, where it has one (every few seconds at most)."""
+        if self.log_folder is not None and self.log_folder.due():
+            await asyncio.to_thread(self.log_folder.prune)
 
     async def _launch(
         self, entry: MatchEntry, port: StreamPort, spec: PlayerSpec, key: SessionKey
