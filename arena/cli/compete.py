@@ -46,6 +46,9 @@ app = typer.Typer(
 author_app = typer.Typer(help="The competition's authors.", no_args_is_help=True)
 app.add_typer(author_app, name="author")
 
+# Where an author's commands find the competition by default: a competition file's default
+# [server] submissions address.
+DEFAULT_SERVER = "127.0.0.1:50061"
 ServerOption = Annotated[
     str,
     typer.Option(
@@ -274,7 +277,7 @@ def leaderboard(
             "--server",
             "-s",
             help="Ask a running competition (with --token; with a token and no --ledger: "
-            "127.0.0.1:50061, as for submit).",
+            f"{DEFAULT_SERVER}, as for submit).",
             envvar="ARENA_COMPETITION",
         ),
     ] = None,
@@ -291,7 +294,7 @@ def leaderboard(
     """Show the competition's leaderboard by mu - 3 sigma, with versions, authors and status."""
     ledger_source = ctx.get_parameter_source("ledger")  # typer's own click: compared by name
     if token and not server and ledger_source is not None and ledger_source.name == "DEFAULT":
-        server = "127.0.0.1:50061"  # an author's token, as for submit: the running competition
+        server = DEFAULT_SERVER  # an author's token, as for submit: the running competition
     if server:
         from arena.wire.v1 import competition_pb2 as pb
 
@@ -431,7 +434,7 @@ def submit(
         Path,
         typer.Argument(help="The bot's folder (with its arena-bot.toml) or a .tar.gz of it."),
     ],
-    server: ServerOption = "127.0.0.1:50061",
+    server: ServerOption = DEFAULT_SERVER,
     token: TokenOption = "",
     wait: Annotated[
         bool, typer.Option(help="Wait until it is in play or has failed, and show why.")
@@ -492,7 +495,7 @@ def submit(
 
 
 @app.command("submissions")
-def submissions(server: ServerOption = "127.0.0.1:50061", token: TokenOption = "") -> None:
+def submissions(server: ServerOption = DEFAULT_SERVER, token: TokenOption = "") -> None:
     """List your submissions with their status and reason."""
     from arena.wire.v1 import competition_pb2 as pb
 
@@ -517,7 +520,7 @@ def submissions(server: ServerOption = "127.0.0.1:50061", token: TokenOption = "
 @app.command("log")
 def log(
     submission: Annotated[int, typer.Argument(help="The submission's id.")],
-    server: ServerOption = "127.0.0.1:50061",
+    server: ServerOption = DEFAULT_SERVER,
     token: TokenOption = "",
 ) -> None:
     """Print a submission's build and conformance-check log."""
@@ -536,7 +539,7 @@ def log(
 @app.command("withdraw")
 def withdraw(
     bot: Annotated[str, typer.Argument(help="Your bot's name.")],
-    server: ServerOption = "127.0.0.1:50061",
+    server: ServerOption = DEFAULT_SERVER,
     token: TokenOption = "",
 ) -> None:
     """Take your bot out of play (its games and rating history stay)."""
@@ -555,7 +558,7 @@ def remote(
     bot: Annotated[str, typer.Argument(help="Your bot's name.")],
     version: Annotated[str, typer.Option(help="Its version.")],
     language: Annotated[str, typer.Option(help="A label for the leaderboard.")] = "remote",
-    server: ServerOption = "127.0.0.1:50061",
+    server: ServerOption = DEFAULT_SERVER,
     token: TokenOption = "",
 ) -> None:
     """Register a bot that runs on your own machine: it dials in with the printed token and waits for
