@@ -17,7 +17,9 @@ In both, the resource limits are set by an exec wrapper (util-linux ``prlimit``)
 instruction, so that a child it forks at once is bound too (the arena cannot run Python between fork
 and exec: it has gRPC threads), and the bot dies with the arena: bubblewrap's ``--die-with-parent``
 (its PID namespace takes every descendant with it), or in light mode a parent-death signal set by
-``setpriv --pdeathsig`` (a small Python wrapper does both jobs where util-linux is missing).
+``setpriv --pdeathsig`` (a small Python wrapper does both jobs where util-linux is missing). Those
+command lines are built in :mod:`arena.sandbox.commands`; the control groups that hold a bot's
+processes together, in :mod:`arena.sandbox.cgroups`.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from arena.sandbox import cgroups, mounts, procs, runtime, seccomp, uids, workspace
+from arena.sandbox import cgroups, commands, mounts, procs, runtime, seccomp, uids, workspace
 from arena.scratch import run_dir, scratch_dir
 
 T = TypeVar("T")
@@ -183,7 +185,7 @@ def _try_isolation() -> tuple[bool, str]:
         layout.layout(Rlimits().home_bytes, None if lease else Rlimits().home_bytes)
         fd = seccomp.filter_fd()  # as a bot's: a kernel that cannot load it is no isolation
         fds = (fd,) if fd is not None else ()
-        argv = _isolated_argv(
+        argv = commands.isolated_argv(
             [true], Rlimits(), lease.uid if lease else None, layout, seccomp_fd=fd
         )
         done = subprocess.run(
@@ -200,21 +202,6 @@ def _try_isolation() -> tuple[bool, str]:
         why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
         return False, f"bubblewrap cannot make its namespaces here ({why})"
     return True, "bubblewrap works"
-
-
-# The kernel's OOM killer takes the process of the highest badness, and this makes a bot's the highest:
-# a machine that runs out of memory (a bot that leaks, in many processes) loses bots before the
-# referee, its ledger or anything else. Every process a bot starts inherits it. It is no bound: the
-# kernel lets any process lower its own adjustment again (to 0 at most: its parent's, the arena's),
-# which makes a bot an ordinary process again, and no more.
-OOM_SCORE_ADJ = 1000
-
-
-def _oom_first() -> list[str]:
-    """The start of a bot's command line that gives it :data:`OOM_SCORE_ADJ` (util-linux's choom,
-    which then executes the rest; nothing where it is missing)."""
-    choom = shutil.which("choom")
-    return [choom, "-n", str(OOM_SCORE_ADJ), "--"] if choom else []
 
 
 def _tools_needed() -> tuple[str, ...]:
@@ -515,8 +502,8 @@ def _confined(
         fd = seccomp.filter_fd()
         try:
             full = [
-                *_oom_first(),
-                *_isolated_argv(
+                *commands.oom_first(),
+                *commands.isolated_argv(
                     argv, limits, lease.uid if lease else None, shown, chdir, workdir, fd
                 ),
             ]
@@ -542,89 +529,6 @@ def _named(argv: Sequence[str], env: Mapping[str, str], workdir: Path | None) ->
     return runtime.command_folders(program, env)
 
 
-def _isolated_argv(
-    argv: Sequence[str],
-    limits: Rlimits,
-    uid: int | None,
-    shown: mounts.Mounts,
-    chdir: str = mounts.HOME,
-    build: Path | None = None,
-    seccomp_fd: int | None = None,
-) -> list[str]:
-    """The command line of an isolated process. A build's (``build``: its folder, where ``shown``
-    has put a tmpfs, the folder itself bound at :data:`workspace.RESULT`) runs under
-    :mod:`arena.sandbox.workspace`, which starts a further bubblewrap: a PID namespace whose first
-    process is the build's command (every process of the build dies with it), no ``/proc``, and the
-    real folder hidden under an empty tmpfs. ``seccomp_fd``: the filter (:mod:`arena.sandbox.seccomp`)
-    that the bubblewrap executing ``argv`` loads for it."""
-    bwrap = shutil.which("bwrap") or "bwrap"
-    filtered = ["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []
-    prlimit = [shutil.which("prlimit") or "prlimit", *limits.prlimit_args(), "--"]
-    home = ["--size", str(limits.home_bytes)] if limits.home_bytes else []
-    namespaces = [
-        "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-        "--die-with-parent", "--hostname", "bot",
-    ]  # fmt: skip
-    # What runs between the two bubblewraps of a build, and what the inner one adds. No /proc: the
-    # kernel mounts no new one under bubblewrap's, and the outer one shows the processes of the
-    # build's uid outside its namespace, and through them the real folder.
-    alone = [
-        "--unshare-pid", "--as-pid-1", "--size", str(workspace.BLOCK), "--perms", "0555",
-        "--tmpfs", "/proc", "--size", str(workspace.BLOCK), "--perms", "0000", "--tmpfs",
-        workspace.RESULT,
-    ]  # fmt: skip
-    between = workspace.argv(build, limits.home_bytes) if build is not None else []
-    if uid is None and build is not None:
-        # The arena's uid makes both user namespaces; the build's cannot make more.
-        return [
-            *prlimit, bwrap, *namespaces, "--unshare-user", *shown.args, "--chdir", "/", "--",
-            *between, bwrap, "--unshare-user", "--disable-userns", "--die-with-parent",
-            "--dev-bind", "/", "/", *alone, *filtered, "--chdir", chdir, "--", *argv,
-        ]  # fmt: skip
-    if uid is None:
-        # One unprivileged bubblewrap, under the arena's own uid.
-        return [
-            *prlimit, bwrap, *namespaces, "--unshare-user", "--disable-userns", *shown.args,
-            *filtered, "--chdir", chdir, "--", *argv,
-        ]  # fmt: skip
-    # Root: the mounts are made with root's rights (a runtime under a private folder can be shown),
-    # then the bot's uid, without capabilities, makes its own user namespace and its home.
-    drop = [
-        shutil.which("setpriv") or "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-        "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
-    ]  # fmt: skip
-    inner = [
-        bwrap, "--unshare-user", "--disable-userns", "--die-with-parent", "--dev-bind", "/", "/",
-        *home, "--tmpfs", mounts.HOME, *(alone if build is not None else []), *filtered,
-        "--chdir", chdir, "--",
-    ]  # fmt: skip
-    return [
-        bwrap, *namespaces, *shown.args, "--chdir", "/", "--", *drop, *prlimit, *between, *inner,
-        *argv,
-    ]  # fmt: skip
-
-
-# A stand-in for setpriv, prlimit and choom where util-linux is missing: limits, the parent-death
-# signal and the OOM score (where the system has one) set before the bot's program is executed.
-_WRAPPER = """
-import ctypes, os, resource, signal, sys
-parent = int(sys.argv[1])
-for which, value in zip((resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_NPROC,
-                         resource.RLIMIT_FSIZE, resource.RLIMIT_NOFILE), map(int, sys.argv[2].split(","))):
-    if value > 0:
-        resource.setrlimit(which, (value, value))
-try:
-    with open("/proc/self/oom_score_adj", "w") as oom:
-        oom.write(sys.argv[3])
-except OSError:
-    pass
-ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-if os.getppid() != parent:
-    os._exit(1)  # the arena died before the signal was armed
-os.execvp(sys.argv[4], sys.argv[4:])
-"""
-
-
 def _light(
     found: Probe,
     argv: Sequence[str],
@@ -637,17 +541,7 @@ def _light(
     argv = [a.replace("{address}", address) for a in argv]
     workdir = given or scratch_dir("bot-")
     env.update(HOME=str(workdir), TMPDIR=str(workdir), ARENA_ADDRESS=address)
-    setpriv, prlimit = shutil.which("setpriv"), shutil.which("prlimit")
-    if setpriv and prlimit:
-        wrapped = [
-            *_oom_first(), setpriv, "--pdeathsig", "KILL", "--", prlimit, *limits.prlimit_args(),
-            "--",
-        ]  # fmt: skip
-    else:
-        values = ",".join(map(str, limits.values()))
-        wrapped = [
-            sys.executable, "-S", "-c", _WRAPPER, str(os.getpid()), values, str(OOM_SCORE_ADJ),
-        ]  # fmt: skip
+    wrapped = commands.light_wrapper(limits)
     # A given folder is the caller's to remove; a scratch folder goes with the confinement.
     owned = None if given is not None else workdir
     return Confinement(found, [*wrapped, *argv], env, str(workdir), address, owned, None)

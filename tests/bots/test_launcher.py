@@ -291,11 +291,11 @@ def test_limits_hold_from_the_first_instruction(tmp_path: Path) -> None:
 def test_limits_hold_without_util_linux(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Where setpriv and prlimit are missing, a small Python wrapper sets the limits (and the
     parent-death signal) before the bot's program runs."""
-    from arena.sandbox import core
+    from arena.sandbox import commands
 
     real = shutil.which
     monkeypatch.setattr(
-        core.shutil,
+        commands.shutil,
         "which",
         lambda name, *a, **k: None if name in ("setpriv", "prlimit") else real(name, *a, **k),
     )
@@ -328,12 +328,12 @@ def test_a_light_bot_is_the_first_the_oom_killer_takes(
 ) -> None:
     """A machine out of memory loses a bot before the arena: its OOM score adjustment is the highest,
     set by choom, or by the wrapper where util-linux is missing; the arena's own is untouched."""
-    from arena.sandbox import core
+    from arena.sandbox import commands
 
     if not util_linux:
         real = shutil.which
         monkeypatch.setattr(
-            core.shutil,
+            commands.shutil,
             "which",
             lambda name, *a, **k: (
                 None if name in ("setpriv", "prlimit", "choom") else real(name, *a, **k)
@@ -342,8 +342,8 @@ def test_a_light_bot_is_the_first_the_oom_killer_takes(
     own = Path("/proc/self/oom_score_adj").read_text()
     cmd = _script(tmp_path, "oom.py", OOM_PROBE)
     _, out = asyncio.run(_run(cmd, tmp_path, Limits(sandbox="none")))
-    assert f"oom {core.OOM_SCORE_ADJ}" in out
-    assert core.OOM_SCORE_ADJ == 1000  # the most the kernel takes
+    assert f"oom {commands.OOM_SCORE_ADJ}" in out
+    assert commands.OOM_SCORE_ADJ == 1000  # the most the kernel takes
     assert Path("/proc/self/oom_score_adj").read_text() == own
 
 
