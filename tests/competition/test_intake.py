@@ -5,123 +5,27 @@ version that comes meanwhile is never undone by an intake that goes on."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import io
 import os
 import shlex
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import textwrap
-import time
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
+from intake_helpers import Gates, bundle, run, running, until
 
 from arena.bots.limits import Limits
 from arena.competition import bundles, intake
-from arena.competition.server import CompetitionServer, SubmissionError
-from arena.competition.spec import parse
-from arena.ledger import Ledger, LedgerError
+from arena.competition.server import SubmissionError
+from arena.ledger import LedgerError
 from arena.ledger import competitions as store
 from arena.sandbox import probe
 
-TIMEOUT = 20.0
 NOBODY = 65534  # a uid of no one's, to build as when the tests run as root
 EXAMPLE = Path(__file__).resolve().parents[2] / "competitions" / "examples" / "python-bot"
-
-
-def bundle(
-    version: str, extra: bytes = b"", run: str = "{python} bot.py", name: str = "b"
-) -> bytes:
-    """A bundle of the bot ``name`` (its manifest, with ``extra`` appended, and a bot.py)."""
-    manifest = f'name = "{name}"\nversion = "{version}"\nlanguage = "python"\nrun = "{run}"\n'
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in ((bundles.MANIFEST, manifest.encode() + extra), ("bot.py", b"pass\n")):
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
-class Gates:
-    """Stands in for the build: each version's build waits until the test opens its gate (all open
-    unless closed). The conformance check passes at once."""
-
-    def __init__(self) -> None:
-        self.closed: dict[str, asyncio.Event] = {}
-        self.started: list[str] = []
-        self.errors: dict[str, Exception] = {}  # the build of these versions raises
-
-    def close(self, version: str) -> None:
-        self.closed[version] = asyncio.Event()
-
-    def open(self, version: str) -> None:
-        self.closed[version].set()
-
-    async def build(
-        self, manifest: bundles.Manifest, source: Path, into: Path, limits: Limits, seconds: int
-    ) -> intake.Outcome:
-        self.started.append(manifest.version)
-        if manifest.version in self.closed:
-            await self.closed[manifest.version].wait()
-        if manifest.version in self.errors:
-            raise self.errors[manifest.version]
-        return intake.Outcome(True, "", f"built {manifest.version}")
-
-    async def check(
-        self,
-        command: str,
-        variant: str,
-        limits: Limits,
-        seconds: int,
-        hide: object = (),
-        shown: str | None = None,
-    ) -> intake.Outcome:
-        return intake.Outcome(True, "", "checked")
-
-
-@contextlib.asynccontextmanager
-async def running(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gates: Gates, **submissions: int
-) -> AsyncIterator[tuple[CompetitionServer, store.Competitions, store.Author]]:
-    """A competition server whose build and check are ``gates``' (``submissions``: its settings of
-    that name), with one author: ada."""
-    monkeypatch.setattr(intake, "build", gates.build)
-    monkeypatch.setattr(intake, "check", gates.check)
-    led = Ledger(tmp_path / "ledger.sqlite")
-    spec = parse(
-        {
-            "name": "Intake",
-            "server": {"submissions": "127.0.0.1:0", "bots": "127.0.0.1:0"},
-            "submissions": submissions,
-        }
-    )
-    server = CompetitionServer(spec, led, tmp_path / "data")
-    await server.start()
-    try:
-        comp = store.Competitions(led)
-        comp.add_author(server.cid, "ada")
-        yield server, comp, comp.authors(server.cid)[0]
-    finally:
-        await server.stop()
-        led.close()
-
-
-async def until(check: Callable[[], bool], state: Callable[[], object] = str) -> None:
-    deadline = time.monotonic() + TIMEOUT
-    while not check():
-        assert time.monotonic() < deadline, f"timed out; last seen: {state()}"
-        await asyncio.sleep(0.05)
-
-
-def run(test: Callable[..., Any], *args: Any) -> None:
-    asyncio.run(asyncio.wait_for(test(*args), 3 * TIMEOUT))
 
 
 def test_a_bot_withdrawn_during_its_build_stays_out_of_play(
@@ -142,173 +46,6 @@ async def withdrawn_during_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         now = comp.submission(sub.id)
         assert (now.status, now.reason) == (store.WITHDRAWN, "withdrawn by its author")
         assert now.entrant_id is None and not server.entries
-
-
-def test_an_authors_intakes_are_taken_one_at_a_time_and_never_hold_up_anothers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    run(one_intake_per_author, tmp_path, monkeypatch)
-
-
-async def one_intake_per_author(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Four submissions of one author whose builds slept for ever held both intake places, and
-    another author's waited 234 s. An author's second version now waits for their first, holding
-    no place meanwhile; another author's is built at once. The first, passed, is then replaced by
-    the second (the ledger keeps the later version in play whichever passes first: test_store)."""
-    gates = Gates()
-    async with running(tmp_path, monkeypatch, gates) as (server, comp, ada):
-        gates.close("1")
-        await server.submit(ada, bundle("1"))
-        two = await server.submit(ada, bundle("2"))
-        comp.add_author(server.cid, "bob")
-        bob = comp.authors(server.cid)[1]
-        other = await server.submit(bob, bundle("c1", name="c"))
-        await until(lambda: comp.submission(other.id).status == store.ACTIVE)
-        assert gates.started == ["1", "c1"], "ada's second waits for her first"
-        gates.open("1")
-        await until(lambda: comp.submission(two.id).status == store.ACTIVE)
-        await until(lambda: not server._tasks)
-        assert gates.started == ["1", "c1", "2"]
-        assert [(s.version, s.status, s.reason) for s in comp.submissions(server.cid, ada.id)] == [
-            ("1", store.REPLACED, "replaced by version 2"),
-            ("2", store.ACTIVE, ""),
-        ]
-        await server._refresh()
-        assert sorted(e.submission.version for e in server.entries.values()) == ["2", "c1"]
-
-
-def test_an_author_has_at_most_max_pending_submissions_in_intake(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    run(max_pending, tmp_path, monkeypatch)
-
-
-async def max_pending(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Submissions waiting to be built are capped per author (each takes an intake's time and a
-    bundle's disk); one that finishes, or is withdrawn, makes room."""
-    gates = Gates()
-    async with running(tmp_path, monkeypatch, gates, max_pending=2) as (server, comp, ada):
-        for version in ("1", "2", "3"):
-            gates.close(version)
-        await server.submit(ada, bundle("1"))
-        await server.submit(ada, bundle("2", name="other"))
-        with pytest.raises(SubmissionError) as info:
-            await server.submit(ada, bundle("3"))
-        assert str(info.value) == (
-            "you have 2 submission(s) still to be built and checked, the most allowed "
-            "(max_pending = 2); wait for one to finish (arena compete submissions), or withdraw "
-            "its bot"
-        )
-        assert await server.withdraw(ada, "other") == 1
-        three = await server.submit(ada, bundle("3"))
-        for version in ("1", "2", "3"):
-            gates.open(version)
-        await until(lambda: comp.submission(three.id).status == store.ACTIVE)
-
-
-def test_an_author_makes_at_most_max_submissions_per_day(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    run(max_per_day, tmp_path, monkeypatch)
-
-
-async def max_per_day(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every submission stays in the ledger with its log, a failed one too: new versions and
-    failing bundles grew it without end. Over the last 24 hours an author has at most
-    max_submissions_per_day, of either kind; older ones no longer count, and another author's
-    never do."""
-    gates = Gates()
-    async with running(tmp_path, monkeypatch, gates, max_submissions_per_day=2) as (
-        server,
-        comp,
-        ada,
-    ):
-        await server.register_remote(ada, "r", "1", "python")
-        gates.errors["1"] = OSError("no room")
-        failed = await server.submit(ada, bundle("1"))
-        await until(
-            lambda: comp.submission(failed.id).status == store.FAILED
-        )  # counted all the same
-        why = (
-            "you have made 2 submissions in the last 24 hours, the most allowed "
-            "(max_submissions_per_day = 2); try again later"
-        )
-        with pytest.raises(SubmissionError) as info:
-            await server.register_remote(ada, "r", "2", "python")
-        assert str(info.value) == why
-        with pytest.raises(SubmissionError) as info:
-            await server.submit(ada, bundle("2"))
-        assert str(info.value) == why
-        comp.add_author(server.cid, "bob")
-        await server.register_remote(comp.authors(server.cid)[1], "s", "1", "python")
-        await until(lambda: not server._tasks)
-        with comp.ledger.transaction():  # a day and a minute later
-            comp.conn.execute(
-                "UPDATE submissions SET submitted_at = ? WHERE author_id = ?",
-                ("2000-01-01T00:00:00+00:00", ada.id),
-            )
-        await server.register_remote(ada, "r", "2", "python")
-        assert [s.version for s in comp.submissions(server.cid, ada.id)] == ["1", "1", "2"]
-
-
-def test_an_author_has_at_most_max_bots_per_author_and_registrations_share_refreshes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    run(max_bots, tmp_path, monkeypatch)
-
-
-async def max_bots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """One author registered 2,410 remote entrants, every one on the board, each registration a
-    full refresh on the ledger's thread (games recorded fell from 19 to 1-3 per 10 s). Bots are
-    capped per author, bundles and remote entrants together (a new version is no new bot), and
-    registrations that come together share one refresh."""
-    from arena.competition import server as server_module
-
-    monkeypatch.setattr(server_module, "REFRESH_SECONDS", 3600.0)  # no refresh but the calls'
-    gates = Gates()
-    async with running(tmp_path, monkeypatch, gates, max_bots_per_author=3) as (server, comp, ada):
-        await server.submit(ada, bundle("1"))
-        await server.register_remote(ada, "r1", "1", "python")
-        await server.register_remote(ada, "r2", "1", "python")
-        why = (
-            "you have 3 bots in play or in intake, the most allowed (max_bots_per_author = 3); "
-            "withdraw one first (arena compete withdraw BOT)"
-        )
-        with pytest.raises(SubmissionError) as info:
-            await server.register_remote(ada, "r3", "1", "python")
-        assert str(info.value) == why
-        with pytest.raises(SubmissionError) as info:
-            await server.submit(ada, bundle("1", name="c"))
-        assert str(info.value) == why
-        await server.register_remote(ada, "r2", "2", "python")  # a new version: no new bot
-        assert await server.withdraw(ada, "r2") == 1
-        await server.register_remote(ada, "r3", "1", "python")
-        await until(lambda: not server._tasks)
-
-        # Registrations while a refresh is under way wait for one more, shared by all of them.
-        comp.add_author(server.cid, "bob")
-        bob = comp.authors(server.cid)[1]
-        refreshes: list[int] = []
-        gate = asyncio.Event()
-        refresh = server._refresh
-
-        async def counted() -> None:
-            refreshes.append(1)
-            await gate.wait()
-            await refresh()
-
-        monkeypatch.setattr(server, "_refresh", counted)
-        first = asyncio.ensure_future(server.register_remote(bob, "s0", "1", "python"))
-        await until(lambda: len(refreshes) == 1)
-        rest = [
-            asyncio.ensure_future(server.register_remote(bob, f"s{i}", "1", "python"))
-            for i in (1, 2)
-        ]
-        await until(lambda: len(comp.submissions(server.cid, bob.id)) == 3)
-        gate.set()
-        await asyncio.gather(first, *rest)
-        assert len(refreshes) == 2
-        assert {e.submission.bot for e in server.entries.values()} >= {"s0", "s1", "s2"}
 
 
 def test_an_error_of_the_arenas_fails_the_submission_with_a_reason(

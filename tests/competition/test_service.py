@@ -10,7 +10,7 @@ from typing import Any
 
 import grpc
 import pytest
-from test_intake import Gates, bundle, run, running, until
+from intake_helpers import Gates, bundle, run, running, until
 
 from arena.competition import service
 from arena.wire.v1 import competition_pb2 as pb
