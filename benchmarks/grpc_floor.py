@@ -4,16 +4,20 @@
 (in the bots'), the client writing a Reply's worth of bytes and the server answering with a
 DecisionRequest's. (c) The same messages between a server process and two client processes that take
 turns in the order the seats of a real two-handed game do: the server writes to the seat to act and
-reads its answer straight from the stream. Both listen on TCP and on a Unix socket (the sandboxed
-bots' transport). ``referee.py`` starts the processes:
+reads its answer straight from the stream. With ``--protocol``, (c) speaks the bots' protocol: the
+server writes the serialised DecisionRequests of a real game, in turn, and each client parses every
+request and answers a Reply naming its first legal action, as ``trivial_bot.py`` does (the work every
+bot must do, which a ping-pong of raw bytes leaves out). Both listen on TCP and on a Unix socket (the
+sandboxed bots' transport). ``referee.py`` starts the processes:
 
     python benchmarks/grpc_floor.py echo-server --answer-size N --socket PATH
-    python benchmarks/grpc_floor.py seats-server --answer-size N --order 0110... --seconds S --socket PATH
-    python benchmarks/grpc_floor.py seats-client ADDRESS --seat K --message-size N
+    python benchmarks/grpc_floor.py seats-server --answer-size N --seed K --seconds S --socket PATH [--protocol] [--split]
+    python benchmarks/grpc_floor.py seats-client ADDRESS --seat K --message-size N [--protocol]
 
 A server prints its TCP port first; the seats' server then times its exchanges and prints
-``exchanges N seconds T cpu C loop L`` (C: its own CPU seconds, every thread; L: its event loop's
-thread's alone).
+``exchanges N seconds T cpu C loop L trip P`` (C: its own CPU seconds, every thread; L: its event
+loop's thread's alone; P, with ``--split``: the median microseconds from starting a write to having
+the answer, else 0).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import contextlib
 import itertools
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -37,8 +42,11 @@ import arena  # noqa: F401
 # isort: split
 import grpc
 
-from arena.game import GameState, variant
+from arena.game import Action, GameState, Observation, observe, variant
+from arena.referee import Decision
 from arena.sandbox import procs
+from arena.service.ports import request_bytes
+from arena.wire.v1 import bot_pb2
 
 ME = [sys.executable, os.path.abspath(__file__)]
 ECHO_METHOD = "/bench.Echo/Play"
@@ -156,63 +164,130 @@ async def ping_pong(address: str, trips: int, message_size: int) -> None:
 SEATS_METHOD = "/bench.Seats/Play"
 
 
-def seat_order(seed: int = 1) -> str:
-    """The seats to act at each decision of a two-handed game between first-legal players ("0110...")."""
+class Step(NamedTuple):
+    """A decision of a scripted game: who acts, what they see, what they may do."""
+
+    seat: int
+    member: int
+    observation: Observation
+    legal: tuple[Action, ...]
+
+
+def game_script(seed: int = 1) -> tuple[list[Step], GameState]:
+    """Every decision of a two-handed game between first-legal players (each seat's view with the
+    public events new to it, as the referee sends them), and the game's end."""
     state = GameState.new(variant("two-handed"), seed=seed)
-    order = []
+    seen = [0, 0]
+    steps = []
     while not state.is_terminal():
-        order.append(str(state.to_act))
-        state.apply(state.legal_actions()[0])
-    return "".join(order)
+        seat = state.to_act
+        legal = tuple(state.legal_actions())
+        member = state.deciding_member()
+        steps.append(Step(seat, member, observe(state, seat, log_from=seen[seat]), legal))
+        seen[seat] = len(state.log)
+        state.apply(legal[0])
+    return steps, state
 
 
-async def seats_server(answer_size: int, order: str, seconds: float, socket_path: str) -> None:
+def step_request(request_id: int, step: Step) -> bytes:
+    """A scripted decision's DecisionRequest, serialised as the referee's port sends it."""
+    decision = Decision(
+        request_id, "m1-0123abcd", 0, step.seat, step.member, step.observation, step.legal,
+        1000, 10_000,
+    )  # fmt: skip
+    return request_bytes(decision)
+
+
+async def seats_server(
+    answer_size: int,
+    seed: int,
+    seconds: float,
+    socket_path: str,
+    protocol: bool = False,
+    split: bool = False,
+) -> None:
     """A grpc.aio server that waits for two clients (each names its seat in its first message), then
-    for ``seconds`` writes ``answer_size`` bytes to the seat whose turn it is in ``order`` (cycled)
-    and reads its answer, from one task, straight from the streams. It prints its TCP port, then
-    ``exchanges N seconds T cpu C loop L`` (C: its own CPU seconds, every thread; L: its event
-    loop's thread's alone), and ends."""
-    answer = b"r" * answer_size
+    for ``seconds`` writes ``answer_size`` bytes (with ``protocol``, the game's next serialised
+    request) to the seat whose turn it is in the game of ``seed`` (:func:`game_script`, cycled) and reads its answer, from one task,
+    straight from the streams. It prints its TCP port, then ``exchanges N seconds T cpu C loop L
+    trip P`` (C: its own CPU seconds, every thread; L: its event loop's thread's alone; P, with
+    ``split``: the median microseconds from starting a write to having the answer, else 0), and
+    ends."""
+    steps = game_script(seed)[0]
+    if protocol:
+        answers = itertools.cycle([step_request(i, step) for i, step in enumerate(steps, 1)])
+    else:
+        answers = itertools.cycle([b"r" * answer_size])
     seats: dict[int, Any] = {}
     both = asyncio.Event()
     finished = asyncio.Event()
 
     async def play(requests: AsyncIterator[bytes], context: Any) -> None:
         hello = await context.read()
-        seats[int(hello)] = context
+        seat = bot_pb2.BotMessage.FromString(hello).hello.name if protocol else hello
+        seats[int(seat)] = context
         if len(seats) == 2:
             both.set()
         await finished.wait()
 
     server = await bench_server("bench.Seats", play, socket_path)
     await asyncio.wait_for(both.wait(), 120)
-    turns = itertools.cycle([seats[int(seat)] for seat in order])
+    turns = itertools.cycle([seats[step.seat] for step in steps])
 
     async def exchange() -> object:
         context = next(turns)
-        await context.write(answer)
+        await context.write(next(answers))
         return await context.read()
+
+    trips: list[float] = []
+
+    async def timed_exchange() -> object:
+        start = time.perf_counter()
+        answer = await exchange()
+        trips.append(time.perf_counter() - start)
+        return answer
 
     cpu = [0.0, 0.0]
 
     def started() -> None:
         cpu[:] = time.process_time(), time.thread_time()
+        trips.clear()  # the warm-up's are not counted
 
-    exchanges, elapsed = await timed(exchange, seconds, started)
+    exchanges, elapsed = await timed(timed_exchange if split else exchange, seconds, started)
     used, loop = time.process_time() - cpu[0], time.thread_time() - cpu[1]
-    print(f"exchanges {exchanges} seconds {elapsed} cpu {used} loop {loop}", flush=True)
+    trip = statistics.median(trips) * 1e6 if trips else 0.0
+    print(f"exchanges {exchanges} seconds {elapsed} cpu {used} loop {loop} trip {trip}", flush=True)
     finished.set()
     await server.stop(None)
 
 
-async def seats_client(address: str, seat: int, message_size: int) -> None:
-    """One seat of (c): name the seat, then answer every message with ``message_size`` bytes."""
+async def seats_client(address: str, seat: int, message_size: int, protocol: bool = False) -> None:
+    """One seat of (c): name the seat, then answer every message with ``message_size`` bytes; with
+    ``protocol``, parse every message as a RefereeMessage and answer its request with a BotMessage
+    whose Reply names the first legal action, as the benchmark's trivial bot does."""
     payload = b"q" * message_size
     async with grpc.aio.insecure_channel(address) as channel:
-        call: Any = channel.stream_stream(SEATS_METHOD)()
-        await call.write(str(seat).encode())
-        while await call.read() is not grpc.aio.EOF:
-            await call.write(payload)
+        if not protocol:
+            call: Any = channel.stream_stream(SEATS_METHOD)()
+            await call.write(str(seat).encode())
+            while await call.read() is not grpc.aio.EOF:
+                await call.write(payload)
+            return
+        call = channel.stream_stream(
+            SEATS_METHOD,
+            request_serializer=bot_pb2.BotMessage.SerializeToString,
+            response_deserializer=bot_pb2.RefereeMessage.FromString,
+        )()
+        await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(name=str(seat))))
+        while (message := await call.read()) is not grpc.aio.EOF:
+            if message.WhichOneof("body") == "request":
+                req = message.request
+                reply = bot_pb2.Reply(
+                    request_id=req.request_id,
+                    match_id=req.match_id,
+                    action=req.legal_actions[0].text,
+                )
+                await call.write(bot_pb2.BotMessage(reply=reply))
 
 
 class SeatsRun(NamedTuple):
@@ -220,19 +295,28 @@ class SeatsRun(NamedTuple):
     seconds: float
     server_cpu: float  # CPU seconds of the server's process over the exchanges
     server_loop_cpu: float  # ... of its event loop's thread alone
+    trip_us: float  # the median microseconds from starting a write to having the answer (split)
 
 
 async def seats_round(
-    folder: str, unix: bool, seconds: float, request_size: int, reply_size: int, order: str
+    folder: str,
+    unix: bool,
+    seconds: float,
+    request_size: int,
+    reply_size: int,
+    seed: int,
+    protocol: bool = False,
+    split: bool = False,
 ) -> SeatsRun:
     """(c) for about ``seconds``: a server and two clients, fresh processes (their start is not
-    timed)."""
+    timed); ``protocol`` and ``split`` as the server and the clients take them."""
+    flags = [*(["--protocol"] if protocol else []), *(["--split"] if split else [])]
     sock = os.path.join(folder, "seats.sock")
     with contextlib.suppress(FileNotFoundError):
         os.remove(sock)
     server = await asyncio.create_subprocess_exec(
-        *ME, "seats-server", "--answer-size", str(request_size), "--order", order,
-        "--seconds", str(seconds), "--socket", sock, stdout=asyncio.subprocess.PIPE,
+        *ME, "seats-server", "--answer-size", str(request_size), "--seed", str(seed),
+        "--seconds", str(seconds), "--socket", sock, *flags, stdout=asyncio.subprocess.PIPE,
     )  # fmt: skip
     clients: list[asyncio.subprocess.Process] = []
     try:
@@ -242,17 +326,22 @@ async def seats_round(
             raise SystemExit("the two-client floor's server did not start")
         address = f"unix:{sock}" if unix else f"127.0.0.1:{port}"
         for seat in (0, 1):
-            client = [*ME, "seats-client", address, "--seat", str(seat)]
+            client = [
+                *ME,
+                "seats-client",
+                address,
+                "--seat",
+                str(seat),
+                *(["--protocol"] if protocol else []),
+            ]
             clients.append(
                 await asyncio.create_subprocess_exec(*client, "--message-size", str(reply_size))
             )
         line = (await asyncio.wait_for(server.stdout.readline(), seconds + 120)).decode()
-        found = re.match(r"exchanges (\d+) seconds (\S+) cpu (\S+) loop (\S+)", line)
+        found = re.match(r"exchanges (\d+) seconds (\S+) cpu (\S+) loop (\S+) trip (\S+)", line)
         if found is None:
             raise SystemExit(f"the two-client floor failed: {line!r}")
-        return SeatsRun(
-            int(found.group(1)), float(found.group(2)), float(found.group(3)), float(found.group(4))
-        )
+        return SeatsRun(int(found.group(1)), *(float(found.group(k)) for k in range(2, 6)))
     finally:
         for process in (server, *clients):
             with contextlib.suppress(ProcessLookupError):
@@ -273,21 +362,28 @@ def main() -> None:
     echo.add_argument("--socket", required=True)
     seats = part.add_parser("seats-server", help="the server of (c)")
     seats.add_argument("--answer-size", type=int, required=True)
-    seats.add_argument("--order", required=True, help="the seat to act at each turn: 0110...")
+    seats.add_argument("--seed", type=int, default=1, help="the game whose seats take turns")
     seats.add_argument("--seconds", type=float, required=True)
     seats.add_argument("--socket", required=True)
+    seats.add_argument("--protocol", action="store_true", help="write a real game's requests")
+    seats.add_argument("--split", action="store_true", help="time each exchange's round trip")
     client = part.add_parser("seats-client", help="one seat of (c)")
     client.add_argument("address")
     client.add_argument("--seat", type=int, required=True)
     client.add_argument("--message-size", type=int, required=True)
+    client.add_argument("--protocol", action="store_true", help="parse requests, answer Replies")
     args = parser.parse_args()
     if args.part == "echo-server":
         asyncio.run(echo_server(args.answer_size, args.socket))
     elif args.part == "seats-server":
-        asyncio.run(seats_server(args.answer_size, args.order, args.seconds, args.socket))
+        asyncio.run(
+            seats_server(
+                args.answer_size, args.seed, args.seconds, args.socket, args.protocol, args.split
+            )
+        )
     else:
         with contextlib.suppress(grpc.aio.AioRpcError):
-            asyncio.run(seats_client(args.address, args.seat, args.message_size))
+            asyncio.run(seats_client(args.address, args.seat, args.message_size, args.protocol))
 
 
 if __name__ == "__main__":

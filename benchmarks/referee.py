@@ -42,6 +42,16 @@ garbage collector). ``--profile`` also runs the matches under cProfile in this p
 referee's side: event loop, servicers, referee, engine, serialisation) and prints where the time
 goes.
 
+With ``--split``, the critical path of a decision is split in two, in the same rounds, as medians:
+the referee's round trip (from starting to write a request to the reply being handed to its port:
+the transport both ways and the bot) and its own section (from a reply handed over to starting to
+write the next request: the reader's hand-off, the clock, the rules, encoding); and the two-client
+floor's round trip, timed the same way by its server. It adds (c) speaking the protocol: the same
+two-client floor whose server writes a real game's serialised requests and whose clients parse each
+and answer a Reply, as the trivial bot does; that is the work any bot must do, which a ping-pong of
+raw bytes leaves out, so the referee's ratio to it is its overhead alone. Timing each write and reply
+adds about a microsecond a decision to (a) and (d).
+
     python benchmarks/referee.py --instructions     # needs valgrind
 
 counts instructions instead of time, which no other load on the machine moves: the referee process
@@ -55,8 +65,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import io
+import itertools
 import os
 import pstats
 import re
@@ -67,22 +79,25 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from typing import ClassVar, NamedTuple
 from unittest import mock
 
 from grpc_floor import (
     FloorRun,
     SeatsRun,
+    Step,
     echo_server_argv,
     floor_round,
+    game_script,
     ping_pong,
-    seat_order,
     seats_round,
     start_echo_server,
+    step_request,
 )
 
 from arena.bots.launcher import BotProcess
-from arena.game import Action, GameState, Observation, observe, variant
+from arena.game import GameState
 from arena.referee import Decision, Match, MatchConfig, SeatPort, TimeControl
 from arena.referee.config import Outcome
 from arena.referee.match import GameEnd
@@ -90,7 +105,7 @@ from arena.referee.record import DecisionRecord, GameRecord, result_to_dict
 from arena.sandbox import procs
 from arena.service import manager as manager_module
 from arena.service.manager import PlayerSpec
-from arena.service.ports import Outgoing, StreamPort, request_bytes
+from arena.service.ports import Outgoing, StreamPort
 from arena.service.server import create_server
 from arena.wire.v1 import bot_pb2
 
@@ -136,17 +151,72 @@ class MatchRun(NamedTuple):
     loop_cpu: float  # ... of its event loop's thread alone (the rest: gRPC's threads)
     bots_cpu: float  # ... and of the bots' processes
     unix: bool  # the bots reached the referee through its Unix socket (sandboxed), not over TCP
+    split: Split | None = None  # the critical path's parts, with --split
+
+
+class Split(NamedTuple):
+    """A decision's critical path in two parts, medians in microseconds, from the referee's side."""
+
+    trip: float  # a request's write started -> its reply handed to the port: transport and bot
+    own: float  # a reply handed to the port -> the next request's write started: the referee's own
+
+
+class _Stamps:
+    """While in use, notes when each request's write starts and when each reply reaches its port
+    (patching StreamPort: about a microsecond more a decision, so only with --split)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[bool, float]] = []  # (a request written, else a reply; when)
+
+    @contextlib.contextmanager
+    def watching(self) -> Iterator[None]:
+        send, on_reply = StreamPort._send, StreamPort.on_reply
+        events = self.events
+        clock = time.perf_counter
+
+        async def timed_send(port: StreamPort, message: Outgoing) -> None:
+            if type(message) is bytes:  # a request (results and hellos are messages)
+                events.append((True, clock()))
+            await send(port, message)
+
+        def timed_reply(port: StreamPort, reply: bot_pb2.Reply) -> None:
+            events.append((False, clock()))
+            on_reply(port, reply)
+
+        with (
+            mock.patch.object(StreamPort, "_send", timed_send),
+            mock.patch.object(StreamPort, "on_reply", timed_reply),
+        ):
+            yield
+
+    def split(self) -> Split:
+        trips, own = [], []
+        for (sent, at), (then_sent, then) in itertools.pairwise(self.events):
+            if sent and not then_sent:
+                trips.append(then - at)
+            elif then_sent and not sent:
+                own.append(then - at)
+        return Split(statistics.median(trips) * 1e6, statistics.median(own) * 1e6)
 
 
 async def _match(
-    games: int, seed: int, profile: cProfile.Profile | None, replay: bool = False
+    games: int,
+    seed: int,
+    profile: cProfile.Profile | None,
+    replay: bool = False,
+    split: bool = False,
 ) -> MatchRun:
     """Play a match of ``games`` games, timed over its decision loop; with ``replay``, the match is
-    a :class:`_Replay` of scripted games instead."""
+    a :class:`_Replay` of scripted games instead; with ``split``, its critical path is split too."""
     if replay:
-        _Replay.scripts = [_script(seed * 1000 + game) for game in range(games)]
+        _Replay.scripts = [game_script(seed * 1000 + game) for game in range(games)]
         with mock.patch.object(manager_module, "Match", _Replay):
-            return await _match(games, seed, profile)
+            return await _match(games, seed, profile, split=split)
+    if split:
+        stamps = _Stamps()
+        with stamps.watching():
+            run = await _match(games, seed, profile)
+        return run._replace(split=stamps.split())
     server, _, manager = await create_server("127.0.0.1:0")
     try:
         config = MatchConfig(seed=seed, games=games, time_control=CLOCK)
@@ -185,37 +255,14 @@ async def _match(
 # ---------------------------------------------------------------------------------------- (d)
 
 
-class _Step(NamedTuple):
-    seat: int
-    member: int
-    observation: Observation
-    legal: tuple[Action, ...]
-
-
-def _script(seed: int) -> tuple[list[_Step], GameState]:
-    """Every decision of a two-handed game between first-legal players (each seat's view with the
-    public events new to it, as the referee sends them), and the game's end."""
-    state = GameState.new(variant("two-handed"), seed=seed)
-    seen = [0, 0]
-    steps = []
-    while not state.is_terminal():
-        seat = state.to_act
-        legal = tuple(state.legal_actions())
-        member = state.deciding_member()
-        steps.append(_Step(seat, member, observe(state, seat, log_from=seen[seat]), legal))
-        seen[seat] = len(state.log)
-        state.apply(legal[0])
-    return steps, state
-
-
 class _Replay(Match):
     """(d) The referee with its rules taken out: each game sends the requests of a game scripted
-    beforehand (:func:`_script`), through the same ports, streams and bots, and only checks that
+    beforehand (:func:`grpc_floor.game_script`), through the same ports, streams and bots, and only checks that
     each reply is the first legal action; no rules are applied, no clock is run, nothing is
     recorded but the decisions' count. What the service costs a decision with rules that cost
     nothing: the most that faster rules could give."""
 
-    scripts: ClassVar[list[tuple[list[_Step], GameState]]] = []
+    scripts: ClassVar[list[tuple[list[Step], GameState]]] = []
 
     async def _play_game(self, game: int) -> GameRecord:
         steps, end_state = self.scripts[game]
@@ -327,24 +374,13 @@ def message_sizes(seed: int = 1) -> tuple[int, int, float]:
     of building and serialising the request."""
     requests, replies = [], []
     building = 0.0
-    steps, _ = _script(seed)
-    for rid, (seat, member, observation, legal) in enumerate(steps, 1):
+    steps, _ = game_script(seed)
+    for rid, step in enumerate(steps, 1):
         start = time.perf_counter()
-        decision = Decision(
-            request_id=rid,
-            match_id="m1-0123abcd",
-            game=0,
-            seat=seat,
-            deciding_member=member,
-            observation=observation,
-            legal=legal,
-            budget_ms=1000,
-            bank_ms=10_000,
-        )
-        data = request_bytes(decision)  # as the port sends it
+        data = step_request(rid, step)  # as the port sends it
         building += time.perf_counter() - start
         reply = bot_pb2.BotMessage(
-            reply=bot_pb2.Reply(request_id=rid, match_id="m1-0123abcd", action=legal[0].text)
+            reply=bot_pb2.Reply(request_id=rid, match_id="m1-0123abcd", action=step.legal[0].text)
         )
         requests.append(len(data))
         replies.append(reply.ByteSize())
@@ -372,6 +408,11 @@ def main() -> None:
         "--replay",
         action="store_true",
         help="(d) in every round too: the referee with its rules replayed (see above)",
+    )
+    parser.add_argument(
+        "--split",
+        action="store_true",
+        help="split the critical path of (a), (c) and (d), and add (c) speaking the protocol (see above)",
     )
     parser.add_argument(
         "--instructions",
@@ -404,7 +445,7 @@ async def run(args: argparse.Namespace) -> None:
     floors: list[FloorRun] = []
     alternating: list[SeatsRun] = []
     replays: list[MatchRun] = []
-    order = seat_order(args.seed)
+    speaking: list[SeatsRun] = []  # (c) with clients speaking the protocol, with --split
     folder = tempfile.TemporaryDirectory(prefix="referee-bench-")
     echo, port = start_echo_server(request_size, os.path.join(folder.name, "echo.sock"))
     # The floor goes over the transport the bots use: a sandboxed bot reaches the referee through
@@ -413,19 +454,25 @@ async def run(args: argparse.Namespace) -> None:
     print(f"transport: {'Unix socket' if calibration.unix else 'TCP'} (as the bots use)")
     try:
         for r in range(rounds):
-            m = await _match(games, args.seed + r, profile)
+            m = await _match(games, args.seed + r, profile, split=args.split)
             f = await floor_round(echo.pid, address, per_round, reply_size)
-            c = await seats_round(
-                folder.name, calibration.unix, per_round, request_size, reply_size, order
-            )
+            seats = (folder.name, calibration.unix, per_round, request_size, reply_size, args.seed)
+            c = await seats_round(*seats, split=args.split)
             matches.append(m)
             floors.append(f)
             alternating.append(c)
             replay_note = ""
             if args.replay:
-                replays.append(await _match(games, args.seed + r, None, replay=True))
+                replays.append(
+                    await _match(games, args.seed + r, None, replay=True, split=args.split)
+                )
                 replay_note = (
                     f", rules replayed {replays[-1].decisions / replays[-1].seconds:.0f}/s"
+                )
+            if args.split:
+                speaking.append(await seats_round(*seats, protocol=True, split=True))
+                replay_note += (
+                    f", speaking the protocol {speaking[-1].exchanges / speaking[-1].seconds:.0f}/s"
                 )
             print(
                 f"round {r + 1}: referee {m.decisions / m.seconds:.0f} decisions/s ({games} games), "
@@ -475,6 +522,8 @@ async def run(args: argparse.Namespace) -> None:
             f"decision; cpu per decision: {_cpu_per_decision(replays)}; ratio to (b) "
             f"{replay_rate / floor:.2f}, to the two-client floor {replay_rate / two:.2f}"
         )
+    if args.split:
+        print(_split_lines(matches, alternating, speaking, replays, rate))
     if profile is not None:
         for key in ("tottime", "cumulative"):
             out = io.StringIO()
@@ -482,6 +531,40 @@ async def run(args: argparse.Namespace) -> None:
             print(f"--- referee side, by {key} (for {decisions} decisions) ---")
             print(out.getvalue())
     print(f"decisions_per_second {rate:.0f} floor_per_second {floor:.0f} ratio {rate / floor:.2f}")
+
+
+def _split_lines(
+    matches: list[MatchRun],
+    alternating: list[SeatsRun],
+    speaking: list[SeatsRun],
+    replays: list[MatchRun],
+    rate: float,
+) -> str:
+    """What --split prints: the critical path of a decision, in the referee and the floors."""
+
+    def median(values: Iterator[float]) -> float:
+        return statistics.median(list(values))
+
+    def parts(runs: list[MatchRun]) -> str:
+        splits = [run.split for run in runs if run.split is not None]
+        return (
+            f"round trip {median(s.trip for s in splits):.0f} us (its request's write started to "
+            f"the reply handed to its port), own section {median(s.own for s in splits):.0f} us "
+            f"(a reply handed over to the next request's write started)"
+        )
+
+    exchanges = sum(c.exchanges for c in speaking)
+    spoken = exchanges / sum(c.seconds for c in speaking)
+    lines = [
+        f"split, medians per decision: the referee's {parts(matches)}",
+        f"split: the two-client floor's round trip {median(c.trip_us for c in alternating):.0f} us "
+        f"(write started to answer read); speaking the protocol (clients parse each request and "
+        f"answer a Reply, as the trivial bot does), {median(c.trip_us for c in speaking):.0f} us, "
+        f"{1e6 / spoken:.0f} us per exchange: the referee at {rate / spoken:.2f} of it",
+    ]
+    if replays:
+        lines.append(f"split: rules replayed (d), {parts(replays)}")
+    return "\n".join(lines)
 
 
 def _cpu_per_decision(runs: list[MatchRun]) -> str:
