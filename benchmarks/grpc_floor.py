@@ -6,9 +6,9 @@ DecisionRequest's. (c) The same messages between a server process and two client
 turns in the order the seats of a real two-handed game do: the server writes to the seat to act and
 reads its answer straight from the stream. With ``--protocol``, (c) speaks the bots' protocol: the
 server writes the serialised DecisionRequests of a real game, in turn, and each client parses every
-request and answers a Reply naming its first legal action, as ``trivial_bot.py`` does (the work every
-bot must do, which a ping-pong of raw bytes leaves out). Both listen on TCP and on a Unix socket (the
-sandboxed bots' transport). ``referee.py`` starts the processes:
+request and answers a Reply naming its first legal action, as ``trivial_bot.py`` does (the work
+every bot must do, which a ping-pong of raw bytes leaves out). Both listen on TCP and on a Unix
+socket (the sandboxed bots' transport). ``referee.py`` starts the processes:
 
     python benchmarks/grpc_floor.py echo-server --answer-size N --socket PATH
     python benchmarks/grpc_floor.py seats-server --answer-size N --seed K --seconds S --socket PATH [--protocol] [--split]
@@ -208,11 +208,11 @@ async def seats_server(
 ) -> None:
     """A grpc.aio server that waits for two clients (each names its seat in its first message), then
     for ``seconds`` writes ``answer_size`` bytes (with ``protocol``, the game's next serialised
-    request) to the seat whose turn it is in the game of ``seed`` (:func:`game_script`, cycled) and reads its answer, from one task,
-    straight from the streams. It prints its TCP port, then ``exchanges N seconds T cpu C loop L
-    trip P`` (C: its own CPU seconds, every thread; L: its event loop's thread's alone; P, with
-    ``split``: the median microseconds from starting a write to having the answer, else 0), and
-    ends."""
+    request) to the seat whose turn it is in the game of ``seed`` (:func:`game_script`, cycled) and
+    reads its answer, from one task, straight from the streams. It prints its TCP port, then
+    ``exchanges N seconds T cpu C loop L trip P`` (C: its own CPU seconds, every thread; L: its
+    event loop's thread's alone; P, with ``split``: the median microseconds from starting a write to
+    having the answer, else 0), and ends."""
     steps = game_script(seed)[0]
     if protocol:
         answers = itertools.cycle([step_request(i, step) for i, step in enumerate(steps, 1)])

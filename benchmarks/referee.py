@@ -257,9 +257,9 @@ async def _match(
 
 class _Replay(Match):
     """(d) The referee with its rules taken out: each game sends the requests of a game scripted
-    beforehand (:func:`grpc_floor.game_script`), through the same ports, streams and bots, and only checks that
-    each reply is the first legal action; no rules are applied, no clock is run, nothing is
-    recorded but the decisions' count. What the service costs a decision with rules that cost
+    beforehand (:func:`grpc_floor.game_script`), through the same ports, streams and bots, and only
+    checks that each reply is the first legal action; no rules are applied, no clock is run, nothing
+    is recorded but the decisions' count. What the service costs a decision with rules that cost
     nothing: the most that faster rules could give."""
 
     scripts: ClassVar[list[tuple[list[Step], GameState]]] = []
@@ -412,7 +412,7 @@ def main() -> None:
     parser.add_argument(
         "--split",
         action="store_true",
-        help="split the critical path of (a), (c) and (d), and add (c) speaking the protocol (see above)",
+        help="split the critical path of (a), (c) and (d); add (c) speaking the protocol",
     )
     parser.add_argument(
         "--instructions",
