@@ -35,6 +35,8 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NamedTuple
 
+import trivial_bot  # the benchmark's bot, beside this file: its answer is the clients' of (c)
+
 # The arena's package before grpc: it chooses gRPC's transport (arena/__init__.py), so that the
 # benchmark's processes use the one the arena's do.
 import arena  # noqa: F401
@@ -280,14 +282,8 @@ async def seats_client(address: str, seat: int, message_size: int, protocol: boo
         )()
         await call.write(bot_pb2.BotMessage(hello=bot_pb2.Hello(name=str(seat))))
         while (message := await call.read()) is not grpc.aio.EOF:
-            if message.WhichOneof("body") == "request":
-                req = message.request
-                reply = bot_pb2.Reply(
-                    request_id=req.request_id,
-                    match_id=req.match_id,
-                    action=req.legal_actions[0].text,
-                )
-                await call.write(bot_pb2.BotMessage(reply=reply))
+            if (out := trivial_bot.answer(message)) is not None:
+                await call.write(out)
 
 
 class SeatsRun(NamedTuple):

@@ -20,6 +20,18 @@ import grpc
 from arena.wire.v1 import bot_pb2, bot_pb2_grpc
 
 
+def answer(message: bot_pb2.RefereeMessage) -> bot_pb2.BotMessage | None:
+    """The trivial bot's answer to a message: to a request, a Reply naming its first legal action;
+    to anything else, nothing."""
+    if message.WhichOneof("body") != "request":
+        return None
+    req = message.request
+    reply = bot_pb2.Reply(
+        request_id=req.request_id, match_id=req.match_id, action=req.legal_actions[0].text
+    )
+    return bot_pb2.BotMessage(reply=reply)
+
+
 async def main() -> None:
     hello = bot_pb2.Hello(
         token=os.environ["ARENA_TOKEN"], name="trivial", version="1", protocol_version=1
@@ -29,14 +41,8 @@ async def main() -> None:
         await call.write(bot_pb2.BotMessage(hello=hello))
         while (message := await call.read()) is not grpc.aio.EOF:
             assert isinstance(message, bot_pb2.RefereeMessage)
-            if message.WhichOneof("body") == "request":
-                req = message.request
-                reply = bot_pb2.Reply(
-                    request_id=req.request_id,
-                    match_id=req.match_id,
-                    action=req.legal_actions[0].text,
-                )
-                await call.write(bot_pb2.BotMessage(reply=reply))
+            if (out := answer(message)) is not None:
+                await call.write(out)
 
 
 if __name__ == "__main__":
