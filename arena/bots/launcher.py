@@ -146,6 +146,7 @@ class BotProcess:
         self.confinement = confinement
         self.marker = marker
         self.frozen = False
+        self._frozen_by_group = False  # frozen through its freezer group, not by signals
         self._stopped_apart: set[int] = set()  # stopped one by one by freeze(), for thaw()
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)
         self.head: list[str] = []
@@ -322,33 +323,47 @@ class BotProcess:
         return f"bot process exited with code {code}"
 
     def freeze(self) -> None:
-        """Stop the bot's processes while it is not its turn (fairness option). Isolated, every
-        process of its PID namespace is stopped too, pass after pass until a pass finds none it has
-        not stopped: a process that left the process group (``setsid``) is out of reach of the
-        group's SIGSTOP, and ran on through the opponent's turns. (A process stopped while it forks
-        has its fork restarted once it runs again, so nothing new appears after the last pass.) A
-        light bot, trusted, is stopped by its group alone: finding its processes reads every
-        process's environment, on every turn."""
-        if self.limits.freeze and not self.frozen and self.proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGSTOP)
-                self.frozen = True
-            if self.frozen and self.isolated:
-                for _ in range(FREEZE_PASSES):
-                    found = self.processes() - self._stopped_apart
-                    if not found:
-                        break
-                    procs.kill_all(found, signal.SIGSTOP)
-                    self._stopped_apart |= found
+        """Stop the bot's processes while it is not its turn (fairness option). Where it has a
+        freezer group (:mod:`arena.sandbox.cgroups`), the group is frozen: every process at once,
+        whatever session or group it is in, and none can continue another. Elsewhere by signals:
+        isolated, every process of its PID namespace is stopped too, pass after pass until a pass
+        finds none it has not stopped (a process that left the process group, ``setsid``, is out of
+        reach of the group's SIGSTOP; a process stopped while it forks has its fork restarted once
+        it runs again); a light bot, trusted, is stopped by its group alone (finding its processes
+        reads every process's environment, on every turn)."""
+        if not self.limits.freeze or self.frozen or self.proc.returncode is not None:
+            return
+        groups = self.confinement.groups
+        if groups is not None and groups.freezes:
+            with contextlib.suppress(OSError):
+                groups.freeze()
+                self.frozen = self._frozen_by_group = True
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGSTOP)
+            self.frozen = True
+        if self.frozen and self.isolated:
+            for _ in range(FREEZE_PASSES):
+                found = self.processes() - self._stopped_apart
+                if not found:
+                    break
+                procs.kill_all(found, signal.SIGSTOP)
+                self._stopped_apart |= found
 
     def thaw(self) -> None:
-        if self.frozen:
-            if not self.confinement.reaped(self.proc.pid):  # else its pids may be others' (_signal)
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(self.proc.pid, signal.SIGCONT)
-                procs.kill_all(self._stopped_apart, signal.SIGCONT)
-            self._stopped_apart = set()
-            self.frozen = False
+        if not self.frozen:
+            return
+        if self._frozen_by_group:
+            groups = self.confinement.groups
+            if groups is not None:  # else released: its groups were thawed as they went
+                with contextlib.suppress(OSError):
+                    groups.thaw()
+        elif not self.confinement.reaped(self.proc.pid):  # else its pids may be others' (_signal)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGCONT)
+            procs.kill_all(self._stopped_apart, signal.SIGCONT)
+        self._stopped_apart = set()
+        self.frozen = self._frozen_by_group = False
 
     def processes(self) -> set[int]:
         """The bot's processes now (see :meth:`arena.sandbox.Confinement.members`)."""

@@ -71,6 +71,7 @@ class Limits:
             open_files=self.open_files,
             home_bytes=self.disk_mb * MIB,
             cpus=self.cpus,
+            freeze=self.freeze,
         )
 
     @classmethod

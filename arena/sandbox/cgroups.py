@@ -11,7 +11,11 @@ counts it), and ``processes`` tasks (threads included). Past the memory, the ker
 takes a process of that group, never another's; past the count, a fork fails. Where the ``cpu``
 controller can be used too, the bot's processes together run on at most ``cpus`` CPUs' worth of time
 (a CFS quota): a bot that forked busy processes took the machine's every core, and its opponent,
-timed by the clock, lost its thinking time to it.
+timed by the clock, lost its thinking time to it. Where the ``freezer`` controller can be used, a bot
+under the ``freeze`` option is stopped between its turns by freezing its group: every process in it at
+once, those it forks meanwhile included, and none can wake another (a stopped process can be continued
+by a sibling that a signal has not stopped yet, and two bots' processes continuing each other ran on
+through the opponent's turns).
 
 The bot joins its groups before its first instruction: the first program its command line runs is a
 shell that writes its own pid into each group's ``cgroup.procs`` and then executes the rest, so that
@@ -41,7 +45,11 @@ from pathlib import Path
 from arena.sandbox import procs
 
 CONTROLLERS = ("memory", "pids")  # needed: without both, no groups at all
-OPTIONAL = ("cpu",)  # used where it can be
+# Every controller used, the freezer and cpu where they can be, in the order groups are made, swept
+# and removed. The freezer comes first: a frozen process
+# cannot die, so a group is thawed before its processes are killed, and a dead arena's freezer groups
+# are swept before its other folders, whose kills would otherwise wait on them.
+ORDER = ("freezer", *CONTROLLERS, "cpu")
 PREFIX = "bezique-arena-"
 # The shell that puts itself in the groups named by its arguments, then executes the command after
 # "--": every descendant of the bot is born in them.
@@ -66,12 +74,19 @@ class Found:
             return f"cgroups: none ({self.reason}): memory_mb and processes bind each process alone"
         bound = "memory_mb, processes and cpus" if self.cpu else "memory_mb and processes"
         line = f"cgroups: each bot's processes together held to {bound}"
-        return line if self.cpu else f"{line} (no cpu controller: {self.reason})"
+        if self.freezer:
+            line += ", and frozen together under freeze"
+        return line if self.cpu and self.freezer else f"{line} ({self.reason})"
 
     @property
     def cpu(self) -> bool:
         """Whether a bot's CPUs can be held too (the cpu controller)."""
         return "cpu" in self.folders
+
+    @property
+    def freezer(self) -> bool:
+        """Whether a bot's processes can be frozen together (the freezer controller)."""
+        return "freezer" in self.folders
 
 
 _found: tuple[int, Found] | None = None  # the pid that probed, and what it found
@@ -100,7 +115,7 @@ def _probe() -> Found:
         return Found({}, f"cannot read the arena's control groups: {exc}")
     folders: dict[str, Path] = {}
     problems = []
-    for controller in CONTROLLERS + OPTIONAL:
+    for controller in ORDER:
         if controller not in mounts or controller not in own:
             problems.append(f"no cgroup v1 {controller} controller mounted")
             continue
@@ -158,7 +173,7 @@ def _v1_mounts() -> dict[str, Path]:
         fields = line.split()
         if len(fields) >= 4 and fields[2] == "cgroup":
             for option in fields[3].split(","):
-                if option in CONTROLLERS + OPTIONAL:
+                if option in ORDER:
                     out.setdefault(option, Path(fields[1]))
     return out
 
@@ -173,16 +188,22 @@ def _sweep(parent: Path) -> None:
                 _remove_all(folder)
 
 
+FROZEN, THAWED = "FROZEN", "THAWED"  # what a freezer group's freezer.state is told
+
+
 class BotGroups:
     """One bot process's groups, from before its start to its end."""
 
-    def __init__(self, memory_bytes: int, tasks: int, cpus: int = 0) -> None:
+    def __init__(self, memory_bytes: int, tasks: int, cpus: int = 0, freeze: bool = False) -> None:
         """Make the groups (raises OSError when the machine refuses). 0: no bound on that one; the
-        cpu group is made only for a bound, where the machine has the controller."""
+        cpu group is made only for a bound, and the freezer group only for ``freeze``, where the
+        machine has the controller."""
         found = available()
         name = f"bot-{next(_serial)}"
-        used = CONTROLLERS + (("cpu",) if cpus > 0 and found.cpu else ())
+        wanted = {"freezer": freeze and found.freezer, "cpu": cpus > 0 and found.cpu}
+        used = [c for c in ORDER if wanted.get(c, True)]
         self.folders = {c: found.folders[c] / name for c in used}
+        self._freezer: int | None = None  # freezer.state, open while the groups last
         made: list[Path] = []
         try:
             for folder in self.folders.values():
@@ -208,11 +229,29 @@ class BotGroups:
                     # is not stopped for the rest of a period, its clock running.
                     with contextlib.suppress(OSError):
                         burst.write_text(str(cpus * period))
+            if "freezer" in self.folders:  # written on every turn: opened once
+                self._freezer = os.open(self.folders["freezer"] / "freezer.state", os.O_WRONLY)
         except OSError:
             for folder in made:
                 with contextlib.suppress(OSError):
                     folder.rmdir()
             raise
+
+    @property
+    def freezes(self) -> bool:
+        """Whether :meth:`freeze` can stop the bot (it has a freezer group)."""
+        return self._freezer is not None
+
+    def freeze(self) -> None:
+        """Stop every process in the groups, and any it forks, until :meth:`thaw` (OSError if the
+        kernel refuses). The kernel stops each as it next leaves a system call or is scheduled; none
+        runs the bot's code meanwhile."""
+        if self._freezer is not None:
+            os.pwrite(self._freezer, FROZEN.encode(), 0)
+
+    def thaw(self) -> None:
+        if self._freezer is not None:
+            os.pwrite(self._freezer, THAWED.encode(), 0)
 
     def join_argv(self) -> list[str]:
         """The start of the bot's command line: it joins the groups, then executes the rest."""
@@ -234,7 +273,10 @@ class BotGroups:
 
     def remove(self) -> None:
         """Kill whatever still runs in the groups and remove them (bounded: a group that will not
-        empty is left for a later arena's sweep)."""
+        empty is left for a later arena's sweep); the freezer group, thawed, goes first."""
+        if self._freezer is not None:
+            os.close(self._freezer)
+            self._freezer = None
         for folder in self.folders.values():
             _remove(folder)
 
@@ -249,6 +291,8 @@ def _in(folder: Path) -> list[int]:
 
 def _remove(folder: Path) -> None:
     deadline = time.monotonic() + 2.0
+    with contextlib.suppress(OSError):  # a frozen process would not die
+        (folder / "freezer.state").write_text(THAWED)
     while True:
         procs.kill_all(_in(folder))
         try:

@@ -103,6 +103,7 @@ class Rlimits:
     open_files: int = 0
     home_bytes: int = 256 * 1024 * 1024  # the writable space of an isolated bot (0: no limit)
     cpus: int = 0  # CPUs its processes together may keep busy (a cgroup's quota; 0: no limit)
+    freeze: bool = False  # its processes are to be frozen together between turns (a freezer group)
 
     def prlimit_args(self) -> list[str]:
         out = []
@@ -457,11 +458,13 @@ def confine(
 def _groups(limits: Rlimits) -> cgroups.BotGroups | None:
     """The bot's control groups (see :mod:`arena.sandbox.cgroups`), where the machine has them."""
     if not cgroups.available().folders or not (
-        limits.address_space or limits.processes or limits.cpus
+        limits.address_space or limits.processes or limits.cpus or limits.freeze
     ):
         return None
     try:
-        return cgroups.BotGroups(limits.address_space, limits.processes, limits.cpus)
+        return cgroups.BotGroups(
+            limits.address_space, limits.processes, limits.cpus, freeze=limits.freeze
+        )
     except OSError as exc:
         raise SandboxError(f"cannot make the bot's control groups: {exc}") from exc
 

@@ -1,10 +1,11 @@
 """A bot's processes held together to its memory and its process count by control groups, for real
 (see arena.sandbox.cgroups): a bot that forks cannot use its memory once per process, nor start more
 processes than it may, nor keep more than its CPUs busy, in either sandbox mode; its groups go with
-it, and an arena that was killed leaves none behind for long.
+it, and an arena that was killed leaves none behind for long, not even a frozen bot. (Freezing a
+bot's group between its turns is tested with the other freeze tests, in test_sandbox_processes.py.)
 
-They run where the arena can make control groups (cgroup v1's memory, pids and cpu controllers; a
-root arena on the machines CI runs on); on CI they must not skip."""
+They run where the arena can make control groups (cgroup v1's memory, pids, cpu and freezer
+controllers; a root arena on the machines CI runs on); on CI they must not skip."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from sandbox_helpers import bot_script, require_the_sandbox
 
 from arena.bots.launcher import BotProcess
 from arena.bots.limits import Limits
-from arena.sandbox import cgroups, probe
+from arena.sandbox import cgroups, probe, procs
 
 FOUND = cgroups.available()
 if not FOUND.folders:
@@ -172,6 +173,40 @@ def test_the_groups_of_a_killed_arena_are_swept(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "True"
     assert not left.exists()
+
+
+def test_a_killed_arenas_frozen_bot_is_thawed_and_killed_by_the_next(tmp_path: Path) -> None:
+    """A frozen process cannot die: the sweep thaws a dead arena's freezer groups before it kills
+    what is in them, and sweeps them before its other groups, whose kills would wait on them."""
+    if not FOUND.freezer:
+        pytest.fail(f"no freezer controller here: {FOUND.reason}", pytrace=False)
+    arena = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys, time\n"
+            "from arena.sandbox import cgroups\n"
+            "groups = cgroups.BotGroups(64 * 2**20, 8, freeze=True)\n"
+            "bot = subprocess.Popen([*groups.join_argv(), 'sleep', '600'])\n"
+            "while len(groups.members()) < 1: time.sleep(0.01)\n"
+            "groups.freeze()\n"
+            "print(bot.pid, groups.folders['freezer'], groups.folders['memory'], flush=True)\n"
+            "time.sleep(600)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert arena.stdout is not None
+    pid, freezer, memory = arena.stdout.readline().split()
+    arena.kill()
+    arena.wait()
+    assert (Path(freezer) / "freezer.state").read_text().strip() == cgroups.FROZEN
+    assert procs.alive(int(pid))
+    code = "from arena.sandbox import cgroups; print(bool(cgroups.available().folders))"
+    subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert not procs.alive(int(pid))
+    # Every group gone: one whose process was still frozen when it was swept would have stayed.
+    assert not Path(freezer).exists() and not Path(memory).exists()
 
 
 def test_a_bot_killed_for_its_memory_is_told_so(tmp_path: Path, referee_socket: str) -> None:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from sandbox_helpers import bot_script, require_the_sandbox
@@ -22,7 +23,7 @@ from sandbox_helpers import bot_script, require_the_sandbox
 from arena import scratch
 from arena.bots.launcher import BotProcess
 from arena.bots.limits import Limits
-from arena.sandbox import procs, uids
+from arena.sandbox import cgroups, procs, uids
 
 pytestmark = pytest.mark.slow
 require_the_sandbox()
@@ -30,10 +31,9 @@ require_the_sandbox()
 
 def test_cpu_time_and_freezing_work_in_the_sandbox(tmp_path: Path, referee_socket: str) -> None:
     command = bot_script(tmp_path / "spin", "while True:\n    pass\n")
-    spent, frozen, _, thawed = asyncio.run(_freeze_cycle(command, referee_socket, 0.5))
-    assert spent >= 0.5
-    assert frozen == {"T"}
-    assert "T" not in thawed
+    cycle = asyncio.run(_freeze_cycle(command, referee_socket, 0.5))
+    assert cycle.before >= 0.5
+    _assert_frozen_then_thawed(cycle)
 
 
 def test_a_process_that_leaves_the_process_group_is_frozen_too(
@@ -53,20 +53,60 @@ def test_a_process_that_leaves_the_process_group_is_frozen_too(
             time.sleep(1)
         """,
     )
-    _, frozen, spent, thawed = asyncio.run(_freeze_cycle(command, referee_socket, 0.3))
-    assert frozen == {"T"}
-    assert spent < 0.05
-    assert "T" not in thawed
+    _assert_frozen_then_thawed(asyncio.run(_freeze_cycle(command, referee_socket, 0.3)))
 
 
-async def _freeze_cycle(
-    command: str, sock: str, warm: float
-) -> tuple[float, set[str], float, set[str]]:
+@pytest.mark.parametrize("mode", ["auto", "none"])
+def test_processes_that_continue_each_other_are_frozen_too(
+    tmp_path: Path, referee_socket: str, mode: str
+) -> None:
+    """Two processes of a bot sending SIGCONT to their group without end: each continued the other
+    while the freeze's signals went round, and both ran on through the opponent's turns (0.27
+    CPU-seconds in half a second frozen, isolated). A frozen group cannot be continued."""
+    command = bot_script(
+        tmp_path / "mutual",
+        """
+        import os, signal
+        os.fork()
+        group = os.getpgid(0)
+        while True:
+            os.killpg(group, signal.SIGCONT)
+        """,
+    )
+    _assert_frozen_then_thawed(asyncio.run(_freeze_cycle(command, referee_socket, 0.3, mode)))
+
+
+class _Cycle(NamedTuple):
+    before: float  # the CPU it spent before the freeze
+    frozen: set[str]  # its processes' states, frozen
+    spent: float  # the CPU it spent in half a second frozen
+    thawed: set[str]  # its processes' states, thawed
+    freezer: str  # its freezer group's state, frozen ("" without one)
+
+
+def _assert_frozen_then_thawed(cycle: _Cycle) -> None:
+    """Frozen by its freezer group where the machine has the controller (its processes then wait in
+    the kernel, state D), else stopped by signals (state T); either way it ran nothing frozen."""
+    if cgroups.available().freezer:
+        assert cycle.freezer == cgroups.FROZEN
+        assert cycle.frozen == {"D"}
+    else:
+        assert cycle.frozen == {"T"}
+    assert cycle.spent < 0.05
+    assert cycle.thawed.isdisjoint({"D", "T"})
+
+
+async def _freeze_cycle(command: str, sock: str, warm: float, mode: str = "auto") -> _Cycle:
     """Start a bot with ``freeze`` on, let it spend ``warm`` seconds of CPU, freeze it, then thaw
-    it: (the CPU it spent before the freeze, its processes' states frozen, the CPU it spent in half a
-    second frozen, their states thawed)."""
+    it (see :class:`_Cycle`)."""
     bot = await BotProcess.start(
-        "spin", command, "127.0.0.1:1", "tok", None, Limits(freeze=True), socket=sock
+        "spin",
+        command,
+        "127.0.0.1:1",
+        "tok",
+        None,
+        Limits(freeze=True, sandbox=mode),
+        socket=sock if mode != "none" else "",
     )
     try:
         deadline = time.monotonic() + 60
@@ -76,12 +116,16 @@ async def _freeze_cycle(
         bot.freeze()
         await asyncio.sleep(0.3)
         frozen = {_state(p) for p in bot.processes()}
+        groups = bot.confinement.groups
+        freezer = ""
+        if groups is not None and "freezer" in groups.folders:
+            freezer = (groups.folders["freezer"] / "freezer.state").read_text().strip()
         still = bot.cpu_seconds()
         await asyncio.sleep(0.5)
         spent = bot.cpu_seconds() - still
         bot.thaw()
         await asyncio.sleep(0.3)
-        return before, frozen, spent, {_state(p) for p in bot.processes()}
+        return _Cycle(before, frozen, spent, {_state(p) for p in bot.processes()}, freezer)
     finally:
         await bot.stop()
 
