@@ -1,6 +1,6 @@
 """What the sandbox costs per game.
 
-    python benchmarks/sandbox.py [--games 8] [--variant two-handed]
+    python benchmarks/sandbox.py [--games 8] [--variant two-handed] [--freeze]
 
 Plays one-game matches between two trivial bots (``benchmarks/trivial_bot.py``, answering the first
 legal action at once) over the real server, each match with fresh bot processes (as a tournament with
@@ -12,6 +12,8 @@ stopped. The figures are medians over the games of each mode; also the median ti
 (round trip included) in each mode, and of starting and stopping a program that does nothing
 (``true``), to tell starting the sandbox from talking through it. The last line is
 ``sandbox_overhead_ms_per_game <N>``: the median sandboxed game minus the median light one.
+With ``--freeze``, both modes run with ``freeze = true`` (each bot frozen between its turns): a
+decision's time then includes thawing the bot before its request and freezing it after its reply.
 
 On a machine loaded by other sessions the sandboxed bots may come out faster: each runs in a session
 of its own, hence in a scheduler autogroup of its own, which the kernel gives a fair share against the
@@ -38,7 +40,7 @@ BOT = (
     f"{sys.executable} {os.path.join(os.path.dirname(os.path.abspath(__file__)), 'trivial_bot.py')}"
 )
 CLOCK = TimeControl(budget_ms=10_000, bank_ms=60_000, grace_ms=1000)  # never a timeout
-MODES = {"sandboxed": Limits(sandbox="required"), "light": Limits(sandbox="none")}
+MODES = {"sandboxed": "required", "light": "none"}  # each mode's sandbox setting
 
 
 async def _game(
@@ -73,21 +75,24 @@ async def _bare(manager: MatchManager, limits: Limits) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-async def _run(games: int, variant: str) -> dict[str, tuple[list[float], list[float], list[float]]]:
+async def _run(
+    games: int, variant: str, freeze: bool
+) -> dict[str, tuple[list[float], list[float], list[float]]]:
     server, _, manager = await create_server("127.0.0.1:0")
+    limits = {mode: Limits(sandbox=sandbox, freeze=freeze) for mode, sandbox in MODES.items()}
     times: dict[str, tuple[list[float], list[float], list[float]]] = {
         m: ([], [], []) for m in MODES
     }
     try:
-        await _game(manager, variant, 0, MODES["light"])  # warm up: imports, caches, the probe
-        await _game(manager, variant, 0, MODES["sandboxed"])
+        await _game(manager, variant, 0, limits["light"])  # warm up: imports, caches, the probe
+        await _game(manager, variant, 0, limits["sandboxed"])
         for g in range(games):
             order = list(MODES) if g % 2 == 0 else list(reversed(MODES))
             for mode in order:
-                total, per_decision = await _game(manager, variant, g + 1, MODES[mode])
+                total, per_decision = await _game(manager, variant, g + 1, limits[mode])
                 times[mode][0].append(total)
                 times[mode][1].append(per_decision)
-                times[mode][2].append(await _bare(manager, MODES[mode]))
+                times[mode][2].append(await _bare(manager, limits[mode]))
     finally:
         await manager.close()
         await server.stop(None)
@@ -98,12 +103,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=8, help="games per mode")
     parser.add_argument("--variant", default="two-handed")
+    parser.add_argument("--freeze", action="store_true", help="freeze each bot between its turns")
     args = parser.parse_args()
     found = probe("required")
     if not found.isolated:
         raise SystemExit(f"the sandbox is unavailable here: {found.reason}")
     print(found.describe())
-    times = asyncio.run(_run(args.games, args.variant))
+    times = asyncio.run(_run(args.games, args.variant, args.freeze))
     medians = {}
     for mode, (totals, decisions, bare) in times.items():
         medians[mode] = statistics.median(totals)
