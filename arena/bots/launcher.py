@@ -11,7 +11,7 @@ process of the machine can read command lines): ``{token}`` is refused. The bot 
 - in a working folder of its own (also its ``HOME`` and ``TMPDIR``), removed afterwards (relative paths
   on its command line are resolved against the folder the arena runs in before it moves there);
 - with a scrubbed environment (the locale and search paths, ``BOT_*`` settings and its own ``ARENA_*``);
-- optionally frozen with SIGSTOP while it is not its turn;
+- optionally frozen while it is not its turn (its freezer group, else SIGSTOP);
 - with its stdout and stderr drained into a log file, truncated at a limit, and the last lines kept in
   memory (to say why a bot that died did).
 

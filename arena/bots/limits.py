@@ -43,7 +43,7 @@ class Limits:
     # auto: isolated by bubblewrap where the machine can, else light with a warning; required (or
     # bubblewrap): isolated or not started; none: light (see arena.sandbox).
     sandbox: str = "auto"
-    freeze: bool = False  # SIGSTOP the bot while it is not its turn
+    freeze: bool = False  # stop (freeze) the bot while it is not its turn
 
     def __post_init__(self) -> None:
         """Every problem at once, a line each, each line starting with its field's name."""

@@ -39,7 +39,7 @@ field and what was expected, every error of a file at once.
     file_size_mb = 64
     open_files = 1024
     log_bytes = 1000000             # of its output kept per process
-    freeze = false                  # SIGSTOP a bot while it is not its turn
+    freeze = false                  # stop (freeze) a bot while it is not its turn
 
     [[entrants]]
     name = "random"
