@@ -127,6 +127,15 @@ class ClusterPlayer:
         self._refs[parcel.digest] = ref
         self.shipment.parcels[folder] = dataclasses.replace(parcel, data=b"")
 
+    def unship(self, folder: Path) -> None:
+        """Let the object store drop ``folder`` (a competition's build out of play), unless another
+        folder shipped has the same content."""
+        gone = self.shipment.parcels.pop(folder.resolve(), None)
+        if gone is not None and all(
+            p.digest != gone.digest for p in self.shipment.parcels.values()
+        ):
+            self._refs.pop(gone.digest, None)
+
     def _portable(
         self, commands: Mapping[str, str]
     ) -> tuple[dict[str, tuple[str, ...]], dict[str, Any]]:

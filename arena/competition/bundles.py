@@ -218,6 +218,9 @@ def _special(mode: int) -> str:
     return "a special file"
 
 
+DIGEST = re.compile(r"[0-9a-f]{64}")  # a bundle's name in the store: digest(its bytes)
+
+
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

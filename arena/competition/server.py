@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import random
 import shutil
 from collections import Counter
@@ -55,6 +56,9 @@ if TYPE_CHECKING:
     from arena.cluster.player import ClusterPlayer
 
 log = logging.getLogger("arena.competition")
+
+# A submission in intake or in play: its build and bundle are kept.
+LIVE = (store.BUILDING, store.CHECKING, store.ACTIVE, store.SUSPENDED)
 
 REFRESH_SECONDS = 2.0  # how often the organiser's changes in the ledger are read
 INTAKES_AT_ONCE = 2  # submissions built and checked at the same time (one per author)
@@ -133,6 +137,9 @@ class CompetitionServer:
         # Submissions being taken in or in intake, by bundle: a bundle is removed only when none
         # uses it (see _release).
         self._bundle_users: Counter[str] = Counter()
+        # Submissions whose build an intake or a game is using, by id: a build out of play is
+        # removed only when none does (see _clear).
+        self._build_users: Counter[int] = Counter()
         self.fatal: Exception | None = None
         self.cluster = cluster  # games between bundles go there (connected by the caller)
         self.cluster_player: ClusterPlayer | None = None
@@ -230,8 +237,7 @@ class CompetitionServer:
             )
             for name in names:
                 self.played[ids[name]] = self.played.get(ids[name], 0) + len(games)
-            self.running += 1
-            self._spawn(self._play(games, commands, {name: ids[name] for name in names}))
+            self._start_play(games, commands, {name: ids[name] for name in names})
 
     async def stop(self) -> None:
         queued = [self._queued] if self._queued is not None else []
@@ -407,30 +413,35 @@ class CompetitionServer:
         An author's intakes are taken one at a time, each in its turn for one of the
         INTAKES_AT_ONCE places: four submissions of one author whose builds slept for ever held
         every place, and another author's waited minutes."""
-        async with self._turn(self._intake_turn, sub.author_id), self._intakes:
-            try:
-                await self._build_and_check(sub)
-            except LedgerError:
-                raise
-            except Exception as exc:
-                log.exception(
-                    "submission %d (%s %s): the intake failed", sub.id, sub.bot, sub.version
-                )
-                self.say(f"{sub.bot} {sub.version}: the intake failed: {exc!r}")
-                reason = (
-                    f"the arena could not build or check it ({type(exc).__name__}, an error of the "
-                    "arena's, not the bot's); the competition server's output has the details"
-                )
-                await self._step(sub, store.FAILED, reason)
-            # Not when the intake is cut short by a stop: the next start takes it up again.
-            await self._tidy(sub)
+        self._build_users[sub.id] += 1  # its build, until it is tidied
+        try:
+            async with self._turn(self._intake_turn, sub.author_id), self._intakes:
+                try:
+                    await self._build_and_check(sub)
+                except LedgerError:
+                    raise
+                except Exception as exc:
+                    log.exception(
+                        "submission %d (%s %s): the intake failed", sub.id, sub.bot, sub.version
+                    )
+                    self.say(f"{sub.bot} {sub.version}: the intake failed: {exc!r}")
+                    reason = (
+                        f"the arena could not build or check it ({type(exc).__name__}, an error "
+                        "of the arena's, not the bot's); the competition server's output has the "
+                        "details"
+                    )
+                    await self._step(sub, store.FAILED, reason)
+                # Not when the intake is cut short by a stop: the next start takes it up again.
+                await self._tidy(sub)
+        finally:
+            self._build_users[sub.id] -= 1
 
     async def _tidy(self, sub: store.Submission) -> None:
         """After an intake: the build of a submission that did not enter play (failed, withdrawn or
         replaced in intake: nothing plays it) is removed, and its bundle when nothing else uses it.
         A bundle of 96 KB unpacked to 99 MB of zeros, and its build copy, stayed for ever once it
         failed. Its log and reason stay in the ledger. (The build of a version that played and then
-        left play is kept: a game under way, or a process kept for the next, may still run it.)"""
+        left play goes once no game runs it: see :meth:`_clear`.)"""
         now = await self.db.call(self.store.submission, sub.id)
         if now.entrant_id is None and now.status not in (store.BUILDING, store.CHECKING):
             with contextlib.suppress(OSError):
@@ -445,8 +456,7 @@ class CompetitionServer:
         if self._bundle_users[sha] > 0:
             return
         del self._bundle_users[sha]
-        live = (store.BUILDING, store.CHECKING, store.ACTIVE, store.SUSPENDED)
-        subs = await self.db.call(self.store.submissions, self.cid, None, live)
+        subs = await self.db.call(self.store.submissions, self.cid, None, LIVE)
         if any(s.bundle == sha for s in subs) or self._bundle_users[sha] > 0:
             return  # in use, or taken in again meanwhile
         with contextlib.suppress(OSError):  # left for the organiser, never the author's error
@@ -535,7 +545,8 @@ class CompetitionServer:
     async def _refresh(self) -> None:
         """Bring the pool up to the ledger: active entrants in, the others out; ratings; pause."""
         self.paused = await self.db.call(self.store.paused, self.cid)
-        active = await self.db.call(self.store.submissions, self.cid, None, (store.ACTIVE,))
+        live = await self.db.call(self.store.submissions, self.cid, None, LIVE)
+        active = [s for s in live if s.status == store.ACTIVE]
         standings = await self.db.call(self.store.standings, self.cid)
         tokens = await self.db.call(self.store.remote_tokens, self.cid)
         self.remote_tokens = {digest: name for digest, name in tokens}
@@ -579,6 +590,30 @@ class CompetitionServer:
         # games, and one whose game was under way stops when that game ends.
         self.manager.end_waiting({e.command for e in self.entries.values()})
         self._wake.set()
+        await self._clear(live)
+
+    async def _clear(self, live: list[store.Submission]) -> None:
+        """Remove the builds of the submissions out of play for good (replaced, withdrawn, failed:
+        only a suspended one may come back) that no intake or game uses any more, and the bundles
+        that no submission in intake or in play names. An author whose every new version replaced
+        the last left each one's build and bundle on the disk for ever: 240 MB a version, fifty
+        versions a day. (What is in use is asked again just before each removal: a submission may
+        have come in meanwhile.)"""
+        kept = {str(s.id) for s in live}
+        for name in await asyncio.to_thread(_names, self.builds) - kept:
+            if name.isdigit() and self._build_users[int(name)] <= 0:
+                with contextlib.suppress(OSError):
+                    await asyncio.to_thread(intake._remove, self.builds / name)
+                if self.cluster_player is not None:
+                    self.cluster_player.unship(self.builds / name)
+        named = {s.bundle for s in live}
+        for name in await asyncio.to_thread(_names, self.bundles.root):
+            sha = name.removesuffix(".tar.gz")
+            if bundles.DIGEST.fullmatch(sha) and sha not in named and not self._bundle_users[sha]:
+                with contextlib.suppress(OSError):
+                    gone = self.bundles.discard(sha)
+                    if gone is not None:
+                        await asyncio.to_thread(shutil.rmtree, gone, True)
 
     async def _ship(self, entrant: int, build: Path) -> None:
         """Send an entrant's build to the cluster; one that cannot be sent plays here."""
@@ -653,8 +688,7 @@ class CompetitionServer:
                 self.pool.remove(c.entrant)  # back when it waits in the lobby again
             commands = {c.name: self.entries[c.entrant].command for c in game}
             ids = {c.name: c.entrant for c in game}
-            self.running += 1
-            self._spawn(self._play(games, commands, ids))
+            self._start_play(games, commands, ids)
 
     async def _sleep(self, seconds: float) -> None:
         self._wake.clear()
@@ -662,8 +696,22 @@ class CompetitionServer:
             async with asyncio.timeout(seconds):
                 await self._wake.wait()
 
-    async def _play(
+    def _start_play(
         self, games: list[ScheduledGame], commands: dict[str, str], ids: dict[str, int]
+    ) -> None:
+        """Play a pairing's games in a task of their own, the builds of its entrants (all in play
+        now) kept until they end."""
+        used = [self.entries[e].submission.id for e in ids.values()]
+        self._build_users.update(used)
+        self.running += 1
+        self._spawn(self._play(games, commands, ids, used))
+
+    async def _play(
+        self,
+        games: list[ScheduledGame],
+        commands: dict[str, str],
+        ids: dict[str, int],
+        used: list[int],
     ) -> None:
         player: GamePlayer | ClusterPlayer = self.player
         if self.cluster_player is not None and all(e in self.shipped for e in ids.values()):
@@ -685,6 +733,7 @@ class CompetitionServer:
                         await self._judge(ids[name])
         finally:
             self.running -= 1
+            self._build_users.subtract(used)
             await self._refresh()
 
     async def _judge(self, entrant: int) -> None:
@@ -712,3 +761,11 @@ class CompetitionServer:
             return  # out of play meanwhile (withdrawn, replaced)
         self.say(f"{entry.submission.bot} {entry.submission.version} {reason}")
         self.pool.remove(entrant)
+
+
+def _names(folder: Path) -> set[str]:
+    """The names in a folder (none when it is missing or cannot be read)."""
+    try:
+        return {entry.name for entry in os.scandir(folder)}
+    except OSError:
+        return set()

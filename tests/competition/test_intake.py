@@ -439,6 +439,45 @@ async def failed_leaves_no_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         assert (server.builds / str(two.id) / "bot.py").is_file()
 
 
+def test_a_version_out_of_play_leaves_no_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(out_of_play_leaves_no_files, tmp_path, monkeypatch)
+
+
+async def out_of_play_leaves_no_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each new version that entered play replaced the last, whose build (240 MB of a build's
+    output) and bundle stayed on the disk for ever: fifty versions a day filled it. A version
+    replaced or withdrawn leaves its log in the ledger and nothing on the disk, once no game runs
+    it; a suspended one, which may come back, keeps its files; a game under way keeps its
+    entrants' builds until it ends."""
+    async with running(tmp_path, monkeypatch, FailingGates()) as (server, comp, ada):
+        root = server.bundles.root
+        one = await server.submit(ada, bundle("1"))
+        await until(lambda: comp.submission(one.id).status == store.ACTIVE)
+        two = await server.submit(ada, bundle("2"))
+        await until(lambda: comp.submission(two.id).status == store.ACTIVE)
+        assert comp.submission(one.id).status == store.REPLACED
+        await server._refresh()
+        assert not (server.builds / str(one.id)).exists()
+        assert sorted(p.name for p in root.iterdir()) == sorted(
+            [two.bundle, f"{two.bundle}.tar.gz"]
+        )
+        assert (server.builds / str(two.id) / "bot.py").is_file(), "in play: kept"
+        comp.set_status(two.id, store.SUSPENDED, "suspended: testing")
+        await server._refresh()
+        assert (server.builds / str(two.id) / "bot.py").is_file(), "suspended: kept"
+        comp.set_status(two.id, store.ACTIVE, "")
+        server._build_users[two.id] += 1  # a game of it under way
+        assert await server.withdraw(ada, "b") == 1
+        await server._refresh()
+        assert (server.builds / str(two.id) / "bot.py").is_file(), "its game goes on"
+        server._build_users[two.id] -= 1
+        await server._refresh()
+        assert not (server.builds / str(two.id)).exists()
+        assert not [p.name for p in root.iterdir()]
+
+
 @pytest.mark.parametrize(
     ("shown", "hinted"),
     [("python bot.py", True), ("python3.11 bot.py", True), ("{python} bot.py", False)],
