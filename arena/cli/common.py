@@ -120,10 +120,16 @@ def deal_key(text: str) -> bytes:
 _CONTROLS = {c: "\ufffd" for c in (*range(0, 9), *range(11, 32), *range(127, 160))}
 
 
+def literal(text: str) -> str:
+    """``text`` with no control characters but line breaks and tabs: another's text (a bot's
+    output, a build's log) printed as it is, escape sequences shown rather than acted on."""
+    return text.translate(_CONTROLS)
+
+
 def plain(value: object, limit: int = MAX_CELL) -> Text:
     """A table cell showing ``value`` literally (no markup, no control characters), cut at
     ``limit`` characters."""
-    text = str(value).translate(_CONTROLS)
+    text = literal(str(value))
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return Text(text)

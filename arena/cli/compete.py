@@ -27,6 +27,7 @@ from arena.cli.common import (
     cluster_address,
     console,
     fail,
+    literal,
     logs_folder,
     open_ledger,
     plain,
@@ -481,7 +482,9 @@ def submit(
             raise fail("the submission is gone from the competition", 1)
         if mine[0].status != status:
             status = mine[0].status
-            console.print(f"{status}{': ' + escape(mine[0].reason) if mine[0].reason else ''}")
+            console.print(
+                f"{status}{': ' + escape(literal(mine[0].reason)) if mine[0].reason else ''}"
+            )
     if status != store.ACTIVE:
         logged = _call(
             server,
@@ -490,7 +493,7 @@ def submit(
                 pb.GetLogRequest(submission_id=answer.submission_id), metadata=md
             ),
         )
-        typer.echo(logged.log)
+        typer.echo(literal(logged.log))
         raise typer.Exit(1)
 
 
@@ -533,7 +536,7 @@ def log(
         token,
         lambda stub, md: stub.GetLog(pb.GetLogRequest(submission_id=submission), metadata=md),
     )
-    typer.echo(logged.log)
+    typer.echo(literal(logged.log))
 
 
 @app.command("withdraw")

@@ -22,13 +22,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.bots.conformance import check_bot
-from arena.bots.launcher import LaunchError, bot_environment, resolve_paths, split_command
+from arena.bots.launcher import (
+    LaunchError,
+    bot_environment,
+    printable,
+    resolve_paths,
+    split_command,
+)
 from arena.bots.limits import Limits
 from arena.competition.bundles import BundleError, Manifest, outside
 from arena.sandbox import SandboxError, confine, workspace
 
 LOG_LIMIT = 64 * 1024  # bytes of a build's output kept
 TAIL = 4096  # bytes of its end kept beyond that, for the last line (which says why it failed)
+MAX_REASON = 300  # characters of a failed build's last line kept as its reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,9 +85,17 @@ async def build(
         ok, log = await _run(resolve_paths(manifest.build, into), into, limits, seconds)
         if not ok:
             _read_only(into)
-            return Outcome(False, log.splitlines()[-1] if log else "the build failed", log)
+            return Outcome(False, _reason(log), log)
     _read_only(into)
     return Outcome(True, "", log)
+
+
+def _reason(log: str) -> str:
+    """Why a build failed, in one line: its output's last, made printable (a build's output is the
+    author's: escape sequences in it must not act on whoever reads the reason) and cut short."""
+    lines = [line for line in log.splitlines() if line.strip()]
+    shown = printable(lines[-1]) if lines else "the build failed"
+    return shown if len(shown) <= MAX_REASON else shown[:MAX_REASON] + "..."
 
 
 async def check(

@@ -92,3 +92,20 @@ def test_an_authors_leaderboard_with_a_token_asks_the_running_competition(
     )
     assert asked == [("127.0.0.1:50061", "t")]
     assert result.exit_code == 2 and "no competition in" in result.output
+
+
+def test_a_submissions_log_is_printed_with_its_escape_sequences_shown_not_acted_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A build's output is its author's: printed raw, an escape sequence in it moved the cursor,
+    set the terminal's title or wrote its clipboard (OSC 52) wherever the log was read."""
+    from types import SimpleNamespace
+
+    from arena.cli import compete
+
+    log = "step 1\n\x1b]52;c;cHduZWQ=\x07\x1b[1Aok\tdone\nlast"
+    monkeypatch.setattr(compete, "_call", lambda *_: SimpleNamespace(log=log))
+    result = CliRunner().invoke(app, ["compete", "log", "3", "--token", "t"])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert result.output == "step 1\n\ufffd]52;c;cHduZWQ=\ufffd\ufffd[1Aok\tdone\nlast\n"

@@ -291,6 +291,33 @@ def test_a_build_whose_result_is_over_disk_mb_is_refused_in_light_mode_too(tmp_p
     intake._remove(built)
 
 
+def test_a_failed_builds_reason_is_its_last_line_made_printable_and_cut_short(
+    tmp_path: Path,
+) -> None:
+    """A failed build's reason is the last line of its output, which its author wrote: it kept the
+    escape sequences (a terminal title, a clipboard write) of a last line printed without a line
+    break, for every reader of the reason, and a line of any length."""
+    if not probe("required").isolated:
+        pytest.skip("bubblewrap isolation is unavailable here")
+    source, built = tmp_path / "source", tmp_path / "builds" / "1"
+    source.mkdir()
+    (source / "bot.py").write_text("pass\n")
+    (source / "build.py").write_text(
+        "import sys\n"
+        "sys.stdout.write('ok\\n\\x1b]0;pwned\\x07\\x1b[32mfailed ' + 'x' * 400)\n"
+        "sys.exit(3)\n"
+    )
+    manifest = bundles.Manifest("b", "1", "python", "{python} bot.py", "{python} build.py")
+    limits = Limits(sandbox="required")
+    outcome = asyncio.run(intake.build(manifest, source, built, limits, 60))
+    assert not outcome.ok
+    assert outcome.reason.startswith("\ufffd]0;pwned\ufffd\ufffd[32mfailed xxx"), outcome.log
+    assert outcome.reason.isprintable()
+    assert len(outcome.reason) == intake.MAX_REASON + len("...")
+    assert "\x1b]0;pwned" in outcome.log  # the log keeps what the build wrote
+    intake._remove(built)
+
+
 NAMER = """\
 import sys
 for word in sys.argv[1:]:
