@@ -75,7 +75,7 @@ class Found:
         bound = "memory_mb, processes and cpus" if self.cpu else "memory_mb and processes"
         line = f"cgroups: each bot's processes together held to {bound}"
         if self.freezer:
-            line += ", and frozen together under freeze"
+            line += "; with freeze = true, frozen together between turns"
         return line if self.cpu and self.freezer else f"{line} ({self.reason})"
 
     @property
