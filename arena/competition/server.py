@@ -597,8 +597,8 @@ class CompetitionServer:
         only a suspended one may come back) that no intake or game uses any more, and the bundles
         that no submission in intake or in play names. An author whose every new version replaced
         the last left each one's build and bundle on the disk for ever: 240 MB a version, fifty
-        versions a day. (What is in use is asked again just before each removal: a submission may
-        have come in meanwhile.)"""
+        versions a day. (Whether an intake or a game uses a build or bundle is read from the counters
+        just before it goes: a submission may have come in since the ledger was read.)"""
         kept = {str(s.id) for s in live}
         for name in await asyncio.to_thread(_names, self.builds) - kept:
             if name.isdigit() and self._build_users[int(name)] <= 0:
