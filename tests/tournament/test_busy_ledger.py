@@ -20,7 +20,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -94,13 +94,32 @@ def tournament(
     return path
 
 
-def arena(toml: Path, ledger: Path, **kwargs: Any) -> subprocess.Popen[str]:
+# A step that makes SIGINT's disposition the default and executes the rest of its command line. (Not
+# a preexec_fn: that forks this process, which has used gRPC, and such a fork may abort in gRPC's fork
+# handlers before it executes anything.)
+DEFAULT_SIGINT = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])",
+]
+
+
+def arena(toml: Path, ledger: Path, *, before: Sequence[str] = ()) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "arena.cli.main", "run", str(toml), "--ledger", str(ledger)],
+        [
+            *before,
+            sys.executable,
+            "-m",
+            "arena.cli.main",
+            "run",
+            str(toml),
+            "--ledger",
+            str(ledger),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        **kwargs,
     )
 
 
@@ -226,7 +245,7 @@ def test_ctrl_c_while_the_ledger_is_locked(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.sqlite"
     # Ctrl-C's SIGINT as a terminal sends it: the run's disposition of it made the default, since a
     # test suite started in the background (a shell's `&`) hands its children SIGINT ignored.
-    proc = arena(toml, ledger, preexec_fn=default_sigint)
+    proc = arena(toml, ledger, before=DEFAULT_SIGINT)
     wait_for_games(ledger, 1, proc)
     holder = sqlite3.connect(ledger, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
@@ -241,10 +260,6 @@ def test_ctrl_c_while_the_ledger_is_locked(tmp_path: Path) -> None:
     assert proc.returncode == 130, f"{out}{err}\nthe arena's SIGINT when it was sent: {sigint}"
     assert "interrupted" in err
     no_bots_left(tmp_path)
-
-
-def default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def sigint_state(pid: int) -> str:
