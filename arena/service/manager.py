@@ -327,6 +327,7 @@ class MatchManager:
         while len(idle) >= self.idle_per_kind:
             idle.pop(0).end()  # the longest waiting: its stream closes, its process is stopped
         session.park()
+        proc.freeze()  # fairness option: a waiting bot runs on nobody's turn
         idle.append(session)
         self._idle[key] = idle
         return True

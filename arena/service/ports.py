@@ -118,8 +118,8 @@ class StreamPort:
         detail: str,
         culprit: int,
     ) -> None:
-        if self.process is not None:
-            self.process.thaw()  # frozen between turns, it must read the results
+        # A bot frozen between its turns (fairness option) stays frozen: it reads the result when
+        # it is next asked, or when its match is over.
         if self._closed is None and self.attached.is_set():
             pb = serde.result_to_pb(result, int(outcome), detail, culprit)
             await self._send(
@@ -132,6 +132,10 @@ class StreamPort:
         # Before the write: the bot may read its MatchOver and answer before the write returns, and
         # whatever it says then is said between matches.
         self.over = True
+        if self.process is not None:
+            # Frozen between turns, it must read its MatchOver and leave (or, kept for another match,
+            # be frozen again as it waits: MatchManager.park).
+            self.process.thaw()
         if self._closed is None and self.attached.is_set():
             points = [0.0] * (len(games[0].result.scores) if games else 0)
             for end in games:
@@ -168,6 +172,10 @@ class StreamPort:
         """The servicer hands over the stream's write (after the Welcome)."""
         self._writer = writer
         self._loop = asyncio.get_running_loop()
+        if self.process is not None:
+            # Fairness option: from its Welcome on, a bot runs only on its own turns (what it does
+            # with the Welcome counts in its first decision's time, which its bank covers).
+            self.process.freeze()
         self.attached.set()
 
     def on_reply(self, reply: bot_pb2.Reply) -> None:
@@ -214,8 +222,11 @@ class StreamPort:
             if proc.returncode is not None:
                 outcome, detail = Outcome.CRASH, proc.exit_text()
             else:
-                # Stopped between turns (fairness option) as it was dying, it could not exit.
-                proc.thaw()
+                # Stopped between turns (fairness option) as it was dying, it could not exit. (Not
+                # once its MatchOver is sent: that thawed it, and one kept for another match has
+                # been frozen again as it waits.)
+                if not self.over:
+                    proc.thaw()
                 self._settling = True
                 asyncio.get_running_loop().create_task(self._settle(proc, detail))
                 return

@@ -367,3 +367,141 @@ def test_every_bot_gets_a_uid_of_its_own_and_nothing_survives_under_it(
         if sleeper.poll() is None:
             sleeper.kill()
             sleeper.wait()
+
+
+# A bot whose forked child spins from its start, adding up the time it runs (the gaps in its own
+# stream of clock readings are times it was stopped). The bot notes the child's running time at each
+# of its replies and at each request; what ran in between ran off its turn. Its MatchOver has it print
+# the most that ran in one such stretch since its first Welcome, and before which of the match's
+# decisions.
+WATCHED = """
+import mmap, os, time
+
+SHARED = memoryview(mmap.mmap(-1, 8)).cast("d")  # one 8-byte store or load an item (struct's tear)
+if os.fork() == 0:  # before any thread starts
+    parent, ran, last = os.getppid(), 0.0, time.monotonic()
+    while os.getppid() == parent:
+        for _ in range(10_000):
+            now = time.monotonic()
+            if now - last < 0.005:
+                ran += now - last
+            last = now
+            SHARED[0] = ran
+    os._exit(0)
+
+from arena_bot.random_bot import RandomBot
+from arena_bot.sdk import main_for
+
+
+def running() -> float:
+    return SHARED[0]
+
+
+class Watched(RandomBot):
+    name = "watched"
+    mark = None
+    most = (0.0, 0)
+    decisions = 0
+
+    def on_welcome(self, welcome):
+        super().on_welcome(welcome)
+        if self.mark is None:
+            self.mark = running()
+
+    def decide(self, view, legal, clock):
+        off = running() - self.mark
+        self.decisions += 1
+        if off > self.most[0]:
+            self.most = (off, self.decisions)
+        choice = super().decide(view, legal, clock)
+        self.mark = running()
+        return choice
+
+    def on_match_over(self, over):
+        super().on_match_over(over)
+        print(f"OFF-TURN {over.match_id} {self.most[0]:.3f} s before decision {self.most[1]}",
+              flush=True)
+        self.most, self.decisions = (0.0, 0), 0
+
+
+main_for(Watched())
+"""
+
+# An opponent that thinks half a second over the first decision of each game: the watched bot's
+# wait for its first request of the game.
+SLOW_STARTER = """
+import time
+from arena_bot.random_bot import RandomBot
+from arena_bot.sdk import main_for
+
+
+class SlowStarter(RandomBot):
+    name = "slow"
+    first = True
+
+    def on_game_start(self, start):
+        super().on_game_start(start)
+        self.first = True
+
+    def decide(self, view, legal, clock):
+        if self.first:
+            self.first = False
+            time.sleep(0.5)
+        return super().decide(view, legal, clock)
+
+
+main_for(SlowStarter())
+"""
+
+
+@pytest.mark.parametrize("mode", ["auto", "none"])
+def test_a_frozen_bot_runs_on_none_of_its_opponents_turns(tmp_path: Path, mode: str) -> None:
+    """With ``freeze``, a bot runs from its Welcome on only on its own turns: not while its opponent
+    starts or plays the first turn of a game (the opponent leads every game here), nor while it
+    waits in the pool for its next match. Each of those stretches let it run a half second to a
+    second before (0.5 to 1.0 s before its first decision, and before its first of the next game and
+    of the next match); now at most what runs as its reply travels and its request does."""
+    from arena.referee import MatchConfig, TimeControl
+    from arena.service.manager import PlayerSpec
+    from arena.service.server import create_server
+
+    watched = bot_script(tmp_path / "watched", WATCHED)
+    slow = bot_script(tmp_path / "slow", SLOW_STARTER)
+    clock = TimeControl(budget_ms=5_000, bank_ms=20_000, grace_ms=1_000)
+    limits = Limits(freeze=True, sandbox=mode)
+    specs = [[PlayerSpec("watched", watched)], [PlayerSpec("slow", slow)]]
+
+    async def go() -> list[str]:
+        server, _, manager = await create_server("127.0.0.1:0", limits=limits)
+        try:
+            entries = []
+            for seed in (1, 2):
+                # Seat 0 deals every game: seat 1, the slow starter, leads each.
+                config = MatchConfig(
+                    seed=seed,
+                    games=2,
+                    time_control=clock,
+                    game_seeds=(seed, seed + 10),
+                    dealers=(0, 0),
+                )
+                entry = manager.create(config, specs, connect_timeout=120.0, matches_per_process=2)
+                await manager.start(entry)
+                await asyncio.wait_for(entry.done.wait(), 120)
+                assert entry.record is not None, entry.error
+                assert [g.outcome for g in entry.record.games] == ["normal"] * 2
+                entries.append(entry)
+                if seed == 1:
+                    await asyncio.sleep(1.0)  # both wait in the pool
+            assert entries[1].processes == []  # the second match was played by the pooled pair
+            bot = next(p for p in entries[0].processes if p.name == "watched")
+            await asyncio.wait_for(bot.wait(), 30)  # its quota played, it leaves
+            await bot.output_done(5.0)
+            return [line for line in bot.last_output(20) if line.startswith("OFF-TURN")]
+        finally:
+            await manager.close()
+            await server.stop(None)
+
+    lines = asyncio.run(go())
+    assert len(lines) == 2, lines
+    for line in lines:
+        assert float(line.split()[2]) < 0.25, lines
