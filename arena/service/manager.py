@@ -437,6 +437,12 @@ class MatchManager:
             # Inside the try: a match stopped while its players connect still closes them.
             if not entry.error:
                 await asyncio.gather(*(_connected_or_gone(p, entry.connect_timeout) for p in ports))
+            for port in ports:
+                if port.process is not None and not port.attached.is_set():
+                    # Fairness option: a bot that never said Hello ran on through the whole match,
+                    # every game of it. It is out of the match (each of its decisions fails), and
+                    # frozen to its end like one that has been welcomed.
+                    port.process.freeze()
             entry.status = "running"
             if entry.error:
                 # A bot could not be started (the arena's failure, not the bot's): no game is

@@ -55,6 +55,8 @@ class StreamPort:
         self._violations: list[str] = []
         self._closed: tuple[Outcome, str] | None = None
         self._settling = False
+        self._settle_task: asyncio.Task[None] | None = None  # the wait for a closed bot's exit
+        self._settle_detail = ""
         self.process: BotProcess | None = None  # a local bot's process, when the arena launched it
         self.gone = asyncio.Event()  # closed: crashed, disconnected, or the match is over
         self.drained = asyncio.Event()  # the stream has ended after its last message
@@ -106,6 +108,8 @@ class StreamPort:
         its process exits within SETTLE_SECONDS, else its disconnect (at once for a remote bot)."""
         if self._closed is None and not self._settling:
             return None
+        if self._closed is None:
+            self._settle_on_its_turn()  # the match waits for this player: its own time
         await self.gone.wait()
         return self._closed
 
@@ -136,6 +140,8 @@ class StreamPort:
             # Frozen between turns, it must read its MatchOver and leave (or, kept for another match,
             # be frozen again as it waits: MatchManager.park).
             self.process.thaw()
+            if self._settling and self._settle_task is None:
+                self._start_settle(self.process)  # it has waited frozen since its stream closed
         if self._closed is None and self.attached.is_set():
             points = [0.0] * (len(games[0].result.scores) if games else 0)
             for end in games:
@@ -222,21 +228,42 @@ class StreamPort:
             if proc.returncode is not None:
                 outcome, detail = Outcome.CRASH, proc.exit_text()
             else:
-                # Stopped between turns (fairness option) as it was dying, it could not exit. (Not
-                # once its MatchOver is sent: that thawed it, and one kept for another match has
-                # been frozen again as it waits.)
-                if not self.over:
-                    proc.thaw()
                 self._settling = True
-                asyncio.get_running_loop().create_task(self._settle(proc, detail))
+                self._settle_detail = detail
+                # Frozen between its turns (fairness option) when its stream closed, it stays frozen:
+                # a bot that closed its stream on purpose ran on through its opponents' turns, to
+                # the end of its match. It is thawed to exit (or be judged gone) on its own time:
+                # when the match next asks it, or at the match's end. (Once its MatchOver is sent,
+                # it is not thawed either: that thawed it, and one kept for another match has been
+                # frozen again as it waits.)
+                if self.over or not proc.frozen:
+                    self._start_settle(proc)
                 return
         self._close(outcome, detail)
+
+    def _start_settle(self, proc: BotProcess) -> None:
+        self._settle_task = asyncio.get_running_loop().create_task(
+            self._settle(proc, self._settle_detail)
+        )
+
+    def _settle_on_its_turn(self) -> None:
+        """The match waits to learn why the player's stream ended: its process, frozen since its
+        stream closed or since its last decision, is thawed to exit on its own time."""
+        proc = self.process
+        if proc is None:
+            return
+        if not self.over:
+            proc.thaw()
+        if self._settle_task is None:
+            self._start_settle(proc)
 
     async def _settle(self, proc: BotProcess, detail: str) -> None:
         try:
             async with asyncio.timeout(SETTLE_SECONDS):
                 await proc.wait()
         except TimeoutError:
+            if not self.over:
+                proc.freeze()  # gone from the match but alive: it runs on nobody's turn
             self._close(Outcome.DISCONNECT, detail)
         else:
             self._close(Outcome.CRASH, proc.exit_text())

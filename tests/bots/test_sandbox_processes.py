@@ -505,3 +505,125 @@ def test_a_frozen_bot_runs_on_none_of_its_opponents_turns(tmp_path: Path, mode: 
     assert len(lines) == 2, lines
     for line in lines:
         assert float(line.split()[2]) < 0.25, lines
+
+
+# A bot that leaves its match without exiting: a forked child spins from its start, printing the
+# monotonic clock's reading every 50 ms that it runs; the bot answers its first request and closes
+# its stream at once ("close"), or never dials in at all ("absent"), and lives on.
+LEAVER = """
+import os, sys, time
+
+if os.fork() == 0:  # before any thread starts
+    parent, last = os.getppid(), 0.0
+    while os.getppid() == parent:
+        now = time.monotonic()
+        if now - last >= 0.05:
+            print(f"RAN {now:.3f}", flush=True)
+            last = now
+    os._exit(0)
+
+if sys.argv[1] == "absent":
+    time.sleep(600)
+
+import queue
+
+import grpc
+
+from arena.wire.v1 import bot_pb2, bot_pb2_grpc
+
+hello = bot_pb2.Hello(token=os.environ["ARENA_TOKEN"], name="leaver", protocol_version=1)
+outgoing = queue.Queue()
+outgoing.put(bot_pb2.BotMessage(hello=hello))
+
+
+def send():
+    while (message := outgoing.get()) is not None:
+        yield message
+
+
+with grpc.insecure_channel(os.environ["ARENA_ADDRESS"]) as channel:
+    call = bot_pb2_grpc.BotGatewayStub(channel).Play(send())  # held: a call let go is cancelled
+    for message in call:
+        if message.WhichOneof("body") == "request":
+            req = message.request
+            action = req.legal_actions[0].text
+            reply = bot_pb2.Reply(request_id=req.request_id, match_id=req.match_id, action=action)
+            outgoing.put(bot_pb2.BotMessage(reply=reply))
+            outgoing.put(None)  # and the stream ends, right behind the reply
+            break
+    time.sleep(600)
+"""
+
+# An opponent that notes when each of its turns begins and ends, and takes a second and a half
+# over each.
+TIMED = """
+import time
+from arena_bot.random_bot import RandomBot
+from arena_bot.sdk import main_for
+
+
+class Timed(RandomBot):
+    name = "timed"
+
+    def decide(self, view, legal, clock):
+        start = time.monotonic()
+        time.sleep(1.5)
+        print(f"TURN {start:.3f} {time.monotonic():.3f}", flush=True)
+        return super().decide(view, legal, clock)
+
+
+main_for(Timed())
+"""
+
+
+@pytest.mark.parametrize("how", ["close", "absent"])
+def test_a_frozen_bot_that_leaves_its_match_runs_on_none_of_its_opponents_turns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """With ``freeze``, a bot that closes its stream right behind a reply (arriving once the bot is
+    frozen), or that never dials in, is out of the match but alive: it was thawed (or never frozen)
+    and ran on through its opponent's turns, to the end of the match. Now it stays frozen but on
+    its own time (its next decision, which waits to learn whether it crashed)."""
+    from arena.referee import MatchConfig, TimeControl
+    from arena.service import ports
+    from arena.service.manager import PlayerSpec
+    from arena.service.server import create_server
+
+    monkeypatch.setattr(ports, "SETTLE_SECONDS", 2.0)
+    leaver = bot_script(tmp_path / "leaver", LEAVER) + f" {how}"
+    timed = bot_script(tmp_path / "timed", TIMED)
+    clock = TimeControl(budget_ms=5_000, bank_ms=20_000, grace_ms=1_000)
+    logs = tmp_path / "logs"
+
+    async def go() -> None:
+        server, _, manager = await create_server(
+            "127.0.0.1:0", logs_dir=logs, limits=Limits(freeze=True)
+        )
+        try:
+            # The timed bot plays first: it leads when the leaver is absent (seat 1 deals then,
+            # seat 0 leads), and answers the lead of a leaver that closes its stream.
+            dealer = 0 if how == "absent" else 1
+            config = MatchConfig(seed=1, games=1, time_control=clock, dealers=(dealer,))
+            specs = [[PlayerSpec("leaver", leaver)], [PlayerSpec("timed", timed)]]
+            entry = manager.create(config, specs, connect_timeout=3.0 if how == "absent" else 60)
+            await manager.start(entry)
+            await asyncio.wait_for(entry.done.wait(), 120)
+            assert entry.record is not None, entry.error
+            assert entry.record.games[0].culprit == 0, entry.record.games[0].detail
+        finally:
+            await manager.close()
+            await server.stop(None)
+
+    asyncio.run(go())
+    (leaver_log,) = logs.glob("*-leaver.log")
+    (timed_log,) = logs.glob("*-timed.log")
+    ran = [float(line.split()[1]) for line in leaver_log.read_text().splitlines() if "RAN" in line]
+    turns = [
+        (float(line.split()[1]), float(line.split()[2]))
+        for line in timed_log.read_text().splitlines()
+        if line.startswith("TURN")
+    ]
+    assert ran and turns
+    # Inside a turn's second and a half, with a margin for the freezing and thawing at its ends.
+    during = [t for t in ran for start, end in turns if start + 0.25 < t < end - 0.25]
+    assert len(during) <= 2, (during, turns)

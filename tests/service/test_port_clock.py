@@ -143,6 +143,8 @@ class Alive:
     def exit_text(self) -> str:
         return "bot process exited with code 1"
 
+    frozen = False
+
     def thaw(self) -> None:
         self.running.set()
 
@@ -224,3 +226,67 @@ def test_a_decision_stopped_while_its_request_is_written_leaves_nothing_pending(
 
     asyncio.run(run())
     assert unretrieved == []
+
+
+class Freezable:
+    """A bot's process that lives on, frozen and thawed as the fairness option has it."""
+
+    returncode = None
+
+    def __init__(self) -> None:
+        self.frozen = False
+
+    async def wait(self) -> int:
+        await asyncio.Event().wait()
+        return 0
+
+    def exit_text(self) -> str:
+        return "bot process is running"
+
+    def thaw(self) -> None:
+        self.frozen = False
+
+    def freeze(self) -> None:
+        self.frozen = True
+
+
+def test_a_frozen_bot_whose_stream_ends_behind_its_reply_stays_frozen_on_its_opponents_turns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the fairness option a bot answers and closes its stream at once, the close arriving once
+    it is frozen. The port thawed it to let it exit, and it ran on through its opponent's turns to
+    the end of the match; now it is thawed only when the match waits for it (its next decision)."""
+    monkeypatch.setattr(ports_module, "SETTLE_SECONDS", 0.3)
+    seen: list[bool] = []  # the first player's state at each of its opponent's requests
+
+    async def run() -> MatchRecord:
+        ports = [StreamPort(name, "m1", s, 0, f"t{s}") for s, name in enumerate(("a", "b"))]
+        process = Freezable()
+        ports[0].process = process  # type: ignore[assignment]
+        asked = 0
+
+        def leave(port: StreamPort, request: bot_pb2.DecisionRequest) -> None:
+            nonlocal asked
+            asked += 1
+            at_once(port, request)
+            if asked == 2:  # the stream ends right behind this reply
+                loop = asyncio.get_running_loop()
+                loop.call_later(0.02, port.on_closed, Outcome.DISCONNECT, "it closed its stream")
+
+        def watch(port: StreamPort, request: bot_pb2.DecisionRequest) -> None:
+            def answer() -> None:  # a while into its turn: the other's stream has ended by then
+                if asked >= 2:
+                    seen.append(process.frozen)
+                port.on_reply(reply_to(request))
+
+            asyncio.get_running_loop().call_later(0.1, answer)
+
+        attach(ports[0], leave, [])
+        attach(ports[1], watch, [])
+        clock = TimeControl(budget_ms=200, bank_ms=0, grace_ms=1_000)
+        config = MatchConfig(seed=21, games=1, dealers=(1,), time_control=clock)
+        return await Match("m1", config, [[ports[0]], [ports[1]]]).run()
+
+    record = asyncio.run(run())
+    assert outcomes(record)[0] == ("disconnect", "seat 0 (a): it closed its stream")
+    assert seen and all(seen), seen
