@@ -55,6 +55,7 @@ class StreamPort:
         self._violations: list[str] = []
         self._closed: tuple[Outcome, str] | None = None
         self._settling = False
+        self.flooded = False  # closed for a flood of protocol errors: its stream is read no more
         self._settle_task: asyncio.Task[None] | None = None  # the wait for a closed bot's exit
         self._settle_detail = ""
         self.process: BotProcess | None = None  # a local bot's process, when the arena launched it
@@ -210,13 +211,24 @@ class StreamPort:
         return request_id in self._expired
 
     def on_violation(self, what: str) -> None:
-        """A protocol error: it fails the decision the seat owes now, or else its next one."""
+        """A protocol error: it fails the decision the seat owes now, or else its next one. One more
+        than MAX_REMEMBERED_VIOLATIONS owed is a flood: every message of it costs the referee's
+        event loop, which every match shares, so the player is closed (its stream ends, and each of
+        its decisions fails as a protocol error that says so)."""
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(SeatFailure(Outcome.PROTOCOL_ERROR, what))
                 return
         if len(self._violations) < MAX_REMEMBERED_VIOLATIONS:  # a flood must not grow memory
             self._violations.append(what)
+            return
+        self._violations.clear()
+        self.flooded = True
+        self._close(
+            Outcome.PROTOCOL_ERROR,
+            f"its stream was cut: a flood of protocol errors ({MAX_REMEMBERED_VIOLATIONS} not yet "
+            f"charged, then {what})",
+        )
 
     def on_closed(self, outcome: Outcome, detail: str) -> None:
         """The player is gone. A local bot's stream usually closes just before its process exits: a

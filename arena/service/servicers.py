@@ -195,7 +195,8 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
 
 
 async def _read_messages(messages: AsyncIterator[Incoming], session: BotSession) -> None:
-    """Hand each of the bot's messages to the player it is for, for as long as the stream lasts."""
+    """Hand each of the bot's messages to the player it is for, for as long as the stream lasts (a
+    flood of protocol errors ends the reading: see :meth:`BotSession.violation`)."""
     try:
         async for message in messages:
             if type(message) is Oversized:
@@ -210,21 +211,29 @@ async def _read_messages(messages: AsyncIterator[Incoming], session: BotSession)
                 reply = message.reply
                 match_id = reply.match_id
                 if not match_id:
-                    session.violation("a reply without match_id (it must copy the request's)")
+                    if not session.violation(
+                        "a reply without match_id (it must copy the request's)"
+                    ):
+                        return
                     continue
                 port = session.port_for(match_id)
                 if port is not None and (port is session.port or port.expired(reply.request_id)):
                     port.on_reply(reply)  # a reply, or a late one to a match already over
+                    going = not port.flooded
+                    if not going:
+                        session.end()
                 elif session.port is not None:
-                    session.violation(
+                    going = session.violation(
                         f"reply for match {match_id!r:.40} on a stream of {session.port.match_id}"
                     )
                 else:
-                    session.violation("a reply between matches")
+                    going = session.violation("a reply between matches")
             else:
-                session.violation(
+                going = session.violation(
                     f"unexpected message {message.WhichOneof('body') or 'empty'} mid-match"
                 )
+            if not going:
+                return
         session.lost(Outcome.DISCONNECT, "the bot closed its stream")
     except asyncio.CancelledError:
         raise

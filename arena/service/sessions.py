@@ -111,13 +111,19 @@ class BotSession:
         """The player a reply naming ``match_id`` is for: the current one's, or a recent one's."""
         return self._recent.get(match_id)
 
-    def violation(self, what: str) -> None:
+    def violation(self, what: str) -> bool:
         """A protocol error: the current match's, or, once its match is over (its MatchOver sent) or
-        between matches, the end of the session."""
+        between matches, the end of the session. False when it is one of a flood, which closed the
+        player (see :meth:`StreamPort.on_violation`) and ends the session: the stream is to be read
+        no more."""
         if self.port is not None and not (self.port.over or self.port.finished.is_set()):
             self.port.on_violation(what)
-        else:
+            if not self.port.flooded:
+                return True
             self.end()
+            return False
+        self.end()
+        return True
 
     def lost(self, outcome: Outcome, detail: str) -> None:
         """The stream has closed or broken."""

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from arena.bots.limits import Limits
-from arena.referee import MatchConfig, TimeControl
+from arena.referee import FailurePolicy, MatchConfig, Policies, TimeControl
 from arena.service.manager import MatchEntry, PlayerSpec
 from arena.service.server import create_server
 
@@ -52,12 +52,14 @@ def _processes_with(markers: set[str]) -> list[int]:
     return found
 
 
-def run(command: str, logs: Path, limits: Limits | None = None) -> tuple[MatchEntry, MatchEntry]:
+def run(
+    command: str, logs: Path, limits: Limits | None = None, policies: Policies | None = None
+) -> tuple[MatchEntry, MatchEntry]:
     async def go() -> tuple[MatchEntry, MatchEntry]:
         server, _, manager = await create_server(logs_dir=logs)
         try:
             bad = manager.create(
-                MatchConfig(seed=5, time_control=TC, dealers=(1,)),
+                MatchConfig(seed=5, time_control=TC, dealers=(1,), policies=policies or Policies()),
                 [[PlayerSpec("bad", command)], [PlayerSpec("first", FIRST)]],
                 20.0,
                 limits,
@@ -105,6 +107,23 @@ def test_a_flood_of_messages_is_a_protocol_error(tmp_path: Path) -> None:
     bad, beside = run(hostile("flood"), tmp_path)
     result, detail = outcome(bad)
     assert result == "protocol-error" and "never asked" in detail
+    assert outcome(beside)[0] == "normal"
+    settle(bad, beside)
+
+
+def test_a_flood_between_turns_cuts_the_stream(tmp_path: Path) -> None:
+    """Thousands of replies to requests never asked, sent after a good reply: under a policy that
+    plays on (a random action for each failure, no strike limit) every one of them cost the referee's
+    event loop, shared by every match, and all but 16 were dropped unheard. The stream is cut at the
+    17th, and the seat's decisions fail from then on, saying why."""
+    lenient = Policies(on_protocol_error=FailurePolicy.RANDOM_ACTION, max_strikes=0)
+    bad, beside = run(hostile("flood-after"), tmp_path, policies=lenient)
+    assert bad.record is not None, bad.error
+    failures = [d.detail for d in bad.record.games[0].decisions if d.seat == 0 and d.failure]
+    assert failures, bad.record.games[0].decisions[:4]
+    assert any("its stream was cut: a flood of protocol errors" in f for f in failures), failures[
+        :3
+    ]
     assert outcome(beside)[0] == "normal"
     settle(bad, beside)
 

@@ -6,6 +6,7 @@ Modes:
   oversized   answer the first request with a reply over the message size limit (not over the
               transport's, which gRPC refuses itself)
   flood       answer the first request with thousands of replies to requests never asked
+  flood-after answer the first request, then send thousands of replies to requests never asked
   memory      allocate memory without bound on the first request
   stderr      play the first legal action, writing megabytes to stderr at every decision
   fork        start children in sessions of their own that outlive the bot, then never answer
@@ -54,6 +55,7 @@ def main() -> None:
                 subprocess.Popen(
                     [sys.executable, "-c", "import time; time.sleep(600)"], process_group=0
                 )
+    flooded = False
     with grpc.insecure_channel(os.environ["ARENA_ADDRESS"]) as channel:
         stub = bot_pb2_grpc.BotGatewayStub(channel)
         for message in stub.Play(send()):
@@ -78,6 +80,26 @@ def main() -> None:
                             )
                         )
                     )
+            elif args.mode == "flood-after":
+                outgoing.put(
+                    bot_pb2.BotMessage(
+                        reply=bot_pb2.Reply(
+                            request_id=req.request_id,
+                            match_id=req.match_id,
+                            action=req.legal_actions[0].text,
+                        )
+                    )
+                )
+                if not flooded:
+                    flooded = True
+                    for i in range(20_000):
+                        outgoing.put(
+                            bot_pb2.BotMessage(
+                                reply=bot_pb2.Reply(
+                                    request_id=10**9 + i, match_id=req.match_id, action="x"
+                                )
+                            )
+                        )
             elif args.mode == "memory":
                 blocks = []
                 while True:
