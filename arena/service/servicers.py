@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import NamedTuple, cast
 
@@ -26,6 +28,10 @@ MAX_NAME_CHARS = 64  # a bot's name and version as it says them in its Hello
 MAX_BOT_MESSAGE_BYTES = 16 * 1024
 PROTOCOL_VERSION = 1
 GATEWAY_SERVICE = bot_pb2.DESCRIPTOR.services_by_name["BotGateway"].full_name
+# How fast one listener answers the streams it refuses (see RefusalPace): this many at once, then
+# one more for each second since, the rest each after the pause.
+FREE_REFUSALS = 8
+REFUSAL_PAUSE = 1.0
 
 _POLICY_FROM_PB = {
     bot_pb2.FAILURE_POLICY_UNSPECIFIED: None,
@@ -64,12 +70,48 @@ def _serialize(message: Outgoing) -> bytes:
     return message.SerializeToString()
 
 
+class RefusalPace:
+    """How fast one listener (the referee's TCP listener, or a sandboxed bot's own socket) answers
+    the streams it refuses. A bot that opened stream after stream with a Hello the referee refuses
+    cost the referee's event loop, which times every match, some 3.8 s of CPU in one game, and
+    nothing to itself. Past FREE_REFUSALS in a burst (refilled at one a second), each refusal is
+    answered only after REFUSAL_PAUSE seconds, its stream held meanwhile: a bot's own socket then
+    takes at most its connections' streams per pause. A bot whose Hello is accepted never waits."""
+
+    def __init__(self) -> None:
+        self._tokens = float(FREE_REFUSALS)
+        self._at = time.monotonic()
+
+    async def wait(self) -> None:
+        now = time.monotonic()
+        self._tokens = min(float(FREE_REFUSALS), self._tokens + (now - self._at))
+        self._at = now
+        if self._tokens >= 1.0:
+            self._tokens -= 1.0
+            return
+        await asyncio.sleep(REFUSAL_PAUSE)
+
+
+# The pace of the listener whose stream the running handler serves (set per stream by add_gateway).
+_pace: contextvars.ContextVar[RefusalPace | None] = contextvars.ContextVar("pace", default=None)
+
+
 def add_gateway(servicer: BotGateway, server: grpc.aio.Server) -> None:
     """Serve ``servicer`` as arena.v1.BotGateway on ``server``: the generated registration, with a
-    serializer that also takes a RefereeMessage already serialised."""
+    serializer that also takes a RefereeMessage already serialised, and a :class:`RefusalPace` of
+    the server's own."""
+    pace = RefusalPace()
+
+    async def play(
+        request_iterator: AsyncIterator[Incoming],
+        context: grpc.aio.ServicerContext[bot_pb2.BotMessage, bot_pb2.RefereeMessage],
+    ) -> None:
+        _pace.set(pace)  # this stream's task's own context
+        await servicer.Play(request_iterator, context)
+
     handlers = {
         "Play": grpc.stream_stream_rpc_method_handler(
-            servicer.Play,
+            play,
             request_deserializer=_deserialize,
             response_serializer=_serialize,
         )
@@ -179,9 +221,13 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
         reason: str,
     ) -> None:
         """Tell a bot why it is refused (a hook for subclasses that watch refusals); its seat, if the
-        token is one still waiting for its bot, keeps the reason."""
+        token is one still waiting for its bot, keeps the reason. At its listener's pace (see
+        :class:`RefusalPace`)."""
         if token:
             self.manager.refused(token, reason)
+        pace = _pace.get()
+        if pace is not None:
+            await pace.wait()
         await context.write(_refused(reason))
 
     async def _refuse_quietly(

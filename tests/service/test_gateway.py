@@ -222,3 +222,53 @@ def test_a_first_message_over_the_transports_limit_is_refused_before_its_bytes_a
 
     for frames in asyncio.run(scenario()):
         assert frames, "the stream was left open, its message awaited"  # the Hello timeout is 10 s
+
+
+def test_refusals_past_a_burst_are_paced_and_a_good_hello_still_plays() -> None:
+    """A red-team bot opened stream after stream with a Hello the referee refuses: 3.8 s of the
+    referee's CPU in one game, at no cost to itself. Past a burst of FREE_REFUSALS, refusals are
+    answered at about one a second per listener (slept, not spent), while a Hello with its seat's
+    token is served at once."""
+
+    async def scenario() -> tuple[list[str], float, str]:
+        server, port, manager = await create_server()
+        try:
+            first_bot = f"{shlex.quote(sys.executable)} -m arena_bot.first_bot"
+            entry = manager.create(
+                MatchConfig(seed=3, time_control=TimeControl(5000, 30_000, 1000)),
+                [[PlayerSpec("raw")], [PlayerSpec("py", first_bot)]],
+                120,
+            )
+            await manager.start(entry)
+            reasons: list[str] = []
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                play = channel.stream_stream(
+                    "/arena.v1.BotGateway/Play",
+                    request_serializer=lambda b: b,
+                    response_deserializer=bot_pb2.RefereeMessage.FromString,
+                )
+                bad = bot_pb2.BotMessage(hello=bot_pb2.Hello(token="nope", protocol_version=1))
+                started = asyncio.get_running_loop().time()
+                for _ in range(servicers.FREE_REFUSALS + 6):
+                    call = play()
+                    await call.write(bad.SerializeToString())
+                    reasons += [m.refused.reason async for m in call if m.HasField("refused")]
+                took = asyncio.get_running_loop().time() - started
+                good = bot_pb2.BotMessage(
+                    hello=bot_pb2.Hello(token=entry.players[0][0].token, protocol_version=1)
+                )
+                call = play()
+                await call.write(good.SerializeToString())
+                first = await call.read()
+                kind = first.WhichOneof("body") or ""
+                call.cancel()
+            return reasons, took, kind
+        finally:
+            await manager.close()
+            await server.stop(None)
+
+    reasons, took, kind = asyncio.run(scenario())
+    assert len(reasons) == servicers.FREE_REFUSALS + 6 and all(reasons), reasons
+    # Six past the burst: three paused a second each at the least (a second's wait refills one).
+    assert took >= 3 * servicers.REFUSAL_PAUSE, took
+    assert kind == "welcome"
