@@ -427,7 +427,7 @@ class Watched(RandomBot):
 main_for(Watched())
 """
 
-# An opponent that thinks half a second over the first decision of each game: the watched bot's
+# An opponent that thinks a second over the first decision of each game: the watched bot's
 # wait for its first request of the game.
 SLOW_STARTER = """
 import time
@@ -446,7 +446,7 @@ class SlowStarter(RandomBot):
     def decide(self, view, legal, clock):
         if self.first:
             self.first = False
-            time.sleep(0.5)
+            time.sleep(1.0)
         return super().decide(view, legal, clock)
 
 
@@ -458,9 +458,11 @@ main_for(SlowStarter())
 def test_a_frozen_bot_runs_on_none_of_its_opponents_turns(tmp_path: Path, mode: str) -> None:
     """With ``freeze``, a bot runs from its Welcome on only on its own turns: not while its opponent
     starts or plays the first turn of a game (the opponent leads every game here), nor while it
-    waits in the pool for its next match. Each of those stretches let it run a half second to a
-    second before (0.5 to 1.0 s before its first decision, and before its first of the next game and
-    of the next match); now at most what runs as its reply travels and its request does."""
+    waits in the pool for its next match. Each of those stretches let it run as long as it lasted
+    (0.5 s before its first decision and before its first of the next game, 1.5 s before its first
+    of the next match, with an opponent that thought half a second and a second in the pool); now
+    at most what runs as its reply travels and its request does (8 ms here, 0.26 s on a machine
+    loaded six times over: the bound is half the opponent's second)."""
     from arena.referee import MatchConfig, TimeControl
     from arena.service.manager import PlayerSpec
     from arena.service.server import create_server
@@ -491,7 +493,7 @@ def test_a_frozen_bot_runs_on_none_of_its_opponents_turns(tmp_path: Path, mode: 
                 assert [g.outcome for g in entry.record.games] == ["normal"] * 2
                 entries.append(entry)
                 if seed == 1:
-                    await asyncio.sleep(1.0)  # both wait in the pool
+                    await asyncio.sleep(2.0)  # both wait in the pool
             assert entries[1].processes == []  # the second match was played by the pooled pair
             bot = next(p for p in entries[0].processes if p.name == "watched")
             await asyncio.wait_for(bot.wait(), 30)  # its quota played, it leaves
@@ -504,7 +506,7 @@ def test_a_frozen_bot_runs_on_none_of_its_opponents_turns(tmp_path: Path, mode: 
     lines = asyncio.run(go())
     assert len(lines) == 2, lines
     for line in lines:
-        assert float(line.split()[2]) < 0.25, lines
+        assert float(line.split()[2]) < 0.5, lines
 
 
 # A bot that leaves its match without exiting: a forked child spins from its start, printing the
