@@ -305,6 +305,16 @@ class BotProcess:
         if self._pump is not None and not self._pump.done():
             await asyncio.wait({self._pump}, timeout=timeout)
 
+    @property
+    def log_written(self) -> bool:
+        """Whether its log is complete: its output read to its end and the file closed, which writes
+        out the last of it (True for a bot without a log). That is later than its process's exit
+        (the rest of its output is still in the pipe then, and in the light mode a process it
+        started may outlive it holding the pipe), and never while it waits between matches for
+        another. A log taken before is cut short, and what is written afterwards goes to a file
+        that nobody reads."""
+        return self.log_path is None or (self._pump is not None and self._pump.done())
+
     def exit_text(self) -> str:
         """How its process ended, in words."""
         code = self.proc.returncode

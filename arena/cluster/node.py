@@ -54,7 +54,7 @@ class Result:
 
     played: Played
     node: dict[str, str]  # id, address, host
-    logs: dict[str, bytes]  # the bots' logs finished since the last game (when asked for), by name
+    logs: dict[str, bytes]  # the bots' logs completed since the last game (when asked for), by name
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +220,9 @@ class NodeReferee:
         self.parcels: dict[str, Path] = {}
         self.parcel_dir: Path | None = None
         self.logs_dir: Path | None = None
+        # Managers closed, or being closed, while a log of theirs may still be written: their
+        # logs are not taken before they are complete.
+        self.retired: list[MatchManager] = []
         self.hidden: set[Path] = set()
         asyncio.run_coroutine_threadsafe(self._closer(), self.loop)
 
@@ -301,21 +304,22 @@ class NodeReferee:
         return asyncio.run_coroutine_threadsafe(work, self.loop).result()
 
     def finished_logs(self) -> dict[str, bytes]:
-        """The logs of the bot processes that have ended, taken off this node."""
+        """The complete logs (their processes' output read to its end), taken off this node."""
         return asyncio.run_coroutine_threadsafe(self._finished_logs(), self.loop).result()
 
     async def _finished_logs(self) -> dict[str, bytes]:
+        """Every log but those still being written, by processes in a match, waiting in the pool
+        for another, or being stopped: a log taken while its process writes on would come back cut
+        short, and the rest be lost with the file. Each log is taken once, whole, under the name it
+        was given: it never comes back in parts that would overwrite each other on the coordinator."""
         found: dict[str, bytes] = {}
         if self.logs_dir is None:
             return found
-        running = set()
-        if self.manager is not None:
-            for entry in self.manager.matches.values():
-                for proc in entry.processes:
-                    if proc.returncode is None and proc.log_path is not None:
-                        running.add(proc.log_path.name)
+        self.retired = [m for m in self.retired if m.logs_in_writing()]
+        managers = [*self.retired, *([self.manager] if self.manager is not None else [])]
+        writing = {path.name for m in managers for path in m.logs_in_writing()}
         for path in sorted(self.logs_dir.glob("*.log")):
-            if path.name not in running:
+            if path.name not in writing:
                 with contextlib.suppress(OSError):
                     found[path.name] = path.read_bytes()
                     path.unlink()
@@ -348,6 +352,10 @@ class NodeReferee:
         self.manager = self.server = None
         self.games = 0
         if manager is not None:
+            # Still asked by finished_logs while its processes are stopped (the logs of a closing
+            # referee, taken meanwhile, came back empty: a log is written out when it is closed), and
+            # after: a process stopped twice at once is waited for once.
+            self.retired.append(manager)
             await manager.close()
         if server is not None:
             await server.stop(0)

@@ -120,6 +120,9 @@ class MatchManager:
         self._in_play: frozenset[str] | None = None
         self._retiring: set[asyncio.Task[None]] = set()
         self._supervisors: set[asyncio.Task[None]] = set()
+        # The processes whose logs may still be written (see logs_in_writing), wherever they are:
+        # in a match, in the pool between matches, or being stopped.
+        self._logging: set[BotProcess] = set()
 
     def create(
         self,
@@ -369,6 +372,15 @@ class MatchManager:
         self._retiring.add(task)
         task.add_done_callback(self._retiring.discard)
 
+    def logs_in_writing(self) -> set[Path]:
+        """The logs that the bot processes this manager started may still write to: a log is
+        complete, and may be taken away (a cluster's node sends it to the coordinator), only once it
+        is not among them. A process waiting in the pool between matches belongs to no match, and a
+        process that has exited may still have output to be read: neither is looked for, only
+        whether each log is closed (:attr:`BotProcess.log_written`)."""
+        self._logging = {p for p in self._logging if not p.log_written}
+        return {p.log_path for p in self._logging if p.log_path is not None}
+
     async def prune_logs(self) -> None:
         """Hold the logs' folder to its size, where it has one (every few seconds at most)."""
         if self.log_folder is not None and self.log_folder.due():
@@ -408,6 +420,11 @@ class MatchManager:
             raise
         entry.processes.append(proc)
         port.process = proc
+        if log is not None:
+            # Those whose logs are closed are let go at each launch: a server that runs for good
+            # keeps no process here for ever.
+            self._logging = {p for p in self._logging if not p.log_written}
+            self._logging.add(proc)
         session = BotSession(key, proc, entry.matches_per_process, entry.match_id)
         session.on_idle_end = lambda: self._stop_later(proc)
         self._launched[port.token] = session

@@ -318,3 +318,25 @@ def test_a_message_sent_on_reading_match_over_is_between_matches() -> None:
         return session
 
     assert asyncio.run(go()).ended
+
+
+def test_the_log_of_a_waiting_process_is_complete_only_once_it_is_stopped(tmp_path: Path) -> None:
+    """A process waiting for its next match belongs to no match, but writes on into its log: the log
+    is among those still being written (which a cluster's node never takes away, cut short) until
+    the process is stopped."""
+
+    async def go() -> None:
+        server, _, manager = await create_server("127.0.0.1:0", logs_dir=tmp_path)
+        try:
+            entry = await asyncio.wait_for(play(manager, seed=1, quota=3), TIMEOUT)
+            logs = {proc.log_path for proc in entry.processes}
+            assert len(logs) == 2 and all(path is not None and path.exists() for path in logs)
+            assert all(s.idle for s in entry.sessions), "over: the processes wait in the pool"
+            assert manager.logs_in_writing() == logs
+            await manager.close()
+            assert manager.logs_in_writing() == set()
+        finally:
+            await manager.close()
+            await server.stop(None)
+
+    asyncio.run(go())
