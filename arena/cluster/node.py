@@ -7,6 +7,12 @@ own thread, so that a bot process may play several games over its connection
 closed (its waiting bot processes stopped) after :data:`IDLE_SECONDS` without a game. The game itself is
 played by :class:`arena.tournament.games.GamePlayer`, the same code as a local run: the same
 configuration, deal secret, limits, sandbox and stall replays.
+
+With the bots' logs asked for, each game's result brings back the logs that are complete: those of
+the bot processes whose output has been read to its end. A process kept for more matches
+(``matches_per_process``) writes on between games, and its log is complete only once it has been
+stopped, perhaps at the very end of the run: :func:`finish`, run on each node before the coordinator
+lets the cluster go, closes every referee of the run there and brings back the logs they still hold.
 """
 
 from __future__ import annotations
@@ -18,10 +24,13 @@ import fcntl
 import os
 import shutil
 import socket
+import stat
+import struct
 import tempfile
 import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +51,11 @@ from arena.tournament.stalls import StallWatch
 RECYCLE_GAMES = 200  # games a referee plays before it is replaced (its finished matches are let go)
 IDLE_SECONDS = 30.0  # without a game, the referee closes (and stops its waiting bot processes)
 KEEP_PARCELS = 8  # unpacked parcels kept beyond a game's own once no bot process may use them
+CLOSE_SECONDS = 30.0  # at the end of a run, for a node's referees to close and send their logs
+# A referee's Unix socket, in its process's scratch folder (arena.scratch), named after its Ray job
+FINISH_SOCKET = "referee-{job}.sock"
+# Before each log a referee sends to finish(): the lengths of its name and of its bytes
+_FRAME = struct.Struct("!IQ")
 
 
 class NodeError(Exception):
@@ -55,6 +69,15 @@ class Result:
     played: Played
     node: dict[str, str]  # id, address, host
     logs: dict[str, bytes]  # the bots' logs completed since the last game (when asked for), by name
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """What :func:`finish` sends back to the coordinator."""
+
+    node: dict[str, str]  # id, address, host
+    logs: dict[str, bytes]  # the logs the node's referees still held, by name
+    unanswered: list[str]  # a referee that did not answer in time: one line each
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +114,102 @@ def play(
     referee.hide(hidden)
     folders = referee.unpacked(parcels, ray.get)
     resolved = {name: resolve(words, folders) if words else "" for name, words in commands.items()}
+    if logs:
+        # The logs it holds at the end of the run are asked for then (finish).
+        referee.listen(ray.get_runtime_context().get_job_id())
     played = referee.play(rules, game, resolved, logs)
     return Result(played, node, referee.finished_logs() if logs else {})
+
+
+def finish(arena: str, seconds: float = CLOSE_SECONDS) -> Finished:
+    """The end of a run on this node (a Ray task placed on it): every referee that the run's Ray job
+    keeps here for the bots' logs is closed, which stops its bot processes, those waiting between
+    games for another match too, so that their logs are complete; and the logs it still held come
+    back. A referee lives in the worker process that played its games, and Ray runs this task in
+    whichever worker process it likes: each referee is reached through its Unix socket (see
+    :meth:`NodeReferee.listen`), all at once. Bounded by ``seconds``."""
+    import ray
+
+    node = _node(arena)
+    sockets = _finish_sockets(ray.get_runtime_context().get_job_id())
+    deadline = time.monotonic() + seconds
+    logs: dict[str, bytes] = {}
+    unanswered = []
+    if sockets:
+        with ThreadPoolExecutor(max_workers=min(len(sockets), 32)) as pool:
+            for path, (found, why) in zip(
+                sockets, pool.map(lambda p: _ask(p, deadline), sockets), strict=True
+            ):
+                logs.update(found)
+                if why:
+                    unanswered.append(f"the referee of {path.parent.name}: {why}")
+    return Finished(node, logs, unanswered)
+
+
+def _finish_sockets(job: str) -> list[Path]:
+    """The Unix sockets of ``job``'s referees, in the scratch folders of the arena processes of this
+    machine: those of every Ray node it runs (a machine may run several, as the tests do, and the
+    first finishing task to ask a referee gets its logs; each log is taken once). Only a socket of
+    this user's is asked: another user's (made in a folder of theirs under the same name) could send
+    anything back as the bots' logs."""
+    found = []
+    pattern = f"{scratch.PREFIX}*/{FINISH_SOCKET.format(job=job)}"
+    for path in Path(tempfile.gettempdir()).glob(pattern):
+        with contextlib.suppress(OSError):
+            st = path.lstat()
+            if stat.S_ISSOCK(st.st_mode) and st.st_uid == os.geteuid():
+                found.append(path)
+    return sorted(found)
+
+
+def _ask(path: Path, deadline: float) -> tuple[dict[str, bytes], str]:
+    """Ask the referee listening at ``path`` to close, and read the logs it sends back until it ends
+    the connection (or the deadline passes: those received whole): the logs, and why it did not
+    answer ("" when it did). The socket of a worker process that has died is left behind, and
+    refuses: such a referee has nothing to send, and is no failure."""
+    received = bytearray()
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(max(deadline - time.monotonic(), 0.01))
+            sock.connect(str(path))
+            while True:
+                sock.settimeout(max(deadline - time.monotonic(), 0.01))
+                chunk = sock.recv(1 << 20)
+                if not chunk:
+                    return _unframed(received), ""
+                received += chunk
+    except (ConnectionRefusedError, FileNotFoundError):
+        return {}, ""
+    except OSError as exc:  # TimeoutError among them
+        why = "no answer in time" if isinstance(exc, TimeoutError) else str(exc)
+        return _unframed(received), why
+
+
+def _framed(logs: Mapping[str, bytes]) -> bytes:
+    """Logs as a referee sends them to :func:`finish`: each its lengths (:data:`_FRAME`), its name
+    and its bytes."""
+    parts = []
+    for name, data in logs.items():
+        word = name.encode()
+        parts += [_FRAME.pack(len(word), len(data)), word, data]
+    return b"".join(parts)
+
+
+def _unframed(data: bytes | bytearray) -> dict[str, bytes]:
+    """The logs in ``data`` (:func:`_framed`); a last one cut short is left out."""
+    logs = {}
+    at = 0
+    while at + _FRAME.size <= len(data):
+        size, length = _FRAME.unpack_from(data, at)
+        start = at + _FRAME.size
+        end = start + size + length
+        if end > len(data):
+            break
+        logs[bytes(data[start : start + size]).decode(errors="replace")] = bytes(
+            data[start + size : end]
+        )
+        at = end
+    return logs
 
 
 def preflight(
@@ -223,6 +340,7 @@ class NodeReferee:
         # Managers closed, or being closed, while a log of theirs may still be written: their
         # logs are not taken before they are complete.
         self.retired: list[MatchManager] = []
+        self.listener: asyncio.AbstractServer | None = None  # for finish(), once logs are kept
         self.hidden: set[Path] = set()
         asyncio.run_coroutine_threadsafe(self._closer(), self.loop)
 
@@ -324,6 +442,33 @@ class NodeReferee:
                     found[path.name] = path.read_bytes()
                     path.unlink()
         return found
+
+    def listen(self, job: str) -> None:
+        """Listen for :func:`finish`, once: on a Unix socket in this process's scratch folder, named
+        after ``job`` (the Ray job of this worker process, which is the coordinator's), where the
+        node's finishing task finds it; the socket goes with the folder when the process exits."""
+        asyncio.run_coroutine_threadsafe(self._listen(job), self.loop).result()
+
+    async def _listen(self, job: str) -> None:
+        if self.listener is None:
+            path = scratch.run_dir() / FINISH_SOCKET.format(job=job)
+            self.listener = await asyncio.start_unix_server(self._on_finish, path=str(path))
+
+    async def _on_finish(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """The run is over (:func:`finish` asks): close, unless a game is under way here (it is left
+        to end, and its logs to come back with its result), and send every log left, even those
+        of a referee that failed to close."""
+        try:
+            if not self.busy:
+                with contextlib.suppress(Exception):
+                    await self._close()
+            writer.write(_framed(await self._finished_logs()))
+            with contextlib.suppress(ConnectionError):
+                await writer.drain()
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
 
     async def _play(
         self, rules: Rules, game: ScheduledGame, commands: dict[str, str], logs: bool

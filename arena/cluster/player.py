@@ -9,6 +9,9 @@ allow. More games are in flight than the cluster has room for (one more per node
 frees a slot finds a game waiting and a slow node holds nothing back. A game whose worker process or
 node died (or whose result was lost with its node) is sent again, up to :data:`ATTEMPTS` times: a game is
 recorded only when its record reaches the coordinator, so it is never recorded twice.
+
+The bots' logs (``logs_dir``) come back with the games' results as they are complete, and at the end of
+the run, before the coordinator lets the cluster go, :meth:`ClusterPlayer.finish` brings back the rest.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 from arena.bots.limits import Limits
 from arena.bots.logs import LogFolder
 from arena.cluster import node as node_side
-from arena.cluster.connect import Cluster, fingerprint
+from arena.cluster.connect import Cluster, Node, fingerprint
 from arena.cluster.errors import ClusterError
 from arena.cluster.shipping import Shipment
 from arena.sandbox import SandboxUnavailable, probe
@@ -36,6 +39,9 @@ log = logging.getLogger("arena.cluster")
 
 ATTEMPTS = 5  # times a game is sent when nodes or worker processes die under it
 WATCH_SECONDS = 5.0  # a game's wait for its result asks after the cluster this often
+# At the end of a run, for every node to close its referees and send back their logs: the node's own
+# bound, and time for Ray to start a worker process there for it on a busy machine.
+FINISH_SECONDS = node_side.CLOSE_SECONDS + 30.0
 
 
 def _lost(address: str, why: str) -> str:
@@ -93,6 +99,7 @@ class ClusterPlayer:
         self._check = ray.remote(node_side.preflight).options(
             max_retries=3, num_cpus=1, name="arena-check"
         )
+        self._finish = ray.remote(node_side.finish)  # its options, a node's among them, at the end
         self._refs = {p.digest: ray.put(p.data) for p in shipment.parcels.values()}
         # The object store has the bytes now: this process keeps only what names them (a competition
         # ships every build it plays, for as long as it runs).
@@ -254,6 +261,67 @@ class ClusterPlayer:
         )
         if gone:
             raise ClusterError(_lost(self.cluster.address, f"{gone} ({failure})"))
+
+    async def finish(self) -> None:
+        """At the end of a run that keeps the bots' logs, before the coordinator lets the cluster go
+        (and with it the worker processes of its Ray job, and the bot processes they started): each
+        node closes its referees and sends back the logs they still hold (:func:`.node.finish`).
+        Above all those of the bot processes kept between games for more matches
+        (``matches_per_process``), which are complete only once their process has been stopped.
+        Bounded by FINISH_SECONDS, and never an error: a node that does not answer in time keeps
+        its logs, and a warning names it."""
+        if self.logs_dir is None:
+            return
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        try:
+            nodes = await asyncio.to_thread(self.cluster.nodes)
+        except Exception as exc:
+            log.warning(
+                "the bots' logs left on the nodes are not brought back: %s", _first_line(exc)
+            )
+            return
+        asked: dict[asyncio.Future[Any], tuple[Node, Any]] = {}
+        for node in nodes:
+            # No CPU: it only waits for the referees, and must run even where games hold every CPU.
+            ref = self._finish.options(
+                max_retries=0,
+                num_cpus=0,
+                name="arena-finish",
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node.id, soft=False),
+            ).remote(self._arena)
+            asked[asyncio.wrap_future(ref.future())] = (node, ref)
+        if not asked:
+            return
+        done, late = await asyncio.wait(asked, timeout=FINISH_SECONDS)
+        for future in late:
+            node, ref = asked[future]
+            future.cancel()
+            with contextlib.suppress(Exception):
+                self.cluster.ray.cancel(ref, force=True)
+            log.warning(
+                "node %s (%s) did not send back the bots' logs it holds within %g s",
+                node.host,
+                node.address,
+                FINISH_SECONDS,
+            )
+        for future in done:
+            node, _ = asked[future]
+            try:
+                finished: node_side.Finished = future.result()
+            except Exception as exc:
+                cause = getattr(exc, "cause", None)
+                log.warning(
+                    "node %s (%s) could not send back the bots' logs it holds: %s",
+                    node.host,
+                    node.address,
+                    _first_line(cause if cause is not None else exc),
+                )
+                continue
+            for line in finished.unanswered:
+                log.warning("node %s (%s): %s", node.host, node.address, line)
+            if finished.logs:
+                await asyncio.to_thread(self._keep_logs, finished.logs)
 
     def _keep_logs(self, logs: Mapping[str, bytes]) -> None:
         assert self.logs_dir is not None

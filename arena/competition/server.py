@@ -244,6 +244,9 @@ class CompetitionServer:
         for task in [*self._background, *self._tasks, *queued]:
             task.cancel()
         await asyncio.gather(*self._background, *self._tasks, *queued, return_exceptions=True)
+        if self.cluster_player is not None and not isinstance(self.fatal, ClusterError):
+            # The bots' logs that the nodes still hold, before the caller lets the cluster go.
+            await self.cluster_player.finish()
         await self.watch.stop()
         await self.manager.close()
         await self.referee.stop(0)

@@ -159,6 +159,9 @@ class TournamentRunner:
                 await self._run_with(on)
 
             await self._run_ledger(preflight, play)
+            # The bots' logs that the nodes still hold come back before the cluster goes (or this
+            # run's worker processes with it, when the cluster is the caller's).
+            await on.finish()
         finally:
             if own:
                 self.cluster.close()

@@ -1,9 +1,10 @@
 """Tournaments on a real Ray cluster: several Ray nodes on this machine (``ray.cluster_utils``).
 
 A tournament played on the cluster gives the same games, results and ratings as on this machine; the
-nodes play the bots' files they were sent, not the coordinator's; a node that dies mid-run loses only
-its games, which are played again and recorded once; a coordinator killed with SIGKILL resumes from
-the ledger as it does locally."""
+nodes play the bots' files they were sent, not the coordinator's, and send back every bot's log whole,
+that of a process that played several games too; a node that dies mid-run loses only its games,
+which are played again and recorded once; a coordinator killed with SIGKILL resumes from the ledger
+as it does locally."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -163,7 +165,13 @@ def ancestors(pid: int) -> list[int]:
 def write_tournament(
     directory: Path, entrants: dict[str, str], sandbox: str = "auto", **top: object
 ) -> Path:
-    lines = ['name = "on-cluster"', 'variant = "rubicon"', "deals_per_pairing = 1", "seed = 11"]
+    deals = top.pop("deals_per_pairing", 1)
+    lines = [
+        'name = "on-cluster"',
+        'variant = "rubicon"',
+        f"deals_per_pairing = {deals}",
+        "seed = 11",
+    ]
     lines += [f"{k} = {v!r}".replace("'", '"') for k, v in top.items()]
     lines += ["[time_control]", "budget_ms = 10000", "bank_ms = 120000", "grace_ms = 2000"]
     lines += ["[limits]", f'sandbox = "{sandbox}"']
@@ -175,10 +183,13 @@ def write_tournament(
 
 
 def run(
-    spec: TournamentSpec, ledger: Path, cluster: cluster_connect.Cluster | None = None
+    spec: TournamentSpec,
+    ledger: Path,
+    cluster: cluster_connect.Cluster | None = None,
+    logs: Path | None = None,
 ) -> TournamentRunner:
     led = Ledger(ledger)
-    runner = TournamentRunner(spec, led, deal_key=KEY, cluster=cluster)
+    runner = TournamentRunner(spec, led, logs_dir=logs, deal_key=KEY, cluster=cluster)
     try:
         asyncio.run(asyncio.wait_for(runner.run(), RUN_TIMEOUT))
     finally:
@@ -317,6 +328,58 @@ def test_a_node_plays_the_files_it_was_sent(
         f"{match}-seat0-0-{names[0]}.log",
         f"{match}-seat1-0-{names[1]}.log",
     ]
+
+
+# A bot that notes in its output, and so in its log, that it has started, and each match it has seen
+# to its end.
+NOTING_BOT = """\
+from arena_bot.first_bot import FirstBot
+from arena_bot.sdk import run
+
+class Noting(FirstBot):
+    def on_match_over(self, over):
+        print(f"over {over.match_id}", flush=True)
+
+print("start", flush=True)
+run(Noting())
+"""
+
+
+def test_the_logs_of_processes_that_play_several_games_come_back_whole(
+    tmp_path: Path, ray_cluster: tuple[RayCluster, cluster_connect.Cluster]
+) -> None:
+    _, handle = ray_cluster
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "noting.py").write_text(NOTING_BOT)
+    # Eight games between two entrants on three nodes, one game at a time on each: a node plays
+    # three at least, in its worker process, whose referee keeps each bot process for the next game
+    # of a deal it has not played. The last ones wait in its pool when the run ends.
+    spec = load(
+        write_tournament(
+            tmp_path,
+            {n: "{python} bots/noting.py" for n in ("a", "b")},
+            deals_per_pairing=4,
+            matches_per_process=4,
+        )
+    )
+    ledger, logs = tmp_path / "ledger.sqlite", tmp_path / "logs"
+    run(spec, ledger, handle, logs)
+    check_complete(ledger, spec)
+    games = {
+        records.decode(enc, data)["match_id"]
+        for enc, data in query(ledger, "SELECT encoding, record FROM game_records")
+    }
+    assert len(games) == 8
+    # One log a bot process, each whole: its first line, and a line for each match it saw end.
+    # (A check of an entrant, on a node whose referee kept logs for an earlier test, logs too.)
+    texts = {p.name: p.read_text().splitlines() for p in logs.iterdir()}
+    assert all(lines[0] == "start" and lines.count("start") == 1 for lines in texts.values()), texts
+    ended = {
+        name: [line.removeprefix("over ") for line in lines[1:]] for name, lines in texts.items()
+    }
+    seen = Counter(match for matches in ended.values() for match in matches)
+    assert {m: n for m, n in seen.items() if not m.startswith("check")} == dict.fromkeys(games, 2)
+    assert max(len(games.intersection(m)) for m in ended.values()) >= 2, "a process played on"
 
 
 def test_an_entrant_that_cannot_start_on_a_node_stops_the_run_before_its_first_game(
