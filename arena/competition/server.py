@@ -140,6 +140,7 @@ class CompetitionServer:
         # Submissions whose build an intake or a game is using, by id: a build out of play is
         # removed only when none does (see _clear).
         self._build_users: Counter[int] = Counter()
+        self._clearing = asyncio.Lock()  # one _clear at a time (see there)
         self.fatal: Exception | None = None
         self.cluster = cluster  # games between bundles go there (connected by the caller)
         self.cluster_player: ClusterPlayer | None = None
@@ -462,10 +463,11 @@ class CompetitionServer:
         subs = await self.db.call(self.store.submissions, self.cid, None, LIVE)
         if any(s.bundle == sha for s in subs) or self._bundle_users[sha] > 0:
             return  # in use, or taken in again meanwhile
-        with contextlib.suppress(OSError):  # left for the organiser, never the author's error
-            gone = self.bundles.discard(sha)  # at once: a put from now on unpacks it afresh
-            if gone is not None:
-                await asyncio.to_thread(shutil.rmtree, gone, True)
+        async with self._clearing:  # not beside a _clear, which may be removing it too
+            with contextlib.suppress(OSError):  # left for the organiser, never the author's error
+                gone = self.bundles.discard(sha)  # at once: a put from now on unpacks it afresh
+                if gone is not None:
+                    await asyncio.to_thread(shutil.rmtree, gone, True)
 
     async def _step(
         self, sub: store.Submission, status: str, reason: str = "", log: str | None = None
@@ -601,7 +603,13 @@ class CompetitionServer:
         that no submission in intake or in play names. An author whose every new version replaced
         the last left each one's build and bundle on the disk for ever: 240 MB a version, fifty
         versions a day. (Whether an intake or a game uses a build or bundle is read from the counters
-        just before it goes: a submission may have come in since the ledger was read.)"""
+        just before it goes: a submission may have come in since the ledger was read.) One at a
+        time: of two refreshes at once, the second found a bundle the first had taken off its list
+        but was still removing, passed it by and returned, and its caller saw it still there."""
+        async with self._clearing:
+            await self._clear_now(live)
+
+    async def _clear_now(self, live: list[store.Submission]) -> None:
         kept = {str(s.id) for s in live}
         for name in await asyncio.to_thread(_names, self.builds) - kept:
             if name.isdigit() and self._build_users[int(name)] <= 0:

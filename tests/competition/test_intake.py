@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -503,6 +504,37 @@ async def out_of_play_leaves_no_files(tmp_path: Path, monkeypatch: pytest.Monkey
         await server._refresh()
         assert not (server.builds / str(two.id)).exists()
         assert not [p.name for p in root.iterdir()]
+
+
+def test_a_refresh_returns_only_once_what_it_removes_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(refresh_waits_for_removals, tmp_path, monkeypatch)
+
+
+async def refresh_waits_for_removals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Of two refreshes at once, the second found a bundle the first had taken off its list but was
+    still removing, passed it by and returned while its folder was still there: the likely cause
+    of the test above failing once in a full run. A removal is slow here: the second waits for it."""
+    async with running(tmp_path, monkeypatch, Gates()) as (server, _, _):
+        root = server.bundles.root
+        left = root / ("ab" * 32)
+        (left / "files").mkdir(parents=True)
+        (root / f"{left.name}.tar.gz").write_bytes(b"")
+        removing = asyncio.Event()
+        real = shutil.rmtree
+
+        def slow(path: Path, ignore_errors: bool = False) -> None:
+            removing.set()
+            time.sleep(0.5)
+            real(path, ignore_errors)
+
+        monkeypatch.setattr(shutil, "rmtree", slow)
+        first = asyncio.create_task(server._clear([]))
+        await removing.wait()
+        await server._clear([])
+        assert [p.name for p in root.iterdir()] == []
+        await first
 
 
 @pytest.mark.parametrize(
