@@ -68,6 +68,11 @@ class MatchEntry:
 DRAIN_SECONDS = 2.0  # for local bots to read the match's last messages and exit on their own
 SETTLE_OUTPUT_SECONDS = 1.0  # for a dead bot's last output to be read
 IDLE_PER_KIND = 4  # sessions of one kind (entrant, command, limits) kept waiting between matches
+# Finished matches kept for the admin service (ListMatches, GetMatch, WatchMatch from the start) after
+# they end; older ones are let go. Each holds its record, its events and its players, some 0.5 MB for
+# a game between the example bots: a standing competition kept every match it played, 2.4 GB a day
+# at 5,000 games. (A match's record is in the ledger, or in the records folder, for good.)
+KEEP_FINISHED = 128
 
 
 async def _connected_or_gone(port: StreamPort, timeout: float) -> None:
@@ -496,6 +501,19 @@ class MatchManager:
             for queue in entry.watchers:
                 queue.put_nowait(None)
             entry.done.set()
+            self._let_go()
+
+    def _let_go(self) -> None:
+        """Forget the oldest finished matches beyond KEEP_FINISHED, once no process they launched
+        runs (one kept in the pool for more matches keeps its first match's entry, by which a
+        closing manager finds it too)."""
+        finished = [
+            match_id
+            for match_id, e in self.matches.items()
+            if e.done.is_set() and all(p.returncode is not None for p in e.processes)
+        ]
+        for match_id in finished[: max(0, len(finished) - KEEP_FINISHED)]:
+            del self.matches[match_id]
 
     def _publish(self, entry: MatchEntry, event: PublicEvent) -> None:
         entry.events.append(event)

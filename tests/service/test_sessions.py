@@ -340,3 +340,22 @@ def test_the_log_of_a_waiting_process_is_complete_only_once_it_is_stopped(tmp_pa
             await server.stop(None)
 
     asyncio.run(go())
+
+
+def test_finished_matches_are_let_go_beyond_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A standing server kept every match it had played (record, events, players: some 0.5 MB
+    each), for ever. Past KEEP_FINISHED the oldest finished ones are let go, unless a process they
+    launched still waits in the pool (a closing manager finds it through its first match)."""
+    from arena.service import manager as manager_module
+
+    monkeypatch.setattr(manager_module, "KEEP_FINISHED", 2)
+
+    async def body(manager: MatchManager) -> None:
+        played = [await play(manager, seed=s, quota=1) for s in range(1, 5)]
+        assert list(manager.matches) == [e.match_id for e in played[2:]]
+        pooled = await play(manager, seed=5, quota=3)  # its processes wait in the pool
+        later = [await play(manager, seed=s, quota=1, players=(("a", RANDOM), ("b", GREEDY)))
+                 for s in (6, 7, 8)]  # fmt: skip
+        assert list(manager.matches) == [pooled.match_id, *(e.match_id for e in later[1:])]
+
+    run(body)
