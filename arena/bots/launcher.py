@@ -476,7 +476,12 @@ def check_startable(name: str, argv: Sequence[str], path: str | None) -> None:
 def _check_program(name: str, program: str, path: str | None) -> None:
     found = shutil.which(program, path=path) if os.sep not in program else program
     if found is None or not os.path.isfile(found) or not os.access(found, os.X_OK):
-        where = "found in PATH" if os.sep not in program else "an executable file"
+        if os.sep not in program:
+            where = "it is not found in PATH"
+        elif not os.path.lexists(program):
+            where = "there is no such file"
+        else:
+            where = "it is not an executable file"
         hint = ""
         if program.endswith(".py"):
             hint = f" (a Python script runs as '{{python}} {program}')"
@@ -484,7 +489,7 @@ def _check_program(name: str, program: str, path: str | None) -> None:
             hint = f" (a JavaScript script runs as 'node {program}')"
         elif program.startswith("{"):
             hint = " (the arena replaces only {python} and {address} in a command)"
-        raise LaunchError(f"bot {name!r}: cannot start {program!r}: it is not {where}{hint}")
+        raise LaunchError(f"bot {name!r}: cannot start {program!r}: {where}{hint}")
 
 
 INTERPRETERS = ("python", "node", "nodejs", "deno", "bun", "ruby", "perl", "php", "java", "lua")
@@ -511,14 +516,19 @@ def _check_script(name: str, argv: Sequence[str]) -> None:
     """The script Python or Node is to run, named by a relative path that exists neither where the
     command was read from nor where the arena runs (both are tried: see :func:`resolve_paths`), is
     refused: the bot would start in a folder of its own and fail there, naming a path its author
-    never wrote."""
+    never wrote. So is an absolute path to no file: the bot could only die before it dials in (in
+    an A/B test, as forfeits recorded before the test stops)."""
     script = script_of(argv)
-    if script.endswith(SCRIPT_SUFFIXES) and not os.path.isabs(script):
+    if not script.endswith(SCRIPT_SUFFIXES):
+        return
+    if not os.path.isabs(script):
         raise LaunchError(
             f"bot {name!r}: cannot start it: its script {script!r} does not exist (a relative "
             "path is read from the folder of the file that names the bot, else from where the "
             "arena runs)"
         )
+    if not os.path.exists(script):  # a typo in an absolute path fails the same way once started
+        raise LaunchError(f"bot {name!r}: cannot start it: its script {script!r} does not exist")
 
 
 def _absolute(arg: str, base: str | Path = ".") -> str:

@@ -209,6 +209,20 @@ def test_a_command_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:
         assert f"bot 'low': cannot start it: its script {script!r} does not exist" in str(
             info.value
         )
+    # ... and one named by an absolute path: the same, not a bot that dies before it dials in.
+    missing = tmp_path / "mybots" / "lowdeclarr.py"
+    for command in (f"{{python}} {missing}", f"node {missing.with_suffix('.js')}"):
+        with pytest.raises(LaunchError) as info:
+            asyncio.run(BotProcess.start("low", command, "127.0.0.1:1", "tok", None, LIGHT))
+        assert f"bot 'low': cannot start it: its script '{command.split()[-1]}' does not exist" in (
+            str(info.value)
+        )
+    # A program named by a path to no file says so, not that the file is not executable.
+    with pytest.raises(LaunchError) as info:
+        asyncio.run(BotProcess.start("t", "./nosuch.py", "127.0.0.1:1", "tok", None, LIGHT))
+    assert "cannot start './nosuch.py': there is no such file (a Python script runs as" in str(
+        info.value
+    )
     # A script given as the program, without its interpreter: the error says how to run it.
     for name, runs in (("bot.py", "{python} "), ("bot.js", "node ")):
         script = tmp_path / name

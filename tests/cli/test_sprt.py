@@ -182,6 +182,21 @@ def test_a_version_that_cannot_start_stops_the_test(tmp_path: Path) -> None:
         assert f"cannot start '{bot}': it is not an executable file" in output
         assert f"the {role} version cannot start" in output
         assert "pair " not in result.output
+    # A mistyped absolute path to a script: refused before any game too, naming the script, not
+    # played as four forfeits recorded in the ledger.
+    missing = tmp_path / "mybot" / "bot.py"
+    ledger = tmp_path / "ab.sqlite"
+    result = runner.invoke(
+        app,
+        ["sprt", "--bot", FIRST, "--bot", f"{{python}} {missing}", "--games", "20",
+         "--ledger", str(ledger), *SLOW_CLOCK],
+    )  # fmt: skip
+    assert result.exit_code == 3, result.output
+    output = " ".join(result.output.split())
+    expected = f"the old version cannot start: bot 'mybot': cannot start it: its script '{missing}'"
+    assert expected in output
+    assert "pair " not in result.output
+    assert not ledger.exists()
     result = runner.invoke(
         app,
         ["sprt", "--bot", FIRST, "--bot", FIRST, "--variant", "three-handed", "--opponent",
