@@ -41,8 +41,8 @@ def web(
             "--server",
             "-s",
             envvar="ARENA_SERVER",
-            help="A running referee's admin address (arena serve's --admin, 127.0.0.1:50052 by "
-            "default), whose matches the Live page follows.",
+            help="A running referee's admin address (arena serve's --admin-address, "
+            "127.0.0.1:50052 by default), whose matches the Live page follows.",
             show_default=False,
         ),
     ] = None,

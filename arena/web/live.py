@@ -68,7 +68,7 @@ class Referee:
         if code is grpc.StatusCode.UNIMPLEMENTED:  # the bots' address, say: no admin service
             return LiveError(
                 f"{self.address} serves no referee's admin service: give arena web --server the "
-                "admin address (arena serve's --admin, 127.0.0.1:50052 by default)"
+                "admin address (arena serve's --admin-address, 127.0.0.1:50052 by default)"
             )
         if code is grpc.StatusCode.NOT_FOUND:
             return LiveError(cap(exc.details() or "no such match", MAX_TEXT), 404)

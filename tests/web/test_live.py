@@ -113,7 +113,7 @@ def test_the_bots_address_is_no_admin_address(
         response = client.get("/api/live/matches")
         assert response.status_code == 502
         assert "serves no referee's admin service" in response.json()["error"]
-        assert "127.0.0.1:50052" in response.json()["error"]
+        assert "(arena serve's --admin-address, 127.0.0.1:50052" in response.json()["error"]
 
 
 def test_arena_web_finds_a_local_referees_token(
