@@ -23,7 +23,7 @@ from arena.cli.common import (
     plain,
     print_board,
 )
-from arena.game import Action, GameState
+from arena.game import VARIANT_NAMES, Action, GameState
 from arena.game.transcript import Narrator
 from arena.referee.config import Outcome
 from arena.referee.record import GameRecord, MatchRecord
@@ -74,6 +74,13 @@ def leaderboard(
         )
     if pooled:
         variants = [variant] if variant else led.variants()
+        if variant is not None and variant not in led.variants():
+            # A typo, or a variant no tournament here plays: said so, not shown as an empty board.
+            if variant not in VARIANT_NAMES:
+                raise fail(f"no variant {variant!r}: one of {', '.join(VARIANT_NAMES)}")
+            rated = ", ".join(led.variants()) or "none yet"
+            console.print(f"no rated games of {variant} yet (pooled boards: {rated})")
+            return
         if not variants:
             console.print(
                 "no pooled board yet (a standing competition's games count on its own board only: "

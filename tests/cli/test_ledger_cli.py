@@ -275,6 +275,16 @@ def test_a_tournaments_board_or_the_pooled_ones_not_both(ledger: Path) -> None:
     assert result.exit_code == 2 and "not both" in flat(result.stderr)
 
 
+def test_a_pooled_board_of_a_variant_not_played_says_so(ledger: Path) -> None:
+    typo = invoke("leaderboard", "--ledger", str(ledger), "--pooled", "--variant", "two-hand")
+    assert typo.exit_code == 2, typo.output
+    assert "no variant 'two-hand': one of two-handed, polish" in flat(typo.stderr)
+    unplayed = invoke("leaderboard", "--ledger", str(ledger), "--pooled", "--variant", "polish")
+    assert unplayed.exit_code == 0, unplayed.output
+    assert "no rated games of polish yet (pooled boards: two-handed)" in flat(unplayed.stdout)
+    assert "Leaderboard" not in unplayed.stdout
+
+
 def test_export_records(ledger: Path, tmp_path: Path) -> None:
     result = invoke("export", "--ledger", str(ledger), "--what", "records", "--format", "json")
     assert result.exit_code == 0, result.output
