@@ -178,16 +178,20 @@ def logs_folder(logs: Path | None) -> None:
         raise fail(f"--logs: cannot use {logs} as the folder of the logs: {exc}") from exc
 
 
-def open_ledger(path: Path, must_exist: bool = True) -> Ledger:
+FIRST_RUN = "run a tournament first: arena run FILE"
+FIRST_COMPETITION = "start the competition first: arena compete serve FILE"
+
+
+def open_ledger(path: Path, must_exist: bool = True, first: str = FIRST_RUN) -> Ledger:
+    """The ledger at ``path``; one that must exist and does not is refused, saying what makes it
+    (``first``: a tournament's run, or for a competition's commands its server)."""
     from arena.ledger import Ledger, LedgerError
 
     if must_exist and str(path) != ":memory:" and not path.exists():
-        raise fail(f"no ledger at {path} (run a tournament first: arena run FILE)")
+        raise fail(f"no ledger at {path} ({first})")
     if must_exist and str(path) != ":memory:" and path.is_file() and path.stat().st_size == 0:
         # SQLite would take it for a database of no tables, and the ledger would be made in it.
-        raise fail(
-            f"{path} is an empty file, not a ledger (run a tournament first: arena run FILE)"
-        )
+        raise fail(f"{path} is an empty file, not a ledger ({first})")
     try:
         return Ledger(path)
     except LedgerError as exc:

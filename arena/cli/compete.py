@@ -22,6 +22,7 @@ from rich.table import Table
 from arena.cli.common import (
     DEFAULT_LEDGER,
     DEFAULT_LOGS_MB,
+    FIRST_COMPETITION,
     LedgerOption,
     LogsMaxOption,
     cluster_address,
@@ -197,7 +198,7 @@ def author_add(
     from arena.ledger import LedgerError
     from arena.ledger import competitions as store
 
-    led = open_ledger(ledger)
+    led = open_ledger(ledger, first=FIRST_COMPETITION)
     cid = _competition(led, competition)
     try:
         token = store.Competitions(led).add_author(cid, name)
@@ -214,7 +215,7 @@ def author_list(
     """List the competition's authors."""
     from arena.ledger import competitions as store
 
-    led = open_ledger(ledger)
+    led = open_ledger(ledger, first=FIRST_COMPETITION)
     table = Table(title="Authors")
     for col in ("id", "name", "since"):
         table.add_column(col)
@@ -231,7 +232,7 @@ def status(
     games."""
     from arena.ledger import competitions as store
 
-    led = open_ledger(ledger)
+    led = open_ledger(ledger, first=FIRST_COMPETITION)
     cid = _competition(led, competition)
     comp = store.Competitions(led)
     t = led.find_tournament(str(cid))
@@ -308,7 +309,7 @@ def leaderboard(
         return
     from arena.ledger import competitions as store
 
-    led = open_ledger(ledger)
+    led = open_ledger(ledger, first=FIRST_COMPETITION)
     cid = _competition(led, competition)
     name = led.find_tournament(str(cid)).name
     console.print(_board(f"Leaderboard: {name}", store.Competitions(led).board(cid)))
@@ -318,7 +319,7 @@ def _set_paused(competition: str | None, ledger: Path, paused: bool) -> None:
     from arena.ledger import LedgerError
     from arena.ledger import competitions as store
 
-    led = open_ledger(ledger)
+    led = open_ledger(ledger, first=FIRST_COMPETITION)
     cid = _competition(led, competition)
     try:
         store.Competitions(led).set_paused(cid, paused)
@@ -366,7 +367,7 @@ def suspend(
     """Take a bot out of play (its author sees the reason); reinstate brings it back."""
     from arena.ledger import competitions as store
 
-    led = open_ledger(ledger)
+    led = open_ledger(ledger, first=FIRST_COMPETITION)
     cid = _competition(led, competition)
     for s in _by_bot(led, cid, bot, (store.ACTIVE,)):
         store.Competitions(led).set_status(
@@ -384,7 +385,7 @@ def reinstate(
     """Put a suspended bot back into play."""
     from arena.ledger import competitions as store
 
-    led = open_ledger(ledger)
+    led = open_ledger(ledger, first=FIRST_COMPETITION)
     cid = _competition(led, competition)
     for s in _by_bot(led, cid, bot, (store.SUSPENDED,)):
         # Only while still suspended: a later version may have entered play (and replaced it).

@@ -36,6 +36,21 @@ def test_a_ledger_without_a_competition_says_so(tmp_path: Path) -> None:
         assert "no competition in" in result.output and "arena compete serve FILE" in result.output
 
 
+def test_a_missing_ledger_says_the_competition_is_to_be_started(tmp_path: Path) -> None:
+    """An organiser who adds authors before serving is told what makes the ledger: the
+    competition's server, not a tournament's run."""
+    missing = tmp_path / "competition.sqlite"
+    for command in (["author", "add", "ada"], ["author", "list"], ["status"], ["pause"]):
+        result = CliRunner().invoke(app, ["compete", *command, "--ledger", str(missing)])
+        assert result.exit_code == 2, result.output
+        message = " ".join(result.output.split())
+        assert f"no ledger at {missing} (start the competition first: arena compete serve" in (
+            message
+        )
+        assert "arena run" not in message
+    assert not missing.exists()
+
+
 def test_a_competition_that_cannot_listen_is_refused_before_it_is_registered(
     tmp_path: Path,
 ) -> None:
