@@ -128,6 +128,16 @@ def run(
     led = open_ledger(ledger, must_exist=False)
     runner = tournament_runner.TournamentRunner(spec, led, logs_dir=logs, deal_key=key, cluster=on)
     try:
+        if not led.finished(spec.name):
+            from arena.tournament.games import CONNECT_TIMEOUT
+
+            # The check prints no progress, and a bot that never dials in holds it for its whole
+            # connect timeout: say what is being waited for.
+            console.print(
+                f"checking {len(spec.entrants)} entrants before the first game: each must start, "
+                f"dial in and say Hello (within {CONNECT_TIMEOUT:g} s)",
+                soft_wrap=True,
+            )
         if console.is_terminal:
             tid = _run_with_bar(runner)
         else:

@@ -36,6 +36,9 @@ def test_run_prints_the_leaderboard_and_the_pairings(played: tuple[Path, Path, R
     out = result.stdout
     assert "Leaderboard: Tiny" in out, "the tournament's own board"
     assert "Pairings: Tiny" in out
+    # what the first seconds wait for: the entrants' check, which prints no progress
+    check = "checking 2 entrants before the first game: each must start, dial in and say Hello"
+    assert out.index(check) < out.index("Tiny: 2/2 games")
     # without a terminal, progress comes as plain lines
     assert re.search(r"^\[0:00:\d\d\] Tiny: 2/2 games, 0 running, 0 bot failures", out, re.M)
     for header in ("mu - 3 sigma", "W-L-D", "avg points", "duplicate sets W-L-T"):
@@ -62,6 +65,7 @@ def test_run_again_resumes_and_plays_nothing(
     result = invoke("run", str(toml), "--ledger", str(ledger))
     assert result.exit_code == 0, result.output
     assert "resumed: 2 game(s)" in result.stdout
+    assert "checking" not in result.stdout, "a finished tournament checks no entrant"
     assert rows(ledger, "SELECT id, key, outcome FROM games ORDER BY id") == before
     progress = [line for line in result.stdout.splitlines() if "2/2 games" in line]
     assert len(progress) == 1, progress  # not the same line again at the end
