@@ -309,6 +309,24 @@ def test_a_seed_the_ledger_cannot_hold_is_a_usage_error(command: str, seed: str)
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(
+    ("secret", "expected"),
+    [
+        ("abc", "expected an even number of hex digits (two a byte), got 3"),
+        ("0x" + "ab" * 16, "expected hexadecimal digits (0-9, a-f), got 'x'"),
+        ("ab" * 8, "a deal secret is at least 16 bytes (32 hex digits)"),
+    ],
+)
+def test_a_bad_deal_secret_is_said_in_its_own_terms(secret: str, expected: str) -> None:
+    """Not as bytes.fromhex's 'non-hexadecimal number found in fromhex() arg at position 3'."""
+    result = runner.invoke(
+        app, ["sprt", "--bot", FIRST, "--bot", FIRST, "--games", "2", "--deal-secret", secret]
+    )
+    assert result.exit_code == 2, result.output
+    assert expected in flat(result.output.replace("│", " "))  # the error box's edges
+    assert "fromhex" not in result.output
+
+
 def test_match_rejects_an_unknown_variant() -> None:
     result = runner.invoke(app, ["match", "--bot", FIRST, "--bot", FIRST, "-v", "five-handed"])
     assert result.exit_code == 2
