@@ -102,7 +102,10 @@ class Narrator:
         result = self.state.result()
         scores = ", ".join(f"seat {s} {p}" for s, p in enumerate(result.scores))
         winners = result.winners
-        verdict = f"seat {' and '.join(map(str, winners))} wins" if winners else "a draw"
+        if len(winners) > 1:  # partners, or the seats sharing first place
+            verdict = f"seats {' and '.join(map(str, winners))} win"
+        else:
+            verdict = f"seat {winners[0]} wins" if winners else "a draw"
         return [f"game over after {len(result.deals)} deal(s): {verdict} ({scores})"]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import secrets
 import shlex
 import signal
@@ -568,3 +569,10 @@ def test_play_still_works() -> None:
     assert result.exit_code == 0, result.output
     assert "deal 1" in result.output.lower()
     assert len(result.output.splitlines()) > 50
+    assert re.search(r"^game over after \d+ deal\(s\): seat [01] wins \(", result.output, re.M)
+    # Partners win together, and the verdict says so in the plural.
+    partners = runner.invoke(app, ["play", "--variant", "four-handed-partners", "--seed", "1"])
+    assert partners.exit_code == 0, partners.output
+    assert re.search(
+        r"^game over after \d+ deal\(s\): seats [01] and [23] win \(", partners.output, re.M
+    )
