@@ -97,6 +97,11 @@ def test_the_referees_matches_need_its_token(
         )
         page = client.get("/live").text
         assert f'data-match="{match_id}"' in page
+        # The referee's figures, not the ledger's: the footer of the ledger's pages says otherwise.
+        live_footer = "Live view of a running referee's matches: their public events as it sends"
+        for html in (page, client.get(f"/live/{match_id}").text):
+            assert live_footer in html and "Every figure comes from the ledger file" not in html
+        assert "Every figure comes from the ledger file" in client.get("/").text
         info = client.get(f"/api/live/matches/{match_id}").json()
         [result] = info["results"]
         assert result["outcome"] == "normal" and len(result["scores"]) == 2
