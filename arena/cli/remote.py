@@ -65,6 +65,13 @@ def _metadata(server: str, token: str | None) -> tuple[tuple[str, str], ...]:
 def _fail(exc: grpc.aio.AioRpcError, server: str) -> typer.Exit:
     import grpc
 
+    if exc.code() is grpc.StatusCode.UNAVAILABLE:  # gRPC's own words name no cause a user knows
+        errors.print(
+            f"[red]error:[/] no referee answers at {escape(server)}: is arena serve running, "
+            "with this as its --admin-address?",
+            soft_wrap=True,
+        )
+        return typer.Exit(1)
     errors.print(
         f"[red]error:[/] the referee at {escape(server)} answered {exc.code().name}: {escape(exc.details() or '')}"
     )

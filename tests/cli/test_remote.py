@@ -141,6 +141,17 @@ def test_a_remote_bot_may_be_given_a_longer_connect_window(referee: tuple[str, P
     assert record["time_control"]["grace_ms"] == 2000
 
 
+def test_no_referee_at_the_address_is_said_so() -> None:
+    """Not as gRPC's 'UNAVAILABLE: failed to connect to all addresses; last error: ...'."""
+    nobody = f"127.0.0.1:{_free_port()}"
+    for command in (["matches"], ["watch", "m1"], ["start", "--bot", "x", "--bot", "y"]):
+        result = arena(*command, "--server", nobody, "--admin-token", "t")
+        assert result.returncode == 1, result.stderr
+        said = " ".join(result.stderr.split())
+        assert f"error: no referee answers at {nobody}: is arena serve running" in said
+        assert "UNAVAILABLE" not in said
+
+
 def test_bad_requests_are_clear_errors(referee: tuple[str, Path]) -> None:
     address, _ = referee
     bad = arena("start", "--server", address, "--bot", "x", "--variant", "nope")
