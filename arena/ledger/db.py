@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.ledger import boards, leases, records
-from arena.ledger.errors import LeaseHeld, LedgerError, TournamentChanged, explain
+from arena.ledger.errors import LOCKED, LeaseHeld, LedgerError, TournamentChanged, explain
 from arena.ledger.errors import guarded as _guarded
 from arena.ledger.identity import Registrable, canonical_spec, changed_fields, digest, harmless
 from arena.ledger.queries import Queries, fits
@@ -87,7 +87,10 @@ class Ledger(Queries):
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
             app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         except sqlite3.DatabaseError as exc:
-            raise LedgerError(f"{self.path}: not a usable SQLite ledger: {explain(exc)}") from exc
+            why = explain(exc)
+            if why.startswith(LOCKED):  # a good ledger, busy: not to be taken for a broken file
+                raise LedgerError(f"{self.path}: {why}; try again once it is done") from exc
+            raise LedgerError(f"{self.path}: not a usable SQLite ledger: {why}") from exc
         others = sorted(t for t in tables if not t.startswith("sqlite_"))
         # A ledger with any table has these (the first migration made them with _migrations): a
         # database with a _migrations table of its own and none of them is another program's.

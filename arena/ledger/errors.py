@@ -29,12 +29,15 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
+LOCKED = "the database is locked by another program"
+
+
 def explain(exc: sqlite3.Error) -> str:
     """SQLite's error in words a user can act on."""
     text = str(exc)
     lowered = text.lower()
     if "locked" in lowered or "busy" in lowered:
-        return f"the database is locked by another program ({text})"
+        return f"{LOCKED} ({text})"
     if "disk is full" in lowered or "database or disk is full" in lowered:
         return f"disk full ({text})"
     if "readonly" in lowered or "read-only" in lowered:
