@@ -45,7 +45,7 @@ from arena.bots.scripted import (
     session,
 )
 from arena.game import Action, Combo, GameState, Verb, observe
-from arena.referee import MatchRecord
+from arena.referee import Decision, MatchRecord, Outcome, SeatFailure
 from arena.referee.record import GameRecord, replay
 from arena.scratch import scratch_dir
 from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
@@ -57,6 +57,8 @@ from arena.wire.v1 import bot_pb2
 BOT_NAME = "checked"  # the checked bot's player name in the session's matches
 FIRST_BOT = f"{shlex.quote(sys.executable)} -m arena_bot.first_bot"
 CONNECT_TIMEOUT = 60.0  # seconds for the bot to dial in: generous, a loaded machine starts slowly
+GIVE_UP_AFTER = 5  # timeouts in a row after which a match asks the bot no more (see _GivesUp)
+NOT_ASKED = f"not asked: it timed out {GIVE_UP_AFTER} times in a row in this match"
 # A crashed bot's output is shown whole when short, else its first and last lines: Node prints an
 # uncaught error's message (Cannot find module ...) above its stack trace, Python below.
 LOG_HEAD_LINES = 6
@@ -126,6 +128,8 @@ class Report:
     hellos: list[HelloInfo] = field(default_factory=list)
     games: list[GameSummary] = field(default_factory=list)
     gone: int = 0  # decisions after the bot crashed or disconnected (consequences, not counted)
+    # decisions not asked of it after GIVE_UP_AFTER timeouts in a row in their match (nor counted)
+    not_asked: int = 0
     late_replies: int = 0  # replies to requests that had failed (the failure is the mistake)
 
     @property
@@ -173,6 +177,11 @@ class Report:
             out.append(f"({self.late_replies} late replies to failed requests were not counted)")
         if self.gone:
             out.append(f"({self.gone} decisions after the bot was gone were played at random)")
+        if self.not_asked:
+            out.append(
+                f"({self.not_asked} decisions after {GIVE_UP_AFTER} timeouts in a row were played "
+                "at random without asking the bot)"
+            )
         out.append(self.summary())
         return out
 
@@ -225,11 +234,32 @@ class _HelloTap(BotGateway):
         return not port.attached.is_set() and (port.closed or port.token in self.refusals)
 
 
+class _GivesUp(StreamPort):
+    """A seat's player that, after GIVE_UP_AFTER timeouts in a row in its match, is asked no more
+    in it: each decision fails at once as a timeout that says so (NOT_ASKED), and is played at
+    random. A bot too slow for the budget waited out budget and grace at each of some 700
+    decisions: 25 minutes at the default budget, for the same mistake found again and again."""
+
+    in_a_row = 0
+
+    async def decide(self, decision: Decision) -> str:
+        if self.in_a_row >= GIVE_UP_AFTER:
+            raise SeatFailure(Outcome.TIMEOUT, NOT_ASKED)
+        try:
+            reply = await super().decide(decision)
+        except asyncio.CancelledError:  # the decision's clock ran out (or the match was stopped)
+            self.in_a_row += 1
+            raise
+        self.in_a_row = 0
+        return reply
+
+
 async def _start_server(
     limits: Limits | None, hide: Sequence[Path], resolve_from: str | None
 ) -> tuple[ArenaServer, _HelloTap, MatchManager, Path]:
     logs = scratch_dir("check-")
     server, _, manager = await create_server(logs_dir=logs, limits=limits, gateway=_HelloTap)
+    manager.port_class = _GivesUp
     assert isinstance(server.gateway, _HelloTap)
     manager.hide(*hide)
     manager.resolve_from = resolve_from
@@ -455,7 +485,9 @@ def _collect_game(
             _note_moments(report, state, d.reply)
             if d.failure is not None:
                 kind = _KIND_OF_FAILURE.get(d.failure, d.failure)
-                if kind in (CRASH, DISCONNECT):
+                if d.detail == NOT_ASKED:
+                    report.not_asked += 1
+                elif kind in (CRASH, DISCONNECT):
                     if d.member in gone:
                         report.gone += 1
                     else:

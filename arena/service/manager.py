@@ -110,6 +110,7 @@ class MatchManager:
         # trusted with it (submitted bundles', resolved within their own folders).
         self.resolve_from: str | None = "."
         self.matches: dict[str, MatchEntry] = {}
+        self.port_class: type[StreamPort] = StreamPort  # a seat's player (the check's gives up)
         self._tokens: dict[str, StreamPort] = {}
         self._count = 0
         self.idle_per_kind = IDLE_PER_KIND
@@ -156,7 +157,7 @@ class MatchManager:
             row = []
             for member, spec in enumerate(players):
                 token = new_token()
-                port = StreamPort(spec.name, match_id, seat, member, token)
+                port = self.port_class(spec.name, match_id, seat, member, token)
                 self._tokens[token] = port
                 row.append(port)
             ports.append(row)

@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 from arena.bots.conformance import (
     CRASH,
     DISCONNECT,
+    GIVE_UP_AFTER,
     HELLO,
     ILLEGAL,
     LOG_HEAD_LINES,
@@ -140,6 +141,19 @@ def test_a_reply_past_the_budget_is_a_timeout() -> None:
     assert TIMEOUT in kinds(report), report.lines()
     assert kinds(report) == {TIMEOUT}, report.lines()
     assert any("no reply within 400 ms" in m.detail for m in report.mistakes)
+
+
+def test_a_bot_too_slow_at_every_decision_is_asked_no_more_after_a_few() -> None:
+    """Each of its some 70 decisions here waited out the budget and the grace (25 minutes at the
+    default budget for the full session), to find the same timeout 70 times. After GIVE_UP_AFTER in
+    a row the match asks it no more, and the report says how many it was not asked."""
+    report = check(broken("always-slow"), budget_ms=200, matches=SHORT)
+    assert kinds(report) == {TIMEOUT}, report.lines()
+    assert len(report.mistakes) == GIVE_UP_AFTER, report.lines()
+    assert report.not_asked > 20, report.lines()
+    assert f"{report.not_asked} decisions after {GIVE_UP_AFTER} timeouts in a row" in "\n".join(
+        report.lines()
+    )
 
 
 def test_a_bot_that_exits_is_reported_once_with_its_last_output() -> None:
