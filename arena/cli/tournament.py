@@ -115,17 +115,20 @@ def run(
         errors.print(f"[yellow]warning:[/] {escape(str(file))}: {escape(warning)}")
     address = cluster_address(cluster, spec.cluster)
     spec = dataclasses.replace(spec, cluster=address)
+    isolation = None
     if not address:
         try:
             isolation = require(spec.limits.sandbox)
         except SandboxUnavailable as exc:
             raise fail(f"{file}: {exc}; nothing was played") from exc
-        # Before the first game, which mode the bots run in (a warning when they are not isolated).
+    on = _connect(address) if address else None  # before the ledger: a bad address changes nothing
+    led = open_ledger(ledger, must_exist=False)
+    if isolation is not None:
+        # Before the first game, which mode the bots run in (a warning when they are not isolated);
+        # after the ledger is open, so that a ledger's error is not read as the sandbox's.
         (console if isolation.isolated else errors).print(
             escape(isolation.describe()), soft_wrap=True
         )
-    on = _connect(address) if address else None  # before the ledger: a bad address changes nothing
-    led = open_ledger(ledger, must_exist=False)
     runner = tournament_runner.TournamentRunner(spec, led, logs_dir=logs, deal_key=key, cluster=on)
     try:
         if not led.finished(spec.name):

@@ -125,6 +125,19 @@ def test_run_a_missing_file(tmp_path: Path) -> None:
     assert "cannot read the file" in flat(result.stderr)
 
 
+def test_run_into_a_damaged_ledger_says_so_first(tmp_path: Path) -> None:
+    """A newcomer read the sandbox line, printed before the ledger was opened, as the start of the
+    ledger's error: the ledger is opened first, and its error is all a damaged ledger gets."""
+    toml = tmp_path / "tiny.toml"
+    toml.write_text(TINY)
+    ledger = tmp_path / "garbage.sqlite"
+    ledger.write_bytes(bytes(range(256)) * 64)
+    result = invoke("run", str(toml), "--ledger", str(ledger))
+    assert result.exit_code == 2, result.output
+    assert "not a usable SQLite ledger" in flat(result.stderr)
+    assert "sandbox:" not in result.output, result.output
+
+
 def test_run_into_a_read_only_ledger(
     played: tuple[Path, Path, Result], ledger: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
