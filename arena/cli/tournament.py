@@ -286,12 +286,14 @@ def elo_cells(line: PairingLine) -> tuple[str, str]:
 
 
 def print_tables(led: Ledger, spec: TournamentSpec, tid: int) -> None:
-    from arena.tournament.summary import entrant_lines, pairing_lines
+    from arena.tournament.summary import duplicated, entrant_lines, pairing_lines
 
     print_board(led, tournament=spec.name)
     rows = led.seat_rows(tid)
     v = spec.build_variant()
     if v.seats == 2 and all(v.team_size(s) == 1 for s in range(2)):
+        lines = pairing_lines(rows)
+        sets = duplicated(lines)  # without duplicate deals each game is a set of its own
         table = Table(title=f"Pairings: {escape(spec.name)}")
         for col in (
             "entrant",
@@ -300,13 +302,13 @@ def print_tables(led: Ledger, spec: TournamentSpec, tid: int) -> None:
             "W-L-D",
             "forfeits",
             "avg points",
-            "duplicate sets W-L-T",
+            *(["duplicate sets W-L-T"] if sets else []),
             "score",
             "Elo (95% CI)",
             "LOS",
         ):
             table.add_column(col)
-        for line in pairing_lines(rows):
+        for line in lines:
             points = (
                 f"{line.points_a:.0f} : {line.points_b:.0f}"
                 if line.points_a is not None and line.points_b is not None
@@ -319,7 +321,7 @@ def print_tables(led: Ledger, spec: TournamentSpec, tid: int) -> None:
                 f"{line.wins}-{line.losses}-{line.draws}",
                 f"{line.forfeits_a}-{line.forfeits_b}",
                 points,
-                f"{line.sets_won}-{line.sets_lost}-{line.sets_tied}",
+                *([f"{line.sets_won}-{line.sets_lost}-{line.sets_tied}"] if sets else []),
                 f"{line.score:.0%}",
                 *elo_cells(line),
             )

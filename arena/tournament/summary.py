@@ -10,7 +10,7 @@ forfeited is its loss."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +46,11 @@ class PairingLine:
     # (trinomial); a pair whose second game is not played yet is left out.
     counts: Counts | None = None
     elo: EloEstimate | None = None  # a's Elo difference over b, 95% interval, nElo, LOS
+
+    @property
+    def sets(self) -> int:
+        """Its duplicate sets: the deals it played (one game each without duplicate deals)."""
+        return self.sets_won + self.sets_lost + self.sets_tied
 
     @property
     def pairs(self) -> int:
@@ -204,3 +209,9 @@ def entrant_lines(rows: Sequence[dict[str, Any]]) -> list[EntrantLine]:
 def counted(n: int, thing: str) -> str:
     """``1 pair``, ``2 pairs``: a count with its noun."""
     return f"{n} {thing}" + ("" if n == 1 else "s")
+
+
+def duplicated(lines: Iterable[PairingLine]) -> bool:
+    """Whether any pairing played a deal more than once (duplicate deals): only then do duplicate
+    sets say more than the games do, and a table shows them."""
+    return any(line.sets < line.games for line in lines)

@@ -236,6 +236,10 @@ def create_app(
             "board": b,
             "leaderboard": rows,
             "pairings": heads,
+            # Without duplicate deals each game is a set of its own: no column for the sets.
+            "duplicate_sets": any(
+                p["sets_won"] + p["sets_lost"] + p["sets_tied"] < p["games"] for p in heads or []
+            ),
             "pairings_omitted": omitted,
         }
 

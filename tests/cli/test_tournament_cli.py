@@ -119,6 +119,15 @@ def test_run_prints_the_error_message_verbatim(tmp_path: Path, text: str, expect
     assert expected in flat(result.stderr)
 
 
+def test_without_duplicate_deals_the_pairings_have_no_duplicate_sets(tmp_path: Path) -> None:
+    toml = tmp_path / "single.toml"
+    toml.write_text(TINY.replace('name = "Tiny"', 'name = "Single"\nduplicate = false'))
+    result = invoke("run", str(toml), "--ledger", str(tmp_path / "l.sqlite"))
+    assert result.exit_code == 0, result.output
+    assert "Pairings: Single" in result.output and "W-L-D" in result.output
+    assert "duplicate sets" not in result.output
+
+
 def test_run_a_missing_file(tmp_path: Path) -> None:
     result = invoke("run", str(tmp_path / "none.toml"), "--ledger", str(tmp_path / "l.sqlite"))
     assert result.exit_code == 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from arena.stats import Pentanomial, Trinomial, estimate
-from arena.tournament.summary import entrant_lines, pairing_lines
+from arena.tournament.summary import duplicated, entrant_lines, pairing_lines
 
 
 def seat(
@@ -64,6 +64,15 @@ def test_duplicate_sets_go_by_forfeits_then_wins_then_points() -> None:
     assert (line.sets_won, line.sets_lost, line.sets_tied) == (2, 0, 0)
     assert (line.forfeits_a, line.forfeits_b) == (0, 1)
     assert line.points_a == (1200 + 900 + 500) / 3 and line.points_b == (400 + 1100 + 1000) / 3
+
+
+def test_duplicate_sets_are_shown_only_where_a_deal_was_played_twice() -> None:
+    """Without duplicate deals each game was shown as a 'duplicate set' of its own (a newcomer's
+    tournament with duplicate = false had the column all the same)."""
+    twice = [seat(g, s, name, s, 100) for g in range(2) for s, name in enumerate(("a", "b"))]
+    once = [seat(g, s, name, s, 100) | {"deal": g} for g in range(2) for s, name in enumerate("ab")]
+    assert duplicated(pairing_lines(twice))
+    assert not duplicated(pairing_lines(once))
 
 
 def test_entrant_lines_count_forfeits_and_average_played_games_only() -> None:

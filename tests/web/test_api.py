@@ -380,6 +380,8 @@ def test_an_events_pairings_carry_the_elo_of_their_duplicate_pairs(
     page = client.get("/events/1").text
     table = page[page.index('id="pairings"') :]
     assert "Head to head" in page and "1 pair" in table and "1 pairs" not in table
+    # Duplicate deals: the sets have a column (without them each game would be a set of its own).
+    assert "duplicate sets W-L-T" in table.split("</thead>")[0]
     # With one pair each, no interval or LOS is shown: they would be the regularization's.
     rows = table.split("</table>")[0].split("<tbody>")[1]
     assert rows.count("(all alike)") == 3 and rows.count('<td class="num">-</td></tr>') == 3
