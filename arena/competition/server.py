@@ -464,10 +464,15 @@ class CompetitionServer:
         if any(s.bundle == sha for s in subs) or self._bundle_users[sha] > 0:
             return  # in use, or taken in again meanwhile
         async with self._clearing:  # not beside a _clear, which may be removing it too
-            with contextlib.suppress(OSError):  # left for the organiser, never the author's error
-                gone = self.bundles.discard(sha)  # at once: a put from now on unpacks it afresh
-                if gone is not None:
-                    await asyncio.to_thread(shutil.rmtree, gone, True)
+            await self._drop_bundle(sha)
+
+    async def _drop_bundle(self, sha: str) -> None:
+        """Take a bundle out of the store at once (a put from now on unpacks it afresh) and remove
+        its folder; a failure is left for the organiser, never the author's error."""
+        with contextlib.suppress(OSError):
+            gone = self.bundles.discard(sha)
+            if gone is not None:
+                await asyncio.to_thread(shutil.rmtree, gone, True)
 
     async def _step(
         self, sub: store.Submission, status: str, reason: str = "", log: str | None = None
@@ -621,10 +626,7 @@ class CompetitionServer:
         for name in await asyncio.to_thread(_names, self.bundles.root):
             sha = name.removesuffix(".tar.gz")
             if bundles.DIGEST.fullmatch(sha) and sha not in named and not self._bundle_users[sha]:
-                with contextlib.suppress(OSError):
-                    gone = self.bundles.discard(sha)
-                    if gone is not None:
-                        await asyncio.to_thread(shutil.rmtree, gone, True)
+                await self._drop_bundle(sha)
 
     async def _ship(self, entrant: int, build: Path) -> None:
         """Send an entrant's build to the cluster; one that cannot be sent plays here."""

@@ -383,7 +383,8 @@ class MatchManager:
         complete, and may be taken away (a cluster's node sends it to the coordinator), only once it
         is not among them. A process waiting in the pool between matches belongs to no match, and a
         process that has exited may still have output to be read: neither is looked for, only
-        whether each log is closed (:attr:`BotProcess.log_written`)."""
+        whether each log is closed (:attr:`BotProcess.log_written`). Those whose logs are closed
+        are let go (at each launch too): a server that runs for good keeps none here for ever."""
         self._logging = {p for p in self._logging if not p.log_written}
         return {p.log_path for p in self._logging if p.log_path is not None}
 
@@ -427,9 +428,7 @@ class MatchManager:
         entry.processes.append(proc)
         port.process = proc
         if log is not None:
-            # Those whose logs are closed are let go at each launch: a server that runs for good
-            # keeps no process here for ever.
-            self._logging = {p for p in self._logging if not p.log_written}
+            self.logs_in_writing()  # lets go of those whose logs are closed
             self._logging.add(proc)
         session = BotSession(key, proc, entry.matches_per_process, entry.match_id)
         session.on_idle_end = lambda: self._stop_later(proc)

@@ -141,8 +141,8 @@ class StreamPort:
             # Frozen between turns, it must read its MatchOver and leave (or, kept for another match,
             # be frozen again as it waits: MatchManager.park).
             self.process.thaw()
-            if self._settling and self._settle_task is None:
-                self._start_settle(self.process)  # it has waited frozen since its stream closed
+            if self._settling:
+                self._settle_on_its_turn()  # it has waited frozen since its stream closed
         if self._closed is None and self.attached.is_set():
             points = [0.0] * (len(games[0].result.scores) if games else 0)
             for end in games:

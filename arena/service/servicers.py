@@ -256,18 +256,13 @@ async def _read_messages(messages: AsyncIterator[Incoming], session: BotSession)
             if message.HasField("reply"):
                 reply = message.reply
                 match_id = reply.match_id
+                port = session.port_for(match_id) if match_id else None
                 if not match_id:
-                    if not session.violation(
+                    going = session.violation(
                         "a reply without match_id (it must copy the request's)"
-                    ):
-                        return
-                    continue
-                port = session.port_for(match_id)
-                if port is not None and (port is session.port or port.expired(reply.request_id)):
-                    port.on_reply(reply)  # a reply, or a late one to a match already over
-                    going = not port.flooded
-                    if not going:
-                        session.end()
+                    )
+                elif port is not None and (port is session.port or port.expired(reply.request_id)):
+                    going = session.reply(port, reply)  # or a late one to a match already over
                 elif session.port is not None:
                     going = session.violation(
                         f"reply for match {match_id!r:.40} on a stream of {session.port.match_id}"

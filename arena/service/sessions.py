@@ -23,6 +23,7 @@ from arena.bots.launcher import BotProcess
 from arena.bots.limits import Limits
 from arena.referee import Outcome
 from arena.service.ports import StreamPort
+from arena.wire.v1 import bot_pb2
 
 RECENT_MATCHES = 4  # matches whose late replies a session still routes (and ignores)
 
@@ -113,17 +114,27 @@ class BotSession:
 
     def violation(self, what: str) -> bool:
         """A protocol error: the current match's, or, once its match is over (its MatchOver sent) or
-        between matches, the end of the session. False when it is one of a flood, which closed the
-        player (see :meth:`StreamPort.on_violation`) and ends the session: the stream is to be read
-        no more."""
+        between matches, the end of the session. False when it is one of a flood (see
+        :meth:`_unless_flooded`)."""
         if self.port is not None and not (self.port.over or self.port.finished.is_set()):
             self.port.on_violation(what)
-            if not self.port.flooded:
-                return True
-            self.end()
-            return False
+            return self._unless_flooded(self.port)
         self.end()
         return True
+
+    def reply(self, port: StreamPort, reply: bot_pb2.Reply) -> bool:
+        """A reply for ``port``'s match (the current one, or a late reply to a recent one). False
+        when it was one of a flood of protocol errors (see :meth:`_unless_flooded`)."""
+        port.on_reply(reply)
+        return self._unless_flooded(port)
+
+    def _unless_flooded(self, port: StreamPort) -> bool:
+        """True, unless ``port`` has been closed for a flood of protocol errors
+        (:meth:`StreamPort.on_violation`): the session then ends, and its stream is to be read no
+        more."""
+        if port.flooded:
+            self.end()
+        return not port.flooded
 
     def lost(self, outcome: Outcome, detail: str) -> None:
         """The stream has closed or broken."""
