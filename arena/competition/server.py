@@ -27,10 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import random
-import shutil
-from collections import Counter
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -40,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from arena.bots import logs as bot_logs
 from arena.cluster.errors import ClusterError
 from arena.competition import bundles, intake
+from arena.competition.disk import Disk
 from arena.competition.matchmaker import Candidate, Pool
 from arena.competition.spec import CompetitionSpec
 from arena.ledger import Ledger, LedgerError
@@ -134,13 +132,14 @@ class CompetitionServer:
         self._taking: dict[int, asyncio.Lock] = {}
         self._queued: asyncio.Future[None] | None = None  # the refresh the next callers share
         self._queue = asyncio.Lock()
-        # Submissions being taken in or in intake, by bundle: a bundle is removed only when none
-        # uses it (see _release).
-        self._bundle_users: Counter[str] = Counter()
-        # Submissions whose build an intake or a game is using, by id: a build out of play is
-        # removed only when none does (see _clear).
-        self._build_users: Counter[int] = Counter()
-        self._clearing = asyncio.Lock()  # one _clear at a time (see there)
+        # The builds and bundles on the disk, and which intakes and games use them.
+        self.disk = Disk(
+            self.builds,
+            self.bundles,
+            lambda sid: self.db.call(self.store.submission, sid),
+            lambda: self.db.call(self.store.submissions, self.cid, None, LIVE),
+            self._unship,
+        )
         self.fatal: Exception | None = None
         self.cluster = cluster  # games between bundles go there (connected by the caller)
         self.cluster_player: ClusterPlayer | None = None
@@ -202,7 +201,7 @@ class CompetitionServer:
             self.store.submissions, self.cid, None, (store.BUILDING, store.CHECKING)
         ):
             if sub.kind == "bundle":
-                self._bundle_users[sub.bundle] += 1
+                self.disk.bundle_users[sub.bundle] += 1
                 self._spawn(self._intake(sub))  # interrupted by the last stop: done again
         self._background = [
             asyncio.create_task(self._matchmake()),
@@ -308,7 +307,7 @@ class CompetitionServer:
                     "(arena compete submissions), or withdraw its bot"
                 )
             sha = await asyncio.to_thread(bundles.digest, data)
-            self._bundle_users[sha] += 1  # until its intake ends (released there)
+            self.disk.bundle_users[sha] += 1  # until its intake ends (released there)
             try:
                 try:
                     _, manifest, _ = await asyncio.to_thread(
@@ -325,7 +324,7 @@ class CompetitionServer:
                 except LedgerError as exc:
                     raise SubmissionError(self._for_author(exc)) from exc
             except SubmissionError:
-                await self._release(sha)  # refused after unpacking: nothing keeps it
+                await self.disk.release(sha)  # refused after unpacking: nothing keeps it
                 raise
         sub = await self.db.call(self.store.submission, sid)
         self.say(f"{author.name} submitted {sub.bot} {sub.version}")
@@ -417,7 +416,7 @@ class CompetitionServer:
         An author's intakes are taken one at a time, each in its turn for one of the
         INTAKES_AT_ONCE places: four submissions of one author whose builds slept for ever held
         every place, and another author's waited minutes."""
-        self._build_users[sub.id] += 1  # its build, until it is tidied
+        self.disk.build_users[sub.id] += 1  # its build, until it is tidied
         try:
             async with self._turn(self._intake_turn, sub.author_id), self._intakes:
                 try:
@@ -436,43 +435,9 @@ class CompetitionServer:
                     )
                     await self._step(sub, store.FAILED, reason)
                 # Not when the intake is cut short by a stop: the next start takes it up again.
-                await self._tidy(sub)
+                await self.disk.tidy(sub)
         finally:
-            self._build_users[sub.id] -= 1
-
-    async def _tidy(self, sub: store.Submission) -> None:
-        """After an intake: the build of a submission that did not enter play (failed, withdrawn or
-        replaced in intake: nothing plays it) is removed, and its bundle when nothing else uses it.
-        A bundle of 96 KB unpacked to 99 MB of zeros, and its build copy, stayed for ever once it
-        failed. Its log and reason stay in the ledger. (The build of a version that played and then
-        left play goes once no game runs it: see :meth:`_clear`.)"""
-        now = await self.db.call(self.store.submission, sub.id)
-        if now.entrant_id is None and now.status not in (store.BUILDING, store.CHECKING):
-            with contextlib.suppress(OSError):
-                await asyncio.to_thread(intake._remove, self.builds / str(sub.id))
-        await self._release(sub.bundle)
-
-    async def _release(self, sha: str) -> None:
-        """One use of a bundle is over; with none left, and no submission in intake or in play
-        naming it in the ledger, its archive and unpacked folder are removed (a bot plays from its
-        build, never from its bundle)."""
-        self._bundle_users[sha] -= 1
-        if self._bundle_users[sha] > 0:
-            return
-        del self._bundle_users[sha]
-        subs = await self.db.call(self.store.submissions, self.cid, None, LIVE)
-        if any(s.bundle == sha for s in subs) or self._bundle_users[sha] > 0:
-            return  # in use, or taken in again meanwhile
-        async with self._clearing:  # not beside a _clear, which may be removing it too
-            await self._drop_bundle(sha)
-
-    async def _drop_bundle(self, sha: str) -> None:
-        """Take a bundle out of the store at once (a put from now on unpacks it afresh) and remove
-        its folder; a failure is left for the organiser, never the author's error."""
-        with contextlib.suppress(OSError):
-            gone = self.bundles.discard(sha)
-            if gone is not None:
-                await asyncio.to_thread(shutil.rmtree, gone, True)
+            self.disk.build_users[sub.id] -= 1
 
     async def _step(
         self, sub: store.Submission, status: str, reason: str = "", log: str | None = None
@@ -600,33 +565,12 @@ class CompetitionServer:
         # games, and one whose game was under way stops when that game ends.
         self.manager.end_waiting({e.command for e in self.entries.values()})
         self._wake.set()
-        await self._clear(live)
+        await self.disk.clear(live)
 
-    async def _clear(self, live: list[store.Submission]) -> None:
-        """Remove the builds of the submissions out of play for good (replaced, withdrawn, failed:
-        only a suspended one may come back) that no intake or game uses any more, and the bundles
-        that no submission in intake or in play names. An author whose every new version replaced
-        the last left each one's build and bundle on the disk for ever: 240 MB a version, fifty
-        versions a day. (Whether an intake or a game uses a build or bundle is read from the counters
-        just before it goes: a submission may have come in since the ledger was read.) One at a
-        time: of two refreshes at once, the second found a bundle the first had taken off its list
-        but was still removing, passed it by and returned, and its caller saw it still there."""
-        async with self._clearing:
-            await self._clear_now(live)
-
-    async def _clear_now(self, live: list[store.Submission]) -> None:
-        kept = {str(s.id) for s in live}
-        for name in await asyncio.to_thread(_names, self.builds) - kept:
-            if name.isdigit() and self._build_users[int(name)] <= 0:
-                with contextlib.suppress(OSError):
-                    await asyncio.to_thread(intake._remove, self.builds / name)
-                if self.cluster_player is not None:
-                    self.cluster_player.unship(self.builds / name)
-        named = {s.bundle for s in live}
-        for name in await asyncio.to_thread(_names, self.bundles.root):
-            sha = name.removesuffix(".tar.gz")
-            if bundles.DIGEST.fullmatch(sha) and sha not in named and not self._bundle_users[sha]:
-                await self._drop_bundle(sha)
+    def _unship(self, build: Path) -> None:
+        """A build removed from the disk: the cluster's nodes let their copy go."""
+        if self.cluster_player is not None:
+            self.cluster_player.unship(build)
 
     async def _ship(self, entrant: int, build: Path) -> None:
         """Send an entrant's build to the cluster; one that cannot be sent plays here."""
@@ -715,7 +659,7 @@ class CompetitionServer:
         """Play a pairing's games in a task of their own, the builds of its entrants (all in play
         now) kept until they end."""
         used = [self.entries[e].submission.id for e in ids.values()]
-        self._build_users.update(used)
+        self.disk.build_users.update(used)
         self.running += 1
         self._spawn(self._play(games, commands, ids, used))
 
@@ -746,7 +690,7 @@ class CompetitionServer:
                         await self._judge(ids[name])
         finally:
             self.running -= 1
-            self._build_users.subtract(used)
+            self.disk.build_users.subtract(used)
             await self._refresh()
 
     async def _judge(self, entrant: int) -> None:
@@ -774,11 +718,3 @@ class CompetitionServer:
             return  # out of play meanwhile (withdrawn, replaced)
         self.say(f"{entry.submission.bot} {entry.submission.version} {reason}")
         self.pool.remove(entrant)
-
-
-def _names(folder: Path) -> set[str]:
-    """The names in a folder (none when it is missing or cannot be read)."""
-    try:
-        return {entry.name for entry in os.scandir(folder)}
-    except OSError:
-        return set()

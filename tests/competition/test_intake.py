@@ -496,11 +496,11 @@ async def out_of_play_leaves_no_files(tmp_path: Path, monkeypatch: pytest.Monkey
         await server._refresh()
         assert (server.builds / str(two.id) / "bot.py").is_file(), "suspended: kept"
         comp.set_status(two.id, store.ACTIVE, "")
-        server._build_users[two.id] += 1  # a game of it under way
+        server.disk.build_users[two.id] += 1  # a game of it under way
         assert await server.withdraw(ada, "b") == 1
         await server._refresh()
         assert (server.builds / str(two.id) / "bot.py").is_file(), "its game goes on"
-        server._build_users[two.id] -= 1
+        server.disk.build_users[two.id] -= 1
         await server._refresh()
         assert not (server.builds / str(two.id)).exists()
         assert not [p.name for p in root.iterdir()]
@@ -530,9 +530,9 @@ async def refresh_waits_for_removals(tmp_path: Path, monkeypatch: pytest.MonkeyP
             real(path, ignore_errors)
 
         monkeypatch.setattr(shutil, "rmtree", slow)
-        first = asyncio.create_task(server._clear([]))
+        first = asyncio.create_task(server.disk.clear([]))
         await removing.wait()
-        await server._clear([])
+        await server.disk.clear([])
         assert [p.name for p in root.iterdir()] == []
         await first
 
