@@ -19,7 +19,6 @@ from arena.sandbox.core import (
     Confinement,
     Probe,
     Referee,
-    Rlimits,
     SandboxError,
     SandboxUnavailable,
     completed_or_undone,
@@ -28,6 +27,7 @@ from arena.sandbox.core import (
     require,
 )
 from arena.sandbox.mounts import HOME, SOCKET, SOCKET_ADDRESS
+from arena.sandbox.rlimits import Rlimits
 
 __all__ = [
     "HOME",
