@@ -44,10 +44,10 @@ from arena.bots.scripted import (
     possible_moments,
     session,
 )
+from arena.common.scratch_dirs import scratch_dir
 from arena.game import Action, Combo, GameState, Verb, observe
 from arena.referee import Decision, MatchRecord, Outcome, SeatFailure
 from arena.referee.record import GameRecord, replay
-from arena.scratch import scratch_dir
 from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
 from arena.service.ports import StreamPort
 from arena.service.server import ArenaServer, create_server

@@ -36,11 +36,11 @@ from arena.cli.common import (
     logs_folder,
 )
 from arena.cli.play import parse_options
+from arena.common.bounds import MAX_SEED
 from arena.game import VARIANT_NAMES, GameState, Variant, VariantError, variant, variant_options
 from arena.referee import FailurePolicy, MatchConfig, MatchRecord, Outcome, Policies, TimeControl
 from arena.referee.match import GameEnd
 from arena.referee.record import seat_view
-from arena.tournament.bounds import MAX_SEED
 
 if TYPE_CHECKING:
     from arena.bots.limits import Limits

@@ -24,7 +24,7 @@ import typer
 from arena.cli.bots import SANDBOX_HELP, SandboxMode, sandbox_probe
 from arena.cli.common import DEFAULT_LOGS_MB, LogsMaxOption, logs_folder
 from arena.cli.common import deal_key as parse_deal_key
-from arena.tournament.bounds import MAX_CPUS, MAX_MB
+from arena.common.bounds import MAX_CPUS, MAX_MB
 
 if TYPE_CHECKING:
     from arena.bots.limits import Limits

@@ -33,10 +33,10 @@ from arena.cli.common import (
 )
 from arena.cli.play import parse_options
 from arena.cli.sprt_lines import failure_lines, progress_line, report_lines, summary
+from arena.common.bounds import MAX_CONCURRENCY, MAX_PLANNED_GAMES, MAX_SEED
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant, variant_options
 from arena.referee import Policies, TimeControl
 from arena.stats import Decision, Model, Pentanomial, Sprt, StatsError, Trinomial
-from arena.tournament.bounds import MAX_CONCURRENCY, MAX_PLANNED_GAMES, MAX_SEED
 from arena.tournament.deals import DealFileError, DealSuite, load_deals, seeded_deals
 from arena.tournament.summary import counted
 

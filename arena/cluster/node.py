@@ -35,24 +35,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena import scratch
 from arena.bots.limits import Limits
 from arena.cluster.connect import fingerprint
 from arena.cluster.shipping import resolve, unpack
+from arena.common import scratch_dirs as scratch
+from arena.common.scratch_dirs import scratch_dir
+from arena.ledger.rows import ScheduledGame
 from arena.referee import MatchConfig
 from arena.sandbox import ISOLATING, SandboxUnavailable, probe, require
-from arena.scratch import scratch_dir
 from arena.service.manager import MatchManager, PlayerSpec
 from arena.service.server import ArenaServer, create_server
 from arena.tournament.games import CONNECT_TIMEOUT, GamePlayer, Played, Rules
-from arena.tournament.schedule import ScheduledGame
 from arena.tournament.stalls import StallWatch
 
 RECYCLE_GAMES = 200  # games a referee plays before it is replaced (its finished matches are let go)
 IDLE_SECONDS = 30.0  # without a game, the referee closes (and stops its waiting bot processes)
 KEEP_PARCELS = 8  # unpacked parcels kept beyond a game's own once no bot process may use them
 CLOSE_SECONDS = 30.0  # at the end of a run, for a node's referees to close and send their logs
-# A referee's Unix socket, in its process's scratch folder (arena.scratch), named after its Ray job
+# A referee's Unix socket, in its process's scratch folder (arena.common.scratch_dirs), named after its Ray job
 FINISH_SOCKET = "referee-{job}.sock"
 # Before each log a referee sends to finish(): the lengths of its name and of its bytes
 _FRAME = struct.Struct("!IQ")
@@ -277,7 +277,7 @@ def parcel_root() -> Path:
     inside the process's scratch folder: a sandboxed bot never sees that one, and a bot must see its
     own files."""
     path = Path(tempfile.mkdtemp(prefix=f"{scratch.PREFIX}parcels-"))
-    # Locked under another name and then renamed, as arena.scratch does: a sweeper never sees it
+    # Locked under another name and then renamed, as arena.common.scratch_dirs does: a sweeper never sees it
     # unlocked while this process lives.
     fd = os.open(path / f"{scratch.LOCK}.new", os.O_CREAT | os.O_RDWR, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)

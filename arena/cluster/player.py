@@ -30,9 +30,10 @@ from arena.cluster import node as node_side
 from arena.cluster.connect import Cluster, Node, fingerprint
 from arena.cluster.errors import ClusterError
 from arena.cluster.shipping import Shipment
+from arena.ledger.rows import ScheduledGame
 from arena.sandbox import SandboxUnavailable, probe
 from arena.tournament.games import Played, Rules
-from arena.tournament.schedule import ScheduledGame, players_per_game
+from arena.tournament.schedule import players_per_game
 from arena.tournament.spec import TournamentSpec
 
 log = logging.getLogger("arena.cluster")

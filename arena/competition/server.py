@@ -43,9 +43,10 @@ from arena.competition.spec import CompetitionSpec
 from arena.ledger import Ledger, LedgerError
 from arena.ledger import competitions as store
 from arena.ledger.leases import RENEW_SECONDS
+from arena.ledger.rows import ScheduledGame
 from arena.service.server import check_free, create_server
 from arena.tournament.games import GamePlayer, Rules
-from arena.tournament.schedule import ScheduledGame, arrangements, deal_seed
+from arena.tournament.schedule import arrangements, deal_seed
 from arena.tournament.stalls import StallWatch
 from arena.tournament.worker import LedgerWorker
 

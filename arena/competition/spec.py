@@ -49,9 +49,9 @@ from pydantic import BaseModel, Field
 
 from arena.bots.limits import Limits
 from arena.cluster.address import address_problem
+from arena.common.bounds import MAX_SEED
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant
 from arena.referee import Policies, TimeControl
-from arena.tournament.bounds import MAX_SEED
 from arena.tournament.files import (
     STRICT,
     LimitsModel,

@@ -25,18 +25,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from arena.ledger import boards, leases, records
 from arena.ledger.errors import LOCKED, LeaseHeld, LedgerError, TournamentChanged, explain
 from arena.ledger.errors import guarded as _guarded
 from arena.ledger.identity import Registrable, canonical_spec, changed_fields, digest, harmless
 from arena.ledger.queries import Queries, fits
+from arena.ledger.rows import Entrant, ScheduledGame
 from arena.ledger.schema import APPLICATION_ID, MIGRATIONS, REBUILD_AFTER
-from arena.tournament.schedule import ScheduledGame
-
-if TYPE_CHECKING:  # a command that reads the ledger does not load the spec's pydantic models
-    from arena.tournament.spec import Entrant
 
 BUSY_TIMEOUT = 10.0  # seconds a write waits for another program's lock before failing
 LEDGER_TABLES = frozenset({"_migrations", "entrants", "tournaments", "games"})

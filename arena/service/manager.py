@@ -26,12 +26,12 @@ from typing import Any
 from arena.bots.launcher import BotProcess, LaunchError
 from arena.bots.limits import Limits
 from arena.bots.logs import LogFolder
+from arena.common.secret_tokens import new_token
 from arena.referee import GameEnd, Match, MatchConfig, MatchRecord, Outcome
 from arena.referee.match import PublicEvent
 from arena.service.ports import MATCH_OVER, StreamPort
 from arena.service.sessions import BotSession, SessionKey
 from arena.service.sockets import BotSockets
-from arena.tokens import new_token
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,10 +27,10 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from arena.bots.limits import Limits
+from arena.common.secret_tokens import new_token
 from arena.service.manager import MatchManager
 from arena.service.servicers import GATEWAY_SERVICE, Admin, BotGateway, add_gateway
 from arena.service.sockets import BotSockets
-from arena.tokens import new_token
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc
 
 ADMIN_SERVICE = admin_pb2.DESCRIPTOR.services_by_name["Admin"].full_name

@@ -21,11 +21,10 @@ from arena.game import Variant
 from arena.ledger import Ledger
 from arena.ledger.competitions import Competitions
 from arena.ledger.leases import RENEW_SECONDS
+from arena.ledger.rows import Entrant, ScheduledGame
 from arena.referee import TimeControl
 from arena.stats import Sprt
 from arena.tournament.abtest import GameReport, PairReport, Seating, game_report, pair_seatings
-from arena.tournament.schedule import ScheduledGame
-from arena.tournament.spec import Entrant
 from arena.tournament.worker import LedgerWorker
 
 KIND = "sprt"

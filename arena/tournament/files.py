@@ -14,8 +14,8 @@ import pydantic
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from arena.bots.limits import Limits
+from arena.common.bounds import MAX_MB, MAX_MS
 from arena.referee import FailurePolicy, Policies, TimeControl
-from arena.tournament.bounds import MAX_MB, MAX_MS
 
 # The largest file read: a thousand entrants take some hundred kilobytes.
 MAX_FILE_BYTES = 16 * 2**20

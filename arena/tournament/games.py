@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.bots.limits import Limits
+from arena.ledger.rows import ScheduledGame
 from arena.referee import MatchConfig, Policies, TimeControl
 from arena.service.manager import MatchManager, PlayerSpec
 from arena.tournament.deals import DealSuite
-from arena.tournament.schedule import ScheduledGame
 from arena.tournament.stalls import StallWatch
 
 CONNECT_TIMEOUT = 30.0  # seconds for local bots to start and dial in, on a loaded machine

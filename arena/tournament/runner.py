@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Protocol
 from arena.bots.launcher import resolve_paths
 from arena.ledger import Ledger
 from arena.ledger.leases import RENEW_SECONDS
+from arena.ledger.rows import ScheduledGame
 from arena.referee import MatchConfig
 from arena.sandbox import require
 from arena.service.manager import MatchManager, PlayerSpec
 from arena.service.server import create_server
 from arena.tournament.games import CONNECT_TIMEOUT, GamePlayer, Played, Rules
-from arena.tournament.schedule import ScheduledGame, full_schedule, games_for_round, swiss_pairings
+from arena.tournament.schedule import full_schedule, games_for_round, swiss_pairings
 from arena.tournament.spec import TournamentSpec
 from arena.tournament.stalls import StallWatch
 from arena.tournament.worker import LedgerWorker

@@ -16,30 +16,13 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from arena.game import Variant
+from arena.ledger.rows import ScheduledGame
 
 if TYPE_CHECKING:  # (the spec's pydantic models are not loaded to read a schedule from the ledger)
     from arena.tournament.spec import TournamentSpec
-
-
-@dataclass(frozen=True, slots=True)
-class ScheduledGame:
-    key: str
-    ord: int
-    round: int
-    pairing: int
-    deal: int
-    rotation: int
-    seed: int
-    seats: tuple[tuple[str, ...], ...]  # entrant names per seat (several when players share a seat)
-    group: tuple[str, ...]  # the pairing's entrants in base order
-
-    @property
-    def players(self) -> tuple[str, ...]:
-        return tuple(name for seat in self.seats for name in seat)
 
 
 def deal_seed(spec_seed: int, round_: int, pairing: int, deal: int) -> int:

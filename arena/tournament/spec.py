@@ -67,9 +67,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from arena.bots.launcher import LaunchError, check_command
 from arena.bots.limits import Limits
 from arena.cluster.address import address_problem
-from arena.game import VARIANT_NAMES, Variant, VariantError, variant
-from arena.referee import Policies, TimeControl
-from arena.tournament.bounds import (
+from arena.common.bounds import (
     MAX_CONCURRENCY,
     MAX_DEALS_PER_PAIRING,
     MAX_ENTRANTS,
@@ -78,6 +76,9 @@ from arena.tournament.bounds import (
     MAX_ROUNDS,
     MAX_SEED,
 )
+from arena.game import VARIANT_NAMES, Variant, VariantError, variant
+from arena.ledger.rows import Entrant
+from arena.referee import Policies, TimeControl
 from arena.tournament.deals import DealFileError, DealSuite, load_deals
 from arena.tournament.files import (
     STRICT,
@@ -98,19 +99,6 @@ FORMATS = ("round-robin", "double-round-robin", "gauntlet", "swiss")
 class TournamentFileError(ValueError):
     """A tournament file that cannot be used; the message names the file and the field (one line per
     problem, every problem of the file)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Entrant:
-    name: str
-    command: str
-    language: str = ""
-    version: str = ""
-
-    @property
-    def command_hash(self) -> str:
-        """Identifies a program: the same name with another command or version is another entrant."""
-        return hashlib.sha256(f"{self.command}\0{self.version}".encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from arena import scratch
 from arena.bots.launcher import BotProcess, LaunchError, check_command, marked_processes
 from arena.bots.limits import Limits
+from arena.common import scratch_dirs as scratch
 from arena.sandbox import cgroups
 
 PY = shlex.quote(sys.executable)

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import PY, bot_script, require_the_sandbox
 
-from arena import scratch
 from arena.bots.launcher import BotProcess
 from arena.bots.limits import Limits
+from arena.common import scratch_dirs as scratch
 from arena.competition import intake
 from arena.competition.bundles import Manifest
 from arena.referee import MatchConfig

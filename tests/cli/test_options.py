@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.cli.main import app
-from arena.tournament.bounds import MAX_CONCURRENCY
+from arena.common.bounds import MAX_CONCURRENCY
 from arena.tournament.deals import MAX_DEALS, fresh_deals
 
 runner = CliRunner()

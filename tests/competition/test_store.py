@@ -23,7 +23,7 @@ from arena.ledger.competitions import (
     Competitions,
     hash_token,
 )
-from arena.tournament.schedule import ScheduledGame
+from arena.ledger.rows import ScheduledGame
 
 
 @pytest.fixture

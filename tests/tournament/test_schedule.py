@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from arena.ledger.rows import ScheduledGame
 from arena.tournament.schedule import (
-    ScheduledGame,
     deal_seed,
     full_schedule,
     games_for_round,
