@@ -34,12 +34,12 @@ from typing import Any, Protocol
 
 from arena.bots.limits import Limits
 from arena.game import Variant
+from arena.play.deals import DealSuite
+from arena.play.game import REPLAYS
+from arena.play.stall_watch import StallWatch
 from arena.referee import MatchConfig, Outcome, Policies, TimeControl
 from arena.service.manager import MatchManager, PlayerSpec
 from arena.stats import Decision, Pentanomial, Sprt, SprtReport
-from arena.tournament.deals import DealSuite
-from arena.tournament.games import REPLAYS
-from arena.tournament.stalls import StallWatch
 
 NEW, OLD, OPPONENT = "new", "old", "opponent"
 CONNECT_TIMEOUT = 30.0  # seconds for local bots to start and dial in, on a loaded machine

@@ -44,8 +44,8 @@ from arena.referee.record import seat_view
 
 if TYPE_CHECKING:
     from arena.bots.limits import Limits
+    from arena.play.deals import DealSuite
     from arena.service.manager import MatchEntry, PlayerSpec
-    from arena.tournament.deals import DealSuite
 
 BOT_HELP = (
     "A bot's command line, quoted as one argument (e.g. '{python} -m arena_bot.random_bot'); one "
@@ -283,7 +283,7 @@ def duplicate_configs(config: MatchConfig, rotations: int) -> list[MatchConfig]:
 def _suite(path: Path | None, v: Variant, seed: int | None) -> DealSuite | None:
     """The deal suite of --deals (None without it); a file that cannot be played ends the command
     with a usage error naming it."""
-    from arena.tournament.deals import DealFileError, load_deals
+    from arena.play.deals import DealFileError, load_deals
 
     if path is None:
         return None

@@ -35,14 +35,14 @@ from arena.cli.play import parse_options
 from arena.cli.sprt_lines import failure_lines, progress_line, report_lines, summary
 from arena.common.bounds import MAX_CONCURRENCY, MAX_PLANNED_GAMES, MAX_SEED
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant, variant_options
+from arena.play.deals import DealFileError, DealSuite, load_deals, seeded_deals
 from arena.referee import Policies, TimeControl
 from arena.stats import Decision, Model, Pentanomial, Sprt, StatsError, Trinomial
-from arena.tournament.deals import DealFileError, DealSuite, load_deals, seeded_deals
 from arena.tournament.summary import counted
 
 if TYPE_CHECKING:
-    from arena.tournament.abledger import AbTestLedger
-    from arena.tournament.abtest import AbTestState, PairReport
+    from arena.abtest.duplicate_pairs import AbTestState, PairReport
+    from arena.abtest.ledger_store import AbTestLedger
 
 DEFAULT_OPPONENT = "{python} -m arena_bot.greedy_bot"
 DEFAULT_MAX_GAMES = 2000
@@ -222,11 +222,7 @@ def sprt(
         _report_counts(test, pentanomial, trinomial)
         return
     assert bot is not None
-    from arena.bots.limits import Limits
-    from arena.ledger import LedgerError, TournamentChanged
-    from arena.service.server import create_server
-    from arena.tournament.abledger import AbTestLedger, AbTestSpec
-    from arena.tournament.abtest import (
+    from arena.abtest.duplicate_pairs import (
         BROKEN_STOP,
         NEW,
         OLD,
@@ -235,7 +231,11 @@ def sprt(
         roles_needed,
         run_ab_test,
     )
-    from arena.tournament.stalls import StallWatch
+    from arena.abtest.ledger_store import AbTestLedger, AbTestSpec
+    from arena.bots.limits import Limits
+    from arena.ledger import LedgerError, TournamentChanged
+    from arena.play.stall_watch import StallWatch
+    from arena.service.server import create_server
 
     if len(bot) != 2:
         raise typer.BadParameter(

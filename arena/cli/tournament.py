@@ -132,7 +132,7 @@ def run(
     runner = tournament_runner.TournamentRunner(spec, led, logs_dir=logs, deal_key=key, cluster=on)
     try:
         if not led.finished(spec.name):
-            from arena.tournament.games import CONNECT_TIMEOUT
+            from arena.play.game import CONNECT_TIMEOUT
 
             # The check prints no progress, and a bot that never dials in holds it for its whole
             # connect timeout: say what is being waited for.

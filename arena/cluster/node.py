@@ -5,7 +5,7 @@ runs it keeps one referee server (:func:`arena.service.server.create_server`) on
 own thread, so that a bot process may play several games over its connection
 (``matches_per_process``) exactly as locally; it is replaced after :data:`RECYCLE_GAMES` games, and
 closed (its waiting bot processes stopped) after :data:`IDLE_SECONDS` without a game. The game itself is
-played by :class:`arena.tournament.games.GamePlayer`, the same code as a local run: the same
+played by :class:`arena.play.game.GamePlayer`, the same code as a local run: the same
 configuration, deal secret, limits, sandbox and stall replays.
 
 With the bots' logs asked for, each game's result brings back the logs that are complete: those of
@@ -41,12 +41,12 @@ from arena.cluster.shipping import resolve, unpack
 from arena.common import scratch_dirs as scratch
 from arena.common.scratch_dirs import scratch_dir
 from arena.ledger.rows import ScheduledGame
+from arena.play.game import CONNECT_TIMEOUT, GamePlayer, Played, Rules
+from arena.play.stall_watch import StallWatch
 from arena.referee import MatchConfig
 from arena.sandbox import ISOLATING, SandboxUnavailable, probe, require
 from arena.service.manager import MatchManager, PlayerSpec
 from arena.service.server import ArenaServer, create_server
-from arena.tournament.games import CONNECT_TIMEOUT, GamePlayer, Played, Rules
-from arena.tournament.stalls import StallWatch
 
 RECYCLE_GAMES = 200  # games a referee plays before it is replaced (its finished matches are let go)
 IDLE_SECONDS = 30.0  # without a game, the referee closes (and stops its waiting bot processes)

@@ -1,6 +1,6 @@
 """The coordinator's side: :class:`ClusterPlayer` plays each game as a Ray task on the cluster.
 
-It has :class:`arena.tournament.games.GamePlayer`'s interface (``play(game, commands) -> Played``), so
+It has :class:`arena.play.game.GamePlayer`'s interface (``play(game, commands) -> Played``), so
 that a tournament runner uses one or the other and records what comes back in the same way: one ledger
 transaction per game, rated in schedule order, by the coordinator alone.
 
@@ -31,8 +31,8 @@ from arena.cluster.connect import Cluster, Node, fingerprint
 from arena.cluster.errors import ClusterError
 from arena.cluster.shipping import Shipment
 from arena.ledger.rows import ScheduledGame
+from arena.play.game import Played, Rules
 from arena.sandbox import SandboxUnavailable, probe
-from arena.tournament.games import Played, Rules
 from arena.tournament.schedule import players_per_game
 from arena.tournament.spec import TournamentSpec
 

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.bots.conformance import check_bot
 from arena.bots.launcher import (
     LaunchError,
     bot_environment,
@@ -31,6 +30,7 @@ from arena.bots.launcher import (
 )
 from arena.bots.limits import Limits
 from arena.competition.bundles import BundleError, Manifest, outside
+from arena.play.conformance import check_bot
 from arena.sandbox import SandboxError, confine, workspace
 
 LOG_LIMIT = 64 * 1024  # bytes of a build's output kept

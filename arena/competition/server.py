@@ -44,11 +44,11 @@ from arena.ledger import Ledger, LedgerError
 from arena.ledger import competitions as store
 from arena.ledger.leases import RENEW_SECONDS
 from arena.ledger.rows import ScheduledGame
+from arena.play.game import GamePlayer, Rules
+from arena.play.ledger_thread import LedgerWorker
+from arena.play.stall_watch import StallWatch
 from arena.service.server import check_free, create_server
-from arena.tournament.games import GamePlayer, Rules
 from arena.tournament.schedule import arrangements, deal_seed
-from arena.tournament.stalls import StallWatch
-from arena.tournament.worker import LedgerWorker
 
 if TYPE_CHECKING:
     from arena.cluster.connect import Cluster

@@ -51,8 +51,7 @@ from arena.bots.limits import Limits
 from arena.cluster.address import address_problem
 from arena.common.bounds import MAX_SEED
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant
-from arena.referee import Policies, TimeControl
-from arena.tournament.files import (
+from arena.play.file_models import (
     STRICT,
     LimitsModel,
     PoliciesModel,
@@ -63,6 +62,7 @@ from arena.tournament.files import (
     read_toml,
     to_policies,
 )
+from arena.referee import Policies, TimeControl
 
 
 class CompetitionFileError(ValueError):

@@ -14,10 +14,10 @@ from typing import Any
 
 from arena.bots.limits import Limits
 from arena.ledger.rows import ScheduledGame
+from arena.play.deals import DealSuite
+from arena.play.stall_watch import StallWatch
 from arena.referee import MatchConfig, Policies, TimeControl
 from arena.service.manager import MatchManager, PlayerSpec
-from arena.tournament.deals import DealSuite
-from arena.tournament.stalls import StallWatch
 
 CONNECT_TIMEOUT = 30.0  # seconds for local bots to start and dial in, on a loaded machine
 REPLAYS = 3  # times a game decided by a stall of the arena's own is played again

@@ -5,7 +5,7 @@ recorded and plays the rest; none is lost or played twice. Up to ``concurrency``
 in-process referee server; each is a one-game match between local bot processes.
 
 One process runs a tournament at a time (a lease in the ledger). Every ledger call runs on a thread of
-its own (:mod:`arena.tournament.worker`), never on the event loop that times the bots; a game that ended
+its own (:mod:`arena.play.ledger_thread`), never on the event loop that times the bots; a game that ended
 on time while that loop was stalled is played again, not charged to the bot (:mod:`.stalls`). A fatal
 error (the ledger locked for longer than its busy timeout, a full disk) ends the run at once: every game
 is cancelled and every bot stopped before the error is raised.
@@ -28,15 +28,15 @@ from arena.bots.launcher import resolve_paths
 from arena.ledger import Ledger
 from arena.ledger.leases import RENEW_SECONDS
 from arena.ledger.rows import ScheduledGame
+from arena.play.game import CONNECT_TIMEOUT, GamePlayer, Played, Rules
+from arena.play.ledger_thread import LedgerWorker
+from arena.play.stall_watch import StallWatch
 from arena.referee import MatchConfig
 from arena.sandbox import require
 from arena.service.manager import MatchManager, PlayerSpec
 from arena.service.server import create_server
-from arena.tournament.games import CONNECT_TIMEOUT, GamePlayer, Played, Rules
 from arena.tournament.schedule import full_schedule, games_for_round, swiss_pairings
 from arena.tournament.spec import TournamentSpec
-from arena.tournament.stalls import StallWatch
-from arena.tournament.worker import LedgerWorker
 
 if TYPE_CHECKING:
     from arena.cluster.connect import Cluster

@@ -78,9 +78,8 @@ from arena.common.bounds import (
 )
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant
 from arena.ledger.rows import Entrant
-from arena.referee import Policies, TimeControl
-from arena.tournament.deals import DealFileError, DealSuite, load_deals
-from arena.tournament.files import (
+from arena.play.deals import DealFileError, DealSuite, load_deals
+from arena.play.file_models import (
     STRICT,
     LimitsModel,
     PoliciesModel,
@@ -92,6 +91,7 @@ from arena.tournament.files import (
     read_toml,
     to_policies,
 )
+from arena.referee import Policies, TimeControl
 
 FORMATS = ("round-robin", "double-round-robin", "gauntlet", "swiss")
 

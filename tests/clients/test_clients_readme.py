@@ -29,8 +29,8 @@ from sdk_helpers import (
     serving,
 )
 
-from arena.bots import conformance
 from arena.cli import match as cli_match
+from arena.play import conformance
 from arena.referee import MatchConfig
 from arena.service import servicers
 from arena.service.manager import MatchManager, PlayerSpec

@@ -38,9 +38,9 @@ from arena.competition import spec as competition_spec
 from arena.competition.server import CompetitionServer
 from arena.ledger import Ledger, records
 from arena.ledger import competitions as store
+from arena.play.game import Rules
 from arena.referee import MatchRecord
 from arena.sandbox import procs
-from arena.tournament.games import Rules
 from arena.tournament.runner import EntrantCannotStart, TournamentRunner
 from arena.tournament.schedule import full_schedule
 from arena.tournament.spec import TournamentSpec, load

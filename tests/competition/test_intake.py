@@ -546,7 +546,7 @@ def test_a_failed_check_of_a_bare_python_says_to_run_it_with_the_arenas(
 ) -> None:
     """In the sandbox a bare python is whatever PATH finds there: a version manager's shim failed
     with its own "No such file or directory", and nothing told the author why."""
-    from arena.bots.conformance import Mistake, Report
+    from arena.play.conformance import Mistake, Report
 
     async def failing(command: str, variant: str, **_: object) -> Report:
         return Report(command, mistakes=[Mistake("crash", "", "the bot never connected")])

@@ -1,4 +1,4 @@
-"""``arena check-bot``: the example bots pass the conformance run, and broken bots (tests/bots/fixtures)
+"""``arena check-bot``: the example bots pass the conformance run, and broken bots (tests/play/fixtures)
 are caught with the right kind of mistake.
 
 Real bot processes over a real server. Budgets are generous (10 s a decision) wherever a timeout is not
@@ -19,26 +19,24 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from arena.bots.conformance import (
+from arena.bots.launcher import TAIL_LINES
+from arena.bots.limits import Limits
+from arena.cli.main import app
+from arena.game import GameState, observe, variant
+from arena.play.conformance import (
     CRASH,
     DISCONNECT,
     GIVE_UP_AFTER,
     HELLO,
     ILLEGAL,
-    LOG_HEAD_LINES,
-    LOG_TAIL_LINES,
     PROTOCOL,
     REFEREE,
     TIMEOUT,
     Report,
-    _output,
     check_bot,
 )
-from arena.bots.launcher import TAIL_LINES
-from arena.bots.limits import Limits
-from arena.bots.scripted import CARTE_BLANCHE_DEAL, MOMENTS, ScriptedMatch, session
-from arena.cli.main import app
-from arena.game import GameState, observe, variant
+from arena.play.conformance.output_tail import LOG_HEAD_LINES, LOG_TAIL_LINES, output_lines
+from arena.play.scripted_opponent import CARTE_BLANCHE_DEAL, MOMENTS, ScriptedMatch, session
 from arena.referee import Decision, SeatFailure
 from arena.service.ports import StreamPort
 from arena.wire.v1 import bot_pb2
@@ -245,7 +243,7 @@ class _Process:
 
 
 def _shown(process: _Process) -> list[str]:
-    return _output(process)  # type: ignore[arg-type]
+    return output_lines(process)  # type: ignore[arg-type]
 
 
 def test_a_crash_report_without_the_first_lines_says_so_and_shows_every_kept_line() -> None:

@@ -20,10 +20,10 @@ from collections.abc import Sequence
 
 import pytest
 
+from arena.abtest.duplicate_pairs import NEW, OLD, GameReport, PairReport, run_ab_test
 from arena.stats import Decision, Model, Pentanomial, Sprt
 from arena.stats.counts import mean_and_variance
 from arena.stats.elo import NELO_PER_T, score_from_elo
-from arena.tournament.abtest import NEW, OLD, GameReport, PairReport, run_ab_test
 
 RUNS = 150
 MAX_PAIRS = 5000  # never reached in these scenarios: every run decides
