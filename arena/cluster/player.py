@@ -22,7 +22,7 @@ import dataclasses
 import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from arena.bots.limits import Limits
 from arena.bots.logs import LogFolder
@@ -30,11 +30,10 @@ from arena.cluster import node as node_side
 from arena.cluster.connect import Cluster, Node, fingerprint
 from arena.cluster.errors import ClusterError
 from arena.cluster.shipping import Shipment
-from arena.ledger.rows import ScheduledGame
+from arena.ledger.rows import Entrant, ScheduledGame
 from arena.play.game import Played, Rules
+from arena.play.seatings import HasVariant, players_per_game
 from arena.sandbox import SandboxUnavailable, probe
-from arena.tournament.schedule import players_per_game
-from arena.tournament.spec import TournamentSpec
 
 log = logging.getLogger("arena.cluster")
 
@@ -340,9 +339,19 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}"
 
 
+class Tournament(HasVariant, Protocol):
+    """What the cluster's player needs of a tournament (:class:`arena.tournament.spec.TournamentSpec`)."""
+
+    @property
+    def entrants(self) -> tuple[Entrant, ...]: ...
+
+    @property
+    def base_dir(self) -> Path: ...
+
+
 def for_tournament(
     cluster: Cluster,
-    spec: TournamentSpec,
+    spec: Tournament,
     exclude: Iterable[Path] = (),
     logs_dir: Path | None = None,
 ) -> ClusterPlayer:

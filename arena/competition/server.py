@@ -46,9 +46,9 @@ from arena.ledger.leases import RENEW_SECONDS
 from arena.ledger.rows import ScheduledGame
 from arena.play.game import GamePlayer, Rules
 from arena.play.ledger_thread import LedgerWorker
+from arena.play.seatings import arrangements, deal_seed
 from arena.play.stall_watch import StallWatch
 from arena.service.server import check_free, create_server
-from arena.tournament.schedule import arrangements, deal_seed
 
 if TYPE_CHECKING:
     from arena.cluster.connect import Cluster

@@ -48,9 +48,9 @@ import pydantic
 from pydantic import BaseModel, Field
 
 from arena.bots.limits import Limits
-from arena.cluster.address import address_problem
 from arena.common.bounds import MAX_SEED
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant
+from arena.play.cluster_address import address_problem
 from arena.play.file_models import (
     STRICT,
     LimitsModel,

@@ -66,7 +66,6 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from arena.bots.launcher import LaunchError, check_command
 from arena.bots.limits import Limits
-from arena.cluster.address import address_problem
 from arena.common.bounds import (
     MAX_CONCURRENCY,
     MAX_DEALS_PER_PAIRING,
@@ -78,6 +77,7 @@ from arena.common.bounds import (
 )
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant
 from arena.ledger.rows import Entrant
+from arena.play.cluster_address import address_problem
 from arena.play.deals import DealFileError, DealSuite, load_deals
 from arena.play.file_models import (
     STRICT,

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from arena.cluster.address import address_problem
 from arena.cluster.connect import connect
 from arena.cluster.errors import ClusterError
+from arena.play.cluster_address import address_problem
 from arena.tournament.spec import TournamentFileError, load
 
 ROOT = Path(__file__).resolve().parents[2]

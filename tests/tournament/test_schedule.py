@@ -11,13 +11,8 @@ from typing import Any
 import pytest
 
 from arena.ledger.rows import ScheduledGame
-from arena.tournament.schedule import (
-    deal_seed,
-    full_schedule,
-    games_for_round,
-    pairings,
-    swiss_pairings,
-)
+from arena.play.seatings import deal_seed
+from arena.tournament.schedule import full_schedule, games_for_round, pairings, swiss_pairings
 from arena.tournament.spec import TournamentSpec, parse
 
 
