@@ -1,7 +1,8 @@
 # Bezique Arena: developer entry points.
 #   make demo   set up (.venv, and the JavaScript client's packages when npm is there), then run the
 #               quickstart tournament into arena.sqlite
-#   make test   ruff, ruff format --check, mypy --strict, pytest, test-compiled (CI runs this via .ci/run)
+#   make test   ruff, ruff format --check, mypy --strict, lint-imports (the layers of arena/), pytest,
+#               test-compiled (CI runs this via .ci/run)
 #   make test-fast  the tests not marked slow, for the edit-test loop (make test and CI run them all)
 #   make bench  engine throughput benchmark
 #   make engine-compiled  compile the hot modules of the engine and the referee's path with mypyc
@@ -75,6 +76,7 @@ test: $(SETUP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(PYTEST)
 	$(MAKE) --no-print-directory test-compiled
 
