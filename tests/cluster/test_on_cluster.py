@@ -36,6 +36,7 @@ from arena.cluster import player as cluster_player
 from arena.competition import bundles
 from arena.competition import spec as competition_spec
 from arena.competition.server import CompetitionServer
+from arena.competition.submission_api import serve_submissions
 from arena.ledger import Ledger, records
 from arena.ledger import competitions as store
 from arena.play.game import Rules
@@ -433,7 +434,9 @@ async def competition_on(handle: cluster_connect.Cluster, tmp_path: Path) -> Non
         }
     )
     led = Ledger(tmp_path / "ledger.sqlite")
-    server = CompetitionServer(spec, led, tmp_path / "data", cluster=handle)
+    server = CompetitionServer(
+        spec, led, tmp_path / "data", cluster=handle, serve_submissions=serve_submissions
+    )
     await server.start()
     try:
         comp = store.Competitions(led)

@@ -16,8 +16,9 @@ import pytest
 
 from arena.bots.limits import Limits
 from arena.competition import bundles, intake
-from arena.competition.server import CompetitionServer, SubmissionError
+from arena.competition.server import CompetitionServer
 from arena.competition.spec import parse
+from arena.competition.submission_api import SubmissionError, serve_submissions
 from arena.ledger import Ledger
 from arena.ledger import competitions as store
 
@@ -91,7 +92,7 @@ async def running(
             "submissions": submissions,
         }
     )
-    server = CompetitionServer(spec, led, tmp_path / "data")
+    server = CompetitionServer(spec, led, tmp_path / "data", serve_submissions=serve_submissions)
     await server.start()
     try:
         comp = store.Competitions(led)

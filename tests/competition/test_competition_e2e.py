@@ -28,6 +28,7 @@ import pytest
 from arena.competition import bundles
 from arena.competition.server import CompetitionServer
 from arena.competition.spec import parse
+from arena.competition.submission_api import serve_submissions
 from arena.ledger import Ledger
 from arena.ledger import competitions as store
 from arena.wire.v1 import competition_pb2 as pb
@@ -92,7 +93,9 @@ class Author:
 @contextlib.asynccontextmanager
 async def running(tmp_path: Path, **over: Any) -> AsyncIterator[tuple[CompetitionServer, Ledger]]:
     led = Ledger(tmp_path / "ledger.sqlite")
-    server = CompetitionServer(parse(spec_data(**over)), led, tmp_path / "data")
+    server = CompetitionServer(
+        parse(spec_data(**over)), led, tmp_path / "data", serve_submissions=serve_submissions
+    )
     await server.start()
     try:
         yield server, led

@@ -20,7 +20,7 @@ from intake_helpers import Gates, bundle, run, running, until
 
 from arena.bots.limits import Limits
 from arena.competition import bundles, intake
-from arena.competition.server import SubmissionError
+from arena.competition.submission_api import SubmissionError
 from arena.ledger import LedgerError
 from arena.ledger import competitions as store
 from arena.sandbox import probe
