@@ -235,6 +235,7 @@ async def _serve(
     logs_max_mb: int,
 ) -> None:
     from arena.bots.logs import LogFolder
+    from arena.service.manager import ManagerOptions
     from arena.service.server import create_server
 
     server, _, manager = await create_server(
@@ -245,9 +246,10 @@ async def _serve(
         admin_address=admin_address,
         limits=limits,
         deal_key=deal_key,
+        options=ManagerOptions(
+            log_folder=LogFolder(logs, logs_max_mb * 1024 * 1024) if logs is not None else None
+        ),
     )
-    if logs is not None:
-        manager.log_folder = LogFolder(logs, logs_max_mb * 1024 * 1024)
     written: Path | None = None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

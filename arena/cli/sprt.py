@@ -235,6 +235,7 @@ def sprt(
     from arena.bots.limits import Limits
     from arena.ledger import LedgerError, TournamentChanged
     from arena.play.stall_watch import StallWatch
+    from arena.service.manager import ManagerOptions
     from arena.service.server import create_server
 
     if len(bot) != 2:
@@ -334,10 +335,16 @@ def sprt(
 
     async def main() -> AbTestState:
         stop_on_sigterm()
-        server, _, manager = await create_server("127.0.0.1:0", logs_dir=logs)
-        manager.idle_per_kind = concurrency + 1
-        # Never shown to a sandboxed bot: the ledger holds the deals' secret, the suite the deals.
-        manager.hide(*(Path(p) for p in (ledger, deals) if p is not None))
+        server, _, manager = await create_server(
+            "127.0.0.1:0",
+            logs_dir=logs,
+            options=ManagerOptions(
+                idle_per_kind=concurrency + 1,
+                # Never shown to a sandboxed bot: the ledger holds the deals' secret, the suite
+                # the deals.
+                hidden=tuple(Path(p) for p in (ledger, deals) if p is not None),
+            ),
+        )
         watch = StallWatch(threshold=max(time_control.grace_ms / 1000, 0.05))
         recorder = AbTestLedger(led, spec, v) if led is not None else None
         background: list[asyncio.Task[None]] = []

@@ -45,7 +45,7 @@ from arena.play.game import CONNECT_TIMEOUT, GamePlayer, Played, Rules
 from arena.play.stall_watch import StallWatch
 from arena.referee import MatchConfig
 from arena.sandbox import ISOLATING, SandboxUnavailable, probe, require
-from arena.service.manager import MatchManager, PlayerSpec
+from arena.service.manager import ManagerOptions, MatchManager, PlayerSpec
 from arena.service.server import ArenaServer, create_server
 
 RECYCLE_GAMES = 200  # games a referee plays before it is replaced (its finished matches are let go)
@@ -406,13 +406,17 @@ class NodeReferee:
 
     async def _manager(self) -> MatchManager:
         if self.manager is None:
-            self.server, _, self.manager = await create_server()
-            # This process plays one game at a time: a waiting process of each kind is enough.
-            self.manager.idle_per_kind = 2
-            self.manager.hide(*self.hidden)
-            # Commands come resolved for this node (arena.cluster.shipping.resolve): no word of
-            # theirs names a file of the folder the worker runs in.
-            self.manager.resolve_from = None
+            self.server, _, self.manager = await create_server(
+                options=ManagerOptions(
+                    # This process plays one game at a time: a waiting process of each kind is
+                    # enough.
+                    idle_per_kind=2,
+                    hidden=tuple(self.hidden),
+                    # Commands come resolved for this node (arena.cluster.shipping.resolve): no
+                    # word of theirs names a file of the folder the worker runs in.
+                    resolve_from=None,
+                )
+            )
         return self.manager
 
     def play(

@@ -79,7 +79,7 @@ class Roster(CompetitionState):
                 self.candidates.pop(entrant, None)
         # The processes of a bundle out of play (withdrawn, replaced, suspended) stop waiting for
         # games, and one whose game was under way stops when that game ends.
-        self.manager.end_waiting({e.command for e in self.entries.values()})
+        self.manager.pool.end_waiting({e.command for e in self.entries.values()})
         self._wake.set()
         await self.disk.clear(live)
 
@@ -100,7 +100,7 @@ class Roster(CompetitionState):
         candidate = self.candidates.get(entrant)
         if entry is None or candidate is None:
             return
-        if entry.command or self.manager.waiting(entry.submission.bot):
+        if entry.command or self.manager.lobby.waiting(entry.submission.bot):
             self.pool.put(candidate)
         else:
             self.pool.remove(entrant)

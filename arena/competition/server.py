@@ -38,6 +38,7 @@ from arena.ledger.leases import RENEW_SECONDS
 from arena.play.game import GamePlayer, Rules
 from arena.play.ledger_thread import LedgerWorker
 from arena.play.stall_watch import StallWatch
+from arena.service.manager import ManagerOptions
 from arena.service.server import check_free, create_server
 
 
@@ -61,17 +62,22 @@ class CompetitionServer(SubmissionsDesk, PlayLoop):
         self.rng = random.Random(f"{(self.deal_key or b'').hex()}:{self.order}")
         # The bots' listener serves the bot gateway alone: no admin, no spectating.
         self.referee, _, self.manager = await create_server(
-            spec.server.bots, logs_dir=self.logs_dir, limits=spec.limits
+            spec.server.bots,
+            logs_dir=self.logs_dir,
+            limits=spec.limits,
+            options=ManagerOptions(
+                # Never shown to a bot, whatever its command names: the ledger (every deal's
+                # secret) and the submitted bundles (every author's files).
+                hidden=tuple(self._hidden()),
+                log_folder=self.log_folder,
+                # A submitted command is resolved within its bundle's build
+                # (intake.runtime_command): none of its words may name a file of the folder the
+                # server runs in.
+                resolve_from=None,
+                entrant_of=self._lobby,
+                on_lobby=self._lobby_changed,
+            ),
         )
-        # Never shown to a bot, whatever its command names: the ledger (every deal's secret) and the
-        # submitted bundles (every author's files).
-        self.manager.hide(*self._hidden())
-        self.manager.log_folder = self.log_folder
-        # A submitted command is resolved within its bundle's build (intake.runtime_command): none
-        # of its words may name a file of the folder the server runs in.
-        self.manager.resolve_from = None
-        self.manager.lobby = self._lobby
-        self.manager.on_lobby = self._lobby_changed
         self.bots_address = self.manager.address
         self.watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
         self.watch.start()

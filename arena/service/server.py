@@ -28,7 +28,7 @@ from grpc_reflection.v1alpha import reflection
 
 from arena.bots.limits import Limits
 from arena.common.secret_tokens import new_token
-from arena.service.manager import MatchManager
+from arena.service.manager import ManagerOptions, MatchManager
 from arena.service.servicers import GATEWAY_SERVICE, Admin, BotGateway, add_gateway
 from arena.service.sockets import BotSockets
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc
@@ -273,34 +273,43 @@ async def create_server(
     limits: Limits | None = None,
     deal_key: bytes = b"",
     gateway: Callable[[MatchManager], BotGateway] = BotGateway,
+    options: ManagerOptions | None = None,
 ) -> tuple[ArenaServer, int, MatchManager]:
     """A started referee: the bot listener on ``address`` (port 0: any free port; at most
     :func:`tcp_connections` at a time, this process's open files raised to their hard limit), a Unix
     socket for each sandboxed bot (arena.service.sockets), its port, and its manager. With ``admin_address``, also the admin listener there, whose calls must
     carry ``admin_token`` (a fresh one is made when none is given: ``server.admin_token``). ``limits``
     and ``deal_key`` are the server's policy for matches that name none (those started through the
-    admin service). ``gateway`` makes the bot gateway servicer (a subclass may watch the streams)."""
+    admin service). ``gateway`` makes the bot gateway servicer (a subclass may watch the streams);
+    ``options``, how the manager treats the bots it launches."""
     if admin_token and not admin_address:
         raise ValueError("an admin token was given without an admin address to serve it on")
-    manager = MatchManager(
-        records_dir=records_dir, logs_dir=logs_dir, limits=limits, deal_key=deal_key
-    )
     tcp_cap = ("grpc.max_allowed_incoming_connections", tcp_connections(open_files_limit()))
     bots = grpc.aio.server(options=[*BOT_SERVER_OPTIONS, tcp_cap])
-    servicer = gateway(manager)
-    add_gateway(servicer, bots)
     bot_health = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(bot_health, bots)
+    # Bound first, so that the manager is made knowing where its bots dial in; the services are
+    # added before the server starts.
     port = bind(bots, address, "bots")
     host = address.rsplit(":", 1)[0]
-    manager.address = f"{host}:{port}"
 
     # A Unix socket for each sandboxed bot (no network): see arena.service.sockets.
     def register(server: grpc.aio.Server) -> None:
         add_gateway(servicer, server)
         health_pb2_grpc.add_HealthServicer_to_server(bot_health, server)
 
-    manager.sockets = sockets = BotSockets(register, BOT_SERVER_OPTIONS)
+    sockets = BotSockets(register, BOT_SERVER_OPTIONS)
+    manager = MatchManager(
+        records_dir=records_dir,
+        logs_dir=logs_dir,
+        limits=limits,
+        deal_key=deal_key,
+        address=f"{host}:{port}",
+        sockets=sockets,
+        options=options,
+    )
+    servicer = gateway(manager)
+    add_gateway(servicer, bots)
+    health_pb2_grpc.add_HealthServicer_to_server(bot_health, bots)
 
     admin: grpc.aio.Server | None = None
     admin_health = health.aio.HealthServicer()

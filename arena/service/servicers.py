@@ -169,7 +169,7 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
             )
             return
         port, why = self.manager.claim(hello.token)
-        lobby = self.manager.join_lobby(hello.token) if port is None else None
+        lobby = self.manager.lobby.join(hello.token) if port is None else None
         if port is None and lobby is None:
             await self.refuse(context, hello.token, why)
             return
@@ -209,7 +209,7 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
         finally:
             reader.cancel()
             session.lost(Outcome.DISCONNECT, "the stream ended")
-            self.manager.leave_lobby(session)
+            self.manager.lobby.leave(session)
             for done in (port, current):
                 if done is not None:
                     done.drained.set()

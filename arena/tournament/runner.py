@@ -36,7 +36,7 @@ from arena.play.ledger_thread import LedgerWorker
 from arena.play.stall_watch import StallWatch
 from arena.referee import MatchConfig
 from arena.sandbox import require
-from arena.service.manager import MatchManager, PlayerSpec
+from arena.service.manager import ManagerOptions, MatchManager, PlayerSpec
 from arena.service.server import create_server
 from arena.tournament.schedule import full_schedule, games_for_round, swiss_pairings
 from arena.tournament.spec import TournamentSpec
@@ -140,11 +140,15 @@ class TournamentRunner:
             return await self._run_remote(self.remote)
         spec = self.spec
         self.sandbox = require(spec.limits.sandbox)
-        server, _, manager = await create_server(logs_dir=self.logs_dir)
-        # Never shown to a sandboxed bot, even inside a folder it may see.
-        manager.hide(*self._hidden())
-        # Enough waiting bot processes of each entrant for every game that may run at once.
-        manager.idle_per_kind = spec.concurrency + 1
+        server, _, manager = await create_server(
+            logs_dir=self.logs_dir,
+            options=ManagerOptions(
+                # Never shown to a sandboxed bot, even inside a folder it may see.
+                hidden=tuple(self._hidden()),
+                # Enough waiting bot processes of each entrant for every game that may run at once.
+                idle_per_kind=spec.concurrency + 1,
+            ),
+        )
         watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
         try:
 

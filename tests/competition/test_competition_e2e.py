@@ -166,7 +166,7 @@ async def authors_submit_and_the_board_moves(tmp_path: Path) -> None:
         assert ("ada-bot", "withdrawn") in statuses and ("ada-bot-2", "active") in statuses
         # Out of play, the withdrawn bot's processes no longer wait for games.
         await until(lambda: "ada-bot" not in {e.submission.bot for e in server.entries.values()})
-        assert server.manager.pooled("ada-bot") == 0
+        assert server.manager.pool.pooled("ada-bot") == 0
         games = led.conn.execute(
             "SELECT count(*), count(DISTINCT key) FROM games WHERE tournament_id = ?", (server.cid,)
         ).fetchone()

@@ -44,7 +44,7 @@ from arena.play.conformance.report import (
 )
 from arena.play.scripted_opponent import ScriptedMatch, possible_moments, session
 from arena.referee import Decision, Outcome, SeatFailure
-from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
+from arena.service.manager import ManagerOptions, MatchEntry, MatchManager, PlayerSpec
 from arena.service.ports import StreamPort
 from arena.service.server import ArenaServer, create_server
 from arena.service.servicers import BotGateway
@@ -124,11 +124,13 @@ async def _start_server(
     limits: Limits | None, hide: Sequence[Path], resolve_from: str | None
 ) -> tuple[ArenaServer, _HelloTap, MatchManager, Path]:
     logs = scratch_dir("check-")
-    server, _, manager = await create_server(logs_dir=logs, limits=limits, gateway=_HelloTap)
-    manager.port_class = _GivesUp
+    server, _, manager = await create_server(
+        logs_dir=logs,
+        limits=limits,
+        gateway=_HelloTap,
+        options=ManagerOptions(port_class=_GivesUp, hidden=tuple(hide), resolve_from=resolve_from),
+    )
     assert isinstance(server.gateway, _HelloTap)
-    manager.hide(*hide)
-    manager.resolve_from = resolve_from
     return server, server.gateway, manager, logs
 
 
