@@ -105,7 +105,7 @@ engine-pure:
 # games), in a scratch copy of the tree so that the working tree stays as it is. About two minutes
 # of CPU (most of it the C build): the whole of tests/game compiled would cost three more.
 COMPILED_TESTS := tests/game/test_perft.py tests/game/test_golden.py tests/game/test_properties.py \
-	tests/service/test_request_bytes.py
+	tests/wire/test_request_bytes.py
 
 test-compiled: $(STAMP)
 	@scratch="$$(mktemp -d)"; trap 'rm -rf "$$scratch"' EXIT; \
