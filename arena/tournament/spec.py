@@ -61,7 +61,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import pydantic
 from pydantic import BaseModel, Field, StringConstraints
 
 from arena.bots.launcher import LaunchError, check_command
@@ -83,12 +82,11 @@ from arena.play.file_models import (
     STRICT,
     LimitsModel,
     PoliciesModel,
+    SpecFile,
     Text,
     TimeControlModel,
     checked,
-    describe_errors,
     entrant_field,
-    read_toml,
     to_policies,
 )
 from arena.referee import Policies, TimeControl
@@ -228,33 +226,6 @@ class TournamentModel(BaseModel):
         description="A deal suite file (arena deals make N FILE), relative to this file's folder: "
         "deal d of every pairing plays its deal d; deals_per_pairing defaults to its length",
     )
-
-
-def json_schema() -> dict[str, Any]:
-    """The JSON Schema of tournament files, for editors (``arena schema``)."""
-    schema = TournamentModel.model_json_schema()
-    schema["title"] = "Bezique Arena tournament file"
-    return schema
-
-
-# ---------------------------------------------------------------- loading
-
-
-def load(path: str | Path) -> TournamentSpec:
-    """Read and validate a tournament file."""
-    return parse(read_toml(path, TournamentFileError), str(path))
-
-
-def parse(data: dict[str, Any], source: str = "<tournament>") -> TournamentSpec:
-    try:
-        model = TournamentModel.model_validate(data)
-    except pydantic.ValidationError as exc:
-        raise TournamentFileError(describe_errors(exc, TournamentModel, source, data)) from None
-    checks, spec = _check(model, source)
-    if checks:
-        raise TournamentFileError("\n".join(f"{source}: {k}: {m}" for k, m in checks))
-    assert spec is not None
-    return spec
 
 
 def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], TournamentSpec | None]:
@@ -411,3 +382,11 @@ def planned_games(spec: TournamentSpec) -> int:
     if v.partnerships or tuple(sizes) == (2, 2):
         groups *= 3  # each group of four meets in its three team splits
     return groups * per_pairing
+
+
+_FILE = SpecFile(
+    "Bezique Arena tournament file", TournamentModel, TournamentFileError, _check, "<tournament>"
+)
+json_schema = _FILE.json_schema  # for editors (arena schema)
+load = _FILE.load  # read and validate a tournament file
+parse = _FILE.parse
