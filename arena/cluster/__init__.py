@@ -9,6 +9,10 @@ back. The bots' files travel through Ray's object store. See :mod:`.connect` (th
 node's side).
 
 Importing this package does not import Ray: only connecting to a cluster does.
+
+It may use :mod:`arena.play` (one game, its rules and seatings), the service, the bots, the
+sandbox, the ledger's row types and :mod:`arena.common`; never tournament/, competition/,
+abtest/, cli/ or web/ (the command line hands a tournament the cluster's player).
 """
 
 from arena.cluster.errors import ClusterError

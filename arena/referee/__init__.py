@@ -4,6 +4,9 @@ A seat is reached through a :class:`~arena.referee.ports.SeatPort` (a gRPC strea
 scripted fake in tests). The referee builds every observation with the engine's ``observe``, measures the
 clock, checks every answer against the legal actions, applies the match's failure policies and keeps the
 match record.
+
+It may use the rules engine (:mod:`arena.game`) and :mod:`arena.common`; never the wire, the
+service or the sandbox.
 """
 
 from arena.referee.config import FailurePolicy, MatchConfig, Outcome, Policies, TimeControl

@@ -11,6 +11,8 @@ Modes (``[limits] sandbox`` in a tournament file, ``--sandbox`` on the command l
 gives the command that runs one bot process under it, and the :class:`Confinement` that starts it
 (:meth:`Confinement.spawn`: a start called off half-way leaves nothing running), finds its processes
 and releases what it held when the bot is gone.
+
+It may use :mod:`arena.common` only.
 """
 
 from arena.sandbox.core import (
