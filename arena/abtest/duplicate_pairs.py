@@ -38,7 +38,7 @@ from arena.play.deals import DealSuite
 from arena.play.game import REPLAYS
 from arena.play.stall_watch import StallWatch
 from arena.referee import MatchConfig, Outcome, Policies, TimeControl
-from arena.service.manager import MatchManager, PlayerSpec
+from arena.service.match_manager import MatchManager, PlayerSpec
 from arena.stats import Decision, Pentanomial, Sprt, SprtReport
 
 NEW, OLD, OPPONENT = "new", "old", "opponent"

@@ -45,7 +45,7 @@ from arena.referee.record import seat_view
 if TYPE_CHECKING:
     from arena.bots.limits import Limits
     from arena.play.deals import DealSuite
-    from arena.service.manager import MatchEntry, PlayerSpec
+    from arena.service.match_manager import MatchEntry, PlayerSpec
 
 BOT_HELP = (
     "A bot's command line, quoted as one argument (e.g. '{python} -m arena_bot.random_bot'); one "
@@ -160,7 +160,7 @@ def match(
     """
     from arena.bots.launcher import LaunchError, check_command
     from arena.bots.limits import Limits
-    from arena.service.manager import PlayerSpec
+    from arena.service.match_manager import PlayerSpec
 
     v = _build_variant(variant_name, option or [])
     sizes = [v.team_size(seat) for seat in range(v.seats)]

@@ -235,7 +235,7 @@ async def _serve(
     logs_max_mb: int,
 ) -> None:
     from arena.bots.logs import LogFolder
-    from arena.service.manager import ManagerOptions
+    from arena.service.match_manager import ManagerOptions
     from arena.service.server import create_server
 
     server, _, manager = await create_server(

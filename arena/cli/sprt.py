@@ -235,7 +235,7 @@ def sprt(
     from arena.bots.limits import Limits
     from arena.ledger import LedgerError, TournamentChanged
     from arena.play.stall_watch import StallWatch
-    from arena.service.manager import ManagerOptions
+    from arena.service.match_manager import ManagerOptions
     from arena.service.server import create_server
 
     if len(bot) != 2:

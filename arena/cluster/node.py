@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from arena.bots.limits import Limits
+from arena.cluster.bot_files import resolve, unpack
 from arena.cluster.connect import fingerprint
-from arena.cluster.shipping import resolve, unpack
 from arena.common import scratch_dirs as scratch
 from arena.common.scratch_dirs import scratch_dir
 from arena.ledger.rows import ScheduledGame
@@ -45,7 +45,7 @@ from arena.play.game import CONNECT_TIMEOUT, GamePlayer, Played, Rules
 from arena.play.stall_watch import StallWatch
 from arena.referee import MatchConfig
 from arena.sandbox import ISOLATING, SandboxUnavailable, probe, require
-from arena.service.manager import ManagerOptions, MatchManager, PlayerSpec
+from arena.service.match_manager import ManagerOptions, MatchManager, PlayerSpec
 from arena.service.server import ArenaServer, create_server
 
 RECYCLE_GAMES = 200  # games a referee plays before it is replaced (its finished matches are let go)
@@ -412,7 +412,7 @@ class NodeReferee:
                     # enough.
                     idle_per_kind=2,
                     hidden=tuple(self.hidden),
-                    # Commands come resolved for this node (arena.cluster.shipping.resolve): no
+                    # Commands come resolved for this node (arena.cluster.bot_files.resolve): no
                     # word of theirs names a file of the folder the worker runs in.
                     resolve_from=None,
                 )

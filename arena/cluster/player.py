@@ -27,9 +27,9 @@ from typing import Any, Protocol
 from arena.bots.limits import Limits
 from arena.bots.logs import LogFolder
 from arena.cluster import node as node_side
+from arena.cluster.bot_files import Shipment
 from arena.cluster.connect import Cluster, Node, fingerprint
 from arena.cluster.errors import ClusterError
-from arena.cluster.shipping import Shipment
 from arena.ledger.rows import Entrant, ScheduledGame
 from arena.play.game import Played, Rules
 from arena.play.seatings import HasVariant, players_per_game

@@ -38,7 +38,7 @@ from arena.ledger.leases import RENEW_SECONDS
 from arena.play.game import GamePlayer, Rules
 from arena.play.ledger_thread import LedgerWorker
 from arena.play.stall_watch import StallWatch
-from arena.service.manager import ManagerOptions
+from arena.service.match_manager import ManagerOptions
 from arena.service.server import check_free, create_server
 
 
@@ -87,8 +87,8 @@ class CompetitionServer(SubmissionsDesk, PlayLoop):
         )  # fmt: skip
         self.player = GamePlayer(self.manager, rules, self.watch)
         if self.cluster is not None:
+            from arena.cluster.bot_files import Shipment
             from arena.cluster.player import ClusterPlayer
-            from arena.cluster.shipping import Shipment
 
             self.cluster_player = ClusterPlayer(
                 self.cluster, Shipment(), spec.players, self.logs_dir, rules

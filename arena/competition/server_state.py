@@ -27,7 +27,7 @@ from arena.ledger import competitions as store
 from arena.play.game import GamePlayer
 from arena.play.ledger_thread import LedgerWorker
 from arena.play.stall_watch import StallWatch
-from arena.service.manager import MatchManager
+from arena.service.match_manager import MatchManager
 from arena.service.server import ArenaServer
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from arena.ledger.rows import ScheduledGame
 from arena.play.deals import DealSuite
 from arena.play.stall_watch import StallWatch
 from arena.referee import MatchConfig, Policies, TimeControl
-from arena.service.manager import MatchManager, PlayerSpec
+from arena.service.match_manager import MatchManager, PlayerSpec
 
 CONNECT_TIMEOUT = 30.0  # seconds for local bots to start and dial in, on a loaded machine
 REPLAYS = 3  # times a game decided by a stall of the arena's own is played again

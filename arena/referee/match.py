@@ -21,7 +21,6 @@ from typing import NamedTuple
 from arena.game import Action, GameResult, GameState, ParseError, observe
 from arena.game.events import event_text
 from arena.referee.config import FailurePolicy, MatchConfig, Outcome
-from arena.referee.ports import Decision, GameEnd, SeatFailure, SeatPort
 from arena.referee.record import (
     DecisionRecord,
     GameRecord,
@@ -29,6 +28,7 @@ from arena.referee.record import (
     deck_texts,
     result_to_dict,
 )
+from arena.referee.seat_port import Decision, GameEnd, SeatFailure, SeatPort
 
 
 class PublicEvent(NamedTuple):

@@ -31,10 +31,10 @@ from arena.common.secret_tokens import new_token
 from arena.referee import GameEnd, Match, MatchConfig, MatchRecord, Outcome
 from arena.referee.match import PublicEvent
 from arena.service.lobby import Lobby
-from arena.service.ports import MATCH_OVER, StreamPort
 from arena.service.process_pool import DRAIN_SECONDS, IDLE_PER_KIND, ProcessPool
 from arena.service.sessions import BotSession, SessionKey
 from arena.service.sockets import BotSockets
+from arena.service.stream_port import MATCH_OVER, StreamPort
 
 
 @dataclass(frozen=True, slots=True)

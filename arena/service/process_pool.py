@@ -14,8 +14,8 @@ import contextlib
 from collections.abc import Iterable
 
 from arena.bots.launcher import BotProcess
-from arena.service.ports import StreamPort
 from arena.service.sessions import BotSession, SessionKey
+from arena.service.stream_port import StreamPort
 
 IDLE_PER_KIND = 4  # sessions of one kind (entrant, command, limits) kept waiting between matches
 DRAIN_SECONDS = 2.0  # for local bots to read the match's last messages and exit on their own

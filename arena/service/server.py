@@ -28,7 +28,7 @@ from grpc_reflection.v1alpha import reflection
 
 from arena.bots.limits import Limits
 from arena.common.secret_tokens import new_token
-from arena.service.manager import ManagerOptions, MatchManager
+from arena.service.match_manager import ManagerOptions, MatchManager
 from arena.service.servicers import GATEWAY_SERVICE, Admin, BotGateway, add_gateway
 from arena.service.sockets import BotSockets
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc

@@ -15,9 +15,9 @@ import grpc
 from arena.bots.launcher import LaunchError, check_command
 from arena.game import RULES_VERSION, VariantError
 from arena.referee import FailurePolicy, MatchConfig, Outcome, Policies, TimeControl
-from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
-from arena.service.ports import Outgoing, StreamPort
+from arena.service.match_manager import MatchEntry, MatchManager, PlayerSpec
 from arena.service.sessions import BotSession
+from arena.service.stream_port import Outgoing, StreamPort
 from arena.wire import serde
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc
 

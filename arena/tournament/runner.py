@@ -36,7 +36,7 @@ from arena.play.ledger_thread import LedgerWorker
 from arena.play.stall_watch import StallWatch
 from arena.referee import MatchConfig
 from arena.sandbox import require
-from arena.service.manager import ManagerOptions, MatchManager, PlayerSpec
+from arena.service.match_manager import ManagerOptions, MatchManager, PlayerSpec
 from arena.service.server import create_server
 from arena.tournament.schedule import full_schedule, games_for_round, swiss_pairings
 from arena.tournament.spec import TournamentSpec

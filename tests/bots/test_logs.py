@@ -11,7 +11,7 @@ import pytest
 
 from arena.bots import logs
 from arena.bots.logs import LogFolder
-from arena.service.manager import ManagerOptions, MatchManager
+from arena.service.match_manager import ManagerOptions, MatchManager
 
 
 def _logs(folder: Path, sizes: dict[str, int]) -> None:

@@ -24,7 +24,7 @@ from arena.competition import intake
 from arena.competition.bundles import Manifest
 from arena.referee import MatchConfig
 from arena.sandbox import HOME, SOCKET, probe, require, seccomp, uids
-from arena.service.manager import PlayerSpec
+from arena.service.match_manager import PlayerSpec
 from arena.service.server import create_server
 
 pytestmark = pytest.mark.slow

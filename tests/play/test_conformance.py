@@ -38,7 +38,7 @@ from arena.play.conformance import (
 from arena.play.conformance.output_tail import LOG_HEAD_LINES, LOG_TAIL_LINES, output_lines
 from arena.play.scripted_opponent import CARTE_BLANCHE_DEAL, MOMENTS, ScriptedMatch, session
 from arena.referee import Decision, SeatFailure
-from arena.service.ports import StreamPort
+from arena.service.stream_port import StreamPort
 from arena.wire.v1 import bot_pb2
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -303,7 +303,7 @@ def test_check_bot_cli_rejects_an_unknown_variant() -> None:
 
 
 # ---------------------------------------------------------------------------------------- a bug
-# arena/service/ports.py, StreamPort.decide: its ``finally`` remembers a request as expired (so that a
+# arena/service/stream_port.py, StreamPort.decide: its ``finally`` remembers a request as expired (so that a
 # late reply to it is ignored) only when ``not future.done()``. When the referee's timeout cancels the
 # wait, the future is cancelled, hence done; when a protocol violation fails the pending decision
 # (on_violation), the future holds an exception, hence done. Either way the request is not remembered,

@@ -16,10 +16,10 @@ import pytest
 
 from arena.bots.limits import Limits
 from arena.referee import MatchConfig, TimeControl
-from arena.service.manager import ManagerOptions, MatchEntry, MatchManager, PlayerSpec
-from arena.service.ports import SETTLE_SECONDS, StreamPort
+from arena.service.match_manager import ManagerOptions, MatchEntry, MatchManager, PlayerSpec
 from arena.service.server import create_server
 from arena.service.sessions import BotSession, SessionKey
+from arena.service.stream_port import SETTLE_SECONDS, StreamPort
 
 PY = shlex.quote(sys.executable)
 RANDOM = f"{PY} -m arena_bot.random_bot"
@@ -347,7 +347,7 @@ def test_finished_matches_are_let_go_beyond_a_bound(monkeypatch: pytest.MonkeyPa
     """A standing server kept every match it had played (record, events, players: some 0.5 MB
     each), for ever. Past KEEP_FINISHED the oldest finished ones are let go, unless a process they
     launched still waits in the pool (a closing manager finds it through its first match)."""
-    from arena.service import manager as manager_module
+    from arena.service import match_manager as manager_module
 
     monkeypatch.setattr(manager_module, "KEEP_FINISHED", 2)
 

@@ -44,10 +44,10 @@ from arena.play.conformance.report import (
 )
 from arena.play.scripted_opponent import ScriptedMatch, possible_moments, session
 from arena.referee import Decision, Outcome, SeatFailure
-from arena.service.manager import ManagerOptions, MatchEntry, MatchManager, PlayerSpec
-from arena.service.ports import StreamPort
+from arena.service.match_manager import ManagerOptions, MatchEntry, MatchManager, PlayerSpec
 from arena.service.server import ArenaServer, create_server
 from arena.service.servicers import BotGateway
+from arena.service.stream_port import StreamPort
 from arena.wire.v1 import bot_pb2
 
 BOT_NAME = "checked"  # the checked bot's player name in the session's matches
@@ -150,7 +150,7 @@ async def check_bot(
     """Run the scripted session (``matches``, default :func:`session` of ``variant_name``) for the bot
     started by ``command`` and report its mistakes. ``limits``: its sandbox and limits (default: the
     arena's defaults, isolated where the machine can); ``hide`` and ``resolve_from``: as the
-    referee's (:class:`arena.service.manager.MatchManager`), for a submitted bot."""
+    referee's (:class:`arena.service.match_manager.MatchManager`), for a submitted bot."""
     script = list(matches) if matches is not None else session(variant_name)
     report = Report(command, possible=possible_moments(script))
     server, gateway, manager, logs = await _start_server(limits, hide, resolve_from)

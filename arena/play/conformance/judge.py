@@ -33,7 +33,7 @@ from arena.play.scripted_opponent import (
 )
 from arena.referee import MatchRecord
 from arena.referee.record import GameRecord, replay
-from arena.service.manager import MatchEntry
+from arena.service.match_manager import MatchEntry
 from arena.service.servicers import PROTOCOL_VERSION
 
 _KIND_OF_FAILURE = {

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 
 from arena.bots.launcher import TAIL_LINES, BotProcess, output_line
-from arena.service.ports import StreamPort
+from arena.service.stream_port import StreamPort
 
 # A crashed bot's output is shown whole when short, else its first and last lines: Node prints an
 # uncaught error's message (Cannot find module ...) above its stack trace, Python below.
