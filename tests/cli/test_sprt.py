@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PYTHON = shlex.quote(sys.executable)
 FIRST = "{python} -m arena_bot.first_bot"
 RANDOM = f"{PYTHON} -m arena_bot.random_bot"
-BROKEN = f"{PYTHON} {shlex.quote(str(ROOT / 'tests' / 'bots' / 'fixtures' / 'broken_bot.py'))}"
+BROKEN = f"{PYTHON} {shlex.quote(str(ROOT / 'tests' / 'play' / 'fixtures' / 'broken_bot.py'))}"
 SLOW_CLOCK = ["--budget-ms", "10000", "--bank-ms", "60000"]  # a loaded machine is never a timeout
 
 runner = CliRunner()
