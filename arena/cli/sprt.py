@@ -37,7 +37,7 @@ from arena.common.bounds import MAX_CONCURRENCY, MAX_PLANNED_GAMES, MAX_SEED
 from arena.game import VARIANT_NAMES, Variant, VariantError, variant, variant_options
 from arena.play.deals import DealFileError, DealSuite, load_deals, seeded_deals
 from arena.referee import Policies, TimeControl
-from arena.stats import Decision, Model, Pentanomial, Sprt, StatsError, Trinomial
+from arena.stats import Model, Pentanomial, Sprt, SprtDecision, StatsError, Trinomial
 from arena.tournament.summary import counted
 
 if TYPE_CHECKING:
@@ -404,7 +404,7 @@ def sprt(
                 on_pair=on_pair,
                 deals=len(suite),
             )
-            if recorder is not None and state.decision is not Decision.CONTINUE:
+            if recorder is not None and state.decision is not SprtDecision.CONTINUE:
                 await recorder.finish()
             return state
         finally:

@@ -41,7 +41,7 @@ from arena.cluster.connect import fingerprint
 from arena.common import scratch_dirs as scratch
 from arena.common.scratch_dirs import scratch_dir
 from arena.ledger.rows import ScheduledGame
-from arena.play.game import CONNECT_TIMEOUT, GamePlayer, Played, Rules
+from arena.play.game import CONNECT_TIMEOUT, GamePlayer, GameRules, Played
 from arena.play.stall_watch import StallWatch
 from arena.referee import MatchConfig
 from arena.sandbox import ISOLATING, SandboxUnavailable, probe, require
@@ -92,7 +92,7 @@ class Checked:
 
 
 def play(
-    rules: Rules,
+    rules: GameRules,
     game: ScheduledGame,
     commands: Mapping[str, tuple[str, ...]],
     parcels: Mapping[str, Any],
@@ -420,7 +420,7 @@ class NodeReferee:
         return self.manager
 
     def play(
-        self, rules: Rules, game: ScheduledGame, commands: dict[str, str], logs: bool
+        self, rules: GameRules, game: ScheduledGame, commands: dict[str, str], logs: bool
     ) -> Played:
         work = self._play(rules, game, commands, logs)
         return asyncio.run_coroutine_threadsafe(work, self.loop).result()
@@ -475,7 +475,7 @@ class NodeReferee:
                 await writer.wait_closed()
 
     async def _play(
-        self, rules: Rules, game: ScheduledGame, commands: dict[str, str], logs: bool
+        self, rules: GameRules, game: ScheduledGame, commands: dict[str, str], logs: bool
     ) -> Played:
         self.busy += 1
         try:

@@ -31,7 +31,7 @@ from arena.cluster.bot_files import Shipment
 from arena.cluster.connect import Cluster, Node, fingerprint
 from arena.cluster.errors import ClusterError
 from arena.ledger.rows import Entrant, ScheduledGame
-from arena.play.game import Played, Rules
+from arena.play.game import GameRules, Played
 from arena.play.seatings import HasVariant, players_per_game
 from arena.sandbox import SandboxUnavailable, probe
 
@@ -58,7 +58,7 @@ class ClusterPlayer:
         shipment: Shipment,
         players_per_game: int,
         logs_dir: Path | None = None,
-        rules: Rules | None = None,
+        rules: GameRules | None = None,
     ) -> None:
         self.cluster = cluster
         self.logs_dir = logs_dir  # the bots' logs, brought back from the nodes

@@ -39,7 +39,7 @@ MAX_REASON = 300  # characters of a failed build's last line kept as its reason
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class IntakeResult:
     ok: bool
     reason: str  # one line, for the author and the leaderboard
     log: str  # the build's and the check's output
@@ -71,7 +71,7 @@ def for_author(text: str, folder: Path) -> str:
 
 async def build(
     manifest: Manifest, source: Path, into: Path, limits: Limits, seconds: int
-) -> Outcome:
+) -> IntakeResult:
     """Copy the bundle to ``into`` and run its build command there (if any); make it read-only.
     What an earlier build left in ``into`` (a failed version submitted again, an intake cut short by
     a stop) is removed first."""
@@ -85,9 +85,9 @@ async def build(
         ok, log = await _run(resolve_paths(manifest.build, into), into, limits, seconds)
         if not ok:
             _read_only(into)
-            return Outcome(False, _reason(log), log)
+            return IntakeResult(False, _reason(log), log)
     _read_only(into)
-    return Outcome(True, "", log)
+    return IntakeResult(True, "", log)
 
 
 def _reason(log: str) -> str:
@@ -105,7 +105,7 @@ async def check(
     seconds: int,
     hide: Sequence[Path] = (),
     shown: str | None = None,
-) -> Outcome:
+) -> IntakeResult:
     """The conformance check of the built bot, confined with the competition's limits, never shown
     ``hide`` (the ledger, the other bundles) nor a path its command does not resolve within its own
     folder; passes when it makes no mistake. ``shown``: the command as its log names it (the
@@ -122,19 +122,19 @@ async def check(
                 resolve_from=None,
             )
     except TimeoutError:
-        return Outcome(
+        return IntakeResult(
             False, f"the conformance check took longer than {seconds} s", "\n".join(lines)
         )
     if shown is not None:
         report.command = shown
     lines.extend(report.lines(per_kind=10))
     if report.ok:
-        return Outcome(True, "", "\n".join(lines))
+        return IntakeResult(True, "", "\n".join(lines))
     first = report.mistakes[0]
     hint = _interpreter_hint(shown or command)
     if hint:
         lines.append(hint)
-    return Outcome(False, f"the conformance check found {len(report.mistakes)} mistake(s): "
+    return IntakeResult(False, f"the conformance check found {len(report.mistakes)} mistake(s): "
                    f"{first.kind}{'; ' + hint if hint else ''}", "\n".join(lines))  # fmt: skip
 
 

@@ -35,7 +35,7 @@ from arena.competition.desk import SubmissionsDesk
 from arena.competition.play_loop import PlayLoop
 from arena.ledger import competitions as store
 from arena.ledger.leases import RENEW_SECONDS
-from arena.play.game import GamePlayer, Rules
+from arena.play.game import GamePlayer, GameRules
 from arena.play.ledger_thread import LedgerWorker
 from arena.play.stall_watch import StallWatch
 from arena.service.match_manager import ManagerOptions
@@ -81,7 +81,7 @@ class CompetitionServer(SubmissionsDesk, PlayLoop):
         self.bots_address = self.manager.address
         self.watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
         self.watch.start()
-        rules = Rules(
+        rules = GameRules(
             spec.variant, spec.options, spec.time_control, spec.policies, spec.limits,
             spec.matchmaking.matches_per_process, self.deal_key,
         )  # fmt: skip

@@ -24,7 +24,7 @@ REPLAYS = 3  # times a game decided by a stall of the arena's own is played agai
 
 
 @dataclass(frozen=True, slots=True)
-class Rules:
+class GameRules:
     """What every game of a tournament or competition shares."""
 
     variant: str
@@ -51,7 +51,7 @@ class Played:
 
 
 class GamePlayer:
-    def __init__(self, manager: MatchManager, rules: Rules, watch: StallWatch) -> None:
+    def __init__(self, manager: MatchManager, rules: GameRules, watch: StallWatch) -> None:
         self.manager = manager
         self.rules = rules
         self.watch = watch

@@ -168,7 +168,7 @@ def _tools_needed() -> tuple[str, ...]:
 
 
 @dataclass(frozen=True, slots=True)
-class Referee:
+class RefereeAddress:
     """Where a bot finds the referee: TCP (light mode) and a Unix socket (any mode)."""
 
     tcp: str = ""  # HOST:PORT
@@ -380,7 +380,7 @@ def confine(
     *,
     mode: str = "auto",
     rlimits: Rlimits | None = None,
-    referee: Referee | None = None,
+    referee: RefereeAddress | None = None,
     hide: Sequence[Path] = (),
     workdir: Path | None = None,
 ) -> Confinement:
@@ -395,7 +395,7 @@ def confine(
     :class:`SandboxError` when the bot cannot be confined."""
     found = require(mode)
     limits = rlimits or Rlimits()
-    referee = referee or Referee()
+    referee = referee or RefereeAddress()
     env = dict(env)
     groups = _groups(limits)
     try:
@@ -429,7 +429,7 @@ def _confined(
     argv: Sequence[str],
     env: dict[str, str],
     limits: Rlimits,
-    referee: Referee,
+    referee: RefereeAddress,
     hide: Sequence[Path],
     workdir: Path | None,
 ) -> Confinement:
@@ -492,7 +492,7 @@ def _light(
     argv: Sequence[str],
     env: dict[str, str],
     limits: Rlimits,
-    referee: Referee,
+    referee: RefereeAddress,
     given: Path | None = None,
 ) -> Confinement:
     address = referee.tcp or (f"unix:{referee.socket}" if referee.socket else "")

@@ -31,7 +31,7 @@ from arena.bots.limits import Limits
 from arena.ledger import Ledger
 from arena.ledger.leases import RENEW_SECONDS
 from arena.ledger.rows import ScheduledGame
-from arena.play.game import CONNECT_TIMEOUT, GamePlayer, Played, Rules
+from arena.play.game import CONNECT_TIMEOUT, GamePlayer, GameRules, Played
 from arena.play.ledger_thread import LedgerWorker
 from arena.play.stall_watch import StallWatch
 from arena.referee import MatchConfig
@@ -72,7 +72,7 @@ class RemotePlayer(Player, Protocol):
     handed to the runner by the command line: it checks the entrants where they will play, is told
     the rules once the tournament is registered, and says how many games it can take at once."""
 
-    rules: Rules | None
+    rules: GameRules | None
     hidden: tuple[str, ...]  # paths never shown to a bot
 
     async def preflight(
@@ -152,7 +152,7 @@ class TournamentRunner:
         watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
         try:
 
-            async def play(rules: Rules) -> None:
+            async def play(rules: GameRules) -> None:
                 watch.start()
                 try:
                     self.player = GamePlayer(manager, rules, watch)
@@ -178,7 +178,7 @@ class TournamentRunner:
             if failures:
                 raise EntrantCannotStart(failures)
 
-        async def play(rules: Rules) -> None:
+        async def play(rules: GameRules) -> None:
             on.rules = rules
             await self._run_with(on)
 
@@ -193,7 +193,7 @@ class TournamentRunner:
     async def _run_ledger(
         self,
         preflight: Callable[[], Awaitable[None]],
-        play: Callable[[Rules], Awaitable[None]],
+        play: Callable[[GameRules], Awaitable[None]],
     ) -> None:
         """The entrants checked (unless the tournament is finished), the tournament registered and
         leased, then its games played by ``play``."""
@@ -208,7 +208,7 @@ class TournamentRunner:
             try:
                 self.ids = await db.call(self.ledger.entrant_ids, spec.entrants)
                 await play(
-                    Rules(
+                    GameRules(
                         spec.variant,
                         spec.options,
                         spec.time_control,

@@ -57,7 +57,7 @@ def games_for_round(
         seatings = arrangements(spec, group)
         for deal in range(spec.deals_per_pairing):
             # With a deal suite, deal d of every pairing is the suite's deal d (the same cards for
-            # all); its dealer and decks are set when the game is played (Rules.deals).
+            # all); its dealer and decks are set when the game is played (GameRules.deals).
             if spec.deals is not None:
                 seed = spec.deals.deal(deal).seed
             else:

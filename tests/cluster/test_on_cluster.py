@@ -39,7 +39,7 @@ from arena.competition.server import CompetitionServer
 from arena.competition.submission_api import serve_submissions
 from arena.ledger import Ledger, records
 from arena.ledger import competitions as store
-from arena.play.game import Rules
+from arena.play.game import GameRules
 from arena.referee import MatchRecord
 from arena.sandbox import procs
 from arena.tournament.runner import EntrantCannotStart, TournamentRunner, hidden_paths
@@ -320,7 +320,7 @@ def test_a_node_plays_the_files_it_was_sent(
     )
     logs = tmp_path / "logs"
     player = cluster_player.for_tournament(handle, spec, logs_dir=logs)
-    player.rules = Rules(
+    player.rules = GameRules(
         spec.variant, spec.options, spec.time_control, spec.policies, spec.limits, deal_key=KEY
     )
     commands = {e.name: resolve_paths(e.command, spec.base_dir) for e in spec.entrants}

@@ -56,13 +56,13 @@ class Gates:
 
     async def build(
         self, manifest: bundles.Manifest, source: Path, into: Path, limits: Limits, seconds: int
-    ) -> intake.Outcome:
+    ) -> intake.IntakeResult:
         self.started.append(manifest.version)
         if manifest.version in self.closed:
             await self.closed[manifest.version].wait()
         if manifest.version in self.errors:
             raise self.errors[manifest.version]
-        return intake.Outcome(True, "", f"built {manifest.version}")
+        return intake.IntakeResult(True, "", f"built {manifest.version}")
 
     async def check(
         self,
@@ -72,8 +72,8 @@ class Gates:
         seconds: int,
         hide: object = (),
         shown: str | None = None,
-    ) -> intake.Outcome:
-        return intake.Outcome(True, "", "checked")
+    ) -> intake.IntakeResult:
+        return intake.IntakeResult(True, "", "checked")
 
 
 @contextlib.asynccontextmanager

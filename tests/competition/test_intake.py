@@ -194,11 +194,11 @@ class LinkingGates(Gates):
 
     async def build(
         self, manifest: bundles.Manifest, source: Path, into: Path, limits: Limits, seconds: int
-    ) -> intake.Outcome:
+    ) -> intake.IntakeResult:
         into.mkdir(parents=True)
         (into / "bot.py").write_text("pass\n")
         (into / "escape").symlink_to("..")
-        return intake.Outcome(True, "", "built")
+        return intake.IntakeResult(True, "", "built")
 
 
 def test_a_submission_whose_run_line_leads_out_of_its_build_fails_and_nothing_is_shown(
@@ -375,10 +375,10 @@ class TellingGates(Gates):
 
     async def build(
         self, manifest: bundles.Manifest, source: Path, into: Path, limits: Limits, seconds: int
-    ) -> intake.Outcome:
+    ) -> intake.IntakeResult:
         into.mkdir(parents=True)
         (into / "bot.py").write_text(TELLER)
-        return intake.Outcome(True, "", f"built in {into}")
+        return intake.IntakeResult(True, "", f"built in {into}")
 
     check = staticmethod(intake.check)
 
@@ -414,15 +414,15 @@ class FailingGates(Gates):
 
     async def build(
         self, manifest: bundles.Manifest, source: Path, into: Path, limits: Limits, seconds: int
-    ) -> intake.Outcome:
+    ) -> intake.IntakeResult:
         await super().build(manifest, source, into, limits, seconds)
         into.mkdir(parents=True)
         (into / "bot.py").write_bytes(bytes(1 << 20))
         if manifest.version in self.fails:
-            return intake.Outcome(
+            return intake.IntakeResult(
                 False, "no compiler here", f"building {manifest.version}\nno compiler here"
             )
-        return intake.Outcome(True, "", "built")
+        return intake.IntakeResult(True, "", "built")
 
 
 def test_a_failed_submission_leaves_no_files_but_its_log(
