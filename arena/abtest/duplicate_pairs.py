@@ -382,11 +382,10 @@ class RefereePairs:
                 await entry.done.wait()
             if entry.record is None or not entry.ends:
                 return None, entry.error or "the match ended without a record"
-            data = entry.record.to_dict()
             stalled = self.watch.longest(started, loop.time()) if self.watch else 0.0
             if (
                 self.watch is not None
-                and data["games"][0]["outcome"] == Outcome.TIMEOUT.text
+                and entry.record.games[0].outcome == Outcome.TIMEOUT.text
                 and stalled > self.watch.threshold
                 and replays < REPLAYS
             ):
@@ -394,6 +393,7 @@ class RefereePairs:
                 self.replayed += 1
                 continue
             break
+        data = entry.record.to_dict()  # as the ledger keeps it
         if self.recorder is not None:
             await self.recorder.record(index, number, seats, data)
         return game_report(self.variant, seats, data), ""

@@ -228,7 +228,7 @@ class ClusterPlayer:
                 await asyncio.to_thread(self._keep_logs, result.logs)
             if played.record is None:
                 return played
-            record: dict[str, Any] = {**played.record, "node": result.node}
+            record = dataclasses.replace(played.record, node=result.node)
             return Played(record, played.error, played.replays)
         return Played(None, f"lost {ATTEMPTS} times with its node or worker: {failure}")
 

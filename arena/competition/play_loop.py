@@ -97,12 +97,17 @@ class PlayLoop(Roster):
                     await self.db.call(self.store.unplan_unplayed, self.cid, (game.key,))
                     continue
                 await self.db.call(
-                    self.ledger.record_game, self.cid, self.spec.variant, game, ids, played.record
+                    self.ledger.record_game,
+                    self.cid,
+                    self.spec.variant,
+                    game,
+                    ids,
+                    played.record.to_dict(),
                 )
                 self.say(f"{game.key}: {' v '.join(ids)}: {played.outcome}")
-                g = played.record["games"][0]
-                if g["outcome"] != "normal" and g["culprit"] >= 0:
-                    for name in game.seats[g["culprit"]]:
+                g = played.record.games[0]
+                if g.outcome != "normal" and g.culprit >= 0:
+                    for name in game.seats[g.culprit]:
                         await self._judge(ids[name])
         finally:
             self.running -= 1

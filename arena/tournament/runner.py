@@ -356,7 +356,12 @@ class TournamentRunner:
                 self.progress.last = f"{game.key}: {played.error}"
                 return
             await self.db.call(
-                self.ledger.record_game, self.tid, self.spec.variant, game, self.ids, played.record
+                self.ledger.record_game,
+                self.tid,
+                self.spec.variant,
+                game,
+                self.ids,
+                played.record.to_dict(),
             )
             if played.outcome != "normal":
                 self.progress.failures += 1

@@ -328,12 +328,14 @@ def test_a_node_plays_the_files_it_was_sent(
     played = asyncio.run(player.play(full_schedule(spec)[0], commands))
     assert played.record is not None, played.error
     assert played.outcome == "normal"
-    assert played.record["node"]["id"] in {n.id for n in handle.nodes()}
-    assert MatchRecord.from_dict(played.record).node == played.record["node"]  # replays read it
+    assert played.record.node is not None
+    assert played.record.node["id"] in {n.id for n in handle.nodes()}
+    # replays read it
+    assert MatchRecord.from_dict(played.record.to_dict()).node == played.record.node
     # the bots' logs came back from the node: one per bot process, named after the match, the seat
     # and the player
-    match = played.record["match_id"]
-    names = [seat[0] for seat in played.record["players"]]
+    match = played.record.match_id
+    names = [seat[0] for seat in played.record.players]
     assert sorted(p.name for p in logs.iterdir()) == [
         f"{match}-seat0-0-{names[0]}.log",
         f"{match}-seat1-0-{names[1]}.log",
