@@ -77,15 +77,23 @@ def test_check_bot_finds_no_mistake(kit: Path) -> None:
 
 
 def test_match_against_python_greedy(kit: Path, tmp_path: Path) -> None:
-    # The light mode: the bot dials the referee over TCP (the sandbox gives it a unix: address).
+    # The light mode: the bot dials the referee over TCP (the sandbox gives it a unix: address). Under
+    # an address space of 768 MiB, as the README promises (memory_mb = 768): the JVM's reservations
+    # and glibc's malloc arenas (one per thread without MALLOC_ARENA_MAX) must fit.
+    prlimit = shutil.which("prlimit")
+    assert prlimit is not None, "prlimit (util-linux) is not installed"
     result = _run(
         [
             str(ARENA),
             "match",
             "--bot",
-            str(kit),
+            f"{prlimit} --as={768 * 2**20} {kit}",
             "--bot",
             "{python} -m arena_bot.greedy_bot",
+            "--name",
+            "java",
+            "--name",
+            "greedy",
             "--games",
             "2",
             "--seed",
@@ -100,8 +108,30 @@ def test_match_against_python_greedy(kit: Path, tmp_path: Path) -> None:
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{logs}"
     games = [line for line in result.stdout.splitlines() if line.startswith("game ")]
     assert len(games) == 2 and all(": normal |" in g for g in games), result.stdout
-    java_logs = [p for p in tmp_path.glob("*") if "greedy" not in p.name]
-    assert java_logs and all(p.read_text() == "" for p in java_logs), logs
+    java_logs = [p for p in tmp_path.glob("*") if "java" in p.name]
+    assert len(java_logs) == 2 and all(p.read_text() == "" for p in java_logs), logs
+
+
+def test_the_readme_bot_compiles(kit: Path, tmp_path: Path) -> None:
+    readme = (KIT / "README.md").read_text()
+    source = readme.split("```java\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "MyBot.java").write_text(source)
+    make = shutil.which("make")
+    javac = shutil.which("javac")
+    assert make is not None and javac is not None
+    classpath = _run([make, "-s", "-C", str(KIT), "classpath"]).stdout.strip()
+    compiled = _run(
+        [
+            javac,
+            "-cp",
+            f"{KIT / 'build' / 'bot.jar'}:{classpath}",
+            "-d",
+            str(tmp_path / "classes"),
+            str(tmp_path / "MyBot.java"),
+        ]
+    )
+    assert compiled.returncode == 0, compiled.stderr
+    assert (tmp_path / "classes" / "mybot" / "MyBot.class").is_file()
 
 
 # ------------------------------------------------------------------------ against a scripted referee
