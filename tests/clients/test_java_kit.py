@@ -137,6 +137,9 @@ def test_the_readme_bot_compiles(kit: Path, tmp_path: Path) -> None:
 # ------------------------------------------------------------------------ against a scripted referee
 
 
+HAND = ("AS", "8H", "KC", "QS")
+
+
 def _action(text: str) -> game_pb2.Action:
     words = text.split()
     verbs = {"play": 1, "declare": 2, "exchange": 3, "done": 4}
@@ -145,7 +148,9 @@ def _action(text: str) -> game_pb2.Action:
     return game_pb2.Action(text=text, verb=verb, cards=cards)  # type: ignore[arg-type]
 
 
-def _request(request_id: int, match_id: str, game: int, *legal: str) -> bytes:
+def _request(
+    request_id: int, match_id: str, game: int, *legal: str, hand: tuple[str, ...] = HAND
+) -> bytes:
     obs = game_pb2.Observation(
         variant="two-handed",
         seat=0,
@@ -154,7 +159,7 @@ def _request(request_id: int, match_id: str, game: int, *legal: str) -> bytes:
         trump="C",
         turn_up="9C.1",
         stock_size=20,
-        hand=["AS", "8H", "KC", "QS"],
+        hand=hand,
     )
     request = bot_pb2.DecisionRequest(
         request_id=request_id,
@@ -288,6 +293,22 @@ def test_a_request_it_cannot_read_ends_it_with_one_line(kit: Path) -> None:
         '"XZ" is not a card (a card is a rank 7 8 9 J Q K T A and a suit S H D C)\n'
     )
     assert len(referee.received) == 1  # the Hello, and no reply
+
+
+def test_a_hand_it_cannot_read_ends_it(kit: Path) -> None:
+    def script(receive: Callable[[], bot_pb2.BotMessage | None]) -> Iterator[bytes]:
+        receive()
+        yield _welcome("m1")
+        yield _request(4, "m1", 0, "play AS", hand=("AS", "Q\u00a7"))
+        receive()
+
+    result, _ = _bot_against(Referee(script))
+    assert result.returncode == 3, result.stderr
+    assert result.stderr.endswith(
+        ': its observation: "Q\u00a7" is not a card (a card is a rank '
+        "7 8 9 J Q K T A and a suit S H D C)\n"
+    ), result.stderr
+    assert result.stderr.count("\n") == 1
 
 
 def test_a_request_with_no_legal_action_ends_it(kit: Path) -> None:

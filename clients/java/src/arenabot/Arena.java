@@ -17,7 +17,10 @@ import io.grpc.stub.StreamObserver;
 import io.netty.channel.DefaultEventLoopGroup;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.local.LocalChannel;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -119,6 +122,10 @@ public final class Arena {
      * else the failure's status with one line on stderr (a stack trace first for the bot's own error).
      */
     public static void main(Bot bot, String[] args) {
+        // UTF-8 whatever the locale (a launched bot may have none, and Java 17 then writes '?' for
+        // anything not ASCII), as the other SDKs write: for the SDK's messages and the bot's own.
+        System.setOut(new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8));
+        System.setErr(new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8));
         System.exit(exitStatus(bot, args, System.getenv(), System.out, System.err));
     }
 
@@ -349,6 +356,20 @@ public final class Arena {
                 } catch (IllegalArgumentException e) {
                     throw unreadable(what, "legal action " + (i + 1) + ": " + e.getMessage());
                 }
+            }
+            // The cards a bot reads through Turn (hand, trick, turn-up) are checked here, once: a card
+            // the SDK cannot read is the referee's fault, not the bot's.
+            arena.v1.Game.Observation obs = request.getObservation();
+            try {
+                Turn.cards(obs.getHandList());
+                for (arena.v1.Game.PlayedCard played : obs.getTrickList()) {
+                    Card.parse(played.getCard());
+                }
+                if (!obs.getTurnUp().isEmpty()) {
+                    Card.parse(obs.getTurnUp());
+                }
+            } catch (IllegalArgumentException e) {
+                throw unreadable(what, "its observation: " + e.getMessage());
             }
             String key = request.getMatchId() + "/" + request.getGame();
             List<String> log = logs.get(key);
