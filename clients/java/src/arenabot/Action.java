@@ -54,8 +54,10 @@ public final class Action {
         String word = words[0].toLowerCase(Locale.ROOT);
         Verb fromText = Verb.ofWord(word);
         Verb verb = Verb.ofWire(pb.getVerbValue());
-        if (verb == null) {
-            verb = fromText; // 0 (not set) or a number added after this SDK: the text says
+        if (verb == null || fromText == Verb.OTHER) {
+            // 0 (not set), a number added after this SDK, or a word it does not know: the text says,
+            // and an unknown word passes through as OTHER whatever number came with it.
+            verb = fromText;
         } else if (verb != fromText) {
             throw new IllegalArgumentException(
                     "action \"" + text + "\" has verb " + pb.getVerb() + " but its text says " + words[0]);

@@ -143,6 +143,12 @@ public final class SelfTest {
             equal("inquire", a.text());
             expect(a.cards().isEmpty(), "no cards");
         });
+        check("an unknown word passes through whatever verb number came with it", () -> {
+            Action a = Action.fromWire(wire("inquire KS").setVerbValue(2).build());
+            equal(Verb.OTHER, a.verb());
+            equal("inquire", a.verbWord());
+            equal(null, a.combination());
+        });
         check("an unknown verb's words need not be cards", () -> {
             Action a = Action.fromWire(wire("inquire partner KS").build());
             equal(Verb.OTHER, a.verb());
