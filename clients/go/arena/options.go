@@ -2,6 +2,7 @@ package arena
 
 import (
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -9,7 +10,8 @@ import (
 type Options struct {
 	Address string // "HOST:PORT", or "unix:/path/to/socket" (inside the arena's sandbox)
 	Token   string
-	Help    bool // -h or --help was given
+	Help    bool      // -h or --help was given
+	Log     io.Writer // where the SDK writes its notes (a reply decided too late); nil: standard error
 }
 
 // ParseArgs reads the command line the way every SDK of the arena does: --address HOST:PORT and

@@ -175,8 +175,11 @@ func Play(ctx context.Context, name, version string, bot Bot, opts Options) (int
 	defer conn.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // also drops the stream when the bot's own code fails
-	s := &session{address: address, bot: bot, logs: map[string][]string{}, seeds: map[string]uint64{},
-		welcomes: map[string]*arenapb.Welcome{}}
+	s := &session{name: name, address: address, bot: bot, log: opts.Log, logs: map[string][]string{},
+		seeds: map[string]uint64{}, welcomes: map[string]*arenapb.Welcome{}}
+	if s.log == nil {
+		s.log = os.Stderr
+	}
 	stream, err := arenapb.NewBotGatewayClient(conn).Play(ctx)
 	if err != nil {
 		return 0, s.streamFailed(err)
@@ -201,6 +204,8 @@ func Play(ctx context.Context, name, version string, bot Bot, opts Options) (int
 }
 
 type session struct {
+	name        string
+	log         io.Writer
 	address     string
 	bot         Bot
 	heard       bool                        // anything at all from the referee
@@ -285,8 +290,8 @@ func (s *session) request(stream arenapb.BotGateway_PlayClient, req *arenapb.Dec
 	if !turn.Limit.IsZero() && time.Now().After(turn.Limit) {
 		// The referee has timed the seat out and ignores the reply: not sent (a write to a stream
 		// the referee has ended fails, and the GameOver and MatchOver still to be read are wanted).
-		fmt.Fprintf(os.Stderr, "request %d of match %s took %d ms, past its limit of %d ms (budget + bank + grace): timed out, the reply is not sent\n",
-			req.GetRequestId(), req.GetMatchId(), time.Since(received).Milliseconds(), turn.Limit.Sub(received).Milliseconds())
+		fmt.Fprintf(s.log, "%s: request %d of match %s took %d ms, past its limit of %d ms (budget + bank + grace): timed out, the reply is not sent\n",
+			s.name, req.GetRequestId(), req.GetMatchId(), time.Since(received).Milliseconds(), turn.Limit.Sub(received).Milliseconds())
 		return nil
 	}
 	reply := &arenapb.Reply{RequestId: req.GetRequestId(), MatchId: req.GetMatchId(), Action: text}
@@ -420,6 +425,7 @@ func Run(name, version string, bot Bot, args []string, getenv func(string) strin
 		return ExitOK
 	}
 	if err == nil {
+		opts.Log = stderr
 		_, err = Play(context.Background(), name, version, bot, opts)
 	}
 	var se *SessionError

@@ -442,3 +442,50 @@ func TestBotFailure(t *testing.T) {
 		}
 	}
 }
+
+// slow takes longer than its limit (budget + bank + grace) to decide.
+type slow struct{ recorder }
+
+func (b *slow) Decide(t *Turn) (string, error) {
+	time.Sleep(t.Limit.Sub(t.Received) + 30*time.Millisecond)
+	return b.recorder.Decide(t)
+}
+
+// A reply decided past the limit is not sent (the referee has timed the seat out and ignores it); the
+// session goes on to its GameOver and MatchOver.
+func TestAReplyDecidedTooLateIsNotSent(t *testing.T) {
+	r := &referee{t: t}
+	got := make(chan *arenapb.BotMessage, 4)
+	address := serve(t, "tcp", r, func(s grpc.ServerStream) error {
+		tight := welcome("m1")
+		tight.GetWelcome().TimeControl = &arenapb.TimeControl{BudgetMs: 20, BankMs: 0, GraceMs: 10}
+		req := request(1, "m1", 0, nil, "play QS")
+		req.Clock = &arenapb.Clock{BudgetMs: 20, BankMs: 0}
+		if err := send(s, tight, &arenapb.RefereeMessage{Body: &arenapb.RefereeMessage_Request{Request: req}}); err != nil {
+			return err
+		}
+		go func() {
+			for {
+				m, err := r.recv(s)
+				if err != nil {
+					close(got)
+					return
+				}
+				got <- m
+			}
+		}()
+		time.Sleep(500 * time.Millisecond) // well past the bot's decision
+		return send(s, gameOver("m1", 0), matchOver("m1"))
+	})
+	bot := &slow{}
+	code, stderr := run(t, bot, address)
+	if code != ExitOK || len(bot.turns) != 1 {
+		t.Fatalf("exit %d, stderr %q, %d turns", code, stderr, len(bot.turns))
+	}
+	if !strings.HasPrefix(stderr, "tester: request 1 of match m1 took ") || !strings.HasSuffix(stderr, " past its limit of 31 ms (budget + bank + grace): timed out, the reply is not sent\n") {
+		t.Errorf("stderr %q", stderr)
+	}
+	for m := range got {
+		t.Errorf("the referee got %v", m)
+	}
+}
