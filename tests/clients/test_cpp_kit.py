@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -105,6 +106,30 @@ def test_a_match_against_the_python_greedy_bot_ends_normally(bot: Path) -> None:
     assert done.returncode == 0, out  # 1 when a bot's failure ended a game
     games = re.findall(r"^game \d+: (\w+)", out, re.M)
     assert games == ["normal", "normal"], out
+
+
+def test_the_readmes_own_bot_builds_in_a_copy_of_the_kit(bot: Path, tmp_path: Path) -> None:
+    """ "Writing your own bot": a copy of the folder with the README's bot.cc, built with PROTO_DIR
+    pointing at the protocol, passes check-bot (the copy keeps the stubs already built: same times)."""
+    blocks = re.findall(r"```cpp\n(.*?)```", (KIT / "README.md").read_text(), re.S)
+    assert len(blocks) == 1
+    copy = tmp_path / "mybot"
+    shutil.copytree(KIT, copy, ignore=shutil.ignore_patterns("bot"))  # copy2: times kept
+    (copy / "bot.cc").write_text(blocks[0])
+    done = subprocess.run(
+        ["make", "-C", str(copy), f"PROTO_DIR={ROOT / 'proto'}"],
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "protoc" not in done.stdout  # the stubs were up to date
+    checked = _arena("check-bot", str(copy / "bot"))
+    out = checked.stdout + checked.stderr
+    assert checked.returncode == 0, out
+    assert "hello: name 'my-bot', version '1', protocol 1" in out
+    assert re.search(r"^\d+ decisions, 0 mistakes$", out, re.M), out
 
 
 # ------------------------------------------------------------------------- a scripted referee
