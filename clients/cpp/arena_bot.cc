@@ -20,7 +20,8 @@ namespace arena_bot {
 
 namespace {
 
-// Text from the referee, quoted in a one-line message: control characters dropped, at most 80 bytes.
+// Text from the referee, quoted in a one-line message: control characters dropped, at most 80
+// bytes.
 std::string quoted(const std::string& text) {
   std::string out;
   for (char c : text) {
@@ -184,9 +185,10 @@ const char* status_name(grpc::StatusCode code) {
 
 Card Card::parse(const std::string& text) {
   auto bad = [&text]() {
-    return ParseError("expected a card such as QS, TD, 7H or QS.2 (rank one of 789JQKTA, suit one of "
-                      "SHDC, pack 1 to 4), got " +
-                      quoted(text));
+    return ParseError(
+        "expected a card such as QS, TD, 7H or QS.2 (rank one of 789JQKTA, suit one of "
+        "SHDC, pack 1 to 4), got " +
+        quoted(text));
   };
   if (text.size() != 2 && text.size() != 4) throw bad();
   const char* rank = std::strchr(kRankChars, text[0]);
@@ -239,8 +241,8 @@ Action Action::from_message(const arena::v1::Action& message) {
                      arena::v1::Verb_Name(message.verb()) + " but its text says " +
                      quoted(words[0]));
   }
-  // The text names the verb when the number is unset or newer than this SDK (an unknown verb, passed
-  // through as its text).
+  // The text names the verb when the number is unset or newer than this SDK (an unknown verb,
+  // passed through as its text).
   action.verb = by_number != Verb::kOther ? by_number : by_text;
   if (action.verb != Verb::kOther) action.verb_text = verb_word(action.verb);
   for (const std::string& card : message.cards()) action.card_texts.push_back(card);
@@ -330,8 +332,8 @@ std::chrono::steady_clock::time_point Clock::deadline() const {
 
 std::chrono::steady_clock::time_point Clock::limit() const {
   // The bank is sent in whole milliseconds: one more, as the referee may hold a fraction.
-  return received + std::chrono::milliseconds(static_cast<int64_t>(budget_ms) + bank_ms + 1 +
-                                              grace_ms);
+  return received +
+         std::chrono::milliseconds(static_cast<int64_t>(budget_ms) + bank_ms + 1 + grace_ms);
 }
 
 int64_t Clock::remaining_ms() const {
@@ -378,8 +380,8 @@ std::string sha256(const std::string& data) {
     }
     uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
     for (int t = 0; t < 64; ++t) {
-      const uint32_t t1 = hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) +
-                          k[t] + w[t];
+      const uint32_t t1 =
+          hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[t] + w[t];
       const uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
       hh = g;
       g = f;
@@ -438,9 +440,33 @@ uint64_t request_seed(const arena::v1::DecisionRequest& request) {
 
 std::vector<std::string> deal_log(const std::vector<std::string>& log) {
   for (size_t i = log.size(); i-- > 0;) {
-    if (log[i].rfind("deal ", 0) == 0) return {log.begin() + static_cast<std::ptrdiff_t>(i), log.end()};
+    if (log[i].rfind("deal ", 0) == 0)
+      return {log.begin() + static_cast<std::ptrdiff_t>(i), log.end()};
   }
   return log;
+}
+
+GameLogs::Game& GameLogs::on_request(const arena::v1::DecisionRequest& request, bool& first) {
+  const auto key = std::make_pair(request.match_id(), request.game());
+  auto found = games_.find(key);
+  first = found == games_.end();
+  if (first) {
+    found = games_.emplace(key, Game{}).first;
+    found->second.seed = request_seed(request);
+  }
+  found->second.log.insert(found->second.log.end(), request.events().begin(),
+                           request.events().end());
+  return found->second;
+}
+
+void GameLogs::end_game(const std::string& match_id, int game) {
+  games_.erase(std::make_pair(match_id, game));
+}
+
+void GameLogs::end_match(const std::string& match_id) {
+  for (auto it = games_.begin(); it != games_.end();) {
+    it = it->first.first == match_id ? games_.erase(it) : std::next(it);
+  }
 }
 
 // ------------------------------------------------------------------------------------ the session
@@ -492,9 +518,10 @@ namespace {
 
 // What the session knows of its matches, for its error messages and for the bot's turns.
 struct Session {
-  std::map<std::string, arena::v1::Welcome> welcomes;  // match id -> its Welcome, while it is played
-  std::set<std::string> playing;                       // matches welcomed and not over
-  std::map<std::pair<std::string, int>, std::vector<std::string>> logs;  // (match, game) -> log
+  std::map<std::string, arena::v1::Welcome>
+      welcomes;                   // match id -> its Welcome, while it is played
+  std::set<std::string> playing;  // matches welcomed and not over
+  GameLogs games;
   int welcomed = 0;
   int matches_over = 0;
   bool heard = false;  // anything at all from the referee
@@ -511,9 +538,11 @@ void drop(grpc::ClientContext& context,
 
 int play(Bot& bot, const std::string& address, const std::string& token) {
   if (address.empty()) {
-    throw SessionError(kExitUsage, "no referee address: pass --address HOST:PORT or set ARENA_ADDRESS");
+    throw SessionError(kExitUsage,
+                       "no referee address: pass --address HOST:PORT or set ARENA_ADDRESS");
   }
-  if (token.empty()) throw SessionError(kExitUsage, "no token: set ARENA_TOKEN (or pass --token TOKEN)");
+  if (token.empty())
+    throw SessionError(kExitUsage, "no token: set ARENA_TOKEN (or pass --token TOKEN)");
 
   // HOST:PORT, or unix:PATH (the referee's socket inside the sandbox): gRPC dials either as it is.
   auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
@@ -544,16 +573,12 @@ int play(Bot& bot, const std::string& address, const std::string& token) {
           parsed = parse_request(request);
         } catch (const ParseError& error) {
           drop(context, *stream);
-          throw SessionError(kExitBadRequest, one_line("cannot read " + what +
-                                                       " from the referee at " + address + ": " +
-                                                       error.what()));
+          throw SessionError(kExitBadRequest,
+                             one_line("cannot read " + what + " from the referee at " + address +
+                                      ": " + error.what()));
         }
-        const auto key = std::make_pair(request.match_id(), request.game());
-        auto found = session.logs.find(key);
-        const bool first = found == session.logs.end();
-        std::vector<std::string>& log = session.logs[key];
-        log.insert(log.end(), request.events().begin(), request.events().end());
-        const uint64_t seed = request_seed(request);
+        bool first = false;
+        GameLogs::Game& game = session.games.on_request(request, first);
         auto welcome = session.welcomes.find(request.match_id());
         const arena::v1::Welcome* welcome_of =
             welcome == session.welcomes.end() ? nullptr : &welcome->second;
@@ -564,11 +589,18 @@ int play(Bot& bot, const std::string& address, const std::string& token) {
         clock.received = received;
         std::string choice;
         try {
-          if (first) bot.on_game_start(GameStart{request, seed});
-          Turn turn{request,           request.observation(),  welcome_of,
-                    std::move(parsed.legal), std::move(parsed.hand), std::move(parsed.trick),
-                    request.seat(),    parsed.trump,           clock,
-                    log,               seed};
+          if (first) bot.on_game_start(GameStart{request, game.seed});
+          Turn turn{request,
+                    request.observation(),
+                    welcome_of,
+                    std::move(parsed.legal),
+                    std::move(parsed.hand),
+                    std::move(parsed.trick),
+                    request.seat(),
+                    parsed.trump,
+                    clock,
+                    game.log,
+                    game.seed};
           choice = bot.decide(turn);
         } catch (...) {
           drop(context, *stream);
@@ -607,7 +639,7 @@ int play(Bot& bot, const std::string& address, const std::string& token) {
       }
       case arena::v1::RefereeMessage::kGameOver: {
         const arena::v1::GameOver& over = message.game_over();
-        session.logs.erase(std::make_pair(over.match_id(), over.game()));
+        session.games.end_game(over.match_id(), over.game());
         try {
           bot.on_game_over(over);
         } catch (...) {
@@ -621,9 +653,7 @@ int play(Bot& bot, const std::string& address, const std::string& token) {
         ++session.matches_over;
         session.playing.erase(over.match_id());
         session.welcomes.erase(over.match_id());
-        for (auto it = session.logs.begin(); it != session.logs.end();) {
-          it = it->first.first == over.match_id() ? session.logs.erase(it) : std::next(it);
-        }
+        session.games.end_match(over.match_id());
         try {
           bot.on_match_over(over);
         } catch (...) {
@@ -643,8 +673,8 @@ int play(Bot& bot, const std::string& address, const std::string& token) {
   }
   const grpc::Status status = stream->Finish();
   if (!status.ok()) {
-    const std::string what = std::string(status_name(status.error_code())) + ": " +
-                             status.error_message();
+    const std::string what =
+        std::string(status_name(status.error_code())) + ": " + status.error_message();
     if (!session.heard) {
       if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
         throw SessionError(kExitConnection, one_line("cannot reach the referee at " + address +
@@ -654,15 +684,14 @@ int play(Bot& bot, const std::string& address, const std::string& token) {
                                                    " ended the stream before a Welcome: " + what));
     }
     if (!unsent.empty() && !session.playing.empty()) {
-      throw SessionError(kExitConnection,
-                         one_line("the stream to the referee at " + address +
-                                  " closed while the bot was deciding " + unsent +
-                                  "; the reply could not be sent (" + what + ")"));
+      throw SessionError(kExitConnection, one_line("the stream to the referee at " + address +
+                                                   " closed while the bot was deciding " + unsent +
+                                                   "; the reply could not be sent (" + what + ")"));
     }
     if (!session.playing.empty()) {
-      throw SessionError(kExitConnection, one_line("the stream to the referee at " + address +
-                                                   " broke during match " +
-                                                   *session.playing.begin() + ": " + what));
+      throw SessionError(kExitConnection,
+                         one_line("the stream to the referee at " + address +
+                                  " broke during match " + *session.playing.begin() + ": " + what));
     }
     if (session.matches_over == 0) {
       throw SessionError(kExitConnection,
@@ -671,8 +700,8 @@ int play(Bot& bot, const std::string& address, const std::string& token) {
     return session.matches_over;  // broken between matches, after the last one: no game affected
   }
   if (session.welcomed == 0) {
-    throw SessionError(kExitConnection,
-                       "the referee at " + address + " ended the stream without a Welcome or Refused");
+    throw SessionError(kExitConnection, "the referee at " + address +
+                                            " ended the stream without a Welcome or Refused");
   }
   if (!session.playing.empty()) {
     throw SessionError(kExitConnection, "the referee at " + address +

@@ -1,17 +1,18 @@
 // Bezique Arena C++ SDK: dial the referee, say Hello, answer every decision request, until the
 // referee ends the stream.
 //
-// A bot derives from arena_bot::Bot, overrides decide() and calls arena_bot::main_for(bot, argc, argv).
-// The SDK reads the referee's address and the seat's token from the command line (--address, --token)
-// or else from ARENA_ADDRESS and ARENA_TOKEN, sends the Hello, keeps each game's public log, parses
-// every request's legal actions into verb, cards and combination, and goes on across games and matches
-// (further Welcomes on the same stream) until the stream ends. The protocol contract is
-// clients/README.md; the messages are the generated classes of proto/arena/wire/v1 (namespace
-// arena::v1), available to a bot through Turn::request and the hooks.
+// A bot derives from arena_bot::Bot, overrides decide() and calls arena_bot::main_for(bot, argc,
+// argv). The SDK reads the referee's address and the seat's token from the command line (--address,
+// --token) or else from ARENA_ADDRESS and ARENA_TOKEN, sends the Hello, keeps each game's public
+// log, parses every request's legal actions into verb, cards and combination, and goes on across
+// games and matches (further Welcomes on the same stream) until the stream ends. The protocol
+// contract is clients/README.md; the messages are the generated classes of proto/arena/wire/v1
+// (namespace arena::v1), available to a bot through Turn::request and the hooks.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -49,8 +50,8 @@ class ParseError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A card reference as the referee writes it: "QS" (a copy of the queen of spades the seat holds and has
-// not declared: pack 0 here) or "QS.2" (the physical copy of pack 2, 1 to 4: a public card).
+// A card reference as the referee writes it: "QS" (a copy of the queen of spades the seat holds and
+// has not declared: pack 0 here) or "QS.2" (the physical copy of pack 2, 1 to 4: a public card).
 struct Card {
   int rank = 0;  // Rank
   int suit = 0;  // Suit
@@ -69,20 +70,20 @@ int parse_suit(const std::string& text);
 
 // ---------------------------------------------------------------------------------------- actions
 
-// The verbs this SDK knows, from the Action's verb (or, when that is unset or newer than this SDK, the
-// first word of its text). Other: a verb this SDK does not know (one added to the protocol later);
-// Action::verb_text names it and the action is passed through whole.
+// The verbs this SDK knows, from the Action's verb (or, when that is unset or newer than this SDK,
+// the first word of its text). Other: a verb this SDK does not know (one added to the protocol
+// later); Action::verb_text names it and the action is passed through whole.
 enum class Verb { kPlay, kDeclare, kExchange, kDone, kOther };
 
 // One legal action of a request. `text` is what to reply with, exactly as it came.
 struct Action {
-  std::string text;         // exact text form: reply with this
+  std::string text;  // exact text form: reply with this
   Verb verb = Verb::kOther;
-  std::string verb_text;    // the text's first word: "play", "declare", ... (or an unknown verb)
-  int combination = 0;      // arena::v1::Combination number for a declaration, else 0
-  std::string combination_text;  // "royal-marriage", ... for a declaration, else ""
+  std::string verb_text;  // the text's first word: "play", "declare", ... (or an unknown verb)
+  int combination = 0;    // arena::v1::Combination number for a declaration, else 0
+  std::string combination_text;         // "royal-marriage", ... for a declaration, else ""
   std::vector<std::string> card_texts;  // the Action's card references, as sent
-  std::vector<Card> cards;  // the same, parsed (for an unknown verb, those that parse)
+  std::vector<Card> cards;              // the same, parsed (for an unknown verb, those that parse)
 
   // Parse one Action message. Throws ParseError for an action that breaks the protocol (empty text,
   // a card that is no card, a play without its card, a verb that contradicts the text); an unknown
@@ -90,7 +91,8 @@ struct Action {
   static Action from_message(const arena::v1::Action& message);
 };
 
-// "royal-marriage" for arena::v1::COMBINATION_ROYAL_MARRIAGE, "" for a number this SDK does not know.
+// "royal-marriage" for arena::v1::COMBINATION_ROYAL_MARRIAGE, "" for a number this SDK does not
+// know.
 std::string combination_name(int combination);
 
 // --------------------------------------------------------------------------------------- the turn
@@ -119,8 +121,8 @@ struct Turn {
   int seat;                                   // the seat to act (request.seat())
   int trump;                                  // Suit, or -1 when no trump is fixed yet (Rubicon)
   Clock clock;
-  const std::vector<std::string>& log;        // this game's public log so far (events included)
-  uint64_t game_seed;                         // game_seed() of this game (see Bot::on_game_start)
+  const std::vector<std::string>& log;  // this game's public log so far (events included)
+  uint64_t game_seed;                   // game_seed() of this game (see Bot::on_game_start)
 };
 
 // A request's parts the SDK reads for the bot. parse_request() throws ParseError, naming the field,
@@ -143,7 +145,8 @@ struct GameStart {
 
 class Bot {
  public:
-  Bot(std::string name, std::string version) : name_(std::move(name)), version_(std::move(version)) {}
+  Bot(std::string name, std::string version)
+      : name_(std::move(name)), version_(std::move(version)) {}
   virtual ~Bot() = default;
 
   const std::string& name() const { return name_; }
@@ -191,9 +194,9 @@ struct Options {
   bool help = false;
 };
 
-// --address HOST:PORT / --address=HOST:PORT, --token TOKEN / --token=TOKEN, --help; missing ones from
-// ARENA_ADDRESS and ARENA_TOKEN (the command line wins). Throws SessionError(kExitUsage) for an unknown
-// option or an option without its value. A missing address or token is left empty here.
+// --address HOST:PORT / --address=HOST:PORT, --token TOKEN / --token=TOKEN, --help; missing ones
+// from ARENA_ADDRESS and ARENA_TOKEN (the command line wins). Throws SessionError(kExitUsage) for
+// an unknown option or an option without its value. A missing address or token is left empty here.
 Options parse_options(const std::vector<std::string>& args);
 
 // One session on one stream until the referee ends it; the number of matches played. Throws
@@ -218,6 +221,25 @@ uint64_t request_seed(const arena::v1::DecisionRequest& request);
 
 // The SHA-256 digest of `data` (32 bytes).
 std::string sha256(const std::string& data);
+
+// Each game's public log and seed, by (match id, game), as the session keeps them: a request
+// carries only the events since the seat's previous one, and the seed is the game's first
+// request's.
+class GameLogs {
+ public:
+  struct Game {
+    std::vector<std::string> log;  // the public log so far
+    uint64_t seed = 0;             // request_seed() of the game's first request
+  };
+  // The game of `request`, its events appended; `first` set when this is the game's first request.
+  Game& on_request(const arena::v1::DecisionRequest& request, bool& first);
+  void end_game(const std::string& match_id, int game);  // GameOver
+  void end_match(const std::string& match_id);           // MatchOver: every game of the match
+  size_t size() const { return games_.size(); }
+
+ private:
+  std::map<std::pair<std::string, int>, Game> games_;
+};
 
 // The entries of the current deal in a game's log (from its last "deal N: ..." line on).
 std::vector<std::string> deal_log(const std::vector<std::string>& log);

@@ -1,9 +1,10 @@
-// The C++ kit's example bot, "cpp-greedy": declares the best combination it may, exchanges the seven of
-// trumps, keeps its brisques and the cards of its possible combinations while there is stock, and in
-// the last tricks wins cheaply or leads the cards sure to win. It looks one decision ahead and needs
-// nothing but the observation and the legal actions, so it plays every variant (two-handed, Polish,
-// Rubicon, three- and four-handed, partners, consultation). It answers only the text of one of the
-// legal actions; an action with a verb it does not know is never its first choice.
+// The C++ kit's example bot, "cpp-greedy": declares the best combination it may, exchanges the
+// seven of trumps, keeps its brisques and the cards of its possible combinations while there is
+// stock, and in the last tricks wins cheaply or leads the cards sure to win. It looks one decision
+// ahead and needs nothing but the observation and the legal actions, so it plays every variant
+// (two-handed, Polish, Rubicon, three- and four-handed, partners, consultation). It answers only
+// the text of one of the legal actions; an action with a verb it does not know is never its first
+// choice.
 #include <algorithm>
 #include <array>
 #include <map>
@@ -45,8 +46,8 @@ int combination_points(int combination, bool rubicon) {
   return found == ordinary.end() ? 0 : found->second;
 }
 
-// Physical packs shuffled together, per variant (4 for one this bot does not know: the most, so that
-// it never thinks a card is gone when it is not).
+// Physical packs shuffled together, per variant (4 for one this bot does not know: the most, so
+// that it never thinks a card is gone when it is not).
 int packs_of(const std::string& variant) {
   if (variant == "two-handed" || variant == "polish" || variant == "three-handed-consultation" ||
       variant == "four-handed-consultation") {
@@ -75,12 +76,15 @@ Context context_of(const Turn& turn) {
   ctx.rubicon = turn.view.variant() == "rubicon";
   ctx.in_stock = turn.view.stock_size() > 0;
   for (const Card& card : turn.hand) ctx.hand_kinds.push_back(card.kind());
-  // QS + JD; with the option bezique_cards = trump-dependent, QC + JH when spades or diamonds are trumps.
-  ctx.bezique = {arena_bot::kSpades * 8 + arena_bot::kQueen, arena_bot::kDiamonds * 8 + arena_bot::kJack};
+  // QS + JD; with the option bezique_cards = trump-dependent, QC + JH when spades or diamonds are
+  // trumps.
+  ctx.bezique = {arena_bot::kSpades * 8 + arena_bot::kQueen,
+                 arena_bot::kDiamonds * 8 + arena_bot::kJack};
   auto option = turn.view.options().find("bezique_cards");
   if (option != turn.view.options().end() && option->second == "trump-dependent" &&
       (ctx.trump == arena_bot::kSpades || ctx.trump == arena_bot::kDiamonds)) {
-    ctx.bezique = {arena_bot::kClubs * 8 + arena_bot::kQueen, arena_bot::kHearts * 8 + arena_bot::kJack};
+    ctx.bezique = {arena_bot::kClubs * 8 + arena_bot::kQueen,
+                   arena_bot::kHearts * 8 + arena_bot::kJack};
   }
   ctx.seven_open = !ctx.rubicon && !turn.view.turn_up().empty();
   if (turn.view.variant() == "four-handed-partners") ctx.partner = (turn.seat + 2) % 4;
@@ -97,7 +101,8 @@ int combination_value(const Card& card, const Context& ctx) {
   const std::vector<int>& hand = ctx.hand_kinds;
   int value = 0;
   if (card.rank == arena_bot::kKing || card.rank == arena_bot::kQueen) {
-    const int mate = card.suit * 8 + (card.rank == arena_bot::kKing ? arena_bot::kQueen : arena_bot::kKing);
+    const int mate =
+        card.suit * 8 + (card.rank == arena_bot::kKing ? arena_bot::kQueen : arena_bot::kKing);
     value += count_kind(hand, mate) > 0 ? 4 : 2;  // a marriage in hand, or one that may still come
   }
   if (kind == ctx.bezique[0] || kind == ctx.bezique[1]) {
@@ -173,7 +178,8 @@ class GreedyBot : public arena_bot::Bot {
   }
 
   // The best-scoring declaration; the exchange of the seven before a declaration worth no more than
-  // the seven; then done; an action of a verb this bot does not know only when nothing else is left.
+  // the seven; then done; an action of a verb this bot does not know only when nothing else is
+  // left.
   const Action* declaring(const Turn& turn) {
     const bool rubicon = turn.view.variant() == "rubicon";
     const Action* best = nullptr;
@@ -205,7 +211,8 @@ class GreedyBot : public arena_bot::Bot {
   // Win a trick holding a brisque if it costs no ace or ten; else throw the cheapest spare card.
   const Action* stock_follow(const Context& ctx, const std::vector<Card>& trick, bool partner_wins,
                              const std::vector<const Action*>& plays) {
-    const bool brisque_led = std::any_of(trick.begin(), trick.end(), [](const Card& c) { return c.brisque(); });
+    const bool brisque_led =
+        std::any_of(trick.begin(), trick.end(), [](const Card& c) { return c.brisque(); });
     if (!partner_wins && brisque_led) {
       std::vector<const Action*> winners;
       for (const Action* a : plays) {
@@ -214,10 +221,12 @@ class GreedyBot : public arena_bot::Bot {
           winners.push_back(a);
         }
       }
-      if (winners.empty()) {  // a low trump of a possible sequence may still be worth less than a ten
+      if (winners
+              .empty()) {  // a low trump of a possible sequence may still be worth less than a ten
         for (const Action* a : plays) {
           const Card& c = a->cards[0];
-          if (beats(c, trick, ctx.trump) && !c.brisque() && keep_value(c, ctx) < arena_bot::kTen + 10) {
+          if (beats(c, trick, ctx.trump) && !c.brisque() &&
+              keep_value(c, ctx) < arena_bot::kTen + 10) {
             winners.push_back(a);
           }
         }
@@ -248,8 +257,8 @@ class GreedyBot : public arena_bot::Bot {
     return cheapest(!spare.empty() ? spare : plays, ctx);
   }
 
-  // The last tricks: the cheapest card that wins if one does (unless a partner is winning); else the
-  // cheapest.
+  // The last tricks: the cheapest card that wins if one does (unless a partner is winning); else
+  // the cheapest.
   const Action* last_follow(const Context& ctx, const std::vector<Card>& trick, bool partner_wins,
                             const std::vector<const Action*>& plays) {
     if (partner_wins) return cheapest(plays, ctx);
@@ -302,7 +311,8 @@ class GreedyBot : public arena_bot::Bot {
   static const Action* cheapest(const std::vector<const Action*>& actions, const Context& ctx) {
     const Action* best = nullptr;
     for (const Action* a : actions) {
-      if (best == nullptr || keep_value(a->cards[0], ctx) < keep_value(best->cards[0], ctx)) best = a;
+      if (best == nullptr || keep_value(a->cards[0], ctx) < keep_value(best->cards[0], ctx))
+        best = a;
     }
     return best;
   }

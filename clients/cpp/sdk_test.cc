@@ -1,5 +1,6 @@
 // The SDK's own tests (make test): cards, actions (unknown verbs included), requests that break the
-// protocol, the game's seed and the command line. Each failure prints its line; the status is the count.
+// protocol, the game's seed and the command line. Each failure prints its line; the status is the
+// count.
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -89,7 +90,8 @@ void actions() {
 
   // A verb newer than this SDK (a number it does not know, or none): passed through as text.
   Action inquire = Action::from_message(message("inquire", 5));
-  CHECK(inquire.verb == Verb::kOther && inquire.verb_text == "inquire" && inquire.text == "inquire");
+  CHECK(inquire.verb == Verb::kOther && inquire.verb_text == "inquire" &&
+        inquire.text == "inquire");
   CHECK(inquire.cards.empty() && inquire.combination == 0);
   Action other = Action::from_message(message("inquire seat-2 QS", 0, 0, {"seat-2", "QS"}));
   CHECK(other.verb == Verb::kOther && other.verb_text == "inquire");
@@ -132,7 +134,8 @@ void requests() {
   ParsedRequest parsed = parse_request(request);
   CHECK(parsed.legal.size() == 2 && parsed.legal[1].verb == Verb::kOther);
   CHECK(parsed.hand.size() == 2 && parsed.hand[1].pack == 2 && parsed.trump == kDiamonds);
-  CHECK(parsed.trick.size() == 1 && parsed.trick[0].first == 1 && parsed.trick[0].second.rank == kAce);
+  CHECK(parsed.trick.size() == 1 && parsed.trick[0].first == 1 &&
+        parsed.trick[0].second.rank == kAce);
 
   arena::v1::DecisionRequest bad_hand = request;
   bad_hand.mutable_observation()->add_hand("XX");
@@ -167,6 +170,46 @@ void seeds() {
   CHECK(deal_log({"a", "deal 1: x", "b", "deal 2: y", "c"}) ==
         (std::vector<std::string>{"deal 2: y", "c"}));
   CHECK(deal_log({"a", "b"}).size() == 2);
+}
+
+arena::v1::DecisionRequest game_request(const std::string& match_id, int game,
+                                        std::vector<std::string> hand,
+                                        std::vector<std::string> events) {
+  arena::v1::DecisionRequest request;
+  request.set_match_id(match_id);
+  request.set_game(game);
+  request.set_seat(0);
+  request.mutable_observation()->set_variant("two-handed");
+  request.mutable_observation()->set_dealer(1);
+  request.mutable_observation()->set_turn_up("AD.1");
+  for (const std::string& card : hand) request.mutable_observation()->add_hand(card);
+  for (const std::string& event : events) request.add_events(event);
+  return request;
+}
+
+void game_logs() {
+  GameLogs games;
+  bool first = false;
+  GameLogs::Game& g =
+      games.on_request(game_request("m", 0, {"TS", "QS", "7C", "QS"}, {"a", "b"}), first);
+  CHECK(first && g.log == (std::vector<std::string>{"a", "b"}));
+  CHECK(g.seed == 713393136448822412ULL);  // the README's example
+  // The hand has changed by the next request: the game's seed stays the first request's.
+  GameLogs::Game& again = games.on_request(game_request("m", 0, {"QS", "7C", "8H"}, {"c"}), first);
+  CHECK(!first && &again == &g && g.log == (std::vector<std::string>{"a", "b", "c"}));
+  CHECK(g.seed == 713393136448822412ULL);
+  games.on_request(game_request("m", 1, {"AS"}, {"x"}), first);
+  CHECK(first && games.size() == 2);
+  games.on_request(game_request("n", 0, {"AS"}, {}), first);
+  CHECK(first && games.size() == 3);
+  games.end_game("m", 0);
+  CHECK(games.size() == 2);
+  games.on_request(game_request("m", 0, {"AS"}, {"y"}), first);
+  CHECK(first);  // a game over is forgotten: the same key starts afresh
+  games.end_match("m");
+  CHECK(games.size() == 1);
+  GameLogs::Game& other = games.on_request(game_request("n", 0, {}, {"z"}), first);
+  CHECK(!first && other.log == (std::vector<std::string>{"z"}));
 }
 
 void options() {
@@ -207,6 +250,7 @@ int main() {
   actions();
   requests();
   seeds();
+  game_logs();
   options();
   clocks();
   std::cout << checks << " checks, " << failures << " failed" << std::endl;
