@@ -573,7 +573,7 @@ int play(Bot& bot, const std::string& address, const std::string& token) {
           parsed = parse_request(request);
         } catch (const ParseError& error) {
           drop(context, *stream);
-          throw SessionError(kExitBadRequest,
+          throw SessionError(kExitConnection,
                              one_line("cannot read " + what + " from the referee at " + address +
                                       ": " + error.what()));
         }

@@ -26,13 +26,13 @@ namespace arena_bot {
 
 inline constexpr uint32_t kProtocolVersion = 1;
 
-// Exit statuses of main_for(): 0 to 4 are those of the Python and JavaScript SDKs.
+// Exit statuses of main_for(), the same as the Python and JavaScript SDKs'.
 inline constexpr int kExitOk = 0;          // the referee ended the stream after the last match
 inline constexpr int kExitBotError = 1;    // the bot's own code threw
 inline constexpr int kExitUsage = 2;       // no address or token, or a bad command-line option
-inline constexpr int kExitConnection = 3;  // unreachable, or the stream broke or ended mid-match
+inline constexpr int kExitConnection = 3;  // unreachable, the stream broke or ended mid-match, or
+                                           // the referee sent a request the SDK cannot read
 inline constexpr int kExitRefused = 4;     // the referee refused the Hello
-inline constexpr int kExitBadRequest = 5;  // the referee sent a request the SDK cannot read
 
 // ------------------------------------------------------------------------------------------ cards
 

@@ -4,7 +4,7 @@ finds no mistake, and a match against the Python greedy bot ends normally.
 
 The SDK against a scripted referee (a real gRPC server on a Unix socket or loopback): several matches on
 one stream, a verb it does not know passed through, a request it cannot read ending the bot with one
-line and status 5 (never a hang), and the exit statuses it shares with the Python and JavaScript SDKs.
+line and status 3 (never a hang), and the exit statuses it shares with the Python and JavaScript SDKs.
 
 A missing toolchain fails these tests (CI installs it: .ci/run); it never skips them.
 """
@@ -320,7 +320,7 @@ def test_several_matches_on_one_unix_socket_stream(bot: Path, tmp_path: Path) ->
 def test_a_request_it_cannot_read_ends_it_with_one_line(bot: Path, tmp_path: Path) -> None:
     script = [_welcome("m1"), _request("m1", 7, [PLAYS[0], _action("play ZZ", 1, cards=["ZZ"])])]
     exited, referee = _run(script, f"unix:{tmp_path / 'r.sock'}")
-    assert exited.code == 5
+    assert exited.code == 3
     assert exited.stderr.splitlines() == [
         f"cpp-greedy: cannot read request 7 of match m1 from the referee at unix:{tmp_path / 'r.sock'}: "
         "legal action 1: action 'play ZZ': expected a card such as QS, TD, 7H or QS.2 (rank one of "
@@ -331,7 +331,7 @@ def test_a_request_it_cannot_read_ends_it_with_one_line(bot: Path, tmp_path: Pat
 
 def test_a_request_without_legal_actions_ends_it(bot: Path, tmp_path: Path) -> None:
     exited, _ = _run([_welcome("m1"), _request("m1", 2, [])], f"unix:{tmp_path / 'r.sock'}")
-    assert exited.code == 5
+    assert exited.code == 3
     assert exited.stderr.strip().endswith(
         "request 2 of match m1 from the referee at "
         f"unix:{tmp_path / 'r.sock'}: it lists no legal action"
