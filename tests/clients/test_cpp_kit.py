@@ -12,6 +12,7 @@ A missing toolchain fails these tests (CI installs it: .ci/run); it never skips 
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shutil
 import subprocess
@@ -23,6 +24,7 @@ import grpc
 import pytest
 from sdk_helpers import WAIT, Exited, clean_env, spawn
 
+from arena.sandbox import probe
 from arena.wire.v1 import bot_pb2, bot_pb2_grpc, game_pb2
 
 # Building the generated stubs takes about a minute on a loaded 2-core machine; one worker builds.
@@ -106,6 +108,43 @@ def test_a_match_against_the_python_greedy_bot_ends_normally(bot: Path) -> None:
     assert done.returncode == 0, out  # 1 when a bot's failure ended a game
     games = re.findall(r"^game \d+: (\w+)", out, re.M)
     assert games == ["normal", "normal"], out
+
+
+TOURNAMENT = """\
+name = "cpp kit"
+variant = "VARIANT"
+format = "round-robin"
+deals_per_pairing = 1
+duplicate = true
+concurrency = 1
+matches_per_process = 4
+seed = 11
+
+[[entrants]]
+name = "cpp"
+command = "BOT"
+version = "1"
+
+[[entrants]]
+name = "greedy"
+command = "{python} -m arena_bot.greedy_bot"
+version = "1"
+"""
+
+
+def test_a_tournament_runs_it_in_the_default_sandbox(bot: Path, tmp_path: Path) -> None:
+    """As a tournament launches it, with the default sandbox and limits: isolated by bubblewrap
+    wherever the machine can (on CI it must), every game normal. Rubicon: the other family."""
+    isolated = probe("auto").isolated
+    if not isolated and os.environ.get("CI"):
+        pytest.fail("the sandbox is unavailable on CI: .ci/run installs bubblewrap")
+    spec = tmp_path / "t.toml"
+    spec.write_text(TOURNAMENT.replace("VARIANT", "rubicon").replace("BOT", str(bot)))
+    done = _arena("run", str(spec), "--ledger", str(tmp_path / "t.sqlite"))
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert ("sandbox: bubblewrap" in out) is isolated, out
+    assert re.search(r"cpp kit: 2/2 games, 0 running, 0 bot failures, 0 errors", out), out
 
 
 def test_the_readmes_own_bot_builds_in_a_copy_of_the_kit(bot: Path, tmp_path: Path) -> None:
