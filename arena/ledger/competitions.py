@@ -91,6 +91,7 @@ class Competitions:
         self.ledger = ledger
         self.conn = ledger.conn
         self.path = ledger.path
+        self.lock = ledger.lock  # the ledger's calls and these, one thread at a time
 
     # ------------------------------------------------------------------ authors
 

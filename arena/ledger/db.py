@@ -13,8 +13,10 @@ migrated by numbered migrations (:mod:`.schema`), and the read side's rows come 
 :class:`arena.ledger.queries.Queries`. Browsing the file needs no part of the arena: any SQLite tool
 opens it (sqlite3, sqlite-utils, Datasette).
 
-A ledger is used from one thread at a time; the tournament runner gives it a thread of its own, so that
-no lock wait or fsync ever runs on the event loop that times the bots.
+The tournament runner and the competition server give a ledger a thread of their own, so that no lock
+wait or fsync ever runs on the event loop that times the bots. Another thread may still use the same
+ledger (a test, a benchmark, the organiser's code beside a server): each of its calls and transactions
+runs whole, one at a time (:attr:`Ledger.lock`), never inside another thread's transaction.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import contextlib
 import json
 import secrets
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -102,6 +105,9 @@ class Ledger(Queries):
                 "file with --ledger"
             )
         self.conn = conn
+        # Held by every call (errors.guarded) and transaction: the connection's one transaction is
+        # never shared by two threads. Re-entrant: a call makes others.
+        self.lock = threading.RLock()
         self._migrate()
 
     def close(self) -> None:
@@ -160,7 +166,12 @@ class Ledger(Queries):
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
-        """One write transaction (taken at once: a second writer waits, then fails clearly)."""
+        """One write transaction (taken at once: a second writer waits, then fails clearly). A
+        thread of this process that wants one while another thread's is open waits for it to end."""
+        with self.lock:
+            yield from self._transaction()
+
+    def _transaction(self) -> Iterator[None]:
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:

@@ -46,14 +46,23 @@ def explain(exc: sqlite3.Error) -> str:
 
 
 def guarded(method: Callable[_P, _R]) -> Callable[_P, _R]:
-    """SQLite's errors (locked, read-only, full, corrupt) become LedgerError naming the file."""
+    """SQLite's errors (locked, read-only, full, corrupt) become LedgerError naming the file.
+
+    The call runs whole under its object's ``lock`` (its ledger's: see :class:`arena.ledger.Ledger`)
+    when it has one: one connection has one transaction, and a call made from a second thread while
+    the first was inside a transaction either failed ("cannot start a transaction within a
+    transaction") or had its statements committed or rolled back with the other's."""
 
     @functools.wraps(method)
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        ledger = args[0]
+        lock = getattr(ledger, "lock", None)
         try:
-            return method(*args, **kwargs)
+            if lock is None:
+                return method(*args, **kwargs)
+            with lock:
+                return method(*args, **kwargs)
         except sqlite3.Error as exc:
-            ledger = args[0]
             path = getattr(ledger, "path", "ledger")
             raise LedgerError(f"{path}: {explain(exc)}") from exc
 

@@ -12,11 +12,12 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
 import pytest
-from intake_helpers import Gates, bundle, run, running, until
+from intake_helpers import TIMEOUT, Gates, bundle, run, running, until
 
 from arena.bots.limits import Limits
 from arena.competition import bundles, intake
@@ -69,6 +70,46 @@ async def arena_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         two = await server.submit(ada, bundle("2"))
         await until(lambda: comp.submission(two.id).status == store.ACTIVE)
         assert server.fatal is None
+
+
+def test_an_intake_goes_on_while_another_thread_writes_through_the_servers_ledger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(another_thread_writes, tmp_path, monkeypatch)
+
+
+async def another_thread_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 47: benchmarks/competition.py added authors through the server's ledger from its own
+    thread; the intake's next step, made by the server's ledger thread meanwhile, failed ("cannot
+    start a transaction within a transaction"), which stopped the server's intakes with the
+    submission left building for good. It now waits for the other thread's transaction."""
+    gates = Gates()
+    async with running(tmp_path, monkeypatch, gates) as (server, comp, ada):
+        gates.close("1")
+        sub = await server.submit(ada, bundle("1"))
+        await until(lambda: gates.started == ["1"])
+        inside, release = threading.Event(), threading.Event()
+
+        def another_thread() -> None:
+            with comp.ledger.transaction():
+                comp.conn.execute(
+                    "INSERT INTO authors (competition_id, name, token_hash, created_at) "
+                    "VALUES (?, 'bob', 'hash', 'now')",
+                    (server.cid,),
+                )
+                inside.set()
+                release.wait(TIMEOUT)
+
+        thread = threading.Thread(target=another_thread)
+        thread.start()
+        assert await asyncio.to_thread(inside.wait, TIMEOUT)
+        gates.open("1")  # the intake's next step is written while the other transaction is open
+        await asyncio.sleep(0.3)
+        release.set()
+        await asyncio.to_thread(thread.join, TIMEOUT)
+        await until(lambda: comp.submission(sub.id).status == store.ACTIVE, lambda: server.fatal)
+        assert server.fatal is None
+        assert [a.name for a in comp.authors(server.cid)] == ["ada", "bob"]
 
 
 BUILD_TWICE = """
