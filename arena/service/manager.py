@@ -38,6 +38,9 @@ from arena.tokens import new_token
 class PlayerSpec:
     name: str
     command: str = ""  # empty: a remote bot that dials in with its token
+    # Why this player will not play (a tournament's entrant excluded by its pre-run check): nothing
+    # is started for it, nobody may take its seat, and it fails its first decision with this reason.
+    absent: str = ""
 
 
 @dataclass(slots=True)
@@ -201,6 +204,11 @@ class MatchManager:
         try:
             for seat_ports, seat_specs in zip(entry.players, entry.specs, strict=True):
                 for port, spec in zip(seat_ports, seat_specs, strict=True):
+                    if spec.absent:
+                        self._tokens.pop(port.token, None)
+                        port.claimed = True
+                        port.on_closed(Outcome.CRASH, spec.absent)
+                        continue
                     if not spec.command:
                         waiting = self._waiting.get(spec.name)
                         if waiting is not None and waiting.idle and not waiting.ended:
