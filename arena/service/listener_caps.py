@@ -121,8 +121,10 @@ class Guard:
         self.by_client: Counter[str] = Counter()  # anonymous connections, by client
         self.refused = 0  # connections refused at once, for reports
         self._relays: dict[str, _Relay] = {}  # by the peer gRPC reports for it
+        self._live: set[_Relay] = set()  # every admitted connection, relayed or not yet
         self._count = 0
         self._server: asyncio.AbstractServer | None = None
+        self._opening: set[asyncio.Task[None]] = set()  # relays connecting to gRPC
 
     @property
     def backend_address(self) -> str:
@@ -177,6 +179,7 @@ class Guard:
         return True
 
     def _release(self, relay: _Relay) -> None:
+        self._live.discard(relay)
         self.total -= 1
         if not relay.trusted:
             self._forget_anonymous(relay.client)
@@ -192,8 +195,10 @@ class Guard:
         if self._server is not None:
             self._server.close()
             self._server = None
-        for relay in list(self._relays.values()):
+        for relay in list(self._live):
             relay.abort()
+        for task in list(self._opening):
+            task.cancel()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -209,6 +214,7 @@ class _Relay:
         self.trusted = False
         self.pending = bytearray()  # from the client, before gRPC's side is open
         self.closed = False
+        guard._live.add(self)
         loop = asyncio.get_running_loop()
         caps = guard.caps
         self._preface = loop.call_later(caps.preface_seconds, self.abort)
@@ -234,7 +240,9 @@ class _Relay:
                 return
             if len(head) == len(PREFACE):
                 self._preface.cancel()
-                asyncio.get_running_loop().create_task(self._open_upstream())
+                task = asyncio.get_running_loop().create_task(self._open_upstream())
+                self.guard._opening.add(task)  # held until done: the loop keeps weak references
+                task.add_done_callback(self.guard._opening.discard)
         if len(self.pending) > MAX_BUFFERED:
             self.front.pause_reading()
 

@@ -95,6 +95,10 @@ class MatchManager:
         deal_key: bytes = b"",
     ) -> None:
         self.address = ""  # set by the server once bound: the bot gateway's TCP address
+        # Where the bots this manager launches in the light mode dial in, when not ``address``: a
+        # guarded listener's gRPC socket (same user, private folder), past the guard's caps for
+        # anonymous clients, which a crowd of local bots starting at once must not meet.
+        self.local_address = ""
         # Each sandboxed bot's Unix socket (set by the server: None, and sandboxed bots cannot
         # connect, for a manager that serves no bots).
         self.sockets: BotSockets | None = None
@@ -419,7 +423,7 @@ class MatchManager:
             proc = await BotProcess.start(
                 spec.name,
                 spec.command,
-                self.address,
+                self.local_address or self.address,
                 port.token,
                 log,
                 entry.limits,

@@ -343,6 +343,8 @@ async def create_server(
         port = bind(bots, address, "bots")
     host = address.rsplit(":", 1)[0]
     manager.address = f"{host}:{port}"
+    if bot_guard is not None:
+        manager.local_address = bot_guard.backend_address
 
     # A Unix socket for each sandboxed bot (no network): see arena.service.sockets.
     def register(server: grpc.aio.Server) -> None:

@@ -146,3 +146,37 @@ def test_a_client_is_an_address_or_a_machines_ipv6_prefix() -> None:
     assert client_of("2001:db8:1:2::1") == client_of("2001:db8:1:2:ffff::9") == "2001:db8:1:2::/64"
     assert client_of("2001:db8:1:3::1") != client_of("2001:db8:1:2::1")
     assert client_of("::ffff:198.51.100.7") == "198.51.100.7"
+
+
+def test_local_light_bots_dial_past_the_guard() -> None:
+    """Bots the referee starts itself in the light mode dial its gRPC socket, not the guarded TCP
+    address: a crowd of them starting at once from 127.0.0.1 must not meet the caps for anonymous
+    clients. A remote seat's address is still the guarded one."""
+    import sys
+
+    from arena.bots.limits import Limits
+    from arena.referee import MatchConfig
+    from arena.service.manager import PlayerSpec
+    from arena.service.server import create_server
+
+    async def go() -> tuple[object, str, str, str]:
+        server, _, manager = await create_server("127.0.0.1:0", guarded=True)
+        try:
+            command = f"{sys.executable} -m arena_bot.first_bot"
+            entry = manager.create(
+                MatchConfig(seed=1),
+                [[PlayerSpec("one", command)], [PlayerSpec("two", command)]],
+                30.0,
+                Limits(sandbox="none"),
+            )
+            await manager.start(entry)
+            await asyncio.wait_for(entry.done.wait(), 120)
+            outcome = entry.record.to_dict()["games"][0]["outcome"] if entry.record else ""
+            return outcome, entry.error, manager.address, manager.local_address
+        finally:
+            await manager.close()
+            await server.stop(None)
+
+    outcome, error, public, local = asyncio.run(go())
+    assert (outcome, error) == ("normal", "")
+    assert public.startswith("127.0.0.1:") and local.startswith("unix:")
