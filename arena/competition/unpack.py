@@ -14,7 +14,8 @@ archive into a work folder and waits, with a deadline, for a child that reads it
   runtime and a tmpfs bounded to the archive plus what it may unpack, has no network and a uid of its
   own; light, it runs under prlimit;
 - its limits: :data:`CPU_SECONDS` of CPU, :data:`MEMORY_BYTES` of memory, :data:`WALL_SECONDS` in all
-  (killed past it), each file no larger than what the bundle may unpack;
+  (killed past it), each growing with what the bundle may unpack (a second more for every
+  :data:`BYTES_PER_SECOND`; its memory by its tmpfs's bound), each file no larger than that;
 - it answers in one line of JSON on its output, read from a file and bounded: the manifest's fields,
   or the reason the bundle was refused. The server checks the fields again
   (:func:`arena.competition.bundles.manifest_from`): a child that read a hostile archive is trusted no
@@ -40,9 +41,12 @@ from arena.competition.bundles import BundleError, Manifest
 from arena.sandbox import Rlimits, SandboxError, confine
 
 ARCHIVE, OUT = bundles.CHILD_ARCHIVE, bundles.CHILD_OUT  # in the child's folder
+# The child's limits for a bundle that may unpack to nothing; each grows with what it may unpack, at
+# BYTES_PER_SECOND (a slow disk's pace: 100 MB, the default cap, unpacks in well under a second).
 CPU_SECONDS = 20
 MEMORY_BYTES = 512 * 1024 * 1024
 WALL_SECONDS = 60.0
+BYTES_PER_SECOND = 20 * 1024 * 1024
 MAX_ANSWER = 64 * 1024  # bytes of the child's output read (its answer is its last line)
 PROCESSES = 16  # the child is one process; isolated, the sandbox's own helpers run beside it
 
@@ -54,18 +58,21 @@ def unpack_outside(
     max_bytes: int,
     *,
     sandbox: str = "auto",
-    wall_seconds: float = WALL_SECONDS,
+    wall_seconds: float | None = None,
 ) -> tuple[Manifest, Path]:
     """Unpack the bundle ``data`` in a confined child, in the new folder ``work/OUT`` (``work`` is an
     empty folder of the caller's); its manifest and that folder. Raises :class:`BundleError` with the
     reason for its author, whatever went wrong (the child's refusal, its limits, the sandbox)."""
     bundles.check_format(data)  # refused at once, before any process is started
+    if wall_seconds is None:
+        wall_seconds = WALL_SECONDS + max_bytes / BYTES_PER_SECOND
     (work / ARCHIVE).write_bytes(data)
     answer_path = work.parent / f"{work.name}.answer"
     budget = len(data) + max_bytes + (max_files + 64) * 2 * 4096  # see arena.sandbox.workspace
     limits = Rlimits(
-        address_space=MEMORY_BYTES,
-        cpu_seconds=CPU_SECONDS,
+        # Isolated, its tmpfs is memory too, charged to its control group with the rest.
+        address_space=MEMORY_BYTES + budget,
+        cpu_seconds=CPU_SECONDS + max_bytes // BYTES_PER_SECOND,
         processes=PROCESSES,
         file_size=max(max_bytes, len(data)) + 4096,
         open_files=64,
@@ -132,9 +139,8 @@ def _read_answer(said: str, code: int) -> Manifest:
         return bundles.manifest_from(found["manifest"])
     if code < 0 or code in (128 + 9, 128 + 24):  # killed: SIGKILL (memory, the cgroup), SIGXCPU
         raise BundleError(
-            f"unpacking the bundle passed its limits ({CPU_SECONDS} s of CPU, "
-            f"{MEMORY_BYTES // (1024 * 1024)} MB of memory): not a bundle packed by tar or arena "
-            "compete submit"
+            "unpacking the bundle passed its limits of CPU time or memory: not a bundle packed by "
+            "tar or arena compete submit"
         )
     last = lines[-1][:300] if lines else f"it exited with code {code}"
     raise BundleError(f"the bundle could not be unpacked: {last}")
