@@ -1,7 +1,7 @@
 """The red team's attacks of issue 47, and what each costs the server: its health check's latency
 and its memory while the attack runs.
 
-    python benchmarks/attacks.py [--flood 1100] [--only NAME ...]
+    python benchmarks/attacks.py [--flood 1100] [--flood-many 15000] [--only NAME ...]
 
 A referee (``create_server``: the bots' listener and the admin listener, guarded as ``arena serve``
 and a competition guard theirs) runs in a process of its own, on loopback. The benchmark checks its
@@ -16,7 +16,10 @@ and reads the server's memory from ``/proc`` (VmRSS now, VmHWM its peak) before 
 - ``flood-bots``: ``--flood`` idle TCP connections from 127.0.0.2 to the bots' listener (half of them
   say HTTP/2's preface), then a match of two registered remote seats started through the admin
   listener and played from 127.0.0.1: whether it finishes with no forfeit;
-- ``flood-admin``: as many idle connections to the admin listener, then a StartMatch call.
+- ``flood-admin``: as many idle connections to the admin listener, then an admin call;
+- ``flood-many``: ``--flood-many`` (15,000) idle connections to the admin listener, which has the
+  submission port's guard (20,174 of them once spent the competition server's open files): the
+  server's open files after, and an admin call.
 
 Every wait is bounded (an attack's at most ``--seconds``) and Ctrl-C ends the run and the server.
 Each line: ``attack NAME health_ms p50 P50 max MAX rss_mb BEFORE->AFTER peak_mb PEAK result ...``.
@@ -29,6 +32,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import socket
 import statistics
 import subprocess
@@ -246,6 +250,13 @@ def report(name: str, samples: list[float], failed: int, before: tuple[float, fl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--flood", type=int, default=1100, help="idle connections per flood")
+    parser.add_argument(
+        "--flood-many",
+        type=int,
+        default=15000,
+        help="idle connections of the large flood (the admin listener; the submission port has the "
+        "same guard); at most this process's open files allow",
+    )
     parser.add_argument("--seconds", type=float, default=90.0, help="the most an attack may take")
     parser.add_argument("--only", nargs="*", default=None, help="attacks to run (by name)")
     args = parser.parse_args()
@@ -285,18 +296,23 @@ def main() -> None:
             prober.failed = 0
             result = f"{path.stat().st_size} bytes: {answer}"
             report(name, samples, failed, before, memory(proc.pid), result)
-        for name, target, follow in (
-            ("flood-bots", where["bots"], lambda: play_match(where["admin"], args.seconds)),
-            ("flood-admin", where["admin"], lambda: start_match_call(where["admin"], 30)),
-        ):
+        for name, target, count, follow in (
+            ("flood-bots", where["bots"], args.flood,
+             lambda: play_match(where["admin"], args.seconds)),
+            ("flood-admin", where["admin"], args.flood,
+             lambda: start_match_call(where["admin"], 30)),
+            ("flood-many", where["admin"], args.flood_many,
+             lambda: start_match_call(where["admin"], 30)),
+        ):  # fmt: skip
             if args.only is not None and name not in args.only:
                 continue
             before = memory(proc.pid)
             prober.window()
-            conns = flood(target, args.flood)
+            conns = flood(target, count)
             time.sleep(1.0)
             kept = held(conns)
-            result = follow()
+            files = len(os.listdir(f"/proc/{proc.pid}/fd"))
+            result = f"server open files {files}; " + follow()
             samples, failed = prober.window(), prober.failed
             prober.failed = 0
             after = memory(proc.pid)

@@ -51,6 +51,8 @@ from arena.scratch import scratch_dir
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"  # what every HTTP/2 client sends first
 FDS_PER_CONNECTION = 3  # the client's socket, the relay's to gRPC, and gRPC's end of it
 MAX_BUFFERED = 256 * 1024  # bytes held for a side that is not ready; reading stops past it
+BACKLOG = 1024  # connections the kernel holds for the listener before they are accepted
+ACCEPT_BATCH = 64  # accepted in one turn of the event loop before it does anything else
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +125,7 @@ class Guard:
         self._relays: dict[str, _Relay] = {}  # by the peer gRPC reports for it
         self._live: set[_Relay] = set()  # every admitted connection, relayed or not yet
         self._count = 0
-        self._server: asyncio.AbstractServer | None = None
+        self._listening: list[socket.socket] = []
         self._opening: set[asyncio.Task[None]] = set()  # relays connecting to gRPC
 
     @property
@@ -131,20 +133,87 @@ class Guard:
         return f"unix:{self.backend}"
 
     async def listen(self, address: str) -> int:
-        """Listen on ``address`` (HOST:PORT; port 0: any free port); the port bound."""
+        """Listen on ``address`` (HOST:PORT; port 0: any free port; a host of several addresses on
+        each); the port bound. Connections are accepted here, a batch at a time, and one past a cap
+        is closed before the event loop makes anything of it: a flood of them costs an accept and a
+        close each."""
         host, _, port_text = address.rpartition(":")
-        loop = asyncio.get_running_loop()
         try:
-            self._server = await loop.create_server(
-                lambda: _Front(self),
-                host.strip("[]") or None,
-                int(port_text),
-                reuse_address=True,
-                backlog=1024,
+            port = int(port_text)
+            found = socket.getaddrinfo(
+                host.strip("[]") or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
             )
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, UnicodeError) as exc:
             raise OSError(f"cannot listen for {self.what} on {address}: {exc}") from exc
-        return int(self._server.sockets[0].getsockname()[1])
+        loop = asyncio.get_running_loop()
+        seen = set()
+        try:
+            for family, kind, proto, _, where in found:
+                if (family, where) in seen:
+                    continue
+                seen.add((family, where))
+                sock = socket.socket(family, kind, proto)
+                self._listening.append(sock)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if family == socket.AF_INET6:
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                if port == 0 and len(self._listening) > 1:  # one port for all its addresses
+                    where = (where[0], self._listening[0].getsockname()[1], *where[2:])
+                sock.bind(where)
+                sock.listen(BACKLOG)
+                sock.setblocking(False)
+        except OSError as exc:
+            self._stop_listening()
+            raise OSError(
+                f"cannot listen for {self.what} on {address}: {exc.strerror or exc}"
+            ) from exc
+        if not self._listening:
+            raise OSError(f"cannot listen for {self.what} on {address}: no address resolved")
+        for sock in self._listening:
+            loop.add_reader(sock.fileno(), self._accept, sock)
+        return int(self._listening[0].getsockname()[1])
+
+    def _accept(self, sock: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        for _ in range(ACCEPT_BATCH):  # then the loop's other work, then the next batch
+            try:
+                conn, peer = sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:  # out of descriptors (EMFILE), say: try again in a moment
+                loop.remove_reader(sock.fileno())
+                loop.call_later(0.1, self._resume, sock)
+                return
+            client = client_of(str(peer[0])) if isinstance(peer, tuple) and peer else "?"
+            if not self._admit(client):
+                conn.close()  # past a cap: closed as it is accepted, before a byte is read
+                continue
+            conn.setblocking(False)
+            task = loop.create_task(self._serve(conn, client))
+            self._opening.add(task)
+            task.add_done_callback(self._opening.discard)
+
+    def _resume(self, sock: socket.socket) -> None:
+        if sock in self._listening:
+            asyncio.get_running_loop().add_reader(sock.fileno(), self._accept, sock)
+
+    async def _serve(self, conn: socket.socket, client: str) -> None:
+        try:
+            await asyncio.get_running_loop().connect_accepted_socket(
+                lambda: _Front(self, client), conn
+            )
+        except BaseException:
+            conn.close()
+            self._unadmit(client)
+            raise
+
+    def _stop_listening(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sock in self._listening:
+            with contextlib.suppress(Exception):
+                loop.remove_reader(sock.fileno())
+            sock.close()
+        self._listening.clear()
 
     def authenticated(self, peer: str) -> None:
         """The connection of gRPC's ``peer`` has shown a token: it no longer counts as anonymous (nor
@@ -178,6 +247,11 @@ class Guard:
         self.by_client[client] += 1
         return True
 
+    def _unadmit(self, client: str) -> None:
+        """An admitted connection that never became a relay."""
+        self.total -= 1
+        self._forget_anonymous(client)
+
     def _release(self, relay: _Relay) -> None:
         self._live.discard(relay)
         self.total -= 1
@@ -192,9 +266,7 @@ class Guard:
 
     async def close(self) -> None:
         """Stop listening and close every relayed connection; remove the private folder."""
-        if self._server is not None:
-            self._server.close()
-            self._server = None
+        self._stop_listening()
         for relay in list(self._live):
             relay.abort()
         for task in list(self._opening):
@@ -287,19 +359,15 @@ class _Relay:
 class _Front(asyncio.Protocol):
     """The client's side of a connection."""
 
-    def __init__(self, guard: Guard) -> None:
+    def __init__(self, guard: Guard, client: str) -> None:
         self.guard = guard
+        self.client = client  # admitted already (Guard._accept)
         self.relay: _Relay | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
-        peer = transport.get_extra_info("peername")
-        client = client_of(str(peer[0])) if isinstance(peer, tuple) and peer else "?"
-        if not self.guard._admit(client):
-            transport.abort()  # past a cap: closed as it is accepted, before a byte is read
-            return
         transport.set_write_buffer_limits(high=MAX_BUFFERED)
-        self.relay = _Relay(self.guard, client, transport)
+        self.relay = _Relay(self.guard, self.client, transport)
 
     def data_received(self, data: bytes) -> None:
         if self.relay is not None and not self.relay.closed:
