@@ -249,6 +249,7 @@ async def _serve(
         options=ManagerOptions(
             log_folder=LogFolder(logs, logs_max_mb * 1024 * 1024) if logs is not None else None
         ),
+        guarded=True,  # anyone on the network may reach it: caps per client, deadlines
     )
     written: Path | None = None
     stop = asyncio.Event()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-from arena.competition import bundles
+from arena.competition import bundles, intake
 from arena.competition.intake_queue import IntakeQueue
 from arena.competition.submission_api import SubmissionError
 from arena.ledger import LedgerError
@@ -61,9 +61,12 @@ class SubmissionsDesk(IntakeQueue):
                 await self._room_for(author, manifest.name)
                 try:
                     sid, _ = await self.db.call(
-                        self.store.submit, self.cid, author.id, manifest.name, manifest.version,
-                        manifest.language, bundle=sha, run=manifest.run, build=manifest.build,
-                    )  # fmt: skip
+                        self.store.submit,
+                        self.cid,
+                        author.id,
+                        bundle=sha,
+                        **intake.manifest_columns(manifest),
+                    )
                 except LedgerError as exc:
                     raise SubmissionError(self._for_author(exc)) from exc
             except SubmissionError:

@@ -30,6 +30,7 @@ from arena.bots.launcher import (
 )
 from arena.bots.limits import Limits
 from arena.competition.bundles import BundleError, Manifest, outside
+from arena.ledger.competitions import Submission
 from arena.play.conformance import check_bot
 from arena.sandbox import SandboxError, confine, workspace
 
@@ -43,6 +44,24 @@ class IntakeResult:
     ok: bool
     reason: str  # one line, for the author and the leaderboard
     log: str  # the build's and the check's output
+
+
+def manifest_columns(manifest: Manifest) -> dict[str, str]:
+    """A bundle's manifest as the ledger stores it, in a submission's columns (see
+    :func:`manifest_of`, which rebuilds it)."""
+    return {
+        "bot": manifest.name,
+        "version": manifest.version,
+        "language": manifest.language,
+        "run": manifest.run,
+        "build": manifest.build,
+    }
+
+
+def manifest_of(sub: Submission) -> Manifest:
+    """A bundle submission's manifest, rebuilt from the ledger's columns (see
+    :func:`manifest_columns`)."""
+    return Manifest(sub.bot, sub.version, sub.language, sub.run, sub.build)
 
 
 def runtime_command(manifest: Manifest, folder: Path) -> str:

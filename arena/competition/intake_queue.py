@@ -65,7 +65,7 @@ class IntakeQueue(Roster):
 
     async def _build_and_check(self, sub: store.Submission) -> None:
         caps = self.spec.submissions
-        manifest = bundles.Manifest(sub.bot, sub.version, sub.language, sub.run, sub.build)
+        manifest = intake.manifest_of(sub)
         built = self.builds / str(sub.id)
         if not await self._step(sub, store.BUILDING):
             return

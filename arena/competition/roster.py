@@ -49,9 +49,7 @@ class Roster(CompetitionState):
             if entrant not in self.entries:
                 command = ""  # a remote entrant plays from its own machine
                 if sub.kind == "bundle":
-                    manifest = bundles.Manifest(
-                        sub.bot, sub.version, sub.language, sub.run, sub.build
-                    )
+                    manifest = intake.manifest_of(sub)
                     build = self.builds / str(sub.id)
                     try:
                         command = intake.runtime_command(manifest, build)

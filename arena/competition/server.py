@@ -65,6 +65,7 @@ class CompetitionServer(SubmissionsDesk, PlayLoop):
             spec.server.bots,
             logs_dir=self.logs_dir,
             limits=spec.limits,
+            guarded=True,
             options=ManagerOptions(
                 # Never shown to a bot, whatever its command names: the ledger (every deal's
                 # secret) and the submitted bundles (every author's files).

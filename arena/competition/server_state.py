@@ -13,15 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import grpc
-
 from arena.bots import logs as bot_logs
 from arena.cluster.errors import ClusterError
 from arena.competition import bundles
 from arena.competition.matchmaker import Candidate, Pool
 from arena.competition.retention import Disk
 from arena.competition.spec import CompetitionSpec
-from arena.competition.submission_api import SubmissionsStarter
+from arena.competition.submission_api import SubmissionListener, SubmissionsStarter
 from arena.ledger import Ledger, LedgerError
 from arena.ledger import competitions as store
 from arena.play.game import GamePlayer
@@ -78,7 +76,7 @@ class CompetitionState:
         # The submission API the command line starts with the server (None: no submissions taken
         # but the desk's own calls).
         self.serve_submissions = serve_submissions
-        self.submissions: grpc.aio.Server | None = None
+        self.submissions: SubmissionListener | None = None
         self.ledger = ledger
         self.store = store.Competitions(ledger)
         data_dir = data_dir.resolve()  # bound into sandboxes by its full path
