@@ -75,13 +75,17 @@ class Disk:
         async with self._clearing:  # not beside a clear, which may be removing it too
             await self._drop_bundle(sha)
 
-    async def clear(self, live: list[store.Submission]) -> None:
+    async def clear(self, live: list[store.Submission]) -> bool:
         """Remove the builds of the submissions out of play for good that no intake or game uses any
         more, and the bundles that no submission in ``live`` (in intake or in play) names. (Whether
         an intake or a game uses a build or bundle is read from the counters just before it goes: a
         submission may have come in since the ledger was read.) One at a time: of two refreshes at
         once, the second found a bundle the first had taken off its list but was still removing,
-        passed it by and returned, and its caller saw it still there."""
+        passed it by and returned, and its caller saw it still there.
+
+        Whether a build out of play was kept because an intake or a game uses it (the caller clears
+        again later: its server's refreshes do, until none is left)."""
+        deferred = False
         async with self._clearing:
             kept = {str(s.id) for s in live}
             for name in await asyncio.to_thread(_names, self.builds) - kept:
@@ -89,6 +93,8 @@ class Disk:
                     with contextlib.suppress(OSError):
                         await asyncio.to_thread(intake._remove, self.builds / name)
                     self._removed(self.builds / name)
+                elif name.isdigit():
+                    deferred = True
             named = {s.bundle for s in live}
             for name in await asyncio.to_thread(_names, self.bundles.root):
                 sha = name.removesuffix(".tar.gz")
@@ -98,6 +104,7 @@ class Disk:
                     and not self.bundle_users[sha]
                 ):
                     await self._drop_bundle(sha)
+        return deferred
 
     async def _drop_bundle(self, sha: str) -> None:
         """Take a bundle out of the store at once (a put from now on unpacks it afresh) and remove

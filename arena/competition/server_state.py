@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("arena.competition")
 
 # A submission in intake or in play: its build and bundle are kept.
-LIVE = (store.BUILDING, store.CHECKING, store.ACTIVE, store.SUSPENDED)
+LIVE = store.LIVE
 INTAKES_AT_ONCE = 2  # submissions built and checked at the same time (one per author)
 
 
@@ -94,6 +94,16 @@ class CompetitionState:
         self.entries: dict[int, Entry] = {}  # by entrant id
         self.candidates: dict[int, Candidate] = {}  # the matchmaker's view of each entrant
         self.remote_tokens: dict[str, str] = {}  # a remote entrant's token hash: its bot name
+        self.remote_entrants: dict[str, int] = {}  # a remote entrant in play by its bot's name
+        # The ledger as the last refresh left it (see roster.Roster._refresh): where it stands in
+        # the ledger's changes, the submissions in intake or in play by id, and each entrant's
+        # (mu, sigma, games, order of its last game) on the competition's board.
+        self.marks = store.Marks()
+        self.live: dict[int, store.Submission] = {}
+        self.standings: dict[int, tuple[float, float, int, int]] = {}
+        # A build kept only because an intake or a game used it: the next refresh tidies again.
+        self.tidy_pending = True
+        self._refreshing = asyncio.Lock()
         self.played: dict[int, int] = {}  # games planned for each entrant
         self.paused = False
         self.running = 0

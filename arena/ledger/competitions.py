@@ -83,6 +83,38 @@ _SUBMISSION = (
     "s.entrant_id, s.status, s.reason, s.submitted_at, s.updated_at FROM submissions s "
     "JOIN authors a ON a.id = s.author_id"
 )
+# The same with the hash of a remote entrant's token last (None for a bundle).
+_SUBMISSION_AND_TOKEN = _SUBMISSION.replace(
+    " FROM submissions s", ", s.token_hash FROM submissions s"
+)
+
+# A submission in intake or in play.
+LIVE = (BUILDING, CHECKING, ACTIVE, SUSPENDED)
+
+
+@dataclass(frozen=True, slots=True)
+class Marks:
+    """Where a competition's server stands in the ledger's changes (see Competitions.changes); -1:
+    not read yet."""
+
+    submission_seq: int = -1
+    rating_seq: int = -1
+    voided: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """What changed in a competition's records since the marks given (Competitions.changes)."""
+
+    paused: bool
+    # Changed submissions in the order of their changes (the last of one is its state now), each with
+    # its remote entrant's token hash (None for a bundle).
+    submissions: list[tuple[Submission, str | None]]
+    # (mu, sigma, games, order of the last game) of the entrants rated since; every entrant of the
+    # board when ``whole``.
+    standings: dict[int, tuple[float, float, int, int]]
+    whole: bool
+    marks: Marks
 
 
 class Competitions:
@@ -406,22 +438,102 @@ class Competitions:
 
     @_guarded
     def standings(self, competition_id: int) -> dict[int, tuple[float, float, int, int]]:
-        """Per entrant on the competition's board: (mu, sigma, games, order of its last game)."""
-        last = {
-            int(r[0]): int(r[1])
-            for r in self.conn.execute(
-                "SELECT s.entrant_id, max(g.ord) FROM games g JOIN game_seats s ON s.game_id = g.id "
-                "WHERE g.tournament_id = ? GROUP BY s.entrant_id",
-                (competition_id,),
-            )
-        }
+        """Per entrant on the competition's board: (mu, sigma, games, order of its last game). Read
+        from the board and, per entrant, its last seat (an index step each): no pass over the
+        games, which took 8.6 s at a million."""
         out = {}
         for entrant, mu, sigma, games in self.conn.execute(
             "SELECT r.entrant_id, r.mu, r.sigma, r.games FROM ratings r JOIN boards b "
             "ON b.id = r.board_id WHERE b.kind = ? AND b.tournament_id = ?",
             (COMPETITION, competition_id),
         ):
-            out[int(entrant)] = (float(mu), float(sigma), int(games), last.get(int(entrant), -1))
+            out[int(entrant)] = (float(mu), float(sigma), int(games), -1)
+        for entrant, (mu, sigma, games, _) in out.items():
+            out[entrant] = (mu, sigma, games, self._last_order(competition_id, entrant))
+        return out
+
+    def _last_order(self, competition_id: int, entrant_id: int) -> int:
+        """The order of the entrant's last game in the competition (-1: none): its last seat row
+        is that game's, unless the same program also played elsewhere (then its games are read)."""
+        row = self.conn.execute(
+            "SELECT g.ord, g.tournament_id FROM game_seats s JOIN games g ON g.id = s.game_id "
+            "WHERE s.rowid = (SELECT max(rowid) FROM game_seats WHERE entrant_id = ?)",
+            (entrant_id,),
+        ).fetchone()
+        if row is None:
+            return -1
+        if row[1] == competition_id:
+            return int(row[0])
+        row = self.conn.execute(
+            "SELECT max(g.ord) FROM game_seats s JOIN games g ON g.id = s.game_id "
+            "WHERE s.entrant_id = ? AND g.tournament_id = ?",
+            (entrant_id, competition_id),
+        ).fetchone()
+        return -1 if row[0] is None else int(row[0])
+
+    @_guarded
+    def changes(self, competition_id: int, since: Marks) -> Changes:
+        """What a competition's server needs to bring its pool up to the ledger, since it last read
+        it (``since``: the marks that read returned; :class:`Marks` () the first time): its pause
+        switch, the submissions changed (all those in intake or in play the first time), and the
+        ratings of the entrants rated since (the whole board the first time, or when games were
+        voided meanwhile). Costs what changed, not what the competition holds."""
+        paused = self.paused(competition_id)
+        sub_seq = int(
+            self.conn.execute("SELECT coalesce(max(change_seq), 0) FROM submissions").fetchone()[0]
+        )
+        # Every rating up to this one is written (they are numbered in their transactions, which
+        # take turns): the next read starts after it.
+        rating_seq = int(
+            self.conn.execute("SELECT coalesce(max(rating_seq), 0) FROM games").fetchone()[0]
+        )
+        voided = int(
+            self.conn.execute("SELECT coalesce(max(id), 0) FROM voided_games").fetchone()[0]
+        )
+        args: list[Any]
+        if since.submission_seq < 0:
+            where, args = f"s.status IN ({', '.join('?' * len(LIVE))})", list(LIVE)
+        else:
+            where, args = "s.change_seq > ? AND s.change_seq <= ?", [since.submission_seq, sub_seq]
+        rows = self.conn.execute(
+            f"{_SUBMISSION_AND_TOKEN} WHERE s.competition_id = ? AND {where} ORDER BY s.change_seq",
+            (competition_id, *args),
+        ).fetchall()
+        subs = [(Submission(*r[:-1]), r[-1]) for r in rows]
+        whole = since.rating_seq < 0 or voided != since.voided
+        if whole:
+            standings = self.standings(competition_id)
+        else:
+            standings = self._rated(competition_id, since.rating_seq, rating_seq)
+        return Changes(paused, subs, standings, whole, Marks(sub_seq, rating_seq, voided))
+
+    def _rated(
+        self, competition_id: int, after: int, upto: int
+    ) -> dict[int, tuple[float, float, int, int]]:
+        """The standings of the entrants whose games were rated after ``after`` up to ``upto``."""
+        last: dict[int, int] = {}
+        for entrant, order in self.conn.execute(
+            "SELECT s.entrant_id, g.ord FROM games g JOIN game_seats s ON s.game_id = g.id "
+            "WHERE g.rating_seq > ? AND g.rating_seq <= ? AND g.tournament_id = ?",
+            (after, upto, competition_id),
+        ):
+            last[int(entrant)] = max(last.get(int(entrant), -1), int(order))
+        if not last:
+            return {}
+        board = self.conn.execute(
+            "SELECT id FROM boards WHERE kind = ? AND tournament_id = ?",
+            (COMPETITION, competition_id),
+        ).fetchone()
+        out = {}
+        ids = sorted(last)
+        for start in range(0, len(ids), 500):  # within SQLite's count of bound values
+            chunk = ids[start : start + 500]
+            for entrant, mu, sigma, games in self.conn.execute(
+                "SELECT entrant_id, mu, sigma, games FROM ratings WHERE board_id = ? "
+                f"AND entrant_id IN ({', '.join('?' * len(chunk))})",
+                (board[0] if board else -1, *chunk),
+            ):
+                out[int(entrant)] = (float(mu), float(sigma), int(games), last[int(entrant)])
         return out
 
     @_guarded

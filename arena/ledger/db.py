@@ -74,6 +74,21 @@ def planned_game(row: Sequence[Any]) -> ScheduledGame:
     )
 
 
+def statements(sql: str) -> list[str]:
+    """A migration's statements, each whole: a trigger's body holds semicolons of its own."""
+    out: list[str] = []
+    pending = ""
+    for piece in sql.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                out.append(pending)
+            pending = ""
+    if pending.strip(" \n;"):
+        out.append(pending)
+    return out
+
+
 class Ledger(Queries):
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
@@ -135,9 +150,8 @@ class Ledger(Queries):
                 rebuild = False
                 for version, sql in enumerate(MIGRATIONS, start=1):
                     if version not in done:
-                        for statement in sql.split(";"):
-                            if statement.strip():
-                                self.conn.execute(statement)
+                        for statement in statements(sql):
+                            self.conn.execute(statement)
                         self.conn.execute(
                             "INSERT INTO _migrations VALUES (?, ?)", (version, _now())
                         )

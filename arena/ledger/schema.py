@@ -26,7 +26,8 @@ Tables (open the file with sqlite-utils or Datasette to browse them):
 - ``submissions``: every bot version an author submitted to a competition: a bundle (its content hash,
   run and build commands) or a remote entrant (a hash of the token it dials in with), its status
   (building, checking, active, failed, suspended, withdrawn, replaced) with the reason and the build and
-  check log, and the entrant it plays as once active.
+  check log, the entrant it plays as once active, and ``change_seq``: the order of its last change
+  (set by triggers at every insert and update), so that a server reads only what changed.
 - ``competition_state``: whether a competition's matchmaking is paused.
 - ``boards``: the leaderboards: one per tournament (``kind`` tournament, named after it), one per
   variant pooling every tournament of that variant (``kind`` pooled), and one per competition (``kind``
@@ -252,6 +253,25 @@ MIGRATIONS: tuple[str, ...] = (
     # 8: no table changes; the ratings are rebuilt (REBUILD_AFTER): players sharing a seat in
     # consultation now share its weight, where two allies were rated as twice a single player.
     "",
+    # 9: a competition's server reads only the submissions changed since its last look: each insert
+    # or update of a submission takes the next change_seq (its triggers; writers take turns, so the
+    # numbers appear in the order they were written), where it read them all every 2 s (issue 47).
+    """
+    ALTER TABLE submissions ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0;
+    UPDATE submissions SET change_seq = id;
+    CREATE INDEX submissions_by_change ON submissions (change_seq);
+    CREATE TRIGGER submissions_added AFTER INSERT ON submissions
+    BEGIN
+        UPDATE submissions SET change_seq = (SELECT max(change_seq) FROM submissions) + 1
+            WHERE id = NEW.id;
+    END;
+    CREATE TRIGGER submissions_changed AFTER UPDATE ON submissions
+        WHEN NEW.change_seq = OLD.change_seq
+    BEGIN
+        UPDATE submissions SET change_seq = (SELECT max(change_seq) FROM submissions) + 1
+            WHERE id = NEW.id;
+    END;
+    """,
 )
 
 # Migrations after which the ratings are rebuilt from the games (they, or how they are computed,

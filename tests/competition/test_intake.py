@@ -22,8 +22,9 @@ from intake_helpers import TIMEOUT, Gates, bundle, run, running, until
 from arena.bots.limits import Limits
 from arena.competition import bundles, intake
 from arena.competition.submission_api import SubmissionError
-from arena.ledger import LedgerError
+from arena.ledger import Ledger, LedgerError
 from arena.ledger import competitions as store
+from arena.ledger.rows import ScheduledGame
 from arena.sandbox import probe
 
 NOBODY = 65534  # a uid of no one's, to build as when the tests run as root
@@ -110,6 +111,47 @@ async def another_thread_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         await until(lambda: comp.submission(sub.id).status == store.ACTIVE, lambda: server.fatal)
         assert server.fatal is None
         assert [a.name for a in comp.authors(server.cid)] == ["ada", "bob"]
+
+
+def test_a_refresh_applies_what_changed_in_the_ledger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(refresh_applies_changes, tmp_path, monkeypatch)
+
+
+async def refresh_applies_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 47: a refresh reads only what changed since the last (an organiser's suspension from
+    another process, a game rated) and applies it to the pool and the entrants in play."""
+    async with running(tmp_path, monkeypatch, Gates()) as (server, comp, ada):
+        comp.add_author(server.cid, "bob")
+        bob = comp.authors(server.cid)[1]
+        one = await server.submit(ada, bundle("1"))
+        two = await server.submit(bob, bundle("1", name="c"))
+        for sub in (one, two):
+            await until(lambda sub=sub: comp.submission(sub.id).status == store.ACTIVE)
+        await until(lambda: not server._tasks)
+        ids = {s.bot: comp.submission(s.id).entrant_id for s in (one, two)}
+        a, c = ids["b"], ids["c"]
+        assert a is not None and c is not None
+        assert a in server.pool and c in server.pool
+        organiser = Ledger(tmp_path / "ledger.sqlite")
+        store.Competitions(organiser).set_status(one.id, store.SUSPENDED, "by the organiser")
+        await server._refresh()
+        assert a not in server.pool and a not in server.entries
+        store.Competitions(organiser).set_status(one.id, store.ACTIVE, "", when=(store.SUSPENDED,))
+        organiser.close()
+        await server._refresh()
+        assert a in server.pool and server.entries[a].submission.status == store.ACTIVE
+        game = ScheduledGame("c000000000-s0", 0, 0, 0, 0, 0, 1, (("b",), ("c",)), ("b", "c"))
+        server.ledger.plan(server.cid, [game])
+        result = {"sides": [[0], [1]], "ranking": [0, 1], "scores": [1000, 500]}
+        record = {"games": [{"outcome": "normal", "detail": "", "culprit": -1, "result": result}]}
+        server.ledger.record_game(server.cid, "two-handed", game, {"b": a, "c": c}, record)
+        await server._refresh()
+        winner, loser = server.pool.get(a), server.pool.get(c)
+        assert winner is not None and loser is not None
+        assert winner.mu > 25.0 > loser.mu and winner.games == loser.games == 1
+        assert winner.last == loser.last == 0
 
 
 BUILD_TWICE = """

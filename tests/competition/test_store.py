@@ -23,6 +23,7 @@ from arena.ledger.competitions import (
     SUSPENDED,
     WITHDRAWN,
     Competitions,
+    Marks,
     hash_token,
 )
 from arena.ledger.rows import ScheduledGame
@@ -356,3 +357,53 @@ def test_skeletons_fold_what_a_reader_cannot_tell_apart() -> None:
     )
     assert not same_name("py-trickster", "py-tricksters")
     assert not same_name("alpha", "alpha2")
+
+
+def test_changes_are_what_changed_since_the_last_read(
+    comp: tuple[Ledger, Competitions, int], tmp_path: Path
+) -> None:
+    """Issue 47: a competition's server read every live submission and scanned every game of the
+    competition at each refresh (8.6 s at a million games). It now reads what changed since its
+    last read: the submissions changed (by anyone: another connection here, as the organiser's
+    commands are), the entrants rated; the whole board again only when games were voided."""
+    led, store, cid = comp
+    ada = store.author_of(cid, store.add_author(cid, "ada"))
+    bob = store.author_of(cid, store.add_author(cid, "bob"))
+    assert ada and bob
+    a, _ = store.submit(cid, ada.id, "a", "1", "python", bundle="a" * 64, run="r")
+    b, _ = store.submit(cid, bob.id, "b", "1", "python", bundle="b" * 64, run="r")
+    failed, _ = store.submit(cid, bob.id, "c", "1", "python", bundle="c" * 64, run="r")
+    store.set_status(failed, FAILED, "no")
+    first = store.changes(cid, Marks())
+    assert first.whole and first.standings == {} and not first.paused
+    assert [(s.bot, s.status) for s, _ in first.submissions] == [("a", BUILDING), ("b", BUILDING)]
+    assert store.changes(cid, first.marks).submissions == [], "nothing changed since"
+    ids = {"a": store.activate(a, "bundle:a"), "b": store.activate(b, "bundle:b")}
+    second = store.changes(cid, first.marks)
+    assert [(s.bot, s.status) for s, _ in second.submissions] == [("a", ACTIVE), ("b", ACTIVE)]
+    games = [game(i, "a", "b") for i in range(3)]
+    led.plan(cid, games)
+    led.record_game(cid, "two-handed", games[0], ids, record())
+    third = store.changes(cid, second.marks)
+    assert not third.whole and third.submissions == []
+    assert set(third.standings) == {ids["a"], ids["b"]}
+    assert third.standings == {e: store.standings(cid)[e] for e in ids.values()}
+    assert store.changes(cid, third.marks).standings == {}, "rated once, read once"
+    # The organiser suspends b from another process, and pauses.
+    other = Ledger(tmp_path / "l.sqlite")
+    Competitions(other).set_status(b, SUSPENDED, "by the organiser")
+    Competitions(other).set_paused(cid, True)
+    other.close()
+    fourth = store.changes(cid, third.marks)
+    assert fourth.paused
+    assert [(s.bot, s.status) for s, _ in fourth.submissions] == [("b", SUSPENDED)]
+    # A remote entrant's token hash comes with it.
+    r, token = store.submit(cid, ada.id, "r", "1", "remote")
+    store.activate(r, "remote:r")
+    fifth = store.changes(cid, fourth.marks)
+    assert [(s.bot, t) for s, t in fifth.submissions] == [("r", hash_token(token))]
+    # A voided game: the whole board is read again.
+    led.record_game(cid, "two-handed", games[1], ids, record())
+    led.void_games(cid, "test", outcomes=("normal",))
+    sixth = store.changes(cid, fifth.marks)
+    assert sixth.whole and sixth.standings == store.standings(cid) == {}
