@@ -164,7 +164,8 @@ async def max_bots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             asyncio.ensure_future(server.register_remote(bob, f"s{i}", "1", "python"))
             for i in (1, 2)
         ]
-        await until(lambda: len(comp.submissions(server.cid, bob.id)) == 3)
+        # All three activated (each asks for its refresh just after), not only submitted.
+        await until(lambda: len(comp.submissions(server.cid, bob.id, (store.ACTIVE,))) == 3)
         gate.set()
         await asyncio.gather(first, *rest)
         assert len(refreshes) == 2
