@@ -49,7 +49,7 @@ from pydantic import BaseModel, Field
 
 from arena.bots.limits import Limits
 from arena.cluster.address import address_problem
-from arena.game import VARIANT_NAMES, Variant, VariantError, variant
+from arena.game import VARIANT_NAMES, Variant, VariantError, options_help, variant
 from arena.referee import Policies, TimeControl
 from arena.tournament.bounds import MAX_SEED
 from arena.tournament.files import (
@@ -203,7 +203,7 @@ class CompetitionModel(BaseModel):
     model_config = STRICT
     name: Text
     variant: Literal[VARIANT_NAMES] = "two-handed"  # type: ignore[valid-type]
-    options: dict[str, str] = {}
+    options: dict[str, str] = Field(default={}, description=options_help())
     seed: Annotated[int, Field(ge=0, le=MAX_SEED)] = 0
     time_control: TimeControlModel = TimeControlModel()
     policies: PoliciesModel = PoliciesModel()

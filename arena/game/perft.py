@@ -319,6 +319,9 @@ CASE_SPECS: tuple[CaseSpec, ...] = (
     CaseSpec("four-handed-partners", {}, 3, 0, "richest-declare", 4, "partners declaring"),
     CaseSpec("three-handed-consultation", {}, 1, 0, "start", 5, "the allies' shared hand"),
     CaseSpec("four-handed-consultation", {}, 2, 1, "start", 5, "two teams sharing hands"),
+    # Issue 48: Polish played further up (000: "not less than 2000 up").
+    CaseSpec("polish", {"target": "2500"}, 4, 0, "before-end:10", 10, "the end of a game to 2500"),
+    CaseSpec("polish", {"target": "5000"}, 1, 1, "before-trick:31", 8, "a deal of a game to 5000"),
 )
 
 

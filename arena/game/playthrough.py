@@ -131,6 +131,16 @@ GAMES: tuple[GameSpec, ...] = (
         why="one against two allies sharing a hand, the decision alternating trick by trick",
         shows=("deciding_member",),
     ),
+    # Issue 48: the seeds' last rules.
+    GameSpec(
+        "polish-target3000-seed1",
+        "polish",
+        {"target": "3000"},
+        seed=1,
+        policy_seed=1,
+        why="Polish played to 3000 (option target): the game goes on past 2000",
+        shows=('"target":"3000"', "target=3000"),
+    ),
 )
 
 

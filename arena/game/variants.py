@@ -121,7 +121,11 @@ _OPTION_VALUES: dict[str, tuple[str, ...]] = {
     "declarations_per_trick": ("disjoint", "one"),
     "bezique_cards": ("fixed", "trump-dependent"),
     "game_end": ("end-of-deal", "immediate"),
+    # Polish (000: "The game is not less than 2000 up"): how far up the game is played.
+    "target": ("2000", "2500", "3000", "4000", "5000"),
 }
+# Options whose value is a number of the Variant (its field of the same name); the others are words.
+_NUMBER_OPTIONS = frozenset({"target"})
 
 # What every variant of the ordinary rules shares: 8 cards dealt 3-2-3, a turn-up, the last trick 10.
 _ORDINARY: dict[str, object] = dict(
@@ -146,7 +150,7 @@ _BASES: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
             target=2000,
             declarations_per_trick="compound",
         ),
-        ("game_end",),
+        ("game_end", "target"),
     ),
     # docs/rules.md §3 (000, EB9-643).
     "three-handed": (dict(_ORDINARY, packs=3, seats=3, target=2000), _ORDINARY_OPTIONS),
@@ -202,6 +206,16 @@ def variant_options(name: str) -> dict[str, tuple[str, ...]]:
     return {opt: _OPTION_VALUES[opt] for opt in _BASES[name][1]}
 
 
+def options_help() -> str:
+    """Every option with its accepted values (the first the default) and the variants taking it: the
+    help text of the ``options`` table of tournament and competition files."""
+    parts = []
+    for opt, values in _OPTION_VALUES.items():
+        names = [n for n, (_, opts) in _BASES.items() if opt in opts]
+        parts.append(f"{opt} = {' | '.join(values)} ({', '.join(names)})")
+    return "The variant's options (the first value is the default): " + "; ".join(parts)
+
+
 def variant(name: str, **options: str) -> Variant:
     """Build a variant from its name and option values (``variant("two-handed", game_end="immediate")``).
 
@@ -228,4 +242,7 @@ def _variant(name: str, options: tuple[tuple[str, str], ...]) -> Variant:
             )
         chosen[key] = value
     full = {opt: chosen.get(opt, values[0]) for opt, values in accepted.items()}
-    return Variant(name=name, options=tuple(sorted(full.items())), **base, **full)  # type: ignore[arg-type]
+    fields: dict[str, object] = {**base}
+    for opt, value in full.items():
+        fields[opt] = int(value) if opt in _NUMBER_OPTIONS else value
+    return Variant(name=name, options=tuple(sorted(full.items())), **fields)  # type: ignore[arg-type]

@@ -67,7 +67,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from arena.bots.launcher import LaunchError, check_command
 from arena.bots.limits import Limits
 from arena.cluster.address import address_problem
-from arena.game import VARIANT_NAMES, Variant, VariantError, variant
+from arena.game import VARIANT_NAMES, Variant, VariantError, options_help, variant
 from arena.referee import Policies, TimeControl
 from arena.tournament.bounds import (
     MAX_CONCURRENCY,
@@ -215,7 +215,7 @@ class TournamentModel(BaseModel):
     model_config = STRICT
     name: Text
     variant: Literal[VARIANT_NAMES] = "two-handed"  # type: ignore[valid-type]
-    options: dict[str, str] = {}
+    options: dict[str, str] = Field(default={}, description=options_help())
     format: Literal[FORMATS] = "round-robin"  # type: ignore[valid-type]
     entrants: Annotated[list[EntrantModel], Field(min_length=1, max_length=MAX_ENTRANTS)]
     deals_per_pairing: Annotated[int, Field(ge=1, le=MAX_DEALS_PER_PAIRING)] = 1
