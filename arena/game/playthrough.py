@@ -104,7 +104,13 @@ GAMES: tuple[GameSpec, ...] = (
         seed=543,
         policy_seed=543,
         why="carte blanche at the deal and on draws, four aces re-formed, trumps fixed, settlement",
-        shows=("shows carte blanche", "declares four-aces", "fixes trumps", "settlement:"),
+        shows=(
+            "shows carte blanche",
+            "declares four-aces",
+            "fixes trumps",
+            "settlement:",
+            '"brisques":',  # counted once the stock holds twelve cards or fewer (issue 48)
+        ),
     ),
     # Issue 3: the multi-player games (docs/rules.md §3 and §4).
     GameSpec(

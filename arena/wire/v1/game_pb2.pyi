@@ -204,6 +204,7 @@ class SeatView(_message.Message):
     TO_SCORE_FIELD_NUMBER: _builtins.int
     CARTE_BLANCHE_FIELD_NUMBER: _builtins.int
     TABLE_MARKS_FIELD_NUMBER: _builtins.int
+    BRISQUES_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     hand_size: _builtins.int
     tricks_won: _builtins.int
@@ -211,6 +212,10 @@ class SeatView(_message.Message):
     total: _builtins.int
     carte_blanche: _builtins.bool
     """Rubicon"""
+    brisques: _builtins.int
+    """Rubicon: the brisque points this seat has won, present only once they may be counted (the stock
+    holds twelve cards or fewer, 000); then every seat's count is shown to everybody.
+    """
     @_builtins.property
     def table(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """declared cards lying on the table"""
@@ -242,12 +247,15 @@ class SeatView(_message.Message):
         to_score: _abc.Iterable[_builtins.str] | None = ...,
         carte_blanche: _builtins.bool = ...,
         table_marks: _abc.Iterable[_builtins.int] | None = ...,
+        brisques: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_brisques", b"_brisques", "brisques", b"brisques"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["carte_blanche", b"carte_blanche", "deal_points", b"deal_points", "hand_size", b"hand_size", "open_cards", b"open_cards", "seat", b"seat", "table", b"table", "table_marks", b"table_marks", "to_score", b"to_score", "total", b"total", "tricks_won", b"tricks_won"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_brisques", b"_brisques", "brisques", b"brisques", "carte_blanche", b"carte_blanche", "deal_points", b"deal_points", "hand_size", b"hand_size", "open_cards", b"open_cards", "seat", b"seat", "table", b"table", "table_marks", b"table_marks", "to_score", b"to_score", "total", b"total", "tricks_won", b"tricks_won"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__brisques: _TypeAlias = _typing.Literal["brisques"]  # noqa: Y015
+    _WhichOneofArgType__brisques: _TypeAlias = _typing.Literal["_brisques", b"_brisques"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__brisques) -> _WhichOneofReturnType__brisques | None: ...
 
 Global___SeatView: _TypeAlias = SeatView  # noqa: Y015
 
