@@ -15,7 +15,7 @@ from enum import Enum
 from arena.game.actions import Combo
 from arena.game.errors import VariantError
 
-RULES_VERSION = "3"
+RULES_VERSION = "4"
 
 
 class Family(Enum):
@@ -73,6 +73,9 @@ class Variant:
     team_sizes: tuple[int, ...] = ()
     # 000: four-handed, the last eight tricks are played as two duels.
     last_duels: bool = False
+    # The players cut for the first deal where the books say so (002: "The players cut for deal, and
+    # the highest bezique card deals"; Polish and Rubicon deal as ordinary bezique, 000).
+    cut_for_deal: bool = False
     options: tuple[tuple[str, str], ...] = field(default=())
     # Derived from the above once (the engine asks for them at every step of partnership games).
     _sides: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
@@ -140,7 +143,10 @@ _ORDINARY_OPTIONS = ("declarations_per_trick", "bezique_cards", "game_end")
 
 # name -> (fields, the options it takes)
 _BASES: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
-    "two-handed": (dict(_ORDINARY, packs=2, seats=2, target=1000), _ORDINARY_OPTIONS),
+    "two-handed": (
+        dict(_ORDINARY, packs=2, seats=2, target=1000, cut_for_deal=True),
+        _ORDINARY_OPTIONS,
+    ),
     "polish": (
         dict(
             _ORDINARY,
@@ -149,6 +155,7 @@ _BASES: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
             seats=2,
             target=2000,
             declarations_per_trick="compound",
+            cut_for_deal=True,
         ),
         ("game_end", "target"),
     ),
@@ -191,6 +198,7 @@ _BASES: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
             last_trick=50,
             scores=RUBICON_SCORES,
             declarations_per_trick="one",
+            cut_for_deal=True,
         ),
         (),
     ),

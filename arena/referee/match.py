@@ -19,6 +19,7 @@ from dataclasses import asdict
 from typing import NamedTuple
 
 from arena.game import Action, GameResult, GameState, ParseError, observe
+from arena.game.cutting import draw_cut
 from arena.game.events import event_text
 from arena.referee.config import FailurePolicy, MatchConfig, Outcome
 from arena.referee.ports import Decision, GameEnd, SeatFailure, SeatPort
@@ -113,8 +114,16 @@ class Match:
         v = self.variant
         seed = cfg.game_seed(game)  # public: recorded
         secret = cfg.deal_seed(game)  # what the deals are drawn from: never recorded
-        state = GameState.new(v, seed=secret, dealer=cfg.dealer(game), decks=cfg.game_decks(game))
+        dealer = cfg.dealer(game)
+        # 002: the players cut for the deal, where the books say so and no dealer is set (duplicate
+        # deals and scripted sessions set theirs): a chance event drawn from the game's secret seed
+        # like its deals, and recorded.
+        cut = (
+            draw_cut(secret, range(v.seats), v.packs) if dealer is None and v.cut_for_deal else None
+        )
+        state = GameState.new(v, seed=secret, dealer=dealer, decks=cfg.game_decks(game), cut=cut)
         rec = GameRecord(index=game, seed=seed, dealer=state.first_dealer, strikes=[0] * v.seats)
+        rec.cut = cut.text if cut is not None else ""
         rec.decks.append(deck_texts(state))
         bank = [float(tc.bank_ms)] * v.seats
         # How much of the public log each player has been sent (players sharing a seat each need it).

@@ -14,6 +14,7 @@ from typing import Any
 
 from arena.game import RULES_VERSION, Action, GameResult, GameState, observe, variant
 from arena.game.cards import card_text, kind_text, parse_kind
+from arena.game.cutting import parse_cut
 
 
 @dataclass(slots=True)
@@ -43,6 +44,9 @@ class GameRecord:
     culprit: int = -1
     strikes: list[int] = field(default_factory=list)
     result: dict[str, Any] = field(default_factory=dict)
+    # The players' cut for the deal (arena.game.cutting's text form), where the books describe one
+    # and the referee drew it; empty otherwise (and in records made before it was drawn).
+    cut: str = ""
 
     def to_dict(self, timings: bool = True) -> dict[str, Any]:
         """See :meth:`MatchRecord.to_dict`."""
@@ -76,6 +80,7 @@ class GameRecord:
             "culprit": self.culprit,
             "strikes": list(self.strikes),
             "result": _plain(self.result),
+            **({"cut": self.cut} if self.cut else {}),
         }
 
 
@@ -184,7 +189,8 @@ def replay(record: MatchRecord, game: GameRecord) -> GameState:
     try:
         v = variant(record.variant, **record.options)
         decks = [[parse_kind(k) for k in deck] for deck in game.decks]
-        return GameState.new(v, seed=game.seed, dealer=game.dealer, decks=decks)
+        cut = parse_cut(game.cut) if game.cut else None
+        return GameState.new(v, seed=game.seed, dealer=game.dealer, decks=decks, cut=cut)
     except (TypeError, AttributeError) as exc:  # a field of the wrong type
         raise ValueError(f"a field of the wrong type: {exc}") from exc
 
