@@ -63,6 +63,7 @@ from arena.tournament.files import (
     read_toml,
     to_policies,
 )
+from arena.tournament.spec import SERIES_IN_ONE_GAME_MATCHES
 
 
 class CompetitionFileError(ValueError):
@@ -234,6 +235,9 @@ def parse(data: dict[str, Any], source: str = "<competition>") -> CompetitionSpe
         v: Variant | None = variant(m.variant, **m.options)
     except VariantError as exc:
         problems.append(("options", str(exc)))
+        v = None
+    if v is not None and v.consultation == "series":  # docs/rules.md §3.2
+        problems.append(("options", SERIES_IN_ONE_GAME_MATCHES))
         v = None
     if m.server.submissions == m.server.bots and not m.server.bots.endswith(":0"):
         problems.append(("server.bots", "the bots' address must differ from the submissions'"))

@@ -66,6 +66,9 @@ class Variant:
         "fixed"  # "fixed" (QS + JD) or "trump-dependent" (QC + JH with S or D trumps)
     )
     game_end: str = "end-of-deal"  # "end-of-deal" or "immediate"
+    consultation: str = (
+        "per-game"  # three-handed consultation: "per-game" or "series" (the referee's)
+    )
     # Sides of seats whose scores add (partners); empty: every seat alone.
     partnerships: tuple[tuple[int, ...], ...] = ()
     # Players sharing each seat's hand in consultation (the decision alternates trick by trick); empty:
@@ -126,6 +129,10 @@ _OPTION_VALUES: dict[str, tuple[str, ...]] = {
     "game_end": ("end-of-deal", "immediate"),
     # Polish (000: "The game is not less than 2000 up"): how far up the game is played.
     "target": ("2000", "2500", "3000", "4000", "5000"),
+    # Three-handed consultation (000): who plays alone in each game: the schedule's choice, or a
+    # series in which the single player "continues to do so till the allies win a game" (the referee
+    # seats the players game by game, docs/rules.md §3.2). One game plays the same either way.
+    "consultation": ("per-game", "series"),
 }
 # Options whose value is a number of the Variant (its field of the same name); the others are words.
 _NUMBER_OPTIONS = frozenset({"target"})
@@ -163,7 +170,7 @@ _BASES: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
     "three-handed": (dict(_ORDINARY, packs=3, seats=3, target=2000), _ORDINARY_OPTIONS),
     "three-handed-consultation": (
         dict(_ORDINARY, packs=2, seats=2, target=1000, team_sizes=(1, 2)),
-        _ORDINARY_OPTIONS,
+        (*_ORDINARY_OPTIONS, "consultation"),
     ),
     # docs/rules.md §4 (000, 003).
     "four-handed": (

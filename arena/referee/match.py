@@ -30,6 +30,7 @@ from arena.referee.record import (
     deck_texts,
     result_to_dict,
 )
+from arena.referee.series import Seating, first_seating, next_seating
 
 
 class PublicEvent(NamedTuple):
@@ -98,9 +99,27 @@ class Match:
 
     async def run(self) -> MatchRecord:
         self._deadline = _Deadline()
+        series = self.variant.consultation == "series"
+        roster = [p for ports in self.players for p in ports]  # the players, as given
+        seating: Seating = ()
         try:
             for game in range(self.config.games):
-                self.record.games.append(await self._play_game(game))
+                cut = None
+                if series:
+                    # 000: the single player "continues to do so till the allies win a game, when
+                    # the two cut as before to see who shall be the single player".
+                    seed = self.config.deal_seed(game)
+                    if not seating:
+                        seating, cut = first_seating(seed)
+                    else:
+                        allies_won = self.ends[-1].result.ranking == (1, 0)
+                        seating, cut = next_seating(seating, allies_won, seed)
+                    self.players = [[roster[i] for i in seat] for seat in seating]
+                rec = await self._play_game(game, seating)
+                if series:
+                    rec.seating = [list(seat) for seat in seating]
+                    rec.single_cut = cut.text if cut is not None else ""
+                self.record.games.append(rec)
         finally:
             self._deadline.close()
         for ports in self.players:
@@ -108,7 +127,7 @@ class Match:
                 await _quietly(port.match_over(self.match_id, self.ends))
         return self.record
 
-    async def _play_game(self, game: int) -> GameRecord:
+    async def _play_game(self, game: int, seating: Seating = ()) -> GameRecord:
         cfg = self.config
         tc = cfg.time_control
         v = self.variant
@@ -178,7 +197,7 @@ class Match:
         result = state.result() if state.is_terminal() else _forfeit_result(state, culprit)
         rec.outcome, rec.detail, rec.culprit = outcome.text, detail, culprit
         rec.result = result_to_dict(result)
-        await self._end_game(GameEnd(game, result, outcome, detail, culprit))
+        await self._end_game(GameEnd(game, result, outcome, detail, culprit, seating))
         return rec
 
     async def _end_game(self, end: GameEnd) -> None:

@@ -47,6 +47,11 @@ class GameRecord:
     # The players' cut for the deal (arena.game.cutting's text form), where the books describe one
     # and the referee drew it; empty otherwise (and in records made before it was drawn).
     cut: str = ""
+    # Consultation series (docs/rules.md §3.2): each seat's players in this game, as indexes into the
+    # match's players in the order given (its ``players`` flattened), and the cut for the single player
+    # made before this game (cutters are those indexes); empty outside a series.
+    seating: list[list[int]] = field(default_factory=list)
+    single_cut: str = ""
 
     def to_dict(self, timings: bool = True) -> dict[str, Any]:
         """See :meth:`MatchRecord.to_dict`."""
@@ -80,7 +85,9 @@ class GameRecord:
             "culprit": self.culprit,
             "strikes": list(self.strikes),
             "result": _plain(self.result),
-            **({"cut": self.cut} if self.cut else {}),
+            "cut": self.cut,
+            "seating": [list(s) for s in self.seating],
+            "single_cut": self.single_cut,
         }
 
 

@@ -92,6 +92,13 @@ from arena.tournament.files import (
     to_policies,
 )
 
+# A tournament's or competition's game is a one-game match whose seats the schedule gives.
+SERIES_IN_ONE_GAME_MATCHES = (
+    "consultation = 'series' seats the players game by game within one match of several games "
+    "(arena match --games N -o consultation=series); each game here is a match of its own whose "
+    "seats the schedule gives: use consultation = 'per-game'"
+)
+
 FORMATS = ("round-robin", "double-round-robin", "gauntlet", "swiss")
 
 
@@ -278,6 +285,9 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
         v: Variant | None = variant(m.variant, **m.options)
     except VariantError as exc:
         problems.append(("options", str(exc)))
+        v = None
+    if v is not None and v.consultation == "series":  # docs/rules.md §3.2
+        problems.append(("options", SERIES_IN_ONE_GAME_MATCHES))
         v = None
     seen: set[str] = set()
     for i, e in enumerate(m.entrants):
