@@ -36,6 +36,8 @@ EV_CARTE_BLANCHE: Final = 6  # (EV_CARTE_BLANCHE, seat, shown kinds)
 EV_SCORE: Final = 7  # (EV_SCORE, seat, reason, points): points credited other than declarations
 EV_TRUMPS: Final = 8  # (EV_TRUMPS, seat, suit): Rubicon, trumps fixed by a marriage or sequence
 EV_CUT: Final = 9  # (EV_CUT, seat, kind): a card cut for the first deal (before EV_DEAL)
+EV_INQUIRE: Final = 10  # (EV_INQUIRE, seat, partner): four-handed partners, 003
+EV_PASS: Final = 11  # (EV_PASS, seat): asked by his partner, he has nothing to declare
 
 COURT_RANKS: Final = (JACK, QUEEN, KING)
 
@@ -85,6 +87,10 @@ def _event_text(event: tuple[Any, ...]) -> str:
         return f"seat {event[1]} scores {event[3]} for {event[2]}"
     if kind == EV_TRUMPS:
         return f"seat {event[1]} fixes trumps: {SUIT_CHARS[event[2]]}"
+    if kind == EV_INQUIRE:
+        return f"seat {event[1]} inquires of seat {event[2]}"
+    if kind == EV_PASS:
+        return f"seat {event[1]} answers: nothing to declare"
     if kind == EV_CUT:
         return f"seat {event[1]} cuts {kind_text(event[2])} for the deal"
     if kind == EV_DEAL:

@@ -168,6 +168,15 @@ GAMES: tuple[GameSpec, ...] = (
         shows=("cuts",),
         cut=True,
     ),
+    GameSpec(
+        "four-handed-partners-inquiry-seed1",
+        "four-handed-partners",
+        {"inquiry": "on"},
+        seed=1,
+        policy_seed=1,
+        why="partners inquiring (003): the winner asks, his partner declares or answers first",
+        shows=("inquires of seat", "answers: nothing to declare", "chose: inquire"),
+    ),
 )
 
 

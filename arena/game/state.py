@@ -47,7 +47,7 @@ from arena.game.events import (
     PHASE_NAMES,
     PLAY,
 )
-from arena.game.fields import F_RUBICON, FAMILY_IDS
+from arena.game.fields import F_RUBICON, FAMILY_IDS, NOT_ASKED
 from arena.game.hands import _index, _position
 from arena.game.scoring import _GameWon
 from arena.game.tricks import TrickPlay
@@ -84,6 +84,7 @@ class GameState(TrickPlay):
         s.n_seats = variant.seats
         s.trump_dependent = variant.bezique_cards == "trump-dependent"
         s.immediate_target = variant.target if variant.game_end == "immediate" else 0
+        s.inquiring = variant.inquiry == "on"
         s.trick_tables = _ORDERS[variant.seats]
         s.seed = seed
         s.decks = tuple(_check_deck(variant, d, i) for i, d in enumerate(decks))
@@ -159,6 +160,8 @@ class GameState(TrickPlay):
         self.duels = ()
         self.duel_index = 0
         self.declare_queue = []
+        self.inquiry = NOT_ASKED
+        self.turn_acted = False
         self.turn_winner = -1
         self.won = [[] for _ in range(n)]
         self.open = [[] for _ in range(n)]
@@ -363,6 +366,9 @@ class GameState(TrickPlay):
         s.n_seats = self.n_seats
         s.trump_dependent = self.trump_dependent
         s.immediate_target = self.immediate_target
+        s.inquiring = self.inquiring
+        s.inquiry = self.inquiry
+        s.turn_acted = self.turn_acted
         s.trick_tables = self.trick_tables
         s.seed = self.seed
         s.decks = self.decks

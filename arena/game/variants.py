@@ -66,9 +66,10 @@ class Variant:
         "fixed"  # "fixed" (QS + JD) or "trump-dependent" (QC + JH with S or D trumps)
     )
     game_end: str = "end-of-deal"  # "end-of-deal" or "immediate"
-    consultation: str = (
-        "per-game"  # three-handed consultation: "per-game" or "series" (the referee's)
-    )
+    # Three-handed consultation: "per-game" or "series" (the referee's, docs/rules.md §3.2).
+    consultation: str = "per-game"
+    # Four-handed partners: "off" or "on" (003: the winner may inquire first, docs/rules.md §4.2).
+    inquiry: str = "off"
     # Sides of seats whose scores add (partners); empty: every seat alone.
     partnerships: tuple[tuple[int, ...], ...] = ()
     # Players sharing each seat's hand in consultation (the decision alternates trick by trick); empty:
@@ -133,6 +134,10 @@ _OPTION_VALUES: dict[str, tuple[str, ...]] = {
     # series in which the single player "continues to do so till the allies win a game" (the referee
     # seats the players game by game, docs/rules.md §3.2). One game plays the same either way.
     "consultation": ("per-game", "series"),
+    # Four-handed partners (003: the winner of a trick "may inquire of his partner if he has
+    # anything to declare"): "off", the partner declares after the winner; "on", the winner may first
+    # ask him, and declares after the answer (docs/rules.md §4.2).
+    "inquiry": ("off", "on"),
 }
 # Options whose value is a number of the Variant (its field of the same name); the others are words.
 _NUMBER_OPTIONS = frozenset({"target"})
@@ -186,7 +191,7 @@ _BASES: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
             last_duels=True,
             partnerships=((0, 2), (1, 3)),
         ),
-        _ORDINARY_OPTIONS,
+        (*_ORDINARY_OPTIONS, "inquiry"),
     ),
     "four-handed-consultation": (
         dict(_ORDINARY, packs=2, seats=2, target=1000, team_sizes=(2, 2)),

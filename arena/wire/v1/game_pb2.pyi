@@ -6,7 +6,8 @@ Bezique Arena protocol, version 1: the game's values.
 Cards and actions travel in their exact text forms, the same as the rules engine's: a card is "QS",
 "TD", "7H" (a copy the seat has not declared) or "QS.2" (the physical copy of pack 2: a declared or
 otherwise public card); an action is "play QS", "declare royal-marriage KH QH", "exchange 7H",
-"declare carte-blanche" or "done". A bot may always answer by copying one of the legal actions it is
+"declare carte-blanche", "inquire" (four-handed partners: the trick's winner asks his partner to
+declare first) or "done". A bot may always answer by copying one of the legal actions it is
 given; the structured fields beside the text are there for bots that prefer not to parse.
 """
 
@@ -37,6 +38,8 @@ class _VerbEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Verb.ValueType],
     VERB_DECLARE: _Verb.ValueType  # 2
     VERB_EXCHANGE: _Verb.ValueType  # 3
     VERB_DONE: _Verb.ValueType  # 4
+    VERB_INQUIRE: _Verb.ValueType  # 5
+    """four-handed partners, option inquiry = "on": the text is "inquire", no cards"""
 
 class Verb(_Verb, metaclass=_VerbEnumTypeWrapper): ...
 
@@ -45,6 +48,8 @@ VERB_PLAY: Verb.ValueType  # 1
 VERB_DECLARE: Verb.ValueType  # 2
 VERB_EXCHANGE: Verb.ValueType  # 3
 VERB_DONE: Verb.ValueType  # 4
+VERB_INQUIRE: Verb.ValueType  # 5
+"""four-handed partners, option inquiry = "on": the text is "inquire", no cards"""
 Global___Verb: _TypeAlias = Verb  # noqa: Y015
 
 class _Combination:

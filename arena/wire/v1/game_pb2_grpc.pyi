@@ -6,7 +6,8 @@ Bezique Arena protocol, version 1: the game's values.
 Cards and actions travel in their exact text forms, the same as the rules engine's: a card is "QS",
 "TD", "7H" (a copy the seat has not declared) or "QS.2" (the physical copy of pack 2: a declared or
 otherwise public card); an action is "play QS", "declare royal-marriage KH QH", "exchange 7H",
-"declare carte-blanche" or "done". A bot may always answer by copying one of the legal actions it is
+"declare carte-blanche", "inquire" (four-handed partners: the trick's winner asks his partner to
+declare first) or "done". A bot may always answer by copying one of the legal actions it is
 given; the structured fields beside the text are there for bots that prefer not to parse.
 """
 
