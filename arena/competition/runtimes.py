@@ -274,8 +274,23 @@ def build_environment(language: str, folder: Path) -> dict[str, str]:
             "CGO_ENABLED": "0",
         }
     if language == "java":
-        return {"JAVA_TOOL_OPTIONS": JAVA_BUILD_OPTIONS}
+        env = {"JAVA_TOOL_OPTIONS": JAVA_BUILD_OPTIONS}
+        jdk = java_home()
+        if jdk is not None:
+            # The JDK's tools find libjli.so through $ORIGIN, which the loader reads from /proc, and
+            # a build has no /proc: "javac: error while loading shared libraries: libjli.so".
+            env["LD_LIBRARY_PATH"] = str(jdk / "lib")
+        return env
     return {}
+
+
+def java_home() -> Path | None:
+    """The JDK whose javac is on the PATH (by its real path: /usr/bin/javac is a link)."""
+    javac = shutil.which("javac")
+    if javac is None:
+        return None
+    home = Path(os.path.realpath(javac)).parent.parent
+    return home if (home / "lib").is_dir() else None
 
 
 def leftovers(language: str, folder: Path) -> list[Path]:

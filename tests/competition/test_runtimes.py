@@ -92,6 +92,14 @@ def test_a_bad_list_of_languages_is_refused_naming_the_field(
     assert str(info.value) == says
 
 
+def test_the_schema_lists_the_languages() -> None:
+    from arena.competition.spec import json_schema
+
+    field = json_schema()["$defs"]["SubmissionsModel"]["properties"]["languages"]
+    assert field["items"]["enum"] == list(runtimes.LANGUAGES)
+    assert field["default"] == list(runtimes.LANGUAGES)
+
+
 def test_the_example_competition_names_its_languages() -> None:
     from arena.competition.spec import load
 
@@ -379,3 +387,16 @@ def test_the_board_shows_each_entrants_true_language(
             assert (line.bot, line.language) == ("b", "binary")
 
     run(go)
+
+
+def test_a_java_build_finds_the_jdks_libraries_without_proc() -> None:
+    """A build has no /proc, through which the loader finds $ORIGIN: javac could not load its
+    libjli.so until the JDK's lib folder was on LD_LIBRARY_PATH."""
+    javac = shutil.which("javac")
+    if javac is None:
+        pytest.skip("no javac here")
+    env = runtimes.build_environment("java", Path("/nowhere"))
+    lib = Path(os.path.realpath(javac)).parent.parent / "lib"
+    assert env["LD_LIBRARY_PATH"] == str(lib)
+    assert (lib / "libjli.so").is_file()
+    assert "-Xmx" in env["JAVA_TOOL_OPTIONS"]
