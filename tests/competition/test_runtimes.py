@@ -400,3 +400,22 @@ def test_a_java_build_finds_the_jdks_libraries_without_proc() -> None:
     assert env["LD_LIBRARY_PATH"] == str(lib)
     assert (lib / "libjli.so").is_file()
     assert "-Xmx" in env["JAVA_TOOL_OPTIONS"]
+
+
+def test_the_leaderboard_command_shows_the_language_column() -> None:
+    from rich.console import Console
+
+    from arena.cli.compete import _board
+
+    line = store.BoardLine(1, "cpp-bot", "1", "ada", 1.0, 25.0, 8.0, 3, "active", 7, "cpp")
+    console = Console(width=200, record=True)
+    console.print(_board("Leaderboard: C", [line]))
+    text = console.export_text()
+    assert "language" in text
+    row = next(r for r in text.splitlines() if "cpp-bot" in r)
+    assert [cell.strip() for cell in row.split("│") if cell.strip()][:4] == [
+        "1",
+        "cpp-bot",
+        "1",
+        "cpp",
+    ]
