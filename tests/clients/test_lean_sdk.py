@@ -209,10 +209,10 @@ def test_what_decide_returns_is_sent_as_its_text_or_refused_by_name() -> None:
 # ---------------------------------------------------------------------------- a fresh environment
 
 
-def readme_bot() -> str:
-    """The ten-line bot of the SDK's README ("Writing a bot")."""
+def readme_bot(heading: str = "## Writing a bot") -> str:
+    """The first Python block of a section of the SDK's README (by default the ten-line bot)."""
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Writing a bot") :]
+    section = text[text.index(heading) :]
     found = re.search(r"```python\n(.*?)```", section, re.S)
     assert found is not None
     return found.group(1)
@@ -304,4 +304,9 @@ def test_a_fresh_environment_with_only_the_sdk_plays_and_then_simulates(tmp_path
     # With the engine beside it, the bots that simulate run too.
     subprocess.run([*pip, "./clients/python/engine"], cwd=src, check=True, timeout=900)
     checked = check_bot(f"{python} -m arena_bot.greedy_bot")
+    assert checked.returncode == 0 and " 0 mistakes" in checked.stdout, checked.stdout
+    engine_bot = tmp_path / "engine-bot" / "bot.py"
+    engine_bot.parent.mkdir()
+    engine_bot.write_text(readme_bot("## Bots that simulate"))
+    checked = check_bot(f"{python} {engine_bot}")
     assert checked.returncode == 0 and " 0 mistakes" in checked.stdout, checked.stdout
