@@ -49,7 +49,7 @@ from pydantic import BaseModel, Field
 
 from arena.bots.limits import Limits
 from arena.cluster.address import address_problem
-from arena.game import VARIANT_NAMES, Variant, VariantError, variant
+from arena.game import VARIANT_NAMES, Variant, VariantError, options_help, variant
 from arena.referee import Policies, TimeControl
 from arena.tournament.bounds import MAX_SEED
 from arena.tournament.files import (
@@ -63,6 +63,7 @@ from arena.tournament.files import (
     read_toml,
     to_policies,
 )
+from arena.tournament.spec import SERIES_IN_ONE_GAME_MATCHES
 
 
 class CompetitionFileError(ValueError):
@@ -203,7 +204,7 @@ class CompetitionModel(BaseModel):
     model_config = STRICT
     name: Text
     variant: Literal[VARIANT_NAMES] = "two-handed"  # type: ignore[valid-type]
-    options: dict[str, str] = {}
+    options: dict[str, str] = Field(default={}, description=options_help())
     seed: Annotated[int, Field(ge=0, le=MAX_SEED)] = 0
     time_control: TimeControlModel = TimeControlModel()
     policies: PoliciesModel = PoliciesModel()
@@ -234,6 +235,9 @@ def parse(data: dict[str, Any], source: str = "<competition>") -> CompetitionSpe
         v: Variant | None = variant(m.variant, **m.options)
     except VariantError as exc:
         problems.append(("options", str(exc)))
+        v = None
+    if v is not None and v.consultation == "series":  # docs/rules.md §3.2
+        problems.append(("options", SERIES_IN_ONE_GAME_MATCHES))
         v = None
     if m.server.submissions == m.server.bots and not m.server.bots.endswith(":0"):
         problems.append(("server.bots", "the bots' address must differ from the submissions'"))

@@ -31,6 +31,8 @@ field and what was expected, every error of a file at once.
     [policies]                      # forfeit or random-action, per failure
     on_timeout = "forfeit"
     max_strikes = 3
+    on_check_failure = "stop"       # an entrant failing the pre-run check: stop the run, or
+                                    # "exclude" it (it forfeits its own games; the others play)
 
     [limits]                        # per bot process; 0: no limit
     memory_mb = 4096                # address space
@@ -67,7 +69,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from arena.bots.launcher import LaunchError, check_command
 from arena.bots.limits import Limits
 from arena.cluster.address import address_problem
-from arena.game import VARIANT_NAMES, Variant, VariantError, variant
+from arena.game import VARIANT_NAMES, Variant, VariantError, options_help, variant
 from arena.referee import Policies, TimeControl
 from arena.tournament.bounds import (
     MAX_CONCURRENCY,
@@ -90,6 +92,13 @@ from arena.tournament.files import (
     entrant_field,
     read_toml,
     to_policies,
+)
+
+# A tournament's or competition's game is a one-game match whose seats the schedule gives.
+SERIES_IN_ONE_GAME_MATCHES = (
+    "consultation = 'series' seats the players game by game within one match of several games "
+    "(arena match --games N -o consultation=series); each game here is a match of its own whose "
+    "seats the schedule gives: use consultation = 'per-game'"
 )
 
 FORMATS = ("round-robin", "double-round-robin", "gauntlet", "swiss")
@@ -131,6 +140,9 @@ class TournamentSpec:
     limits: Limits = field(default_factory=Limits)
     matches_per_process: int = 1
     cluster: str = ""  # a Ray cluster's address ("": this machine); not part of its identity
+    # An entrant that fails the pre-run check (cannot start, never dials in, no Hello): "stop" the run
+    # before its first game, or "exclude" it (it forfeits each of its games, with the check's reason).
+    on_check_failure: str = "stop"
     source: str = ""  # the file it came from
     # The deal suite the pairings play (None: deals derived from the seed), and its file (resolved);
     # its content, not its path, is part of the tournament's identity.
@@ -187,6 +199,13 @@ class TournamentSpec:
                 "on_crash": self.policies.on_crash.value,
                 "on_protocol_error": self.policies.on_protocol_error.value,
                 "max_strikes": self.policies.max_strikes,
+                # Only when set: the identity of every tournament registered before it existed
+                # stays what it was.
+                **(
+                    {"on_check_failure": self.on_check_failure}
+                    if self.on_check_failure != "stop"
+                    else {}
+                ),
             },
             "limits": asdict(self.limits),
             "entrants": [
@@ -209,13 +228,27 @@ class EntrantModel(BaseModel):
     version: str | int | float = ""
 
 
+class TournamentPoliciesModel(PoliciesModel):
+    """A tournament's [policies]: a match's (per failure), and what an entrant that fails the
+    pre-run check does to the run (a competition checks each submission on its own instead)."""
+
+    on_check_failure: Literal["stop", "exclude"] = Field(
+        default="stop",
+        description=(
+            "An entrant that cannot start, never dials in or fails the pre-run check: 'stop' the run "
+            "before its first game (the default), or 'exclude' it: it forfeits each of its own "
+            "games, recorded with the check's reason, and everyone else plays."
+        ),
+    )
+
+
 class TournamentModel(BaseModel):
     """A tournament file."""
 
     model_config = STRICT
     name: Text
     variant: Literal[VARIANT_NAMES] = "two-handed"  # type: ignore[valid-type]
-    options: dict[str, str] = {}
+    options: dict[str, str] = Field(default={}, description=options_help())
     format: Literal[FORMATS] = "round-robin"  # type: ignore[valid-type]
     entrants: Annotated[list[EntrantModel], Field(min_length=1, max_length=MAX_ENTRANTS)]
     deals_per_pairing: Annotated[int, Field(ge=1, le=MAX_DEALS_PER_PAIRING)] = 1
@@ -228,7 +261,7 @@ class TournamentModel(BaseModel):
     rounds: Annotated[int, Field(ge=0, le=MAX_ROUNDS)] = 0
     challenger: str = ""
     time_control: TimeControlModel = TimeControlModel()
-    policies: PoliciesModel = PoliciesModel()
+    policies: TournamentPoliciesModel = TournamentPoliciesModel()
     limits: LimitsModel = LimitsModel()
     matches_per_process: Annotated[int, Field(ge=1, le=MAX_MATCHES_PER_PROCESS)] = 1
     cluster: str = Field(
@@ -278,6 +311,9 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
         v: Variant | None = variant(m.variant, **m.options)
     except VariantError as exc:
         problems.append(("options", str(exc)))
+        v = None
+    if v is not None and v.consultation == "series":  # docs/rules.md §3.2
+        problems.append(("options", SERIES_IN_ONE_GAME_MATCHES))
         v = None
     seen: set[str] = set()
     for i, e in enumerate(m.entrants):
@@ -387,6 +423,7 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
         limits=limits,
         matches_per_process=m.matches_per_process,
         cluster=cluster,
+        on_check_failure=m.policies.on_check_failure,
         source=source,
         deals=suite,
         deals_file=deals_file,

@@ -418,7 +418,8 @@ def create_app(
 
     async def live_events(request: Request) -> Response:
         after = parse_last_id(request.headers.get("last-event-id"))
-        stream = _referee().stream(request.path_params["match_id"], after)
+        client = request.client.host if request.client is not None else ""
+        stream = _referee().stream(request.path_params["match_id"], after, client)
         return StreamingResponse(
             stream,
             media_type="text/event-stream",

@@ -129,9 +129,10 @@ def test_the_sdks_values_say_what_the_engines_say() -> None:
     from arena_bot.values import legal_actions, read_view
 
     rng = random.Random(5)
-    checked = 0
-    for name in ("two-handed", "rubicon", "polish", "four-handed-partners"):
-        state = GameState.new(variant(name), seed=11)
+    checked = counted = inquiries = 0
+    games = [("two-handed", {}), ("rubicon", {}), ("polish", {})]
+    for name, options in [*games, ("four-handed-partners", {"inquiry": "on"})]:
+        state = GameState.new(variant(name, **options), seed=11)
         while not state.is_terminal():
             seat = state.to_act
             obs = observe(state, seat)
@@ -147,6 +148,8 @@ def test_the_sdks_values_say_what_the_engines_say() -> None:
                 tuple(ref_text(c) for c, _ in s.table) for s in obs.seats
             ]
             assert [s.total for s in view.seats] == [s.total for s in obs.seats]
+            assert [s.brisques for s in view.seats] == [s.brisques for s in obs.seats]
+            counted += any(s.brisques is not None for s in view.seats)
             for mine, theirs in zip(
                 legal_actions(action_to_pb(a) for a in legal), legal, strict=True
             ):
@@ -155,9 +158,10 @@ def test_the_sdks_values_say_what_the_engines_say() -> None:
                 declared = theirs.verb is Verb.DECLARE
                 assert mine.combo == (Combo(theirs.combo).text if declared else "")
                 assert mine.cards == tuple(ref_text(r) for r in theirs.refs)
+                inquiries += mine.verb == "inquire"
             state.apply(rng.choice(legal))
             checked += 1
-    assert checked > 400
+    assert checked > 400 and counted > 0 and inquiries > 0  # Rubicon's brisques, inquiries
 
 
 def test_the_card_helpers_follow_the_engines_numbers() -> None:

@@ -3,11 +3,17 @@
 isort:skip_file
 Bezique Arena protocol, version 1: the game's values.
 
-Cards and actions travel in their exact text forms, the same as the rules engine's: a card is "QS",
-"TD", "7H" (a copy the seat has not declared) or "QS.2" (the physical copy of pack 2: a declared or
-otherwise public card); an action is "play QS", "declare royal-marriage KH QH", "exchange 7H",
-"declare carte-blanche" or "done". A bot may always answer by copying one of the legal actions it is
-given; the structured fields beside the text are there for bots that prefer not to parse.
+Cards and actions travel in their exact text forms, the same as the rules engine's. A card is a rank
+of 7 8 9 J Q K T A (low to high in a trick: the ten above the king) and a suit of S H D C: "QS",
+"TD", "7H" is a copy the seat holds and has not declared (undeclared copies of a kind are
+interchangeable, and merged in legal action lists); "QS.2" is the physical copy of pack 2, the way
+every public card is named (played, declared, the turn-up, Polish open cards, the Rubicon heap; a
+hidden card gets the lowest pack number not yet used for its kind in the deal when it is shown). An
+action is "play QS", "declare royal-marriage KH QH", "exchange 7H" (the seven of trumps for the
+turn-up), "declare carte-blanche", "inquire" (four-handed partners with the inquiry option: the trick's
+winner asks his partner to declare first) or "done" (ends a declaring turn). A bot answers by copying the
+text of one of the legal actions it is given; the structured fields beside the text are there for
+bots that prefer not to parse.
 """
 
 from collections import abc as _abc
@@ -37,6 +43,8 @@ class _VerbEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Verb.ValueType],
     VERB_DECLARE: _Verb.ValueType  # 2
     VERB_EXCHANGE: _Verb.ValueType  # 3
     VERB_DONE: _Verb.ValueType  # 4
+    VERB_INQUIRE: _Verb.ValueType  # 5
+    """four-handed partners, option inquiry = "on": the text is "inquire", no cards"""
 
 class Verb(_Verb, metaclass=_VerbEnumTypeWrapper): ...
 
@@ -45,6 +53,8 @@ VERB_PLAY: Verb.ValueType  # 1
 VERB_DECLARE: Verb.ValueType  # 2
 VERB_EXCHANGE: Verb.ValueType  # 3
 VERB_DONE: Verb.ValueType  # 4
+VERB_INQUIRE: Verb.ValueType  # 5
+"""four-handed partners, option inquiry = "on": the text is "inquire", no cards"""
 Global___Verb: _TypeAlias = Verb  # noqa: Y015
 
 class _Combination:
@@ -133,7 +143,13 @@ Global___Outcome: _TypeAlias = Outcome  # noqa: Y015
 
 @_typing.final
 class Action(_message.Message):
-    """What a seat may do. The referee lists the legal ones with every decision request."""
+    """What a seat may do. The referee lists the legal ones with every decision request. The contract is
+    the exact text: the referee reads only the reply's text, parses it and compares it with the legal
+    actions, so it happens to accept other spellings of the same action (letter case, spacing, "_" for
+    "-", a declaration's cards in another order); a bot must not rely on that. A later version of the
+    rules may add verbs and combinations (a Verb or Combination value the bot's stubs do not know, with
+    its text): a bot passes them over or answers with their text like any other.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -204,6 +220,7 @@ class SeatView(_message.Message):
     TO_SCORE_FIELD_NUMBER: _builtins.int
     CARTE_BLANCHE_FIELD_NUMBER: _builtins.int
     TABLE_MARKS_FIELD_NUMBER: _builtins.int
+    BRISQUES_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     hand_size: _builtins.int
     tricks_won: _builtins.int
@@ -211,6 +228,10 @@ class SeatView(_message.Message):
     total: _builtins.int
     carte_blanche: _builtins.bool
     """Rubicon"""
+    brisques: _builtins.int
+    """Rubicon: the brisque points this seat has won, present only once they may be counted (the stock
+    holds twelve cards or fewer, 000); then every seat's count is shown to everybody.
+    """
     @_builtins.property
     def table(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """declared cards lying on the table"""
@@ -242,12 +263,15 @@ class SeatView(_message.Message):
         to_score: _abc.Iterable[_builtins.str] | None = ...,
         carte_blanche: _builtins.bool = ...,
         table_marks: _abc.Iterable[_builtins.int] | None = ...,
+        brisques: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_brisques", b"_brisques", "brisques", b"brisques"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["carte_blanche", b"carte_blanche", "deal_points", b"deal_points", "hand_size", b"hand_size", "open_cards", b"open_cards", "seat", b"seat", "table", b"table", "table_marks", b"table_marks", "to_score", b"to_score", "total", b"total", "tricks_won", b"tricks_won"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_brisques", b"_brisques", "brisques", b"brisques", "carte_blanche", b"carte_blanche", "deal_points", b"deal_points", "hand_size", b"hand_size", "open_cards", b"open_cards", "seat", b"seat", "table", b"table", "table_marks", b"table_marks", "to_score", b"to_score", "total", b"total", "tricks_won", b"tricks_won"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__brisques: _TypeAlias = _typing.Literal["brisques"]  # noqa: Y015
+    _WhichOneofArgType__brisques: _TypeAlias = _typing.Literal["_brisques", b"_brisques"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__brisques) -> _WhichOneofReturnType__brisques | None: ...
 
 Global___SeatView: _TypeAlias = SeatView  # noqa: Y015
 
@@ -303,7 +327,7 @@ class Observation(_message.Message):
     """0-based deal number within the game"""
     dealer: _builtins.int
     phase: _builtins.str
-    """"play", "declare", "carte-blanche", "over" """
+    """"play", "declare" (a declaring turn: declarations, the seven, done), "carte-blanche", "over" """
     to_act: _builtins.int
     trump: _builtins.str
     """"S", "H", "D", "C" or "" (Rubicon, before trumps are fixed)"""
@@ -318,7 +342,9 @@ class Observation(_message.Message):
     @_builtins.property
     def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
     @_builtins.property
-    def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """the seat's cards; a declared card by its copy ("KH.1")"""
+
     @_builtins.property
     def trick(self) -> _containers.RepeatedCompositeFieldContainer[Global___PlayedCard]:
         """the trick being played"""

@@ -103,6 +103,9 @@ class SeatView:
     total: int
     to_score: tuple[str, ...]  # combinations announced "to score" (declare actions' texts)
     carte_blanche: bool  # Rubicon: has shown carte blanche and drawn no court card since
+    # Rubicon: the brisque points won, once they may be counted (the stock holds twelve cards or
+    # fewer), else None
+    brisques: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +152,7 @@ def _seat(message: game_pb2.SeatView) -> SeatView:
         message.total,
         tuple(message.to_score),
         message.carte_blanche,
+        message.brisques if message.HasField("brisques") else None,
     )
 
 
