@@ -296,6 +296,7 @@ def _board_row(r: store.BoardLine) -> pb.LeaderboardRow:
         sigma=r.sigma,
         games=r.games,
         status=r.status,
+        language=r.language,
     )
 
 

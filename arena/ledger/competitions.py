@@ -57,6 +57,7 @@ class BoardLine:
     games: int
     status: str
     entrant_id: int
+    language: str = ""  # its manifest's (python, cpp, binary...) or a remote entrant's label
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,7 +383,8 @@ class Competitions:
         rating)."""
         rows = self.conn.execute(
             "SELECT s.bot, s.version, a.name, r.exposed, r.mu, r.sigma, coalesce(r.games, 0), "
-            "s.status, s.entrant_id FROM submissions s JOIN authors a ON a.id = s.author_id "
+            "s.status, s.entrant_id, s.language FROM submissions s "
+            "JOIN authors a ON a.id = s.author_id "
             "LEFT JOIN boards b ON b.kind = ? AND b.tournament_id = s.competition_id "
             "LEFT JOIN ratings r ON r.board_id = b.id AND r.entrant_id = s.entrant_id "
             "WHERE s.competition_id = ? AND s.entrant_id IS NOT NULL "
@@ -401,8 +403,9 @@ class Competitions:
                 int(games),
                 status,
                 int(entrant),
+                language,
             )
-            for bot, version, author, exposed, mu, sigma, games, status, entrant in rows
+            for bot, version, author, exposed, mu, sigma, games, status, entrant, language in rows
         ]
         lines.sort(key=lambda t: (-t[3], t[0], t[1]))
         return [BoardLine(i, *line) for i, line in enumerate(lines, start=1)]
