@@ -276,7 +276,7 @@ class CallbackClock:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        asyncio.events.Handle._run = self._run  # type: ignore[method-assign,assignment]
+        asyncio.events.Handle._run = self._run  # type: ignore[method-assign]
 
 
 async def refreshes(path: Path, data: Path, count: int) -> dict[str, float]:
