@@ -495,12 +495,14 @@ class Competitions:
         )
         args: list[Any]
         if since.submission_seq < 0:
-            where, args = f"s.status IN ({', '.join('?' * len(LIVE))})", list(LIVE)
+            where = f"s.competition_id = ? AND s.status IN ({', '.join('?' * len(LIVE))})"
+            args = [competition_id, *LIVE]
         else:
-            where, args = "s.change_seq > ? AND s.change_seq <= ?", [since.submission_seq, sub_seq]
+            # "+": by the index of what changed, not of the competition's every submission.
+            where = "+s.competition_id = ? AND s.change_seq > ? AND s.change_seq <= ?"
+            args = [competition_id, since.submission_seq, sub_seq]
         rows = self.conn.execute(
-            f"{_SUBMISSION_AND_TOKEN} WHERE s.competition_id = ? AND {where} ORDER BY s.change_seq",
-            (competition_id, *args),
+            f"{_SUBMISSION_AND_TOKEN} WHERE {where} ORDER BY s.change_seq", args
         ).fetchall()
         subs = [(Submission(*r[:-1]), r[-1]) for r in rows]
         whole = since.rating_seq < 0 or voided != since.voided
@@ -517,7 +519,9 @@ class Competitions:
         last: dict[int, int] = {}
         for entrant, order in self.conn.execute(
             "SELECT s.entrant_id, g.ord FROM games g JOIN game_seats s ON s.game_id = g.id "
-            "WHERE g.rating_seq > ? AND g.rating_seq <= ? AND g.tournament_id = ?",
+            # "+": by the rating order's index (what was rated since), never by the competition's
+            # (every game it holds: 0.5 s at a million).
+            "WHERE g.rating_seq > ? AND g.rating_seq <= ? AND +g.tournament_id = ?",
             (after, upto, competition_id),
         ):
             last[int(entrant)] = max(last.get(int(entrant), -1), int(order))
