@@ -143,41 +143,77 @@ def rate(conn: sqlite3.Connection, game_id: int) -> None:
     )
 
 
+HISTORY_CHUNK = 20_000  # rating history rows written at a time by a rebuild
+
+
 def rebuild(conn: sqlite3.Connection) -> float:
     """Recompute every board from the rated games in rating order; rewrite them (inside the caller's
     transaction) and return the largest difference from the numbers stored before (0.0 when the ledger
-    was consistent)."""
+    was consistent).
+
+    The games and their seats are read in one pass in rating order and the history is written as it
+    is made, a chunk at a time, so that neither is held whole (a million games took 1.5 GB). A game
+    of one player against one, the arena's every two-handed game, takes a short path: each board's
+    update from the two ratings before it, and when a board holds the very ratings (the same
+    objects) the board before it held (a variant with one tournament: its pooled board is its
+    tournament's), that board's update is counted again, not made again."""
     before = {
         (r[0], r[1]): (r[2], r[3])
         for r in conn.execute("SELECT board_id, entrant_id, mu, sigma FROM ratings")
     }
-    seats: dict[int, list[tuple[int, int, int, int]]] = {}
-    for game_id, side, place, entrant, seat in conn.execute(
-        "SELECT s.game_id, s.side, s.place, s.entrant_id, s.seat FROM game_seats s "
-        "JOIN games g ON g.id = s.game_id WHERE g.rating_seq IS NOT NULL "
-        "ORDER BY s.game_id, s.side, s.seat, s.member"
-    ):
-        seats.setdefault(game_id, []).append((side, place, entrant, seat))
-    games = conn.execute(
-        "SELECT g.id, g.variant, t.id, t.name, t.kind FROM games g "
-        "JOIN tournaments t ON t.id = g.tournament_id "
-        "WHERE g.rating_seq IS NOT NULL ORDER BY g.rating_seq"
-    ).fetchall()
-    boards: dict[tuple[str, str], int] = {}
+    tournaments = {
+        int(r[0]): (str(r[1]), str(r[2]))
+        for r in conn.execute("SELECT id, name, kind FROM tournaments")
+    }
+    ids: dict[tuple[str, str], int] = {}
+    boards_of: dict[tuple[int, str], list[int]] = {}
 
-    def board(kind: str, name: str, variant: str, tid: int | None) -> int:
-        if (kind, name) not in boards:
-            boards[(kind, name)] = board_id(conn, kind, name, variant, tid)
-        return boards[(kind, name)]
+    def on(tid: int, variant: str) -> list[int]:
+        found = boards_of.get((tid, variant))
+        if found is None:
+            name, kind = tournaments[tid]
+            found = []
+            for k, n, v, t in _boards(tid, name, kind, variant):
+                if (k, n) not in ids:
+                    ids[(k, n)] = board_id(conn, k, n, v, t)
+                found.append(ids[(k, n)])
+            boards_of[(tid, variant)] = found
+        return found
 
     current: dict[tuple[int, int], tuple[Rating, int]] = {}
-    history = []
-    for game_id, variant, tid, tname, kind in games:
-        on = [board(*b) for b in _boards(tid, tname, kind, variant)]
-        updates = rate_seats(
-            seats.get(game_id, []), on, lambda b, e: current.get((b, e), (initial(), 0))
-        )
-        for u in updates:
+    new = initial()
+    history: list[tuple[int, int, int, float, float, float, float]] = []
+    conn.execute("DELETE FROM ratings")
+    conn.execute("DELETE FROM rating_history")
+    insert = "INSERT INTO rating_history VALUES (?, ?, ?, ?, ?, ?, ?)"
+
+    def rate_one(game_id: int, tid: int, variant: str, rows: list[tuple[int, ...]]) -> None:
+        board_ids = on(tid, variant)
+        if (
+            len(rows) == 2
+            and rows[0][0] == 0
+            and rows[1][0] == 1
+            and rows[0][2] != rows[1][2]
+            and rows[0][4] == rows[1][4] == 0
+        ):
+            # One player against one (sides 0 and 1, one member each).
+            a, b = rows[0][2], rows[1][2]
+            last: tuple[Rating, Rating, Rating, Rating] | None = None
+            for board in board_ids:
+                ra, na = current.get((board, a), (new, 0))
+                rb, nb = current.get((board, b), (new, 0))
+                if last is not None and last[0] is ra and last[1] is rb:
+                    xa, xb = last[2], last[3]  # the very ratings of the board before: its update
+                else:
+                    (xa,), (xb,) = rate_game([[ra], [rb]], [rows[0][1], rows[1][1]])
+                    last = (ra, rb, xa, xb)
+                current[(board, a)] = (xa, na + 1)
+                current[(board, b)] = (xb, nb + 1)
+                history.append((board, game_id, a, ra.mu, ra.sigma, xa.mu, xa.sigma))
+                history.append((board, game_id, b, rb.mu, rb.sigma, xb.mu, xb.sigma))
+            return
+        seats = [(side, place, entrant, seat) for side, place, entrant, seat, _ in rows]
+        for u in rate_seats(seats, board_ids, lambda b, e: current.get((b, e), (new, 0))):
             current[(u.board, u.entrant)] = (u.after, u.games)
             history.append(
                 (
@@ -190,13 +226,32 @@ def rebuild(conn: sqlite3.Connection) -> float:
                     u.after.sigma,
                 )
             )
-    conn.execute("DELETE FROM ratings")
-    conn.execute("DELETE FROM rating_history")
+
+    game: tuple[int, int, str] | None = None
+    rows: list[tuple[int, ...]] = []
+    # The seats of the rated games in rating order (the games' rating index, then each game's seats
+    # by its key), read as they come.
+    for game_id, tid, variant, side, place, entrant, seat, member in conn.execute(
+        "SELECT g.id, g.tournament_id, g.variant, s.side, s.place, s.entrant_id, s.seat, s.member "
+        "FROM games g JOIN game_seats s ON s.game_id = g.id WHERE g.rating_seq IS NOT NULL "
+        "ORDER BY g.rating_seq, s.side, s.seat, s.member"
+    ):
+        if game is None or game[0] != game_id:
+            if game is not None:
+                rate_one(*game, rows)
+                if len(history) >= HISTORY_CHUNK:
+                    conn.executemany(insert, history)
+                    history.clear()
+            game, rows = (game_id, tid, variant), []
+        rows.append((side, place, entrant, seat, member))
+    if game is not None:
+        rate_one(*game, rows)
+    conn.executemany(insert, history)
+    history.clear()
     conn.executemany(
         "INSERT INTO ratings VALUES (?, ?, ?, ?, ?, ?)",
         [(b, e, r.mu, r.sigma, r.exposed, n) for (b, e), (r, n) in current.items()],
     )
-    conn.executemany("INSERT INTO rating_history VALUES (?, ?, ?, ?, ?, ?, ?)", history)
     diff = 0.0 if set(before) == set(current) else float("inf")
     for key, (mu, sigma) in before.items():
         if key in current:
