@@ -26,7 +26,9 @@ ARENA = Path(sys.executable).with_name("arena")
 
 def timed(args: list[str], cwd: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
-    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        args, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=1800
+    )
     took = time.perf_counter() - start
     if done.returncode != 0:
         sys.exit(f"{' '.join(args)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
@@ -36,7 +38,7 @@ def timed(args: list[str], cwd: Path, env: dict[str, str]) -> float:
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="go-kit-") as tmp:
         clone = Path(tmp) / "clone"
-        subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, timeout=600)
         env = {**os.environ, "GOCACHE": str(Path(tmp) / "gocache")}
         cold = timed(["make", "-C", "clients/go"], clone, env)
         check = timed([str(ARENA), "check-bot", "clients/go/bot"], clone, env)

@@ -20,6 +20,8 @@ from arena.referee import MatchConfig, Outcome, TimeControl
 from arena.service.match_manager import MatchManager, PlayerSpec
 from arena.service.server import create_server
 
+MATCH_SECONDS = 600  # a match that takes longer is stuck: the benchmark says so and stops
+
 
 async def one_match(
     manager: MatchManager, seed: int, games: int, tc: TimeControl
@@ -31,7 +33,11 @@ async def one_match(
         connect_timeout=120,
     )
     await manager.start(entry)
-    await entry.done.wait()
+    try:
+        async with asyncio.timeout(MATCH_SECONDS):
+            await entry.done.wait()
+    except TimeoutError:
+        raise SystemExit(f"a match did not end within {MATCH_SECONDS} s") from None
     if entry.record is None:
         return 0, 0, 0
     decisions = sum(len(g.decisions) for g in entry.record.games)

@@ -224,12 +224,14 @@ async def _match(
         await manager.start(entry)
         ends = _TimedEnds(games, list(entry.processes))
         entry.ends = ends  # read by the match once every bot has connected
-        await asyncio.gather(*(p.attached.wait() for seat in entry.players for p in seat))
+        await asyncio.wait_for(
+            asyncio.gather(*(p.attached.wait() for seat in entry.players for p in seat)), 120
+        )
         start = time.perf_counter()
         cpu_start = (time.process_time(), time.thread_time(), bots_cpu(ends.bots))
         if profile is not None:
             profile.enable()
-        await entry.done.wait()
+        await asyncio.wait_for(entry.done.wait(), 3600)  # a stuck match stops the benchmark
         if profile is not None:
             profile.disable()
         if entry.record is None or len(ends.times) != games:

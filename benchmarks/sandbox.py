@@ -52,7 +52,7 @@ async def _game(
     specs = [[PlayerSpec(f"trivial-{s}", BOT)] for s in range(config.build_variant().seats)]
     entry = manager.create(config, specs, connect_timeout=120.0, limits=limits)
     await manager.start(entry)
-    await entry.done.wait()
+    await asyncio.wait_for(entry.done.wait(), 600)  # a stuck game stops the benchmark
     total = (time.perf_counter() - start) * 1000
     if entry.record is None or entry.record.games[0].outcome != "normal":
         raise SystemExit(f"a benchmark game did not end normally: {entry.error or entry.record}")
@@ -69,7 +69,7 @@ async def _bare(manager: MatchManager, limits: Limits) -> float:
     bot = await BotProcess.start(
         "true", "true", manager.address, "-", None, limits, socket=str(sock.path)
     )
-    await bot.wait()
+    await asyncio.wait_for(bot.wait(), 60)
     await bot.stop()
     await sock.close()
     return (time.perf_counter() - start) * 1000

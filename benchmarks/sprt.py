@@ -41,7 +41,7 @@ def main() -> None:
             *(["--ledger", str(Path(scratch) / "arena.db")] if args.ledger else []),
         ]  # fmt: skip
         started = time.perf_counter()
-        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=3600)
         seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"arena sprt failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")

@@ -61,7 +61,11 @@ def yardstick() -> float:
         "print(time.process_time() - t)\n"
     )
     runs = [
-        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout)
+        float(
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, timeout=600
+            ).stdout
+        )
         for _ in range(3)
     ]
     return min(runs)
@@ -78,7 +82,7 @@ def main() -> None:
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args.pytest_args]
     print("running:", " ".join(argv[1:]), flush=True)
     c0, t0 = counters(), time.monotonic()
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=4 * 3600)
     wall, c1 = time.monotonic() - t0, counters()
     after = yardstick()
     tail = done.stdout.strip().splitlines()[-1:] or ["(no output)"]

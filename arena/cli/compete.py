@@ -438,6 +438,9 @@ Metadata = tuple[tuple[str, str], ...]
 _T = TypeVar("_T")
 
 
+CALL_SECONDS = 600.0  # one call to the submission service (a bundle's upload and unpacking)
+
+
 def _call(
     server: str,
     token: str,
@@ -453,10 +456,15 @@ def _call(
             server, options=[("grpc.max_send_message_length", 2**31 - 1)]
         ) as channel:
             stub = competition_pb2_grpc.CompetitionStub(channel)
-            return await call(stub, (("authorization", f"Bearer {token}"),))
+            async with asyncio.timeout(CALL_SECONDS):
+                return await call(stub, (("authorization", f"Bearer {token}"),))
 
     try:
         return asyncio.run(go())
+    except TimeoutError:
+        raise fail(
+            f"the competition at {server} did not answer within {CALL_SECONDS} s", 1
+        ) from None
     except grpc.aio.AioRpcError as exc:
         code = exc.code()
         if code is grpc.StatusCode.UNAVAILABLE:
@@ -479,6 +487,10 @@ def submit(
     wait: Annotated[
         bool, typer.Option(help="Wait until it is in play or has failed, and show why.")
     ] = True,
+    wait_timeout: Annotated[
+        float,
+        typer.Option(help="Seconds to wait for that at most (then exit 1, saying where it is)."),
+    ] = 3600.0,
 ) -> None:
     """Submit a bot: a folder or tarball with an arena-bot.toml manifest (name, version, language,
     run, optional build).
@@ -509,7 +521,14 @@ def submit(
         return
     status = answer.status
     final = (store.ACTIVE, store.FAILED, store.WITHDRAWN, store.SUSPENDED, store.REPLACED)
+    deadline = time.monotonic() + wait_timeout
     while status not in final:
+        if time.monotonic() > deadline:
+            raise fail(
+                f"submission {answer.submission_id} is still {status} after {wait_timeout:g} s; "
+                "arena compete submissions shows where it is",
+                1,
+            )
         time.sleep(1.0)
         listed = _call(
             server,

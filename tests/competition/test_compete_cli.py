@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import socket
+import time
+from concurrent import futures
 from pathlib import Path
 
+import grpc
 import pytest
 from typer.testing import CliRunner
 
 from arena.cli.main import app
 from arena.ledger import Ledger
+from arena.wire.v1 import competition_pb2 as pb
+from arena.wire.v1 import competition_pb2_grpc
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -124,3 +129,38 @@ def test_a_submissions_log_is_printed_with_its_escape_sequences_shown_not_acted_
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.output and "\x07" not in result.output
     assert result.output == "step 1\n\ufffd]52;c;cHduZWQ=\ufffd\ufffd[1Aok\tdone\nlast\n"
+
+
+class _StuckCompetition(competition_pb2_grpc.CompetitionServicer):
+    """A competition whose submission stays building (issue 47: a submission stayed "building" for
+    good, and whoever waited for it waited for ever)."""
+
+    def Submit(self, request: pb.SubmitRequest, context: object) -> pb.SubmitResponse:
+        return pb.SubmitResponse(submission_id=7, bot="b", version="1", status="building")
+
+    def ListSubmissions(
+        self, request: pb.ListSubmissionsRequest, context: object
+    ) -> pb.ListSubmissionsResponse:
+        info = pb.SubmissionInfo(submission_id=7, bot="b", version="1", status="building")
+        return pb.ListSubmissionsResponse(submissions=[info])
+
+
+def test_submit_waits_within_its_timeout(tmp_path: Path) -> None:
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    competition_pb2_grpc.add_CompetitionServicer_to_server(_StuckCompetition(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        bundle = tmp_path / "b.tar.gz"
+        bundle.write_bytes(b"not read by this server")
+        started = time.monotonic()
+        result = CliRunner().invoke(
+            app,
+            ["compete", "submit", str(bundle), "--server", f"127.0.0.1:{port}", "--token", "t",
+             "--wait-timeout", "2"],
+        )  # fmt: skip
+        assert result.exit_code == 1, result.output
+        assert "submission 7 is still building after 2 s" in " ".join(result.output.split())
+        assert time.monotonic() - started < 60
+    finally:
+        server.stop(None)
