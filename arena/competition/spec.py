@@ -13,7 +13,7 @@ submission settings, validated like tournament files (every problem at once, nam
     [matchmaking]
     games_at_once = 2             # games played at the same time
     duplicate = true              # each pairing's deal is played once per seat rotation
-    opponent_window = 4           # opponents are drawn from this many entrants nearest in mu
+    opponent_window = 4           # opponents: from this many nearest in mu of those needing games
     max_error_rate = 0.5          # a bot that caused more of its recent games' failures is suspended
     error_window = 10             # ... counting its last this many games
     pause_seconds = 1.0           # how long the matchmaker waits when nobody can be paired
