@@ -58,10 +58,14 @@ class PlayLoop(Roster):
                 )
                 self.pool.put(self.candidates[c.entrant])
             for c in remote:
-                self.pool.remove(c.entrant)  # back when it waits in the lobby again
+                # Reserved until its game ends (see _sync): until the game claims its session the
+                # lobby still says it waits, and a refresh would give it a second game whose seat
+                # nobody takes (forfeited, after the connect timeout, as never connected).
+                self.reserved.add(c.entrant)
+                self.pool.remove(c.entrant)
             commands = {c.name: self.entries[c.entrant].command for c in game}
             ids = {c.name: c.entrant for c in game}
-            self._start_play(games, commands, ids)
+            self._start_play(games, commands, ids, {c.entrant for c in remote})
 
     async def _sleep(self, seconds: float) -> None:
         self._wake.clear()
@@ -70,14 +74,18 @@ class PlayLoop(Roster):
                 await self._wake.wait()
 
     def _start_play(
-        self, games: list[ScheduledGame], commands: dict[str, str], ids: dict[str, int]
+        self,
+        games: list[ScheduledGame],
+        commands: dict[str, str],
+        ids: dict[str, int],
+        reserved: set[int] | None = None,
     ) -> None:
         """Play a pairing's games in a task of their own, the builds of its entrants (all in play
-        now) kept until they end."""
+        now) kept until they end, its ``reserved`` remote entrants let go then."""
         used = [self.entries[e].submission.id for e in ids.values()]
         self.disk.build_users.update(used)
         self.running += 1
-        self._spawn(self._play(games, commands, ids, used))
+        self._spawn(self._play(games, commands, ids, used, reserved or set()))
 
     async def _play(
         self,
@@ -85,6 +93,7 @@ class PlayLoop(Roster):
         commands: dict[str, str],
         ids: dict[str, int],
         used: list[int],
+        reserved: set[int],
     ) -> None:
         player: GamePlayer | ClusterPlayer = self.player
         if self.cluster_player is not None and all(e in self.shipped for e in ids.values()):
@@ -112,6 +121,9 @@ class PlayLoop(Roster):
         finally:
             self.running -= 1
             self.disk.build_users.subtract(used)
+            self.reserved -= reserved
+            for entrant in reserved:
+                self._sync(entrant)  # free again: back in the pool once it waits in the lobby
             await self._refresh()
 
     async def _judge(self, entrant: int) -> None:
