@@ -8,9 +8,11 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING
 
+from arena.competition import intake
 from arena.competition.matchmaker import Candidate
 from arena.competition.roster import Roster
 from arena.ledger import competitions as store
+from arena.ledger import seat_reports
 from arena.ledger.rows import ScheduledGame
 from arena.play.game import GamePlayer
 from arena.play.seatings import arrangements, deal_seed
@@ -19,7 +21,6 @@ if TYPE_CHECKING:
     from arena.cluster.player import ClusterPlayer
 
 MIN_GAMES_JUDGED = 3  # games an entrant plays before its error rate can suspend it
-MAX_FAILURE_SHOWN = 300  # characters of the last failure quoted in a suspension's reason
 
 
 class PlayLoop(Roster):
@@ -105,14 +106,15 @@ class PlayLoop(Roster):
                     self.say(f"{game.key}: the arena could not play it: {played.error}")
                     await self.db.call(self.store.unplan_unplayed, self.cid, (game.key,))
                     continue
-                await self.db.call(
-                    self.ledger.record_game,
-                    self.cid,
-                    self.spec.variant,
-                    game,
-                    ids,
-                    played.record.to_dict(),
+                record = played.record.to_dict()
+                game_id = await self.db.call(
+                    self.ledger.record_game, self.cid, self.spec.variant, game, ids, record
                 )
+                # Beside the record, for the authors: each bot's output and time per decision.
+                seats = [[ids[name] for name in seat] for seat in game.seats]
+                written = [(o.seat, o.member, o.tail, o.written) for o in played.outputs]
+                reports = seat_reports.from_record(record, seats, written)
+                await self.db.call(self.store.record_reports, game_id, reports)
                 self.say(f"{game.key}: {' v '.join(ids)}: {played.outcome}")
                 g = played.record.games[0]
                 if g.outcome != "normal" and g.culprit >= 0:
@@ -136,9 +138,12 @@ class PlayLoop(Roster):
         if entry is None:
             return
         last = await self.db.call(self.store.last_failure, self.cid, entrant)
+        # The last failure quoted whole (its author needs the traceback), in the author's words: no
+        # path of the server's.
         reason = (
             f"suspended: it caused {caused} of its last {total} games to fail "
-            f"(the limit is {mm.max_error_rate:.0%}); the last: {last[:MAX_FAILURE_SHOWN]}"
+            f"(the limit is {mm.max_error_rate:.0%}); the last: "
+            f"{intake.for_authors(last, self.builds)}"
         )
         suspended = await self.db.call(
             self.store.set_status,

@@ -28,6 +28,8 @@ submission settings, validated like tournament files (every problem at once, nam
     max_pending = 3               # an author's submissions waiting to be built and checked
     max_bots_per_author = 10      # an author's bots in play or in intake (bundles and remote)
     max_submissions_per_day = 50  # an author's submissions over the last 24 hours, failed included
+    output_kib = 64               # each game's bot output kept per seat: the last this many KiB
+                                  # (0: none), read by its author (arena compete log --game ID)
 
     [server]
     submissions = "127.0.0.1:50061"   # the submission service (authors, organisers)
@@ -94,6 +96,9 @@ class Submissions:
     # An author's submissions (bundles and remote registrations, failed ones too) over the last 24
     # hours: each stays in the ledger, with its log, for good.
     max_submissions_per_day: int = 50
+    # The tail of each bot's output kept per game and seat, in KiB, for its author (0: none); it goes
+    # with its game.
+    output_kib: int = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +179,7 @@ class SubmissionsModel(BaseModel):
     max_submissions_per_day: Annotated[int, Field(ge=1, le=1_000_000)] = (
         _SUB.max_submissions_per_day
     )
+    output_kib: Annotated[int, Field(ge=0, le=1024)] = _SUB.output_kib
 
 
 class ServerModel(BaseModel):
