@@ -72,6 +72,15 @@ RANK_CHANGE_OVER = timedelta(hours=24)
 
 
 @dataclass(frozen=True, slots=True)
+class LastGame:
+    game_id: int
+    key: str
+    outcome: str
+    finished_at: str
+    players: str  # each seat's bot, version and score
+
+
+@dataclass(frozen=True, slots=True)
 class PlayFailure:
     """A game an entrant caused to fail."""
 
@@ -415,6 +424,18 @@ class Competitions:
             (competition_id, entrant_id, limit),
         )
         return [PlayFailure(*r) for r in rows]
+
+    @_guarded
+    def last_games(self, competition_id: int, limit: int = 10) -> list[LastGame]:
+        """The competition's last ``limit`` games recorded, newest first, with who played them."""
+        rows = self.conn.execute(
+            "SELECT g.id, g.key, g.outcome, g.finished_at, (SELECT group_concat(e.name || ' ' || "
+            "e.version || ':' || s.score, ', ') FROM game_seats s JOIN entrants e "
+            "ON e.id = s.entrant_id WHERE s.game_id = g.id) FROM games g WHERE g.tournament_id = ? "
+            "ORDER BY g.id DESC LIMIT ?",
+            (competition_id, limit),
+        )
+        return [LastGame(int(i), k, o, f, p or "") for i, k, o, f, p in rows]
 
     @_guarded
     def record_reports(self, game_id: int, reports: list[seat_reports.SeatReport]) -> None:

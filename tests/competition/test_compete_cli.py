@@ -235,3 +235,54 @@ def test_remote_help_says_which_languages_it_accepts() -> None:
     )
     assert result.exit_code == 2
     assert "--language: expected one of" in result.output and "'c++'" in result.output
+
+
+def test_status_shows_the_games_played_and_the_last_games(tmp_path: Path) -> None:
+    """compete status promised the games played and the last games, and showed neither list."""
+    from arena.competition.spec import parse
+    from arena.ledger.competitions import Competitions
+    from arena.ledger.rows import ScheduledGame
+
+    led = Ledger(tmp_path / "l.sqlite")
+    cid = led.register(parse({"name": "Ladder"}), kind="competition").id
+    comp = Competitions(led)
+    ids = {}
+    for author, bot in (("ada", "smart"), ("bob", "bold")):
+        who = comp.author_of(cid, comp.add_author(cid, author))
+        assert who is not None
+        sid, _ = comp.submit(cid, who.id, bot, "1", "python", bundle=bot * 8, run="r")
+        ids[bot] = comp.activate(sid, f"bundle:{bot}")
+    result = {"sides": [[0], [1]], "ranking": [0, 1], "scores": [1000, 600]}
+    for order in range(12):
+        game = ScheduledGame(
+            f"c{order:09d}-s0", order, 0, order, 0, 0, order + 1, (("smart",), ("bold",)),
+            ("smart", "bold"),
+        )  # fmt: skip
+        led.plan(cid, [game])
+        rec = {"games": [{"outcome": "normal", "detail": "", "culprit": -1, "result": result}]}
+        led.record_game(cid, "two-handed", game, ids, rec)
+    led.close()
+    result_ = CliRunner().invoke(
+        app, ["compete", "status", "--ledger", str(tmp_path / "l.sqlite")], env={"COLUMNS": "200"}
+    )
+    assert result_.exit_code == 0, result_.output
+    assert "12 games" in result_.output
+    assert "The last 10 games" in result_.output
+    assert "c000000011-s0" in result_.output and "c000000001-s0" not in result_.output
+    assert "smart 1:1000, bold 1:600" in result_.output
+
+
+def test_history_prints_every_change_of_status(monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.cli import compete
+    from arena.wire.v1 import competition_pb2 as pb
+
+    answer = pb.GetLogResponse(
+        history=[
+            pb.StatusChange(status="building", reason="submitted", at="t1"),
+            pb.StatusChange(status="active", reason="reinstated by the organiser", at="t2"),
+        ]
+    )
+    monkeypatch.setattr(compete, "_call", lambda *_: answer)
+    result = CliRunner().invoke(app, ["compete", "history", "4", "--token", "t"])
+    assert result.exit_code == 0, result.output
+    assert result.output == "t1  building: submitted\nt2  active: reinstated by the organiser\n"
