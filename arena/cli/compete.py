@@ -1,7 +1,8 @@
 """``arena compete ...``: a standing competition.
 
 For the organiser (on the ledger): ``serve`` runs it; ``author add`` gives an author a token; ``status``,
-``leaderboard``, ``pause``/``resume``, ``suspend``/``reinstate``. For authors (over the network, with
+``leaderboard``, ``pause``/``resume``, ``suspend``/``reinstate``; ``runtimes`` says which bundle
+languages this machine can build and run. For authors (over the network, with
 their token): ``submit``, ``submissions``, ``log``, ``withdraw``, ``remote``, and ``leaderboard
 --server``.
 """
@@ -34,7 +35,7 @@ from arena.cli.common import (
     plain,
 )
 from arena.cluster.errors import ClusterError
-from arena.competition.bundles import LANGUAGES
+from arena.competition.runtimes import LANGUAGES
 
 # A remote entrant's language, as the competition accepts it: a bundle's languages, or "remote".
 REMOTE_LANGUAGES = (*LANGUAGES, "remote")
@@ -231,6 +232,36 @@ def author_list(
     console.print(table)
 
 
+@app.command("runtimes")
+def runtimes_command(
+    competition_file: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A competition file: mark the languages it does not accept.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Print each bundle language with the versions of its toolchain on this machine, or the Debian
+    packages it lacks (a bundle in a language whose toolchain is missing is refused)."""
+    from arena.competition import runtimes
+    from arena.competition.spec import CompetitionFileError, load
+
+    accepted: tuple[str, ...] = runtimes.LANGUAGES
+    if competition_file is not None:
+        try:
+            accepted = load(competition_file).submissions.languages
+        except CompetitionFileError as exc:
+            raise fail(str(exc)) from None
+    for found in runtimes.survey():
+        note = "" if found.language in accepted else "  (not accepted by this competition)"
+        console.print(
+            f"{found.language:<7} {escape(literal(found.line()))}{note}",
+            soft_wrap=True,
+            highlight=False,
+        )
+
+
 @app.command("status")
 def status(
     competition: CompetitionOption = None, ledger: LedgerOption = Path(DEFAULT_LEDGER)
@@ -276,8 +307,8 @@ def status(
 
 
 BOARD_COLUMNS = (
-    "#", "bot", "version", "author", "mu - 3 sigma", "mu", "sigma", "games", "last played", "24 h",
-    "status",
+    "#", "bot", "version", "language", "author", "mu - 3 sigma", "mu", "sigma", "games",
+    "last played", "24 h", "status",
 )  # fmt: skip
 
 
@@ -296,8 +327,9 @@ def _board(title: str, rows: list[store.BoardLine] | list[pb.LeaderboardRow]) ->
             apart = True
             table.add_section()
         table.add_row(
-            str(r.rank) if r.in_play else "-", plain(r.bot), plain(r.version), plain(r.author),
-            f"{r.exposed:.2f}", f"{r.mu:.2f}", f"{r.sigma:.2f}", str(r.games),
+            str(r.rank) if r.in_play else "-", plain(r.bot), plain(r.version),
+            plain(r.language, 16), plain(r.author), f"{r.exposed:.2f}", f"{r.mu:.2f}",
+            f"{r.sigma:.2f}", str(r.games),
             r.last_played.replace("T", " ").removesuffix("+00:00") or "never",
             _change(r), r.status, style="dim" if not r.in_play else None,
         )  # fmt: skip

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-from arena.competition import bundles, intake
+from arena.competition import bundles, intake, runtimes
 from arena.competition.intake_queue import IntakeQueue
 from arena.competition.submission_api import SubmissionError
 from arena.ledger import LedgerError, seat_reports, status_history
@@ -17,7 +17,7 @@ from arena.ledger import competitions as store
 
 # A remote entrant's language, shown on the board: a bundle's languages, or "remote" (the default);
 # arena compete remote --help lists the same.
-REMOTE_LANGUAGES = (*bundles.LANGUAGES, "remote")
+REMOTE_LANGUAGES = (*runtimes.LANGUAGES, "remote")
 
 
 def _check_name(bot: str) -> None:
@@ -59,6 +59,9 @@ class SubmissionsDesk(IntakeQueue):
                     )
                 except bundles.BundleError as exc:
                     raise SubmissionError(f"bundle refused: {exc}") from exc
+                refused = self._language_refused(manifest.language)
+                if refused is not None:
+                    raise SubmissionError(f"bundle refused: {refused}")
                 await self._room_for(author, manifest.name)
                 try:
                     sid, _ = await self.db.call(
@@ -77,6 +80,17 @@ class SubmissionsDesk(IntakeQueue):
         self.say(f"{author.name} submitted {sub.bot} {sub.version}")
         self._spawn(self._intake(sub))
         return sub
+
+    def _language_refused(self, language: str) -> str | None:
+        """Why a bundle in ``language`` is refused here: the competition does not accept it, or
+        this server lacks its toolchain (the Debian packages to install named); None: accepted."""
+        accepted = self.spec.submissions.languages
+        if language not in accepted:
+            return (
+                f"language {language!r} is not accepted by this competition (it accepts "
+                f"{', '.join(accepted)})"
+            )
+        return runtimes.refusal(language)
 
     async def register_remote(
         self, author: store.Author, bot: str, version: str, language: str

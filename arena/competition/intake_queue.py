@@ -4,7 +4,7 @@ intake, and a passing bot put in play (see :mod:`.intake` for the build and the 
 
 from __future__ import annotations
 
-from arena.competition import bundles, intake
+from arena.competition import bundles, intake, runtimes
 from arena.competition.roster import Roster
 from arena.competition.server_state import log
 from arena.ledger import LedgerError
@@ -75,6 +75,12 @@ class IntakeQueue(Roster):
         built = self.builds / str(sub.id)
         # A bundle with no build command is checked at once: "checking" from its submission on.
         if not await self._step(sub, store.BUILDING if manifest.build else store.CHECKING):
+            return
+        # Accepted at submission; the toolchain may have gone since (an intake resumed at a start).
+        lacking = runtimes.refusal(sub.language)
+        if lacking is not None:
+            if await self._step(sub, store.FAILED, lacking, lacking):
+                self.say(f"{sub.bot} {sub.version}: refused: {lacking}")
             return
         result = await intake.build(
             manifest, self.bundles.folder(sub.bundle), built, self.spec.limits, caps.build_seconds

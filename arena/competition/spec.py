@@ -30,6 +30,9 @@ submission settings, validated like tournament files (every problem at once, nam
     max_submissions_per_day = 50  # an author's submissions over the last 24 hours, failed included
     output_kib = 64               # each game's bot output kept per seat: the last this many KiB
                                   # (0: none), read by its author (arena compete log --game ID)
+    languages = ["python", "node", "cpp", "go", "java", "binary"]   # the manifest languages
+                                  # accepted (the default: all; arena compete runtimes says which
+                                  # this server can build)
 
     [server]
     submissions = "127.0.0.1:50061"   # the submission service (authors, organisers)
@@ -50,9 +53,11 @@ from pydantic import BaseModel, Field
 
 from arena.bots.limits import Limits
 from arena.common.bounds import MAX_SEED
-from arena.game import VARIANT_NAMES, Variant, VariantError, variant
+from arena.competition.runtimes import LANGUAGES
+from arena.game import VARIANT_NAMES, Variant, VariantError, options_help, variant
 from arena.play.cluster_address import address_problem
 from arena.play.file_models import (
+    SERIES_IN_ONE_GAME_MATCHES,
     STRICT,
     LimitsModel,
     PoliciesModel,
@@ -99,6 +104,8 @@ class Submissions:
     # The tail of each bot's output kept per game and seat, in KiB, for its author (0: none); it goes
     # with its game.
     output_kib: int = 64
+    # The manifest languages a bundle may be written in (arena.competition.runtimes).
+    languages: tuple[str, ...] = LANGUAGES
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +187,20 @@ class SubmissionsModel(BaseModel):
         _SUB.max_submissions_per_day
     )
     output_kib: Annotated[int, Field(ge=0, le=1024)] = _SUB.output_kib
+    languages: list[Literal[LANGUAGES]] = Field(  # type: ignore[valid-type]
+        default=list(_SUB.languages),
+        min_length=1,
+        description="The manifest languages a bundle may be written in: python, node, cpp, go, "
+        "java, binary (a prebuilt executable)",
+    )
+
+    @pydantic.field_validator("languages")
+    @classmethod
+    def _once_each(cls, value: list[str]) -> list[str]:
+        twice = sorted({v for v in value if value.count(v) > 1})
+        if twice:
+            raise ValueError(f"{', '.join(twice)} listed more than once")
+        return value
 
 
 class ServerModel(BaseModel):
@@ -207,7 +228,7 @@ class CompetitionModel(BaseModel):
     model_config = STRICT
     name: Text
     variant: Literal[VARIANT_NAMES] = "two-handed"  # type: ignore[valid-type]
-    options: dict[str, str] = {}
+    options: dict[str, str] = Field(default={}, description=options_help())
     seed: Annotated[int, Field(ge=0, le=MAX_SEED)] = 0
     time_control: TimeControlModel = TimeControlModel()
     policies: PoliciesModel = PoliciesModel()
@@ -228,6 +249,9 @@ def _check(
     except VariantError as exc:
         problems.append(("options", str(exc)))
         v = None
+    if v is not None and v.consultation == "series":  # docs/rules.md §3.2
+        problems.append(("options", SERIES_IN_ONE_GAME_MATCHES))
+        v = None
     if m.server.submissions == m.server.bots and not m.server.bots.endswith(":0"):
         problems.append(("server.bots", "the bots' address must differ from the submissions'"))
     time_control, limits = checked(problems, m.time_control, m.limits)
@@ -242,7 +266,9 @@ def _check(
         policies=to_policies(m.policies),
         limits=limits,
         matchmaking=Matchmaking(**m.matchmaking.model_dump()),
-        submissions=Submissions(**m.submissions.model_dump()),
+        submissions=Submissions(
+            **{**m.submissions.model_dump(), "languages": tuple(m.submissions.languages)}
+        ),
         server=ServerSettings(**m.server.model_dump()),
         source=source,
     )

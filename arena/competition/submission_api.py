@@ -365,6 +365,7 @@ def _board_row(r: store.BoardLine) -> pb.LeaderboardRow:
         status=r.status,
         in_play=r.in_play,
         last_played=r.last_played,
+        language=r.language,
     )
     if r.rank_change is not None:
         row.rank_change = r.rank_change

@@ -23,6 +23,7 @@ from arena.game.variants import (
     VARIANT_NAMES,
     Family,
     Variant,
+    options_help,
     variant,
     variant_options,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "card_text",
     "kind_text",
     "observe",
+    "options_help",
     "parse_card",
     "parse_kind",
     "parse_ref",

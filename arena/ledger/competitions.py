@@ -62,6 +62,7 @@ class BoardLine:
     games: int
     status: str
     entrant_id: int
+    language: str = ""  # its manifest's (python, cpp, binary...) or a remote entrant's label
     in_play: bool = True  # ranked; else withdrawn, replaced or suspended: listed apart (rank 0)
     last_played: str = ""  # when it last finished a game ("" never)
     rank_change: int | None = None  # places gained over the last 24 hours (None: not ranked then)
@@ -489,7 +490,7 @@ class Competitions:
         ratings then; None for one not rated then)."""
         rows = self.conn.execute(
             "SELECT s.bot, s.version, a.name, r.exposed, r.mu, r.sigma, coalesce(r.games, 0), "
-            "s.status, s.entrant_id, (SELECT max(g.finished_at) FROM game_seats gs "
+            "s.status, s.entrant_id, s.language, (SELECT max(g.finished_at) FROM game_seats gs "
             "JOIN games g ON g.id = gs.game_id WHERE gs.entrant_id = s.entrant_id "
             "AND g.tournament_id = s.competition_id) "
             "FROM submissions s JOIN authors a ON a.id = s.author_id "
@@ -506,9 +507,10 @@ class Competitions:
                 exposed if exposed is not None else initial.exposed,
                 mu if mu is not None else initial.mu,
                 sigma if sigma is not None else initial.sigma,
-                int(games), status, int(entrant), status == ACTIVE, last or "",
+                int(games), status, int(entrant), language, status == ACTIVE, last or "",
             )
-            for bot, version, author, exposed, mu, sigma, games, status, entrant, last in rows
+            for bot, version, author, exposed, mu, sigma, games, status, entrant, language, last
+            in rows
         ]  # fmt: skip
         lines.sort(key=lambda r: (-r.exposed, r.bot, r.version))
         in_play = [r for r in lines if r.in_play]

@@ -21,6 +21,14 @@ from arena.referee import FailurePolicy, Policies, TimeControl
 MAX_FILE_BYTES = 16 * 2**20
 
 
+# A tournament's or competition's game is a one-game match whose seats the schedule gives.
+SERIES_IN_ONE_GAME_MATCHES = (
+    "consultation = 'series' seats the players game by game within one match of several games "
+    "(arena match --games N -o consultation=series); each game here is a match of its own whose "
+    "seats the schedule gives: use consultation = 'per-game'"
+)
+
+
 def read_toml(path: str | Path, error: type[ValueError]) -> dict[str, Any]:
     """A TOML file's data, or ``error`` naming the file and what is wrong with it."""
     p = Path(path)

@@ -76,11 +76,12 @@ from arena.common.bounds import (
     MAX_ROUNDS,
     MAX_SEED,
 )
-from arena.game import VARIANT_NAMES, Variant, VariantError, variant
+from arena.game import VARIANT_NAMES, Variant, VariantError, options_help, variant
 from arena.ledger.rows import Entrant
 from arena.play.cluster_address import address_problem
 from arena.play.deals import DealFileError, DealSuite, load_deals
 from arena.play.file_models import (
+    SERIES_IN_ONE_GAME_MATCHES,
     STRICT,
     LimitsModel,
     PoliciesModel,
@@ -227,7 +228,7 @@ class TournamentModel(BaseModel):
     model_config = STRICT
     name: Text
     variant: Literal[VARIANT_NAMES] = "two-handed"  # type: ignore[valid-type]
-    options: dict[str, str] = {}
+    options: dict[str, str] = Field(default={}, description=options_help())
     format: Literal[FORMATS] = "round-robin"  # type: ignore[valid-type]
     entrants: Annotated[list[EntrantModel], Field(min_length=1, max_length=MAX_ENTRANTS)]
     deals_per_pairing: Annotated[int, Field(ge=1, le=MAX_DEALS_PER_PAIRING)] = 1
@@ -263,6 +264,9 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
         v: Variant | None = variant(m.variant, **m.options)
     except VariantError as exc:
         problems.append(("options", str(exc)))
+        v = None
+    if v is not None and v.consultation == "series":  # docs/rules.md §3.2
+        problems.append(("options", SERIES_IN_ONE_GAME_MATCHES))
         v = None
     seen: set[str] = set()
     for i, e in enumerate(m.entrants):

@@ -5,7 +5,8 @@ The bot plays seat 0 (every player of seat 0 in consultation) against first-lega
 (``python -m arena_bot.first_bot``) with the arranged deals of :mod:`arena.play.scripted_opponent`: a first trick the bot wins, followed by a declaring turn with
 several declarations (bezique, double bezique, a royal marriage) and the exchange of the seven of
 trumps, where it may also decline with ``done``; the last tricks of every deal, where it must follow suit
-and win if able; for two-handed also a Polish game and a Rubicon game dealt for carte blanche.
+and win if able; for two-handed also a Polish game and a Rubicon game dealt for carte blanche; for
+four-handed partners, inquiries (``inquire``) to make and to answer.
 
 The session's policies keep it going: every failure plays a random legal action for the bot and counts a
 strike, and strikes never forfeit, so that every mistake is collected instead of the first one ending the

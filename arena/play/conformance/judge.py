@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping
 
 from arena.game import Action, Combo, GameState, Verb, observe
+from arena.game.fields import ASKED
 from arena.play.conformance.output_tail import bot_output_tail
 from arena.play.conformance.report import (
     CRASH,
@@ -26,6 +27,7 @@ from arena.play.conformance.report import (
 from arena.play.scripted_opponent import (
     CARTE_BLANCHE,
     DECLINE,
+    INQUIRY,
     LAST_TRICKS,
     SEVEN,
     SEVERAL,
@@ -182,6 +184,11 @@ def _note_moments(report: Report, state: GameState, reply: str | None) -> None:
             report.declined += 1
     if any(a.verb is Verb.DECLARE and a.combo == Combo.CARTE_BLANCHE for a in legal):
         report.moments[CARTE_BLANCHE] += 1
+    # 003: it may inquire of its partner, or its partner has inquired of it.
+    if any(a.verb is Verb.INQUIRE for a in legal) or (
+        state.inquiry == ASKED and state.to_act != state.turn_winner
+    ):
+        report.moments[INQUIRY] += 1
     obs = observe(state, state.to_act)
     if obs.phase == "play" and obs.stock_size == 0 and obs.trick:
         kinds = {r & 31 for r in obs.hand}

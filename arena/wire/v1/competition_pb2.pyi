@@ -533,6 +533,7 @@ class LeaderboardRow(_message.Message):
     SIGMA_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
+    LANGUAGE_FIELD_NUMBER: _builtins.int
     IN_PLAY_FIELD_NUMBER: _builtins.int
     LAST_PLAYED_FIELD_NUMBER: _builtins.int
     RANK_CHANGE_FIELD_NUMBER: _builtins.int
@@ -546,6 +547,8 @@ class LeaderboardRow(_message.Message):
     sigma: _builtins.float
     games: _builtins.int
     status: _builtins.str
+    language: _builtins.str
+    """its manifest's (python, node, cpp, go, java, binary) or a remote label"""
     in_play: _builtins.bool
     """ranked; false: withdrawn, replaced or suspended, listed apart (rank 0)"""
     last_played: _builtins.str
@@ -564,13 +567,14 @@ class LeaderboardRow(_message.Message):
         sigma: _builtins.float = ...,
         games: _builtins.int = ...,
         status: _builtins.str = ...,
+        language: _builtins.str = ...,
         in_play: _builtins.bool = ...,
         last_played: _builtins.str = ...,
         rank_change: _builtins.int | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_rank_change", b"_rank_change", "rank_change", b"rank_change"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rank_change", b"_rank_change", "author", b"author", "bot", b"bot", "exposed", b"exposed", "games", b"games", "in_play", b"in_play", "last_played", b"last_played", "mu", b"mu", "rank", b"rank", "rank_change", b"rank_change", "sigma", b"sigma", "status", b"status", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rank_change", b"_rank_change", "author", b"author", "bot", b"bot", "exposed", b"exposed", "games", b"games", "in_play", b"in_play", "language", b"language", "last_played", b"last_played", "mu", b"mu", "rank", b"rank", "rank_change", b"rank_change", "sigma", b"sigma", "status", b"status", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__rank_change: _TypeAlias = _typing.Literal["rank_change"]  # noqa: Y015
     _WhichOneofArgType__rank_change: _TypeAlias = _typing.Literal["_rank_change", b"_rank_change"]  # noqa: Y015

@@ -49,7 +49,8 @@ from arena.game.cards import (
 from arena.game.declarations import A_LEVEL, B_LEVEL, B_SHIFT, FOUR_MARK, SEVEN_MARK
 from arena.game.variants import Family
 from arena_bot.endgame import EndgameSolver
-from arena_bot.sdk import Bot, Clock, main_for
+from arena_bot.engine import EngineBot
+from arena_bot.sdk import Clock, main_for
 from arena_bot.tracking import Knowledge
 
 _FOUR_RANKS: Final = (
@@ -730,7 +731,7 @@ class Expert:
 # ---------------------------------------------------------------------- the bot
 
 
-class ExpertBot(Bot):
+class ExpertBot(EngineBot):
     name = "expert"
     version = "1"
 
