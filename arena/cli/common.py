@@ -17,8 +17,8 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.bots import logs as bot_logs
+from arena.common.bounds import MAX_MB, MAX_MS
 from arena.referee import FailurePolicy
-from arena.tournament.bounds import MAX_MB, MAX_MS
 
 if TYPE_CHECKING:
     from arena.ledger import BoardRow, Ledger

@@ -29,7 +29,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena.bots.limits import Limits
 from arena.referee import FailurePolicy, MatchConfig, Policies, TimeControl
-from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
+from arena.service.match_manager import MatchEntry, MatchManager, PlayerSpec
 from arena.service.server import create_server
 from arena.wire.v1 import bot_pb2, bot_pb2_grpc
 from arena_bot import run
