@@ -14,7 +14,7 @@ import signal
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.markup import escape
@@ -35,6 +35,10 @@ from arena.cli.common import (
     plain,
 )
 from arena.cluster.errors import ClusterError
+from arena.competition.runtimes import LANGUAGES
+
+# A remote entrant's language, as the competition accepts it: a bundle's languages, or "remote".
+REMOTE_LANGUAGES = (*LANGUAGES, "remote")
 
 if TYPE_CHECKING:
     from arena.ledger import Ledger
@@ -283,29 +287,63 @@ def status(
     )  # fmt: skip
     table = Table(title="Submissions")
     for col in ("id", "bot", "version", "author", "kind", "status", "reason", "updated"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold" if col == "reason" else "ellipsis")
     for s in subs:
         table.add_row(
             str(s.id), plain(s.bot), plain(s.version), plain(s.author), s.kind, s.status,
-            plain(s.reason, 120), s.updated_at,
+            plain(s.reason, len(s.reason) + 1), s.updated_at,
         )  # fmt: skip
     console.print(table)
+    last = comp.last_games(cid, LAST_GAMES)
+    if not last:
+        console.print("no game played yet")
+        return
+    games = Table(title=f"The last {len(last)} games")
+    for col in ("game", "key", "players", "outcome", "finished"):
+        games.add_column(col, justify="right" if col == "game" else "left")
+    for g in last:
+        games.add_row(str(g.game_id), g.key, plain(g.players), g.outcome, g.finished_at)
+    console.print(games)
+
+
+BOARD_COLUMNS = (
+    "#", "bot", "version", "language", "author", "mu - 3 sigma", "mu", "sigma", "games",
+    "last played", "24 h", "status",
+)  # fmt: skip
+
+
+LAST_GAMES = 10  # games compete status lists
 
 
 def _board(title: str, rows: list[store.BoardLine] | list[pb.LeaderboardRow]) -> Table:
+    """The board: the versions in play ranked, then those out of play (withdrawn, replaced,
+    suspended) apart and dimmed, unranked, with their last rating."""
     table = Table(title=escape(title))
-    columns = (
-        "#", "bot", "version", "language", "author", "mu - 3 sigma", "mu", "sigma", "games",
-        "status",
-    )  # fmt: skip
-    for col in columns:
-        table.add_column(col, justify="right" if col in ("#", "games") else "left")
+    for col in BOARD_COLUMNS:
+        table.add_column(col, justify="right" if col in ("#", "games", "24 h") else "left")
+    apart = False
     for r in rows:
+        if not r.in_play and not apart:
+            apart = True
+            table.add_section()
         table.add_row(
-            str(r.rank), plain(r.bot), plain(r.version), plain(r.language, 16), plain(r.author),
-            f"{r.exposed:.2f}", f"{r.mu:.2f}", f"{r.sigma:.2f}", str(r.games), r.status,
+            str(r.rank) if r.in_play else "-", plain(r.bot), plain(r.version),
+            plain(r.language, 16), plain(r.author), f"{r.exposed:.2f}", f"{r.mu:.2f}",
+            f"{r.sigma:.2f}", str(r.games),
+            r.last_played.replace("T", " ").removesuffix("+00:00") or "never",
+            _change(r), r.status, style="dim" if not r.in_play else None,
         )  # fmt: skip
     return table
+
+
+def _change(r: store.BoardLine | pb.LeaderboardRow) -> str:
+    """Places gained over the last 24 hours: +2, -1, = (none), new (not ranked then), - (apart)."""
+    if not r.in_play:
+        return "-"
+    change = r.rank_change if not hasattr(r, "HasField") or r.HasField("rank_change") else None
+    if change is None:
+        return "new"
+    return f"{change:+d}" if change else "="
 
 
 @app.command("leaderboard")
@@ -316,7 +354,7 @@ def leaderboard(
         typer.Option(
             "--server",
             "-s",
-            help="Ask a running competition (with --token; with a token and no --ledger: "
+            help="Ask a running competition (no token needed; with a token and no --ledger: "
             f"{DEFAULT_SERVER}, as for submit).",
             envvar="ARENA_COMPETITION",
         ),
@@ -331,17 +369,20 @@ def leaderboard(
     competition: CompetitionOption = None,
     ledger: LedgerOption = Path(DEFAULT_LEDGER),
 ) -> None:
-    """Show the competition's leaderboard by mu - 3 sigma, with versions, authors and status."""
+    """Show the competition's leaderboard by mu - 3 sigma: the versions in play ranked, with authors,
+    last played and places gained over the last 24 hours; withdrawn, replaced and suspended versions
+    listed apart with their last rating. Anyone may ask a running competition (--server, no token
+    needed) or read the ledger."""
     ledger_source = ctx.get_parameter_source("ledger")  # typer's own click: compared by name
     if token and not server and ledger_source is not None and ledger_source.name == "DEFAULT":
         server = DEFAULT_SERVER  # an author's token, as for submit: the running competition
     if server:
         from arena.wire.v1 import competition_pb2 as pb
 
-        if not token:
-            raise fail("--server needs your --token (or $ARENA_AUTHOR_TOKEN)")
         answer = _call(
-            server, token, lambda stub, md: stub.Leaderboard(pb.LeaderboardRequest(), metadata=md)
+            server,
+            token or "",
+            lambda stub, md: stub.Leaderboard(pb.LeaderboardRequest(), metadata=md),
         )
         console.print(_board(f"Leaderboard: {answer.competition}", list(answer.rows)))
         return
@@ -456,8 +497,9 @@ def _call(
             server, options=[("grpc.max_send_message_length", 2**31 - 1)]
         ) as channel:
             stub = competition_pb2_grpc.CompetitionStub(channel)
+            # No token: a call anyone may make (the public board).
             async with asyncio.timeout(CALL_SECONDS):
-                return await call(stub, (("authorization", f"Bearer {token}"),))
+                return await call(stub, (("authorization", f"Bearer {token}"),) if token else ())
 
     try:
         return asyncio.run(go())
@@ -569,22 +611,50 @@ def submissions(server: ServerOption = DEFAULT_SERVER, token: TokenOption = "") 
     )
     table = Table(title="Your submissions")
     for col in ("id", "bot", "version", "kind", "status", "reason", "submitted"):
-        table.add_column(col)
+        # A reason is shown whole at any width (a suspension quotes the bot's last failure).
+        table.add_column(col, overflow="fold" if col == "reason" else "ellipsis")
     for s in listed.submissions:
         table.add_row(
             str(s.submission_id), plain(s.bot), plain(s.version), s.kind, s.status,
-            plain(s.reason, 120), s.submitted_at,
+            plain(s.reason, len(s.reason) + 1), s.submitted_at,
         )  # fmt: skip
     console.print(table)
 
 
 @app.command("log")
 def log(
-    submission: Annotated[int, typer.Argument(help="The submission's id.")],
+    submission: Annotated[
+        int | None,
+        typer.Argument(help="The submission's id (not with --game).", show_default=False),
+    ] = None,
+    game: Annotated[
+        int | None,
+        typer.Option(
+            "--game",
+            help="A game's id (as the web shows it): what your own bot wrote during that game.",
+            show_default=False,
+        ),
+    ] = None,
     server: ServerOption = DEFAULT_SERVER,
     token: TokenOption = "",
+    ledger: Annotated[
+        Path | None,
+        typer.Option(
+            help="The organiser: read a game's output of every bot from the ledger (with --game).",
+            show_default=False,
+        ),
+    ] = None,
+    competition: CompetitionOption = None,
 ) -> None:
-    """Print a submission's build and conformance-check log."""
+    """Print a submission's build and conformance-check log, its status history, the games it caused
+    to fail (with what the referee saw) and its time use; with --game ID, what your bot wrote during
+    that game (the organiser: every bot's, with --ledger)."""
+    if (submission is None) == (game is None):
+        raise fail("give a submission's id, or --game GAME_ID")
+    if game is not None:
+        _game_log(game, server, token, ledger, competition)
+        return
+    assert submission is not None
     from arena.wire.v1 import competition_pb2 as pb
 
     if not token:
@@ -595,6 +665,100 @@ def log(
         lambda stub, md: stub.GetLog(pb.GetLogRequest(submission_id=submission), metadata=md),
     )
     typer.echo(literal(logged.log))
+    _print_history(logged.history)
+    if logged.failures:
+        typer.echo(f"\ngames it caused to fail (the last {len(logged.failures)}, newest first):")
+        for f in logged.failures:
+            typer.echo(
+                f"game {f.game_id} ({literal(f.key)}), {f.finished_at}: {literal(f.outcome)}"
+            )
+            for line in literal(f.detail).splitlines() or [""]:
+                typer.echo(f"    {line}")
+    use = logged.time_use
+    if use.games:
+        typer.echo(f"\ntime use over its last {use.games} games: {_time_use(use)}")
+
+
+def _time_use(use: pb.TimeUse) -> str:
+    failures = ", ".join(f"{kind} {n}" for kind, n in sorted(use.failures.items())) or "none"
+    return (
+        f"{use.decisions} decisions, median {use.median_ms:.0f} ms, 99th percentile "
+        f"{use.p99_ms:.0f} ms, bank left at a game's end {use.bank_left_ms:.0f} ms (median); "
+        f"games it caused to fail: {failures}"
+    )
+
+
+def _print_history(history: Any) -> None:
+    if not history:
+        return
+    typer.echo("\nstatus history:")
+    for c in history:
+        typer.echo(f"{c.at}  {c.status}" + (f": {literal(c.reason)}" if c.reason else ""))
+
+
+def _game_log(
+    game: int, server: str, token: str, ledger: Path | None, competition: str | None
+) -> None:
+    """A game's bots' output: the author's own (over the network), or every bot's (the organiser,
+    from the ledger)."""
+    if ledger is not None:
+        from arena.ledger import competitions as store
+
+        led = open_ledger(ledger, first=FIRST_COMPETITION)
+        comp = store.Competitions(led)
+        cid = _competition(led, competition)
+        found = comp.game(cid, game)
+        if found is None:
+            raise fail(f"no game {game} in the competition")
+        typer.echo(f"game {game} ({literal(found[0])}): {found[1]}")
+        outputs = comp.game_outputs(game)
+        if not outputs:
+            typer.echo("no bot output kept for this game")
+        for o in outputs:
+            _print_output(o.seat, o.bot, o.version, o.output, o.output_bytes)
+        return
+    from arena.wire.v1 import competition_pb2 as pb
+
+    if not token:
+        raise fail(
+            "give your author token: --token or $ARENA_AUTHOR_TOKEN (the organiser: --ledger)"
+        )
+    answer = _call(
+        server,
+        token,
+        lambda stub, md: stub.GetGameLog(pb.GetGameLogRequest(game_id=game), metadata=md),
+    )
+    typer.echo(f"game {answer.game_id} ({literal(answer.key)}): {answer.outcome}")
+    for seat in answer.seats:
+        _print_output(seat.seat, seat.bot, seat.version, seat.output, seat.output_bytes)
+
+
+def _print_output(seat: int, bot: str, version: str, output: str, written: int) -> None:
+    kept = len(output.encode())
+    cut = f", its last {kept} bytes shown" if written > kept else ""
+    typer.echo(f"--- seat {seat}: {literal(bot)} {literal(version)} wrote {written} bytes{cut}")
+    if output:
+        typer.echo(literal(output).rstrip("\n"))
+
+
+@app.command("history")
+def history(
+    submission: Annotated[int, typer.Argument(help="The submission's id.")],
+    server: ServerOption = DEFAULT_SERVER,
+    token: TokenOption = "",
+) -> None:
+    """Print every change of your submission's status, with its time and reason."""
+    from arena.wire.v1 import competition_pb2 as pb
+
+    if not token:
+        raise fail("give your author token: --token or $ARENA_AUTHOR_TOKEN")
+    logged = _call(
+        server,
+        token,
+        lambda stub, md: stub.GetLog(pb.GetLogRequest(submission_id=submission), metadata=md),
+    )
+    for c in logged.history:
+        typer.echo(f"{c.at}  {c.status}" + (f": {literal(c.reason)}" if c.reason else ""))
 
 
 @app.command("withdraw")
@@ -618,7 +782,12 @@ def withdraw(
 def remote(
     bot: Annotated[str, typer.Argument(help="Your bot's name.")],
     version: Annotated[str, typer.Option(help="Its version.")],
-    language: Annotated[str, typer.Option(help="A label for the leaderboard.")] = "remote",
+    language: Annotated[
+        str,
+        typer.Option(
+            help=f"Its language, shown on the leaderboard: one of {', '.join(REMOTE_LANGUAGES)}."
+        ),
+    ] = "remote",
     server: ServerOption = DEFAULT_SERVER,
     token: TokenOption = "",
 ) -> None:
@@ -626,6 +795,8 @@ def remote(
     the games it is given (absent, it is skipped, never forfeited)."""
     from arena.wire.v1 import competition_pb2 as pb
 
+    if language not in REMOTE_LANGUAGES:
+        raise fail(f"--language: expected one of {', '.join(REMOTE_LANGUAGES)}, got {language!r}")
     if not token:
         raise fail("give your author token: --token or $ARENA_AUTHOR_TOKEN")
     answer = _call(

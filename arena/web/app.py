@@ -82,7 +82,7 @@ def _percent(value: float | None) -> str:
 class BoardLine(NamedTuple):
     """A leaderboard row as the page shows it, formatted once (the page may have thousands)."""
 
-    rank: int
+    rank: int | None  # None: a competition version out of play, listed apart
     entrant_id: int
     entrant: str  # cut to the column's width
     full_name: str  # the whole name when it was cut (the link's title), else ""
@@ -284,12 +284,14 @@ def create_app(
         with reader.read() as conn:
             hist = q.history(conn, entrant_id, board_id) if board_id is not None else []
             recent, _ = gq.games(conn, gq.GameFilter(entrant=entrant_id, limit=RECENT_GAMES))
+            competition = q.competition_side(conn, entrant_id)
         return {
             "entrant": who,
             "boards": on,
             "board_id": board_id,
             "history": hist,
             "recent": recent,
+            "competition": competition,
         }
 
     def entrant_page(request: Request) -> Response:

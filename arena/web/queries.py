@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from arena.ledger import seat_reports, status_history
 from arena.ledger.leases import RENEW_SECONDS
 from arena.ledger.schema import MIGRATIONS
 from arena.rating import initial as rating_initial
@@ -355,16 +356,22 @@ def _board_rows(
         "WHERE r.board_id = ? ORDER BY r.exposed DESC, e.name, e.version",
         (b["id"],),
     ).fetchall()
-    if b["kind"] == "competition" and _has_table(conn, "submissions"):
+    competition = b["kind"] == "competition" and _has_table(conn, "submissions")
+    if competition:
+        # The versions in play ranked; those out of play (withdrawn, replaced, suspended) after them,
+        # unranked, with their last rating.
         rows = sorted(
             [*rows, *_unrated(conn, b)],
-            key=lambda r: (-r["exposed"], r["name"], r["version"]),
+            key=lambda r: (r["status"] != "active", -r["exposed"], r["name"], r["version"]),
         )
     out = []
-    for rank, r in enumerate(rows, start=1):
+    ranked = 0
+    for r in rows:
+        in_play = not competition or r["status"] == "active"
+        ranked += in_play
         out.append(
             {
-                "rank": rank,
+                "rank": ranked if in_play else None,  # None: out of play, listed apart
                 "entrant_id": r["id"],
                 "entrant": cap(r["name"]),
                 "version": cap(r["version"]),
@@ -408,6 +415,33 @@ def event_board(conn: sqlite3.Connection, event_id: int) -> dict[str, Any] | Non
 
 
 # ---------------------------------------------------------------- entrants
+
+
+def competition_side(conn: sqlite3.Connection, entrant_id: int) -> dict[str, Any] | None:
+    """A competition entrant's public status history (no reason that may quote its output) and its
+    time use per decision and failures by kind; None for an entrant of no competition."""
+    if not _has_table(conn, "submission_history"):
+        return None
+    row = conn.execute(
+        "SELECT competition_id FROM submissions WHERE entrant_id = ? LIMIT 1", (entrant_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    use = seat_reports.time_use(conn, int(row[0]), entrant_id)
+    return {
+        "status_history": [
+            {"status": c.status, "reason": cap(c.reason), "at": c.at}
+            for c in status_history.public(conn, entrant_id)
+        ],
+        "time_use": {
+            "games": use.games,
+            "decisions": use.decisions,
+            "median_ms": use.median_ms,
+            "p99_ms": use.p99_ms,
+            "bank_left_ms": use.bank_left_ms,
+            "failures": use.failures,
+        },
+    }
 
 
 def entrants(conn: sqlite3.Connection) -> list[dict[str, Any]]:
