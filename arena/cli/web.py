@@ -72,7 +72,7 @@ def web(
     from arena.cli.serve import read_token
     from arena.service.server import is_loopback
     from arena.web.app import create_app
-    from arena.web.queries import LedgerUnavailable
+    from arena.web.reader import LedgerUnavailable
 
     if server and not admin_token:
         admin_token = read_token(server)  # a local arena serve's, as arena start finds it

@@ -51,8 +51,10 @@ from arena.tournament.summary import counted
 from arena.web import game_queries as gq
 from arena.web import head_to_head as h2h
 from arena.web import queries as q
+from arena.web.game_counts import Tally
 from arena.web.live import LiveError, Referee, parse_last_id
 from arena.web.middleware import LoopbackOnly, SecurityHeaders
+from arena.web.reader import LedgerUnavailable, Reader
 from arena.web.replay import ReplayError, frames
 
 HERE = Path(__file__).parent
@@ -193,10 +195,11 @@ def create_app(
     *,
     loopback_only: bool = False,
 ) -> Starlette:
-    """The web app over ``ledger`` (opened read-only; :class:`queries.LedgerUnavailable` if it cannot
+    """The web app over ``ledger`` (opened read-only; :class:`reader.LedgerUnavailable` if it cannot
     be read), following the referee at ``server`` live when given. ``loopback_only``: for a server
     listening on loopback, answer only requests whose Host names this machine (:class:`LoopbackOnly`)."""
-    reader = q.Reader(ledger)
+    reader = Reader(ledger)
+    tally = Tally(reader)
     referee = Referee(server, admin_token) if server else None
     templates = Jinja2Templates(env=environment())
 
@@ -208,19 +211,19 @@ def create_app(
     # ------------------------------------------------------------ events and boards
 
     def index(request: Request) -> Response:
-        found = q.events(reader)
+        found = q.events(tally)
         with reader.read() as conn:
             pooled = q.boards(conn, "pooled")
         return page(request, "index.html", events=found, pooled=pooled)
 
     def api_events(request: Request) -> Response:
-        return JSONResponse({"events": q.events(reader)})
+        return JSONResponse({"events": q.events(tally)})
 
     def _event_data(event_id: int) -> dict[str, Any]:
-        ev = q.event(reader, event_id)
+        ev = q.event(tally, event_id)
         with reader.read() as conn:
             b = q.event_board(conn, event_id)
-        rows = q.leaderboard(reader, b) if b else []
+        rows = q.leaderboard(tally, b) if b else []
         with reader.read() as conn:
             # The board's rows are the event's rated entrants; without a board, count them.
             entrants = len(rows) if b else h2h.pairing_entrants(conn, event_id)
@@ -253,7 +256,7 @@ def create_app(
     def _board_data(board_id: int) -> dict[str, Any]:
         with reader.read() as conn:
             b = q.board(conn, board_id)
-        rows = q.leaderboard(reader, b)
+        rows = q.leaderboard(tally, b)
         return {"event": None, "board": b, "leaderboard": rows}
 
     def board_page(request: Request) -> Response:
@@ -276,7 +279,7 @@ def create_app(
         chosen = _int(request, "board")
         with reader.read() as conn:
             who = q.entrant(conn, entrant_id)
-        on = q.entrant_boards(reader, entrant_id)
+        on = q.entrant_boards(tally, entrant_id)
         ids = [b["board"]["id"] for b in on]
         if chosen is not None and chosen not in ids:
             raise q.NotFound(f"entrant {entrant_id} is not rated on board {chosen}")
@@ -319,7 +322,7 @@ def create_app(
 
     def games_page(request: Request) -> Response:
         f = _filter(request)
-        evs = q.events(reader)
+        evs = q.events(tally)
         with reader.read() as conn:
             found, more = gq.games(conn, f)
             everyone = q.entrants(conn)
@@ -492,8 +495,8 @@ def create_app(
 
     def warm() -> None:
         try:
-            q.warm(reader)
-        except q.LedgerUnavailable as exc:  # the pages will say so when asked
+            q.warm(tally)
+        except LedgerUnavailable as exc:  # the pages will say so when asked
             log.warning("counting the ledger's games ahead of the first page failed: %s", exc)
 
     @contextlib.asynccontextmanager
@@ -514,7 +517,7 @@ def create_app(
             BadRequest: _handler(400),
             q.NotFound: _handler(404),
             ReplayError: _handler(500),
-            q.LedgerUnavailable: _handler(503),
+            LedgerUnavailable: _handler(503),
         },
     )
 

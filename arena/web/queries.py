@@ -1,41 +1,32 @@
 """Read-only queries over the ledger for the web pages and the JSON API: events, boards,
-leaderboards, entrants (the game list and replays: :mod:`arena.web.game_queries`).
-
-The ledger is opened read-only (``mode=ro``) and every page reads in one short transaction: a running
-tournament or competition, the ledger's only writer, is never made to wait for longer than a query takes
-(its busy timeout is ten seconds; our queries take milliseconds). No query selects the tournaments'
-``deal_key``: it never leaves the ledger.
+leaderboards, entrants (the game list and replays: :mod:`arena.web.game_queries`; the read-only
+connection: :mod:`arena.web.reader`). No query selects the tournaments' ``deal_key``: it never leaves
+the ledger.
 
 Text that bots or tournament files provide (entrant names, versions, languages, authors, failure details)
 is data: it is capped here (:data:`MAX_TEXT`) and escaped by the templates.
 
 Win rates need every game of a board: on a large ledger that is the costly part of a leaderboard, so
-:class:`arena.web.tally.Tally` keeps them per board (and the games of each event) and brings them up to date
-incrementally from the games added since (game ids only grow; voiding, the only deletion, starts the
-count again).
+:class:`arena.web.game_counts.Tally` keeps them per board (and the games of each event) and brings them up
+to date incrementally from the games added since (game ids only grow; voiding, the only deletion, starts
+the count again). The queries that need those counts take the app's :class:`Tally`, which reads through
+the :class:`Reader` it was given.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
-import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from arena.ledger.leases import RENEW_SECONDS
-from arena.ledger.schema import MIGRATIONS
 from arena.rating import initial as rating_initial
 from arena.tournament.summary import wilson
-from arena.web.tally import EventCount, Tally
+from arena.web.game_counts import EventCount, Tally
 
 MAX_TEXT = 200  # characters of any bot- or file-provided text served
 MAX_DETAIL = 500  # characters of a game's failure detail
-BUSY_TIMEOUT = 5.0  # seconds a read waits while a writer commits (commits take milliseconds)
 GAMES_PAGE = 50
 
 # Outcomes a game can have (arena/referee): the game list's filter offers these.
@@ -49,10 +40,6 @@ OUTCOMES = (
     "adjudicated",
 )
 EVENT_KINDS = ("tournament", "competition")
-
-
-class LedgerUnavailable(Exception):
-    """The ledger cannot be read (missing, not a ledger, busy for too long, of another schema)."""
 
 
 class NotFound(LookupError):
@@ -72,90 +59,6 @@ def cap(value: object, limit: int = MAX_TEXT) -> str:
     """``value`` as text, cut at ``limit`` characters (an ellipsis marks the cut)."""
     text = "" if value is None else str(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-class Reader:
-    """Read-only access to one ledger file, from any thread (a connection per thread)."""
-
-    def __init__(self, path: str | Path, timeout: float = BUSY_TIMEOUT) -> None:
-        self.path = Path(path)
-        self.timeout = timeout
-        self.tally = Tally()
-        self._local = threading.local()
-        if not self.path.is_file():
-            raise LedgerUnavailable(
-                f"no ledger at {self.path} (run a tournament first: arena run FILE)"
-            )
-        with self.read() as conn:
-            check_schema(conn, self.path)
-
-    def _connection(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
-            try:
-                conn = sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
-            except sqlite3.Error as exc:
-                raise LedgerUnavailable(f"{self.path}: cannot open the ledger: {exc}") from exc
-            conn.row_factory = sqlite3.Row
-            self._local.conn = conn
-        return conn
-
-    @contextlib.contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
-        """One read transaction: a consistent view of the ledger, its shared lock held only while the
-        caller queries."""
-        conn = self._connection()
-        try:
-            conn.execute("BEGIN")
-            try:
-                yield conn
-            finally:
-                if conn.in_transaction:
-                    conn.execute("COMMIT")
-        except sqlite3.OperationalError as exc:
-            text = str(exc).lower()
-            if "locked" in text or "busy" in text:
-                raise LedgerUnavailable(
-                    f"the ledger is busy (a writer held it for more than {self.timeout:g} s); try again"
-                ) from exc
-            _left_mid_write(exc, self.path)
-            raise LedgerUnavailable(f"{self.path}: cannot read the ledger: {exc}") from exc
-        except sqlite3.DatabaseError as exc:
-            raise LedgerUnavailable(f"{self.path}: cannot read the ledger: {exc}") from exc
-
-
-def _left_mid_write(exc: sqlite3.Error, path: Path) -> None:
-    """A writer killed in the middle of a write leaves a hot journal: the ledger's old pages, to be
-    put back before anyone reads it, which a read-only connection may not do."""
-    if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_READONLY_ROLLBACK:
-        raise LedgerUnavailable(
-            f"{path}: a writer stopped in the middle of a write and left its journal "
-            f"({path.name}-journal), which only a writer can roll back: open the ledger once for "
-            f"writing (arena tournaments --ledger {path}) and serve it again"
-        ) from exc
-
-
-def check_schema(conn: sqlite3.Connection, path: Path) -> None:
-    try:
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    except sqlite3.DatabaseError as exc:
-        _left_mid_write(exc, path)
-        raise LedgerUnavailable(f"{path}: not a SQLite ledger: {exc}") from exc
-    if "_migrations" not in tables:
-        raise LedgerUnavailable(f"{path}: not an arena ledger (no _migrations table)")
-    version = conn.execute("SELECT coalesce(max(version), 0) FROM _migrations").fetchone()[0]
-    if version < len(MIGRATIONS):
-        raise LedgerUnavailable(
-            f"{path}: the ledger has schema version {version} and this arena reads version "
-            f"{len(MIGRATIONS)}; upgrade it once with a command that opens it for writing "
-            f"(arena tournaments --ledger {path})"
-        )
-    if version > len(MIGRATIONS):
-        raise LedgerUnavailable(
-            f"{path}: schema version {version} is newer than this arena ({len(MIGRATIONS)}); "
-            "upgrade the arena"
-        )
 
 
 def _has_table(conn: sqlite3.Connection, table: str) -> bool:
@@ -260,18 +163,18 @@ def _event(row: sqlite3.Row, counts: EventCount, paused: set[int]) -> dict[str, 
     }
 
 
-def events(reader: Reader) -> list[dict[str, Any]]:
+def events(tally: Tally) -> list[dict[str, Any]]:
     """Tournaments and competitions, newest first."""
-    counts = reader.tally.events(reader)
-    with reader.read() as conn:
+    counts = tally.events()
+    with tally.reader.read() as conn:
         rows = conn.execute(_EVENT_SQL + " ORDER BY t.id DESC").fetchall()
         paused = _paused(conn)
     return [_event(r, counts, paused) for r in rows]
 
 
-def event(reader: Reader, event_id: int) -> dict[str, Any]:
-    counts = reader.tally.events(reader)
-    with reader.read() as conn:
+def event(tally: Tally, event_id: int) -> dict[str, Any]:
+    counts = tally.events()
+    with tally.reader.read() as conn:
         row = conn.execute(_EVENT_SQL + " WHERE t.id = ?", (event_id,)).fetchone()
         paused = _paused(conn)
     if row is None:
@@ -313,14 +216,14 @@ def board(conn: sqlite3.Connection, board_id: int) -> dict[str, Any]:
     return _board(row)
 
 
-def warm(reader: Reader) -> None:
+def warm(tally: Tally) -> None:
     """Count what the pages need (every board's win rates, every event's games) ahead of the first
     request; on a ledger of many games the first count takes a moment."""
-    reader.tally.events(reader)
-    with reader.read() as conn:
+    tally.events()
+    with tally.reader.read() as conn:
         found = boards(conn)
     for b in found:
-        reader.tally.board(reader, b)
+        tally.board(b)
 
 
 def _win_rate(firsts: float, games: int) -> dict[str, Any]:
@@ -337,11 +240,11 @@ def _win_rate(firsts: float, games: int) -> dict[str, Any]:
 # ---------------------------------------------------------------- leaderboards
 
 
-def leaderboard(reader: Reader, b: dict[str, Any]) -> list[dict[str, Any]]:
+def leaderboard(tally: Tally, b: dict[str, Any]) -> list[dict[str, Any]]:
     """A board by mu - 3 sigma, with each entrant's win rate (first places over games recorded on
     the board) and its 95% Wilson interval."""
-    games, firsts = reader.tally.board(reader, b)
-    with reader.read() as conn:
+    games, firsts = tally.board(b)
+    with tally.reader.read() as conn:
         return _board_rows(conn, b, games, firsts)
 
 
@@ -453,9 +356,9 @@ def entrant_board_ids(conn: sqlite3.Connection, entrant_id: int) -> list[int]:
     ]
 
 
-def entrant_boards(reader: Reader, entrant_id: int) -> list[dict[str, Any]]:
+def entrant_boards(tally: Tally, entrant_id: int) -> list[dict[str, Any]]:
     """The boards an entrant is rated on, with its rating, rank and win rate on each."""
-    with reader.read() as conn:
+    with tally.reader.read() as conn:
         rows = conn.execute(
             "SELECT b.id, b.kind, b.name, b.variant, b.tournament_id, r.mu, r.sigma, r.exposed, "
             "r.games, (SELECT count(*) FROM ratings o WHERE o.board_id = r.board_id) AS entrants, "
@@ -468,7 +371,7 @@ def entrant_boards(reader: Reader, entrant_id: int) -> list[dict[str, Any]]:
     out = []
     for r in rows:
         b = _board(r)
-        games, firsts = reader.tally.board(reader, b)
+        games, firsts = tally.board(b)
         out.append(
             {
                 "board": b,
