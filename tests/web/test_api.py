@@ -17,6 +17,7 @@ from arena.tournament.summary import pairing_lines, wilson
 from arena.web import head_to_head, queries
 from arena.web.app import create_app
 from arena.web.game_counts import Tally
+from arena.web.handlers.common import WebState
 from arena.web.reader import Reader
 
 # ---------------------------------------------------------------- the figures are the ledger's
@@ -187,6 +188,19 @@ def test_an_entrant_not_on_a_board_has_no_history_there(client: TestClient) -> N
     response = client.get("/api/entrants/1/history?board=999")
     assert response.status_code == 404
     assert "not rated on board 999" in response.json()["error"]
+
+
+def test_two_apps_serve_their_own_ledgers(built_ledger: Path, ledger: Path) -> None:
+    """The handlers are module-level functions: each app's state (its ledger, counts, referee,
+    replays) is its own, on ``app.state``, so two apps in one process never mix their ledgers."""
+    execute(ledger, ("UPDATE tournaments SET name = ?", ("the copy",)))
+    first, second = create_app(built_ledger), create_app(ledger)
+    assert isinstance(first.state.web, WebState) and first.state.web is not second.state.web
+    assert first.state.web.tally.reader is first.state.web.reader
+    with TestClient(first) as a, TestClient(second) as b:
+        names = [c.get("/api/events").json()["events"][0]["name"] for c in (a, b, a)]
+        assert names == ["Web <fixture> & co", "the copy", "Web <fixture> & co"]
+        assert "the copy" in b.get("/").text and "the copy" not in a.get("/").text
 
 
 def test_a_tally_counts_through_the_reader_it_is_given(built_ledger: Path) -> None:

@@ -1,0 +1,85 @@
+"""What every handler of the web app uses: the app's state, rendering a page, reading a request's
+parameters, and the number formats the pages and templates share."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.templating import Jinja2Templates
+
+from arena.web import queries as q
+from arena.web.game_counts import Tally
+from arena.web.live import Referee
+from arena.web.reader import Reader
+
+if TYPE_CHECKING:
+    from arena.web.handlers.games import FrameCache
+
+
+class BadRequest(ValueError):
+    """A query parameter that cannot be used; the message names it."""
+
+
+@dataclass(frozen=True, slots=True)
+class WebState:
+    """The app's state, made once by :func:`arena.web.app.create_app` and kept on ``app.state.web``:
+    the ledger read-only, its incremental counts, the referee followed live (None: none), the
+    templates, and the replays kept built."""
+
+    reader: Reader
+    tally: Tally
+    referee: Referee | None
+    templates: Jinja2Templates
+    replays: FrameCache
+
+
+def state(request: Request) -> WebState:
+    """The state of the app serving ``request``."""
+    found: WebState = request.app.state.web
+    return found
+
+
+def page(request: Request, name: str, status: int = 200, **context: Any) -> Response:
+    st = state(request)
+    return st.templates.TemplateResponse(
+        request, name, {"live": st.referee is not None, **context}, status_code=status
+    )
+
+
+# ---------------------------------------------------------------- formats
+
+
+def number(value: float | None, places: int = 2) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return ""
+    return f"{value:.{places}f}"
+
+
+def percent(value: float | None) -> str:
+    return "" if value is None else f"{100 * value:.1f}%"
+
+
+# ---------------------------------------------------------------- parameters
+
+
+def int_param(request: Request, name: str, minimum: int = 0) -> int | None:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return None
+    value = q.whole_number(raw)
+    if value is None or value < minimum:
+        raise BadRequest(
+            f"{name} must be a whole number of at least {minimum}, got {q.cap(raw, 40)!r}"
+        )
+    return value
+
+
+def path_int(request: Request, name: str = "id") -> int:
+    value: int = request.path_params[name]
+    if value >= 2**63:  # no row has such an id (SQLite's integers are 64-bit)
+        raise q.NotFound(f"nothing at {q.cap(request.url.path, 100)}")
+    return value
