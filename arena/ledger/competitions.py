@@ -17,7 +17,7 @@ from arena.ledger.boards import COMPETITION
 from arena.ledger.db import PLANNED_COLUMNS, Ledger, _now, planned_game
 from arena.ledger.errors import LedgerError
 from arena.ledger.errors import guarded as _guarded
-from arena.rating import initial as rating_initial
+from arena.ledger.leaderboard import competition_board, placings
 from arena.tokens import new_token
 from arena.tournament.schedule import ScheduledGame
 from arena.tournament.spec import Entrant
@@ -323,33 +323,13 @@ class Competitions:
     def board(self, competition_id: int) -> list[BoardLine]:
         """The competition's leaderboard by mu - 3 sigma: every version that has played or is in
         play, with its author and status (an entrant in play with no game yet has the initial
-        rating)."""
-        rows = self.conn.execute(
-            "SELECT s.bot, s.version, a.name, r.exposed, r.mu, r.sigma, coalesce(r.games, 0), "
-            "s.status, s.entrant_id FROM submissions s JOIN authors a ON a.id = s.author_id "
-            "LEFT JOIN boards b ON b.kind = ? AND b.tournament_id = s.competition_id "
-            "LEFT JOIN ratings r ON r.board_id = b.id AND r.entrant_id = s.entrant_id "
-            "WHERE s.competition_id = ? AND s.entrant_id IS NOT NULL "
-            "AND (r.entrant_id IS NOT NULL OR s.status = ?)",
-            (COMPETITION, competition_id, ACTIVE),
-        ).fetchall()
-        initial = rating_initial()
-        lines = [
-            (
-                bot,
-                version,
-                author,
-                exposed if exposed is not None else initial.exposed,
-                mu if mu is not None else initial.mu,
-                sigma if sigma is not None else initial.sigma,
-                int(games),
-                status,
-                int(entrant),
-            )
-            for bot, version, author, exposed, mu, sigma, games, status, entrant in rows
-        ]
-        lines.sort(key=lambda t: (-t[3], t[0], t[1]))
-        return [BoardLine(i, *line) for i, line in enumerate(lines, start=1)]
+        rating). Read by :func:`arena.ledger.leaderboard.placings`, as every leaderboard is."""
+        board = competition_board(self.conn, competition_id)
+        return [
+            BoardLine(p.rank, p.name, p.version, p.author, p.exposed, p.mu, p.sigma, p.games,
+                      p.status, p.entrant_id)
+            for p in placings(self.conn, board, competition_id=competition_id)
+        ]  # fmt: skip
 
     @_guarded
     def remote_tokens(self, competition_id: int) -> list[tuple[str, str]]:

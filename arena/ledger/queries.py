@@ -9,6 +9,7 @@ from typing import Any
 from arena.ledger import boards, records
 from arena.ledger.errors import LedgerError
 from arena.ledger.errors import guarded as _guarded
+from arena.ledger.leaderboard import placings
 
 # The largest integer SQLite stores: an id or a count beyond it names nothing in the ledger (and
 # binding it would raise OverflowError, not a LedgerError).
@@ -131,7 +132,8 @@ class Queries:
         self, variant: str | None = None, *, tournament: str | None = None
     ) -> list[BoardRow]:
         """A board by mu - 3 sigma: a tournament's own (a standing competition's, given its name), or
-        (given a variant) the pooled board of every tournament of that variant."""
+        (given a variant) the pooled board of every tournament of that variant. Its entrants rated on
+        it (:func:`arena.ledger.leaderboard.placings`, the query every leaderboard is read by)."""
         if (variant is None) == (tournament is None):
             raise ValueError("give a variant (the pooled board) or a tournament's name")
         kinds, name = (
@@ -139,13 +141,16 @@ class Queries:
             if tournament is not None
             else ((boards.POOLED, boards.POOLED), variant)
         )
-        rows = self.conn.execute(
-            "SELECT e.name, e.version, b.variant, r.mu, r.sigma, r.exposed, r.games, e.id "
-            "FROM ratings r JOIN boards b ON b.id = r.board_id JOIN entrants e ON e.id = r.entrant_id "
-            "WHERE b.kind IN (?, ?) AND b.name = ? ORDER BY r.exposed DESC, e.name, e.version",
+        found = self.conn.execute(
+            "SELECT id, variant FROM boards WHERE kind IN (?, ?) AND name = ? ORDER BY id LIMIT 1",
             (*kinds, name),
-        ).fetchall()
-        return [BoardRow(*r) for r in rows]
+        ).fetchone()
+        if found is None:
+            return []
+        return [
+            BoardRow(p.name, p.version, found[1], p.mu, p.sigma, p.exposed, p.games, p.entrant_id)
+            for p in placings(self.conn, found[0])
+        ]
 
     @_guarded
     def variants(self) -> list[str]:

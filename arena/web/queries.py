@@ -20,8 +20,8 @@ import sqlite3
 import time
 from typing import Any
 
+from arena.ledger.leaderboard import placings
 from arena.ledger.leases import RENEW_SECONDS
-from arena.rating import initial as rating_initial
 from arena.tournament.summary import wilson
 from arena.web.game_counts import EventCount, Tally
 
@@ -82,11 +82,6 @@ def _submission_sql(conn: sqlite3.Connection, alias: str, what: str) -> str:
 def _author_sql(conn: sqlite3.Connection, alias: str) -> str:
     """An entrant's author: the author of the competition submission it plays as."""
     return _submission_sql(conn, alias, "a.name")
-
-
-def _status_sql(conn: sqlite3.Connection, alias: str) -> str:
-    """A competition entrant's status: active, replaced, suspended, withdrawn..."""
-    return _submission_sql(conn, alias, "s.status")
 
 
 # ---------------------------------------------------------------- events and boards
@@ -251,53 +246,24 @@ def leaderboard(tally: Tally, b: dict[str, Any]) -> list[dict[str, Any]]:
 def _board_rows(
     conn: sqlite3.Connection, b: dict[str, Any], games: dict[int, int], firsts: dict[int, float]
 ) -> list[dict[str, Any]]:
-    rows = conn.execute(
-        f"SELECT e.id, e.name, e.version, e.language, {_author_sql(conn, 'e')} AS author, "
-        f"{_status_sql(conn, 'e')} AS status, "
-        "r.mu, r.sigma, r.exposed, r.games FROM ratings r JOIN entrants e ON e.id = r.entrant_id "
-        "WHERE r.board_id = ? ORDER BY r.exposed DESC, e.name, e.version",
-        (b["id"],),
-    ).fetchall()
-    if b["kind"] == "competition" and _has_table(conn, "submissions"):
-        rows = sorted(
-            [*rows, *_unrated(conn, b)],
-            key=lambda r: (-r["exposed"], r["name"], r["version"]),
-        )
-    out = []
-    for rank, r in enumerate(rows, start=1):
-        out.append(
-            {
-                "rank": rank,
-                "entrant_id": r["id"],
-                "entrant": cap(r["name"]),
-                "version": cap(r["version"]),
-                "language": cap(r["language"]),
-                "author": cap(r["author"]),
-                "status": r["status"],  # a competition's: active, replaced, suspended, withdrawn
-                "exposed": r["exposed"],
-                "mu": r["mu"],
-                "sigma": r["sigma"],
-                "games": r["games"],
-                **_win_rate(firsts.get(r["id"], 0.0), games.get(r["id"], 0)),
-            }
-        )
-    return out
-
-
-def _unrated(conn: sqlite3.Connection, b: dict[str, Any]) -> list[dict[str, Any]]:
-    """A competition's versions in play that have no game yet: on its board at the initial rating,
-    as ``arena compete leaderboard`` shows them."""
-    start = rating_initial()
-    rows = conn.execute(
-        "SELECT e.id, e.name, e.version, e.language, a.name AS author, s.status "
-        "FROM submissions s JOIN entrants e ON e.id = s.entrant_id "
-        "JOIN authors a ON a.id = s.author_id WHERE s.competition_id = ? AND s.status = 'active' "
-        "AND s.entrant_id NOT IN (SELECT entrant_id FROM ratings WHERE board_id = ?)",
-        (b["event_id"], b["id"]),
-    )
+    competition = b["event_id"] if b["kind"] == "competition" else None
     return [
-        {**dict(r), "mu": start.mu, "sigma": start.sigma, "exposed": start.exposed, "games": 0}
-        for r in rows
+        {
+            "rank": p.rank,
+            "entrant_id": p.entrant_id,
+            "entrant": cap(p.name),
+            "version": cap(p.version),
+            "language": cap(p.language),
+            "author": cap(p.author),
+            "status": p.status,  # a competition's: active, replaced, suspended, withdrawn
+            "exposed": p.exposed,
+            "mu": p.mu,
+            "sigma": p.sigma,
+            "games": p.games,
+            **_win_rate(firsts.get(p.entrant_id, 0.0), games.get(p.entrant_id, 0)),
+        }
+        # The ledger's one leaderboard query, as arena leaderboard and arena compete read it.
+        for p in placings(conn, b["id"], competition_id=competition)
     ]
 
 
