@@ -20,11 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from arena.cli.common import (
-    DEFAULT_LEDGER,
-    DEFAULT_LOGS_MB,
     FIRST_COMPETITION,
-    LedgerOption,
-    LogsMaxOption,
     cluster_address,
     console,
     fail,
@@ -32,6 +28,16 @@ from arena.cli.common import (
     logs_folder,
     open_ledger,
     plain,
+)
+from arena.cli.options import (
+    DEFAULT_COMPETITION_SERVER,
+    DEFAULT_LEDGER,
+    DEFAULT_LOGS_MB,
+    AuthorTokenOption,
+    CompetitionOption,
+    LedgerOption,
+    LogsMaxOption,
+    SubmissionServerOption,
 )
 from arena.cluster.errors import ClusterError
 
@@ -47,37 +53,6 @@ app = typer.Typer(
 )
 author_app = typer.Typer(help="The competition's authors.", no_args_is_help=True)
 app.add_typer(author_app, name="author")
-
-# Where an author's commands find the competition by default: a competition file's default
-# [server] submissions address.
-DEFAULT_SERVER = "127.0.0.1:50061"
-ServerOption = Annotated[
-    str,
-    typer.Option(
-        "--server",
-        "-s",
-        envvar="ARENA_COMPETITION",
-        help="The competition's submission address (printed by arena compete serve).",
-    ),
-]
-TokenOption = Annotated[
-    str,
-    typer.Option(
-        "--token",
-        envvar="ARENA_AUTHOR_TOKEN",
-        help="Your author token (from the organiser's arena compete author add).",
-        show_default=False,
-    ),
-]
-CompetitionOption = Annotated[
-    str | None,
-    typer.Option(
-        "--competition",
-        "-c",
-        help="The competition's name in the ledger (default: the only one there).",
-        show_default=False,
-    ),
-]
 
 
 # ---------------------------------------------------------------------------------- the organiser
@@ -279,7 +254,7 @@ def leaderboard(
             "--server",
             "-s",
             help="Ask a running competition (with --token; with a token and no --ledger: "
-            f"{DEFAULT_SERVER}, as for submit).",
+            f"{DEFAULT_COMPETITION_SERVER}, as for submit).",
             envvar="ARENA_COMPETITION",
         ),
     ] = None,
@@ -296,7 +271,9 @@ def leaderboard(
     """Show the competition's leaderboard by mu - 3 sigma, with versions, authors and status."""
     ledger_source = ctx.get_parameter_source("ledger")  # typer's own click: compared by name
     if token and not server and ledger_source is not None and ledger_source.name == "DEFAULT":
-        server = DEFAULT_SERVER  # an author's token, as for submit: the running competition
+        server = (
+            DEFAULT_COMPETITION_SERVER  # an author's token, as for submit: the running competition
+        )
     if server:
         from arena.wire.v1 import competition_pb2 as pb
 
@@ -436,8 +413,8 @@ def submit(
         Path,
         typer.Argument(help="The bot's folder (with its arena-bot.toml) or a .tar.gz of it."),
     ],
-    server: ServerOption = DEFAULT_SERVER,
-    token: TokenOption = "",
+    server: SubmissionServerOption = DEFAULT_COMPETITION_SERVER,
+    token: AuthorTokenOption = "",
     wait: Annotated[
         bool, typer.Option(help="Wait until it is in play or has failed, and show why.")
     ] = True,
@@ -499,7 +476,9 @@ def submit(
 
 
 @app.command("submissions")
-def submissions(server: ServerOption = DEFAULT_SERVER, token: TokenOption = "") -> None:
+def submissions(
+    server: SubmissionServerOption = DEFAULT_COMPETITION_SERVER, token: AuthorTokenOption = ""
+) -> None:
     """List your submissions with their status and reason."""
     from arena.wire.v1 import competition_pb2 as pb
 
@@ -524,8 +503,8 @@ def submissions(server: ServerOption = DEFAULT_SERVER, token: TokenOption = "") 
 @app.command("log")
 def log(
     submission: Annotated[int, typer.Argument(help="The submission's id.")],
-    server: ServerOption = DEFAULT_SERVER,
-    token: TokenOption = "",
+    server: SubmissionServerOption = DEFAULT_COMPETITION_SERVER,
+    token: AuthorTokenOption = "",
 ) -> None:
     """Print a submission's build and conformance-check log."""
     from arena.wire.v1 import competition_pb2 as pb
@@ -543,8 +522,8 @@ def log(
 @app.command("withdraw")
 def withdraw(
     bot: Annotated[str, typer.Argument(help="Your bot's name.")],
-    server: ServerOption = DEFAULT_SERVER,
-    token: TokenOption = "",
+    server: SubmissionServerOption = DEFAULT_COMPETITION_SERVER,
+    token: AuthorTokenOption = "",
 ) -> None:
     """Take your bot out of play (its games and rating history stay)."""
     from arena.wire.v1 import competition_pb2 as pb
@@ -562,8 +541,8 @@ def remote(
     bot: Annotated[str, typer.Argument(help="Your bot's name.")],
     version: Annotated[str, typer.Option(help="Its version.")],
     language: Annotated[str, typer.Option(help="A label for the leaderboard.")] = "remote",
-    server: ServerOption = DEFAULT_SERVER,
-    token: TokenOption = "",
+    server: SubmissionServerOption = DEFAULT_COMPETITION_SERVER,
+    token: AuthorTokenOption = "",
 ) -> None:
     """Register a bot that runs on your own machine: it dials in with the printed token and waits for
     the games it is given (absent, it is skipped, never forfeited)."""

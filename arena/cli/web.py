@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from arena.cli.common import DEFAULT_LEDGER, LedgerOption, fail
+from arena.cli.common import fail
+from arena.cli.options import DEFAULT_LEDGER, LedgerOption
 
 
 def bind(host: str, port: int) -> socket.socket:
