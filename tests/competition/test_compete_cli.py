@@ -84,15 +84,15 @@ def test_an_authors_leaderboard_with_a_token_asks_the_running_competition(
 ) -> None:
     """An author has a token, not the ledger: `leaderboard --token T` asks the competition at
     submit's default address, not an ./arena.sqlite that has no competition."""
-    from arena.cli import compete
+    from arena.cli.compete import shared
 
     asked: list[tuple[str, str]] = []
 
     def call(server: str, token: str, _: object) -> object:
         asked.append((server, token))
-        raise compete.fail("stop here", 1)
+        raise shared.fail("stop here", 1)
 
-    monkeypatch.setattr(compete, "_call", call)
+    monkeypatch.setattr(shared, "call", call)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ARENA_LEDGER", raising=False)
     result = CliRunner().invoke(app, ["compete", "leaderboard", "--token", "t"])
@@ -116,11 +116,38 @@ def test_a_submissions_log_is_printed_with_its_escape_sequences_shown_not_acted_
     set the terminal's title or wrote its clipboard (OSC 52) wherever the log was read."""
     from types import SimpleNamespace
 
-    from arena.cli import compete
+    from arena.cli.compete import shared
 
     log = "step 1\n\x1b]52;c;cHduZWQ=\x07\x1b[1Aok\tdone\nlast"
-    monkeypatch.setattr(compete, "_call", lambda *_: SimpleNamespace(log=log))
+    monkeypatch.setattr(shared, "call", lambda *_: SimpleNamespace(log=log))
     result = CliRunner().invoke(app, ["compete", "log", "3", "--token", "t"])
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.output and "\x07" not in result.output
     assert result.output == "step 1\n\ufffd]52;c;cHduZWQ=\ufffd\ufffd[1Aok\tdone\nlast\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["submit", "no-such-folder"],
+        ["submissions"],
+        ["log", "3"],
+        ["withdraw", "bot"],
+        ["remote", "bot", "--version", "1"],
+    ],
+)
+def test_an_authors_command_without_a_token_asks_nothing(
+    args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each author's command (arena.cli.compete.author) wants the author's token before it packs or
+    sends anything: refused with the one-line usage error, nothing asked of a competition."""
+    from arena.cli.compete import shared
+
+    def call(*_: object) -> object:
+        raise AssertionError("a competition was asked without a token")
+
+    monkeypatch.setattr(shared, "call", call)
+    monkeypatch.delenv("ARENA_AUTHOR_TOKEN", raising=False)
+    result = CliRunner().invoke(app, ["compete", *args])
+    assert result.exit_code == 2, result.output
+    assert "give your author token: --token or $ARENA_AUTHOR_TOKEN" in result.output
