@@ -23,7 +23,7 @@ from arena.cli.common import (
     open_ledger,
     plain,
 )
-from arena.cli.compete.shared import competition_id
+from arena.cli.compete.shared import competition_id, open_competition
 from arena.cli.options import (
     DEFAULT_LEDGER,
     DEFAULT_LOGS_MB,
@@ -136,8 +136,7 @@ def author_add(
     from arena.ledger import LedgerError
     from arena.ledger import competitions as store
 
-    led = open_ledger(ledger, first=FIRST_COMPETITION)
-    cid = competition_id(led, competition)
+    led, cid = open_competition(ledger, competition)
     try:
         token = store.Competitions(led).add_author(cid, name)
     except LedgerError as exc:
@@ -168,8 +167,7 @@ def status(
     games."""
     from arena.ledger import competitions as store
 
-    led = open_ledger(ledger, first=FIRST_COMPETITION)
-    cid = competition_id(led, competition)
+    led, cid = open_competition(ledger, competition)
     comp = store.Competitions(led)
     t = led.find_tournament(str(cid))
     subs = comp.submissions(cid)
@@ -198,8 +196,7 @@ def _set_paused(competition: str | None, ledger: Path, paused: bool) -> None:
     from arena.ledger import LedgerError
     from arena.ledger import competitions as store
 
-    led = open_ledger(ledger, first=FIRST_COMPETITION)
-    cid = competition_id(led, competition)
+    led, cid = open_competition(ledger, competition)
     try:
         store.Competitions(led).set_paused(cid, paused)
     except LedgerError as exc:
@@ -243,8 +240,7 @@ def suspend(
     """Take a bot out of play (its author sees the reason); reinstate brings it back."""
     from arena.ledger import competitions as store
 
-    led = open_ledger(ledger, first=FIRST_COMPETITION)
-    cid = competition_id(led, competition)
+    led, cid = open_competition(ledger, competition)
     for s in _by_bot(led, cid, bot, (store.ACTIVE,)):
         store.Competitions(led).set_status(
             s.id, store.SUSPENDED, f"suspended: {reason}", when=(store.ACTIVE,)
@@ -260,8 +256,7 @@ def reinstate(
     """Put a suspended bot back into play."""
     from arena.ledger import competitions as store
 
-    led = open_ledger(ledger, first=FIRST_COMPETITION)
-    cid = competition_id(led, competition)
+    led, cid = open_competition(ledger, competition)
     for s in _by_bot(led, cid, bot, (store.SUSPENDED,)):
         # Only while still suspended: a later version may have entered play (and replaced it).
         store.Competitions(led).set_status(s.id, store.ACTIVE, "", when=(store.SUSPENDED,))

@@ -43,6 +43,12 @@ def competition_id(led: Ledger, name: str | None) -> int:
     raise fail(f"no competition {name!r} in {led.path}")
 
 
+def open_competition(ledger: Path, name: str | None) -> tuple[Ledger, int]:
+    """The ledger of the organiser's commands and the competition in it they act on."""
+    led = open_ledger(ledger, first=FIRST_COMPETITION)
+    return led, competition_id(led, name)
+
+
 Metadata = tuple[tuple[str, str], ...]
 _T = TypeVar("_T")
 
@@ -128,7 +134,6 @@ def leaderboard(
         return
     from arena.ledger import competitions as store
 
-    led = open_ledger(ledger, first=FIRST_COMPETITION)
-    cid = competition_id(led, competition)
+    led, cid = open_competition(ledger, competition)
     name = led.find_tournament(str(cid)).name
     console.print(_board(f"Leaderboard: {name}", store.Competitions(led).board(cid)))
