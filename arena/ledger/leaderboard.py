@@ -13,15 +13,15 @@ at the initial rating, with no game.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from arena.ledger.boards import COMPETITION
 from arena.rating import initial as rating_initial
 
 
-@dataclass(frozen=True, slots=True)
-class Placing:
-    """One entrant's line on a leaderboard."""
+class Placing(NamedTuple):
+    """One entrant's line on a leaderboard (a tuple: a board may have thousands, each made in a
+    fraction of a frozen dataclass's time)."""
 
     rank: int  # 1 for the highest mu - 3 sigma
     entrant_id: int
@@ -49,8 +49,8 @@ def _submission(what: str) -> str:
 
 
 _RATED = f"""
-SELECT e.id, e.name, e.version, e.language, {_submission("a.name")} AS author,
-    {_submission("s.status")} AS status, r.mu, r.sigma, r.exposed, r.games
+SELECT e.id AS id, e.name AS name, e.version AS version, e.language, {_submission("a.name")} AS author,
+    {_submission("s.status")} AS status, r.mu, r.sigma, r.exposed AS exposed, r.games
 FROM ratings r JOIN boards b ON b.id = r.board_id JOIN entrants e ON e.id = r.entrant_id
 WHERE r.board_id = ?
 """
@@ -64,7 +64,11 @@ WHERE s.competition_id = ? AND s.status = 'active'
     AND s.entrant_id NOT IN (SELECT entrant_id FROM ratings WHERE board_id = ?)
 """
 
-_ORDER = " ORDER BY exposed DESC, name, version, id"
+# By mu - 3 sigma, then name and version (the id only orders entrants alike in all three). The
+# rated part alone is ordered by its tables' columns: ordered outside a subquery instead, the
+# submission lookups cost four times the query.
+_ORDER_RATED = " ORDER BY r.exposed DESC, e.name, e.version, e.id"
+_ORDER = " ORDER BY exposed DESC, name, version, id"  # of the union, by its columns' names
 
 
 def placings(
@@ -74,19 +78,14 @@ def placings(
     ``competition_id``, also that competition's active versions not yet rated on the board (a
     competition before its first game has no board: ``board_id`` None)."""
     if competition_id is None:
-        rows = conn.execute(f"SELECT * FROM ({_RATED}){_ORDER}", (board_id,)).fetchall()
+        rows = conn.execute(_RATED + _ORDER_RATED, (board_id,)).fetchall()
     else:
         start = rating_initial()
         rows = conn.execute(
-            f"SELECT * FROM ({_RATED} UNION ALL {_UNPLAYED}){_ORDER}",
+            f"{_RATED} UNION ALL {_UNPLAYED}{_ORDER}",
             (board_id, start.mu, start.sigma, start.exposed, competition_id, board_id),
         ).fetchall()
-    return [
-        Placing(rank, int(i), name, version, language, author, status, mu, sigma, exposed, games)
-        for rank, (i, name, version, language, author, status, mu, sigma, exposed, games) in (
-            enumerate(rows, start=1)
-        )
-    ]
+    return [Placing(rank, *row) for rank, row in enumerate(rows, start=1)]
 
 
 def competition_board(conn: sqlite3.Connection, competition_id: int) -> int | None:
