@@ -25,11 +25,12 @@ from concurrent.futures import ProcessPoolExecutor
 from arena.game import Action, GameState, variant
 from arena.game.observe import observe
 from arena.tournament.summary import wilson
+from arena_bot.engine import view_seed
 from arena_bot.expert_bot import ExpertBot
 from arena_bot.first_bot import FirstBot
 from arena_bot.greedy_bot import GreedyBot
 from arena_bot.random_bot import RandomBot
-from arena_bot.sdk import Bot, Clock, GameStart, view_seed
+from arena_bot.sdk import Bot, Clock, GameStart
 from arena_bot.search_bot import SearchBot
 
 CLOCK = Clock(budget_ms=1000, bank_ms=10000)  # the ladder tournament's time control

@@ -5,7 +5,8 @@ The bot plays seat 0 (every player of seat 0 in consultation) against first-lega
 (``python -m arena_bot.first_bot``) with the arranged deals of :mod:`arena.bots.scripted`: a first trick the bot wins, followed by a declaring turn with
 several declarations (bezique, double bezique, a royal marriage) and the exchange of the seven of
 trumps, where it may also decline with ``done``; the last tricks of every deal, where it must follow suit
-and win if able; for two-handed also a Polish game and a Rubicon game dealt for carte blanche.
+and win if able; for two-handed also a Polish game and a Rubicon game dealt for carte blanche; for
+four-handed partners, inquiries (``inquire``) to make and to answer.
 
 The session's policies keep it going: every failure plays a random legal action for the bot and counts a
 strike, and strikes never forfeit, so that every mistake is collected instead of the first one ending the
@@ -36,6 +37,7 @@ from arena.bots.limits import Limits
 from arena.bots.scripted import (
     CARTE_BLANCHE,
     DECLINE,
+    INQUIRY,
     LAST_TRICKS,
     MOMENTS,
     SEVEN,
@@ -45,6 +47,7 @@ from arena.bots.scripted import (
     session,
 )
 from arena.game import Action, Combo, GameState, Verb, observe
+from arena.game.fields import ASKED
 from arena.referee import Decision, MatchRecord, Outcome, SeatFailure
 from arena.referee.record import GameRecord, replay
 from arena.scratch import scratch_dir
@@ -529,6 +532,11 @@ def _note_moments(report: Report, state: GameState, reply: str | None) -> None:
             report.declined += 1
     if any(a.verb is Verb.DECLARE and a.combo == Combo.CARTE_BLANCHE for a in legal):
         report.moments[CARTE_BLANCHE] += 1
+    # 003: it may inquire of its partner, or its partner has inquired of it.
+    if any(a.verb is Verb.INQUIRE for a in legal) or (
+        state.inquiry == ASKED and state.to_act != state.turn_winner
+    ):
+        report.moments[INQUIRY] += 1
     obs = observe(state, state.to_act)
     if obs.phase == "play" and obs.stock_size == 0 and obs.trick:
         kinds = {r & 31 for r in obs.hand}

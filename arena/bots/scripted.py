@@ -20,7 +20,12 @@ SEVEN = "the seven of trumps exchange"
 DECLINE = "a declaration it may decline (done beside declarations)"
 LAST_TRICKS = "the last tricks: follow suit and win if able"
 CARTE_BLANCHE = "carte blanche (rubicon)"
-MOMENTS = (SEVERAL, SEVEN, DECLINE, LAST_TRICKS, CARTE_BLANCHE)
+INQUIRY = "an inquiry to make or answer (four-handed partners, 003)"
+MOMENTS = (SEVERAL, SEVEN, DECLINE, LAST_TRICKS, CARTE_BLANCHE, INQUIRY)
+# Four-handed partners are checked with inquiries allowed (docs/rules.md §4.2): the bot is offered
+# ``inquire`` on the tricks it wins, and answers its partner's (the first-legal bot inquires whenever
+# it has nothing to declare).
+INQUIRY_ON = (("inquiry", "on"),)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,16 +123,19 @@ def session(variant_name: str) -> list[ScriptedMatch]:
         hands=tuple(hands),
         turn_up="AC",
     )
-    return [ScriptedMatch(variant_name, (game,))]
+    options = INQUIRY_ON if variant_name == "four-handed-partners" else ()
+    return [ScriptedMatch(variant_name, (game,), options)]
 
 
 def possible_moments(matches: Sequence[ScriptedMatch]) -> set[str]:
     """The tricky moments the variants of a session have: no seven of trumps exchange in Rubicon,
-    carte blanche only there."""
+    carte blanche only there, inquiries only between partners allowed them."""
     names = {m.variant for m in matches}
     possible = {SEVERAL, DECLINE, LAST_TRICKS}
     if names - {"rubicon"}:
         possible.add(SEVEN)
     if "rubicon" in names:
         possible.add(CARTE_BLANCHE)
+    if any(dict(m.options).get("inquiry") == "on" for m in matches):
+        possible.add(INQUIRY)
     return possible

@@ -452,7 +452,6 @@ async def _play(
 def _print_result(out: Console, entries: Sequence[MatchEntry]) -> bool:
     """Print each game and the summary; True when a bot's failure ended a game (or a match). Every
     text a bot had a hand in (details quote its replies) is printed as it is, never as markup."""
-    names = entries[0].seat_names
     failed = False
     number = 0
     ends = [end for entry in entries for end in entry.ends]
@@ -460,6 +459,7 @@ def _print_result(out: Console, entries: Sequence[MatchEntry]) -> bool:
         for end in entry.ends:
             number += 1
             r = end.result
+            names = _game_names(entry, end)
             scores = ", ".join(
                 f"{' & '.join(names[s] for s in side)} {score}"
                 for side, score in zip(r.sides, r.side_scores, strict=True)
@@ -484,6 +484,9 @@ def _print_result(out: Console, entries: Sequence[MatchEntry]) -> bool:
             failed = True
             out.print(Text(f"error: match {rotation + 1} stopped: {entry.error}"), soft_wrap=True)
     games_planned = sum(e.config.games for e in entries)
+    names = entries[0].seat_names
+    if any(end.seating for end in ends):  # a consultation series: the seats' players change
+        names = ["whoever plays alone", "the allies"]
     tally = _Tally.of(len(names), ends)
     table = Table(title=f"{entries[0].config.variant}: {len(ends)} of {games_planned} games")
     for col in ("seat", "name", "wins", "draws", "losses", "points"):
@@ -499,6 +502,15 @@ def _print_result(out: Console, entries: Sequence[MatchEntry]) -> bool:
         )
     out.print(table)
     return failed
+
+
+def _game_names(entry: MatchEntry, end: GameEnd) -> list[str]:
+    """Each seat's players in this game: as the match seats them, or as a consultation series
+    seated them for the game (docs/rules.md §3.2)."""
+    if not end.seating:
+        return entry.seat_names
+    players = [p.name for seat in entry.specs for p in seat]
+    return [" + ".join(players[i] for i in seat) for seat in end.seating]
 
 
 def _dealer(entry: MatchEntry, game: int) -> str:

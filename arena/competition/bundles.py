@@ -11,10 +11,16 @@ links either (``npm ci --no-bin-links``: npm's ``.bin`` folder is links)::
 
     name = "my-bot"                  # letters, digits, . _ - (the bot's name on the leaderboard)
     version = "1.2"
-    language = "python"              # python or node: the runtime the arena provides
+    language = "python"              # python, node, cpp, go, java or binary: the runtime the
+                                     # arena provides (arena.competition.runtimes)
     build = "{python} -m compileall -q ."   # optional, run once in the sandbox with no network
     run = "{python} bot.py"          # how to start it; {python}: the arena's Python (grpc and the
                                      # arena_bot SDK installed); node: Node.js with arena-bot-js
+
+A compiled bot builds from its sources on the server (``language = "cpp"``, ``build = "make
+PROTO_DIR={proto}"``, ``run = "./bot"``: ``{proto}`` is the protocol's folder and ``{kit}`` the
+arena's starter kit of the language, for a build only); a ``binary`` bundle holds an executable
+built elsewhere, for the server's architecture.
 """
 
 from __future__ import annotations
@@ -36,8 +42,9 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.competition.runtimes import BUILD_ONLY, LANGUAGES
+
 MANIFEST = "arena-bot.toml"
-LANGUAGES = ("python", "node")
 # Applied with fullmatch, always: with match, '$' also matched before a final newline, and
 # "js-lowball\n" was taken as a bot name of its own beside another author's js-lowball.
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -101,6 +108,12 @@ def manifest_from(data: dict[str, object]) -> Manifest:
             raise BundleError(
                 f"{MANIFEST}: {key}: expected one line of at most {MAX_COMMAND} characters"
             )
+        for word in BUILD_ONLY:
+            if key == "run" and word in out[key]:
+                raise BundleError(
+                    f"{MANIFEST}: run: {word} is for the build line only; a bot runs from its "
+                    "own files"
+                )
         if "{token}" in out[key]:
             raise BundleError(
                 f"{MANIFEST}: {key}: the token is never put on a command line; the bot reads "

@@ -15,9 +15,10 @@ import asyncio
 import contextlib
 import os
 import re
+import shlex
 import shutil
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from arena.bots.launcher import (
     split_command,
 )
 from arena.bots.limits import Limits
+from arena.competition import runtimes
 from arena.competition.bundles import BundleError, Manifest, outside
 from arena.sandbox import SandboxError, confine, workspace
 
@@ -82,12 +84,36 @@ async def build(
             path.chmod(path.stat().st_mode | 0o200)
     log = ""
     if manifest.build:
-        ok, log = await _run(resolve_paths(manifest.build, into), into, limits, seconds)
+        try:
+            command = runtimes.fill(resolve_paths(manifest.build, into), manifest.language)
+        except ValueError as exc:
+            _read_only(into)
+            return Outcome(False, f"build: {exc}", f"build: {exc}")
+        env = runtimes.build_environment(manifest.language, into)
+        ok, log = await _run(command, into, limits, seconds, env)
+        for leftover in runtimes.leftovers(manifest.language, into):
+            _remove(leftover)
         if not ok:
             _read_only(into)
             return Outcome(False, _reason(log), log)
     _read_only(into)
+    if manifest.language == "binary":
+        problem = _executable_problem(manifest, into)
+        if problem is not None:
+            log = f"{log}\n{problem}" if log else problem
+            return Outcome(False, problem, log)
     return Outcome(True, "", log)
+
+
+def _executable_problem(manifest: Manifest, folder: Path) -> str | None:
+    """Why a binary bundle's program (the first word of its run line) cannot run here, or None."""
+    try:
+        words = shlex.split(manifest.run)
+    except ValueError as exc:
+        return f"run: not a command line: {exc}"
+    if not words:
+        return "run: missing; the command that starts the bot"
+    return runtimes.executable_problem(folder / words[0], words[0])
 
 
 def _reason(log: str) -> str:
@@ -154,7 +180,9 @@ def _interpreter_hint(command: str) -> str:
     )
 
 
-async def _run(command: str, cwd: Path, limits: Limits, seconds: int) -> tuple[bool, str]:
+async def _run(
+    command: str, cwd: Path, limits: Limits, seconds: int, env: Mapping[str, str] | None = None
+) -> tuple[bool, str]:
     """Run a build command in ``cwd``, confined like a bot (no network, the limits from its first
     instruction, a uid of its own where the machine allows), with a time limit; every process it
     started is killed at the end. Isolated, it runs under :mod:`arena.sandbox.workspace`, whose last
@@ -162,7 +190,11 @@ async def _run(command: str, cwd: Path, limits: Limits, seconds: int) -> tuple[b
     try:
         argv = split_command(command, "the build", None)  # resolved within the bundle already
         conf = confine(
-            argv, bot_environment(), mode=limits.sandbox, rlimits=limits.rlimits(), workdir=cwd
+            argv,
+            {**bot_environment(), **(env or {})},
+            mode=limits.sandbox,
+            rlimits=limits.rlimits(),
+            workdir=cwd,
         )
     except (LaunchError, SandboxError) as exc:
         return False, str(exc)

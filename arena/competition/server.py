@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from arena.bots import logs as bot_logs
 from arena.cluster.errors import ClusterError
-from arena.competition import bundles, intake
+from arena.competition import bundles, intake, runtimes
 from arena.competition.disk import Disk
 from arena.competition.matchmaker import Candidate, Pool
 from arena.competition.spec import CompetitionSpec
@@ -63,7 +63,7 @@ INTAKES_AT_ONCE = 2  # submissions built and checked at the same time (one per a
 MIN_GAMES_JUDGED = 3  # games an entrant plays before its error rate can suspend it
 MAX_FAILURE_SHOWN = 300  # characters of the last failure quoted in a suspension's reason
 # A remote entrant's language, shown on the board: a bundle's languages, or "remote" (the default).
-REMOTE_LANGUAGES = (*bundles.LANGUAGES, "remote")
+REMOTE_LANGUAGES = (*runtimes.LANGUAGES, "remote")
 
 
 class SubmissionError(Exception):
@@ -315,6 +315,9 @@ class CompetitionServer:
                     )
                 except bundles.BundleError as exc:
                     raise SubmissionError(f"bundle refused: {exc}") from exc
+                refused = self._language_refused(manifest.language)
+                if refused is not None:
+                    raise SubmissionError(f"bundle refused: {refused}")
                 await self._room_for(author, manifest.name)
                 try:
                     sid, _ = await self.db.call(
@@ -330,6 +333,17 @@ class CompetitionServer:
         self.say(f"{author.name} submitted {sub.bot} {sub.version}")
         self._spawn(self._intake(sub))
         return sub
+
+    def _language_refused(self, language: str) -> str | None:
+        """Why a bundle in ``language`` is refused here: the competition does not accept it, or
+        this server lacks its toolchain (the Debian packages to install named); None: accepted."""
+        accepted = self.spec.submissions.languages
+        if language not in accepted:
+            return (
+                f"language {language!r} is not accepted by this competition (it accepts "
+                f"{', '.join(accepted)})"
+            )
+        return runtimes.refusal(language)
 
     async def register_remote(
         self, author: store.Author, bot: str, version: str, language: str
@@ -463,6 +477,12 @@ class CompetitionServer:
         manifest = bundles.Manifest(sub.bot, sub.version, sub.language, sub.run, sub.build)
         built = self.builds / str(sub.id)
         if not await self._step(sub, store.BUILDING):
+            return
+        # Accepted at submission; the toolchain may have gone since (an intake resumed at a start).
+        lacking = runtimes.refusal(sub.language)
+        if lacking is not None:
+            if await self._step(sub, store.FAILED, lacking, lacking):
+                self.say(f"{sub.bot} {sub.version}: refused: {lacking}")
             return
         result = await intake.build(
             manifest, self.bundles.folder(sub.bundle), built, self.spec.limits, caps.build_seconds

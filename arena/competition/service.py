@@ -270,6 +270,7 @@ def leaderboard(server: CompetitionServer) -> list[pb.LeaderboardRow]:
             sigma=r.sigma,
             games=r.games,
             status=r.status,
+            language=r.language,
         )
         for r in server.store.board(server.cid)
     ]

@@ -28,6 +28,9 @@ submission settings, validated like tournament files (every problem at once, nam
     max_pending = 3               # an author's submissions waiting to be built and checked
     max_bots_per_author = 10      # an author's bots in play or in intake (bundles and remote)
     max_submissions_per_day = 50  # an author's submissions over the last 24 hours, failed included
+    languages = ["python", "node", "cpp", "go", "java", "binary"]   # the manifest languages
+                                  # accepted (the default: all; arena compete runtimes says which
+                                  # this server can build)
 
     [server]
     submissions = "127.0.0.1:50061"   # the submission service (authors, organisers)
@@ -49,7 +52,8 @@ from pydantic import BaseModel, Field
 
 from arena.bots.limits import Limits
 from arena.cluster.address import address_problem
-from arena.game import VARIANT_NAMES, Variant, VariantError, variant
+from arena.competition.runtimes import LANGUAGES
+from arena.game import VARIANT_NAMES, Variant, VariantError, options_help, variant
 from arena.referee import Policies, TimeControl
 from arena.tournament.bounds import MAX_SEED
 from arena.tournament.files import (
@@ -63,6 +67,7 @@ from arena.tournament.files import (
     read_toml,
     to_policies,
 )
+from arena.tournament.spec import SERIES_IN_ONE_GAME_MATCHES
 
 
 class CompetitionFileError(ValueError):
@@ -96,6 +101,8 @@ class Submissions:
     # An author's submissions (bundles and remote registrations, failed ones too) over the last 24
     # hours: each stays in the ledger, with its log, for good.
     max_submissions_per_day: int = 50
+    # The manifest languages a bundle may be written in (arena.competition.runtimes).
+    languages: tuple[str, ...] = LANGUAGES
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +183,20 @@ class SubmissionsModel(BaseModel):
     max_submissions_per_day: Annotated[int, Field(ge=1, le=1_000_000)] = (
         _SUB.max_submissions_per_day
     )
+    languages: list[Literal[LANGUAGES]] = Field(  # type: ignore[valid-type]
+        default=list(_SUB.languages),
+        min_length=1,
+        description="The manifest languages a bundle may be written in: python, node, cpp, go, "
+        "java, binary (a prebuilt executable)",
+    )
+
+    @pydantic.field_validator("languages")
+    @classmethod
+    def _once_each(cls, value: list[str]) -> list[str]:
+        twice = sorted({v for v in value if value.count(v) > 1})
+        if twice:
+            raise ValueError(f"{', '.join(twice)} listed more than once")
+        return value
 
 
 class ServerModel(BaseModel):
@@ -203,7 +224,7 @@ class CompetitionModel(BaseModel):
     model_config = STRICT
     name: Text
     variant: Literal[VARIANT_NAMES] = "two-handed"  # type: ignore[valid-type]
-    options: dict[str, str] = {}
+    options: dict[str, str] = Field(default={}, description=options_help())
     seed: Annotated[int, Field(ge=0, le=MAX_SEED)] = 0
     time_control: TimeControlModel = TimeControlModel()
     policies: PoliciesModel = PoliciesModel()
@@ -235,6 +256,9 @@ def parse(data: dict[str, Any], source: str = "<competition>") -> CompetitionSpe
     except VariantError as exc:
         problems.append(("options", str(exc)))
         v = None
+    if v is not None and v.consultation == "series":  # docs/rules.md §3.2
+        problems.append(("options", SERIES_IN_ONE_GAME_MATCHES))
+        v = None
     if m.server.submissions == m.server.bots and not m.server.bots.endswith(":0"):
         problems.append(("server.bots", "the bots' address must differ from the submissions'"))
     time_control, limits = checked(problems, m.time_control, m.limits)
@@ -249,7 +273,9 @@ def parse(data: dict[str, Any], source: str = "<competition>") -> CompetitionSpe
         policies=to_policies(m.policies),
         limits=limits,
         matchmaking=Matchmaking(**m.matchmaking.model_dump()),
-        submissions=Submissions(**m.submissions.model_dump()),
+        submissions=Submissions(
+            **{**m.submissions.model_dump(), "languages": tuple(m.submissions.languages)}
+        ),
         server=ServerSettings(**m.server.model_dump()),
         source=source,
     )

@@ -20,6 +20,7 @@ from arena.game.variants import (
     VARIANT_NAMES,
     Family,
     Variant,
+    options_help,
     variant,
     variant_options,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "card_text",
     "kind_text",
     "observe",
+    "options_help",
     "parse_card",
     "parse_kind",
     "parse_ref",

@@ -1,6 +1,7 @@
 """Actions a seat can take, and their exact text forms.
 
-``play QS``, ``declare royal-marriage KH QH``, ``declare bezique QS.1 JD``, ``exchange 7H``, ``done``.
+``play QS``, ``declare royal-marriage KH QH``, ``declare bezique QS.1 JD``, ``exchange 7H``, ``done``,
+``inquire``.
 
 An action names cards by *reference* (see :mod:`arena.game.cards`): ``QS`` is any copy of the queen of
 spades that the seat has not declared (all such copies are interchangeable, so legal action lists merge
@@ -22,6 +23,7 @@ class Verb(IntEnum):
     DECLARE = 2
     EXCHANGE = 3
     DONE = 4
+    INQUIRE = 5  # four-handed partners (003): the trick's winner asks his partner to declare first
 
 
 class Combo(IntEnum):
@@ -83,6 +85,8 @@ class Action(NamedTuple):
         verb = self.verb
         if verb is Verb.DONE:
             return "done"
+        if verb is Verb.INQUIRE:
+            return "inquire"
         cards = " ".join(ref_text(r) for r in self.refs)
         if verb is Verb.DECLARE:
             head = f"declare {Combo(self.combo).text}"
@@ -106,13 +110,13 @@ def _parse(text: str) -> Action:
     words = text.split()
     if not words:
         raise ParseError(
-            "expected an action (play, declare, exchange or done), got an empty string"
+            "expected an action (play, declare, exchange, inquire or done), got an empty string"
         )
     head = words[0].lower()
-    if head == "done":
+    if head in ("done", "inquire"):
         if len(words) != 1:
-            raise ParseError(f"'done' takes no cards, got {text!r}")
-        return DONE
+            raise ParseError(f"'{head}' takes no cards, got {text!r}")
+        return DONE if head == "done" else INQUIRE
     if head in ("play", "exchange"):
         if len(words) != 2:
             raise ParseError(f"expected '{head} CARD' (for example '{head} 7H'), got {text!r}")
@@ -122,7 +126,7 @@ def _parse(text: str) -> Action:
         if len(words) < 2:
             raise ParseError(f"expected 'declare COMBINATION CARD...', got {text!r}")
         return declare(Combo.parse(words[1]), [parse_ref(w) for w in words[2:]])
-    raise ParseError(f"expected an action (play, declare, exchange or done), got {text!r}")
+    raise ParseError(f"expected an action (play, declare, exchange, inquire or done), got {text!r}")
 
 
 _REF_ORDER: tuple[int, ...] = tuple(_ref_order(r) for r in range(ANY_COPY + 32))
@@ -151,4 +155,5 @@ def exchange(ref: int) -> Action:
 
 
 DONE = Action(Verb.DONE, 0, ())
+INQUIRE = Action(Verb.INQUIRE, 0, ())
 PLAY_ACTIONS: tuple[Action, ...] = tuple(Action(Verb.PLAY, 0, (r,)) for r in range(ANY_COPY + 32))

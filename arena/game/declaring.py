@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from arena.game.actions import DONE, Action, Combo, Verb, declare, exchange
+from arena.game.actions import DONE, INQUIRE, Action, Combo, Verb, declare, exchange
 from arena.game.cards import ACE, ANY_COPY, JACK, KING, QUEEN, SEVEN, TEN, make_kind
 from arena.game.claims import Claims
 from arena.game.declarations import (
@@ -31,8 +31,8 @@ from arena.game.declarations import (
     relevant_kinds,
     with_level,
 )
-from arena.game.events import DECLARE, EV_DECLARE, EV_EXCHANGE
-from arena.game.fields import F_ORDINARY, F_POLISH, F_RUBICON
+from arena.game.events import DECLARE, EV_DECLARE, EV_EXCHANGE, EV_INQUIRE, EV_PASS
+from arena.game.fields import ANSWERED, ASKED, F_ORDINARY, F_POLISH, F_RUBICON, NOT_ASKED
 from arena.game.hands import _FOUR_FIELD
 
 _KING_BITS: Final = sum(1 << make_kind(KING, s) for s in range(4))
@@ -86,6 +86,7 @@ def families_held(
 # Enum members and the combinations' text forms as compiled constants: an attribute of an enum class,
 # a call of it, or its Python-level ``text`` property costs a thousand instructions or so a time.
 _DONE_VERB: Final = Verb.DONE
+_INQUIRE_VERB: Final = Verb.INQUIRE
 _EXCHANGE_VERB: Final = Verb.EXCHANGE
 _SEVEN_OF_TRUMPS: Final = Combo.SEVEN_OF_TRUMPS
 _COMBOS: Final[tuple[Combo, ...]] = (Combo.MARRIAGE, *Combo)  # by number (0 is no combination)
@@ -102,6 +103,7 @@ class DeclaringTurn(Claims):
         self.turn_winner = winner
         v = self.variant
         self.declare_queue = [winner, *v.partners(winner)] if v.partnerships else [winner]
+        self.inquiry = NOT_ASKED
         self._next_declarer()
 
     def _next_declarer(self) -> None:
@@ -124,10 +126,13 @@ class DeclaringTurn(Claims):
                 not self.reserves[seat]
                 and not self._may_combine(seat)
                 and (family != F_ORDINARY or not self._holds_seven(seat))
+                and not self._may_inquire(seat)
             ):
+                self._answered(seat, False)
                 continue
             self.declarer = seat
             self.turn_count = 0
+            self.turn_acted = False
             if family == F_POLISH:
                 self.turn_marks = self.marks[:]
                 self.turn_done = set()
@@ -143,8 +148,35 @@ class DeclaringTurn(Claims):
                 return
             if family == F_POLISH:  # only "done": nothing to decide
                 self._end_polish_turn(seat)
+            self._answered(seat, False)
             self.declarer = -1
         self._finish_declaring()
+
+    def _may_inquire(self, seat: int) -> bool:
+        """003: the winner of a trick "may inquire of his partner if he has anything to declare,
+        before drawing": first in his turn, once a trick (four-handed partners, inquiry "on")."""
+        return (
+            self.inquiring
+            and seat == self.turn_winner
+            and self.inquiry == NOT_ASKED
+            and self.in_stock_phase
+        )
+
+    def _inquire(self, seat: int) -> None:
+        """The winner asks: his partner's declaring turn comes now, then the winner's."""
+        partners = self.variant.partners(seat)
+        self.log.append((EV_INQUIRE, seat, partners[0]))
+        self.inquiry = ASKED
+        self.declarer = -1
+        self.declare_queue = [*partners, seat]
+        self._next_declarer()
+
+    def _answered(self, seat: int, declared: bool) -> None:
+        """A partner asked (003) answers with his declarations, or that he has nothing to declare."""
+        if self.inquiry == ASKED and seat != self.turn_winner:
+            if not declared:
+                self.log.append((EV_PASS, seat))
+            self.inquiry = ANSWERED
 
     def _pool(self, seat: int, focus: int, families: int) -> Pool:
         if self.fam == F_POLISH:
@@ -195,6 +227,8 @@ class DeclaringTurn(Claims):
                 out.extend(a for a in self.reserves[seat] if self._reserve_valid(seat, a, True))
         if family == F_ORDINARY:
             out.extend(self._seven_actions(seat))
+            if not self.turn_acted and self._may_inquire(seat):
+                out.append(INQUIRE)
         elif family == F_POLISH and self.turn_sevens and self._may_exchange():
             out.append(exchange(min(self.turn_sevens)))
         out = sorted(set(out))
@@ -348,6 +382,10 @@ class DeclaringTurn(Claims):
         if action.verb is _DONE_VERB:
             self._end_turn()
             return
+        if action.verb is _INQUIRE_VERB:
+            self._inquire(seat)
+            return
+        self.turn_acted = True
         v = self.variant
         if action.verb is _EXCHANGE_VERB:
             self._exchange(seat, action.refs[0])
@@ -438,6 +476,7 @@ class DeclaringTurn(Claims):
         """The declarer is done."""
         if self.fam == F_POLISH:
             self._end_polish_turn(self.declarer)
+        self._answered(self.declarer, self.turn_acted)
         self.declarer = -1
         self._next_declarer()
 

@@ -35,6 +35,9 @@ EV_TURN_UP: Final = 5  # (EV_TURN_UP, seat, card): the last draw takes the turn-
 EV_CARTE_BLANCHE: Final = 6  # (EV_CARTE_BLANCHE, seat, shown kinds)
 EV_SCORE: Final = 7  # (EV_SCORE, seat, reason, points): points credited other than declarations
 EV_TRUMPS: Final = 8  # (EV_TRUMPS, seat, suit): Rubicon, trumps fixed by a marriage or sequence
+EV_CUT: Final = 9  # (EV_CUT, seat, kind): a card cut for the first deal (before EV_DEAL)
+EV_INQUIRE: Final = 10  # (EV_INQUIRE, seat, partner): four-handed partners, 003
+EV_PASS: Final = 11  # (EV_PASS, seat): asked by his partner, he has nothing to declare
 
 COURT_RANKS: Final = (JACK, QUEEN, KING)
 
@@ -84,6 +87,12 @@ def _event_text(event: tuple[Any, ...]) -> str:
         return f"seat {event[1]} scores {event[3]} for {event[2]}"
     if kind == EV_TRUMPS:
         return f"seat {event[1]} fixes trumps: {SUIT_CHARS[event[2]]}"
+    if kind == EV_INQUIRE:
+        return f"seat {event[1]} inquires of seat {event[2]}"
+    if kind == EV_PASS:
+        return f"seat {event[1]} answers: nothing to declare"
+    if kind == EV_CUT:
+        return f"seat {event[1]} cuts {kind_text(event[2])} for the deal"
     if kind == EV_DEAL:
         turn_up = f", turn-up {card_text(event[3])}" if event[3] >= 0 else ""
         return f"deal {event[2] + 1}: seat {event[1]} deals{turn_up}"

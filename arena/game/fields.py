@@ -18,6 +18,11 @@ from arena.game.actions import Action
 from arena.game.results import DealResult, ScoreItem
 from arena.game.variants import Family, Variant
 
+# StateFields.inquiry: where the inquiry of the trick just won stands (four-handed partners, 003).
+NOT_ASKED: Final = 0
+ASKED: Final = 1
+ANSWERED: Final = 2
+
 # The variant's family as a small int (StateFields.fam): compared on every step.
 F_ORDINARY: Final = 0
 F_POLISH: Final = 1
@@ -56,6 +61,8 @@ class StateFields:
         "history",
         "immediate_target",
         "in_stock_phase",
+        "inquiring",
+        "inquiry",
         "items",
         "kind_counts",
         "last_drawn",
@@ -90,6 +97,7 @@ class StateFields:
         "tricks_won",
         "trump",
         "trump_dependent",
+        "turn_acted",
         "turn_count",
         "turn_done",
         "turn_excluded",
@@ -162,6 +170,11 @@ class StateFields:
     history: list[tuple[int, Action]]
     declarer: int
     declare_queue: list[int]  # partners still to declare after this trick (four-handed partners)
+    # Four-handed partners with inquiry "on" (003): NOT_ASKED, ASKED (the partner answers) or
+    # ANSWERED, for the trick just won; and whether the variant's option is on.
+    inquiry: int
+    inquiring: bool
+    turn_acted: bool  # the declarer has acted in this declaring turn (inquire comes first or never)
     turn_winner: int  # the trick's winner, who draws first
     trick_order: tuple[int, ...]  # the seats playing the current trick, in order
     trick_tables: tuple[tuple[int, ...], ...]  # by leader: the seats of a trick in order

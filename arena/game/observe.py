@@ -13,10 +13,13 @@ from arena.game.actions import Action
 from arena.game.cards import ANY_COPY, SUIT_CHARS, card_text, ref_text
 from arena.game.declarations import COMBO_MARKS
 from arena.game.events import OVER, PHASE_NAMES, event_text, event_texts
+from arena.game.fields import F_RUBICON
 from arena.game.state import GameState
 
 # Events a view builds one by one; a longer run is looked up at once (event_texts).
 SHORT_RUN: Final = 8
+# Rubicon: the stock size at and under which the brisques won may be counted (000).
+BRISQUES_COUNTED_FROM: Final = 12
 
 
 class SeatInfo(NamedTuple):
@@ -31,6 +34,9 @@ class SeatInfo(NamedTuple):
     total: int
     to_score: tuple[str, ...]  # combinations announced "to score" (Portland Club option)
     carte_blanche: bool  # Rubicon: has shown carte blanche and drawn no court card since
+    # Rubicon: the brisque points the seat has won, once they may be counted (the stock holds twelve
+    # cards or fewer, docs/rules.md §6.3); None before, and in the other variants.
+    brisques: int | None = None
 
 
 class Observation(NamedTuple):
@@ -86,6 +92,8 @@ class Observation(NamedTuple):
                     "total": si.total,
                     "to_score": list(si.to_score),
                     "carte_blanche": si.carte_blanche,
+                    # Only once the brisques may be counted (docs/rules.md §6.3).
+                    **({} if si.brisques is None else {"brisques": si.brisques}),
                 }
                 for si in self.seats
             ],
@@ -119,6 +127,13 @@ def observe(state: GameState, seat: int | None, log_from: int = 0) -> Observatio
     # request a bot is sent.
     hands, reserves, over = state.hands, state.reserves, state.phase == OVER
     opened, won, points, totals = state.open, state.tricks_won, state.deal_points, state.totals
+    # 000 (Rubicon): the brisques "may be counted during the play, provided there are not more than
+    # twelve cards in the stock": then each seat's count, its own and the other's, is shown to all.
+    counted = (
+        state.brisques()
+        if state.fam == F_RUBICON and state.stock_size <= BRISQUES_COUNTED_FROM
+        else None
+    )
     infos = []
     for s in range(n):
         held = hands[s]
@@ -136,6 +151,7 @@ def observe(state: GameState, seat: int | None, log_from: int = 0) -> Observatio
                 totals[s] if over else totals[s] + points[s],
                 _to_score(reserves[s], s == seat) if reserves[s] else (),  # to_score
                 state.cb_active[s],  # carte_blanche
+                None if counted is None else counted[s],  # brisques
             )
         )
     log = state.log

@@ -218,6 +218,7 @@ def find_steps(spec: CaseSpec) -> int:
 
 
 _ONE = {"declarations_per_trick": "one"}
+_INQUIRY = {"inquiry": "on"}
 
 # First deals rich in declarations for both seats. Two-handed: hearts trumps, the two sevens of trumps
 # on top of the stock; seat 1 leads holding the trump sequence and a bezique, seat 0 four kings.
@@ -319,6 +320,12 @@ CASE_SPECS: tuple[CaseSpec, ...] = (
     CaseSpec("four-handed-partners", {}, 3, 0, "richest-declare", 4, "partners declaring"),
     CaseSpec("three-handed-consultation", {}, 1, 0, "start", 5, "the allies' shared hand"),
     CaseSpec("four-handed-consultation", {}, 2, 1, "start", 5, "two teams sharing hands"),
+    # Issue 48: Polish played further up (000: "not less than 2000 up").
+    CaseSpec("polish", {"target": "2500"}, 4, 0, "before-end:10", 10, "the end of a game to 2500"),
+    CaseSpec("polish", {"target": "5000"}, 1, 1, "before-trick:31", 8, "a deal of a game to 5000"),
+    # Issue 48: four-handed partners inquiring (003).
+    CaseSpec("four-handed-partners", _INQUIRY, 3, 0, "richest-declare", 4, "partners inquiring"),
+    CaseSpec("four-handed-partners", _INQUIRY, 1, 0, "declare:3", 5, "an inquiry or not"),
 )
 
 

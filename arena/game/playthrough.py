@@ -29,6 +29,7 @@ from typing import Any
 
 from arena.game.actions import Action
 from arena.game.cards import card_text, ref_text
+from arena.game.cutting import draw_cut
 from arena.game.events import CARTE_BLANCHE, DECLARE
 from arena.game.observe import Observation, observe
 from arena.game.results import DealResult, ScoreItem
@@ -52,6 +53,8 @@ class GameSpec:
     detail_deals: int = 1
     why: str = ""
     shows: tuple[str, ...] = ()
+    # The players cut for the deal (drawn from the game seed, as the referee draws it from its own).
+    cut: bool = False
 
 
 _ONE = {"declarations_per_trick": "one"}
@@ -104,7 +107,13 @@ GAMES: tuple[GameSpec, ...] = (
         seed=543,
         policy_seed=543,
         why="carte blanche at the deal and on draws, four aces re-formed, trumps fixed, settlement",
-        shows=("shows carte blanche", "declares four-aces", "fixes trumps", "settlement:"),
+        shows=(
+            "shows carte blanche",
+            "declares four-aces",
+            "fixes trumps",
+            "settlement:",
+            '"brisques":',  # counted once the stock holds twelve cards or fewer (issue 48)
+        ),
     ),
     # Issue 3: the multi-player games (docs/rules.md §3 and §4).
     GameSpec(
@@ -130,6 +139,43 @@ GAMES: tuple[GameSpec, ...] = (
         policy_seed=1,
         why="one against two allies sharing a hand, the decision alternating trick by trick",
         shows=("deciding_member",),
+    ),
+    # Issue 48: the seeds' last rules.
+    GameSpec(
+        "polish-target3000-seed1",
+        "polish",
+        {"target": "3000"},
+        seed=1,
+        policy_seed=1,
+        why="Polish played to 3000 (option target): the game goes on past 2000",
+        shows=('"target":"3000"', "target=3000"),
+    ),
+    GameSpec(
+        "two-handed-cut-seed17",
+        "two-handed",
+        seed=17,
+        policy_seed=17,
+        why="the players cut for the deal, a tie cut again; the highest cutter deals (002)",
+        shows=("seat 0 cuts TD for the deal", "seat 1 cuts TC", "seat 1 cuts KS", "seat 1 deals"),
+        cut=True,
+    ),
+    GameSpec(
+        "rubicon-cut-seed4",
+        "rubicon",
+        seed=4,
+        policy_seed=4,
+        why="Rubicon deals as Polish and ordinary bezique: the players cut for the deal (000)",
+        shows=("cuts",),
+        cut=True,
+    ),
+    GameSpec(
+        "four-handed-partners-inquiry-seed1",
+        "four-handed-partners",
+        {"inquiry": "on"},
+        seed=1,
+        policy_seed=1,
+        why="partners inquiring (003): the winner asks, his partner declares or answers first",
+        shows=("inquires of seat", "answers: nothing to declare", "chose: inquire"),
     ),
 )
 
@@ -169,7 +215,8 @@ def _join(values: Sequence[object]) -> str:
 def render(spec: GameSpec) -> str:
     """The golden text of one game."""
     v = variant(spec.variant, **spec.options)
-    state = GameState.new(v, spec.seed)
+    cut = draw_cut(spec.seed, range(v.seats), v.packs) if spec.cut else None
+    state = GameState.new(v, spec.seed, cut=cut)
     rng = random.Random(spec.policy_seed)
     n = v.seats
     opts = " ".join(f"{k}={val}" for k, val in v.options) or "none"
@@ -179,7 +226,10 @@ def render(spec: GameSpec) -> str:
         f"# {spec.why}" if spec.why else "#",
         f"# variant {v.name}; options: {opts}; rules version {RULES_VERSION}",
         f"# game seed {spec.seed} (GameState.new(variant, {spec.seed}); the first dealer is drawn "
-        "from the seed)",
+        "from the seed)"
+        if cut is None
+        else f"# game seed {spec.seed} (GameState.new(variant, {spec.seed}, cut=draw_cut({spec.seed}, "
+        f"seats, packs)); the players cut for the deal: {cut.text})",
         f"# policy: rng = random.Random({spec.policy_seed}); at each step the legal action at index "
         "rng.randrange(len(legal))",
         f"# {shown} shown step by step; 'obs S' lines are seat S's full "

@@ -32,12 +32,14 @@ from arena.game.cards import (
     kind_text,
     make_kind,
 )
+from arena.game.cutting import Cut
 from arena.game.declarations import SEVEN_MARK
 from arena.game.errors import IllegalActionError
 from arena.game.events import (
     CARTE_BLANCHE,
     COURT_RANKS,
     DECLARE,
+    EV_CUT,
     EV_DEAL,
     EV_PLAY,
     EV_SCORE,
@@ -45,7 +47,7 @@ from arena.game.events import (
     PHASE_NAMES,
     PLAY,
 )
-from arena.game.fields import F_RUBICON, FAMILY_IDS
+from arena.game.fields import F_RUBICON, FAMILY_IDS, NOT_ASKED
 from arena.game.hands import _index, _position
 from arena.game.scoring import _GameWon
 from arena.game.tricks import TrickPlay
@@ -67,10 +69,14 @@ class GameState(TrickPlay):
         *,
         dealer: int | None = None,
         decks: Sequence[Sequence[int]] = (),
+        cut: Cut | None = None,
     ) -> GameState:
         """A new game dealt from ``seed``; ``decks`` may give the shuffled order (top card first) of the
         first deals explicitly, as physical cards 0 .. 32*packs-1 or as kinds 0..31 with each kind
-        ``packs`` times. ``dealer`` fixes the first dealer (default: drawn from the seed)."""
+        ``packs`` times. ``dealer`` fixes the first dealer (default: drawn from the seed). ``cut`` is
+        the players' cut for the deal where the variant's books describe one (the referee draws it,
+        :func:`arena.game.cutting.draw_cut`): its highest cutter deals, and its cards open the
+        public log."""
         s = cls()
         s.variant = variant
         s.fam = FAMILY_IDS[variant.family]
@@ -78,10 +84,14 @@ class GameState(TrickPlay):
         s.n_seats = variant.seats
         s.trump_dependent = variant.bezique_cards == "trump-dependent"
         s.immediate_target = variant.target if variant.game_end == "immediate" else 0
+        s.inquiring = variant.inquiry == "on"
         s.trick_tables = _ORDERS[variant.seats]
         s.seed = seed
         s.decks = tuple(_check_deck(variant, d, i) for i, d in enumerate(decks))
         n = variant.seats
+        s.log = []
+        if cut is not None:
+            dealer = s._cut_for_deal(cut, dealer)
         if dealer is None:
             dealer = random.Random(f"bezique-dealer:{seed}").randrange(n)
         elif not 0 <= dealer < n:
@@ -91,12 +101,25 @@ class GameState(TrickPlay):
         s.dealer = dealer
         s.totals = [0] * n
         s.deals = []
-        s.log = []
         s.history = []
         s.winner_seat = -1
         s.game_tricks = 0
         s._start_deal()
         return s
+
+    def _cut_for_deal(self, cut: Cut, dealer: int | None) -> int:
+        """002: "The players cut for deal, and the highest bezique card deals": the cut's cards go in
+        the public log, its highest cutter deals."""
+        v = self.variant
+        if not v.cut_for_deal:
+            raise ValueError(f"{v.name}: its books describe no cut for the deal")
+        if sorted(c for c, _ in cut.rounds[0]) != list(range(v.seats)):
+            raise ValueError(f"every seat of {v.name} cuts for the deal, got the cut {cut.text!r}")
+        if dealer is not None and dealer != cut.winner:
+            raise ValueError(f"seat {cut.winner} cut highest and deals, not seat {dealer}")
+        for cards in cut.rounds:
+            self.log.extend((EV_CUT, c, kind) for c, kind in cards)
+        return cut.winner
 
     def deck_for(self, deal_index: int) -> tuple[int, ...]:
         """The shuffled kinds of a deal, top card first."""
@@ -137,6 +160,8 @@ class GameState(TrickPlay):
         self.duels = ()
         self.duel_index = 0
         self.declare_queue = []
+        self.inquiry = NOT_ASKED
+        self.turn_acted = False
         self.turn_winner = -1
         self.won = [[] for _ in range(n)]
         self.open = [[] for _ in range(n)]
@@ -341,6 +366,9 @@ class GameState(TrickPlay):
         s.n_seats = self.n_seats
         s.trump_dependent = self.trump_dependent
         s.immediate_target = self.immediate_target
+        s.inquiring = self.inquiring
+        s.inquiry = self.inquiry
+        s.turn_acted = self.turn_acted
         s.trick_tables = self.trick_tables
         s.seed = self.seed
         s.decks = self.decks

@@ -15,7 +15,7 @@ from enum import Enum
 from arena.game.actions import Combo
 from arena.game.errors import VariantError
 
-RULES_VERSION = "3"
+RULES_VERSION = "4"
 
 
 class Family(Enum):
@@ -66,6 +66,10 @@ class Variant:
         "fixed"  # "fixed" (QS + JD) or "trump-dependent" (QC + JH with S or D trumps)
     )
     game_end: str = "end-of-deal"  # "end-of-deal" or "immediate"
+    # Three-handed consultation: "per-game" or "series" (the referee's, docs/rules.md §3.2).
+    consultation: str = "per-game"
+    # Four-handed partners: "off" or "on" (003: the winner may inquire first, docs/rules.md §4.2).
+    inquiry: str = "off"
     # Sides of seats whose scores add (partners); empty: every seat alone.
     partnerships: tuple[tuple[int, ...], ...] = ()
     # Players sharing each seat's hand in consultation (the decision alternates trick by trick); empty:
@@ -73,6 +77,9 @@ class Variant:
     team_sizes: tuple[int, ...] = ()
     # 000: four-handed, the last eight tricks are played as two duels.
     last_duels: bool = False
+    # The players cut for the first deal where the books say so (002: "The players cut for deal, and
+    # the highest bezique card deals"; Polish and Rubicon deal as ordinary bezique, 000).
+    cut_for_deal: bool = False
     options: tuple[tuple[str, str], ...] = field(default=())
     # Derived from the above once (the engine asks for them at every step of partnership games).
     _sides: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
@@ -121,7 +128,19 @@ _OPTION_VALUES: dict[str, tuple[str, ...]] = {
     "declarations_per_trick": ("disjoint", "one"),
     "bezique_cards": ("fixed", "trump-dependent"),
     "game_end": ("end-of-deal", "immediate"),
+    # Polish (000: "The game is not less than 2000 up"): how far up the game is played.
+    "target": ("2000", "2500", "3000", "4000", "5000"),
+    # Three-handed consultation (000): who plays alone in each game: the schedule's choice, or a
+    # series in which the single player "continues to do so till the allies win a game" (the referee
+    # seats the players game by game, docs/rules.md §3.2). One game plays the same either way.
+    "consultation": ("per-game", "series"),
+    # Four-handed partners (003: the winner of a trick "may inquire of his partner if he has
+    # anything to declare"): "off", the partner declares after the winner; "on", the winner may first
+    # ask him, and declares after the answer (docs/rules.md §4.2).
+    "inquiry": ("off", "on"),
 }
+# Options whose value is a number of the Variant (its field of the same name); the others are words.
+_NUMBER_OPTIONS = frozenset({"target"})
 
 # What every variant of the ordinary rules shares: 8 cards dealt 3-2-3, a turn-up, the last trick 10.
 _ORDINARY: dict[str, object] = dict(
@@ -136,7 +155,10 @@ _ORDINARY_OPTIONS = ("declarations_per_trick", "bezique_cards", "game_end")
 
 # name -> (fields, the options it takes)
 _BASES: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
-    "two-handed": (dict(_ORDINARY, packs=2, seats=2, target=1000), _ORDINARY_OPTIONS),
+    "two-handed": (
+        dict(_ORDINARY, packs=2, seats=2, target=1000, cut_for_deal=True),
+        _ORDINARY_OPTIONS,
+    ),
     "polish": (
         dict(
             _ORDINARY,
@@ -145,14 +167,15 @@ _BASES: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
             seats=2,
             target=2000,
             declarations_per_trick="compound",
+            cut_for_deal=True,
         ),
-        ("game_end",),
+        ("game_end", "target"),
     ),
     # docs/rules.md §3 (000, EB9-643).
     "three-handed": (dict(_ORDINARY, packs=3, seats=3, target=2000), _ORDINARY_OPTIONS),
     "three-handed-consultation": (
         dict(_ORDINARY, packs=2, seats=2, target=1000, team_sizes=(1, 2)),
-        _ORDINARY_OPTIONS,
+        (*_ORDINARY_OPTIONS, "consultation"),
     ),
     # docs/rules.md §4 (000, 003).
     "four-handed": (
@@ -168,7 +191,7 @@ _BASES: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
             last_duels=True,
             partnerships=((0, 2), (1, 3)),
         ),
-        _ORDINARY_OPTIONS,
+        (*_ORDINARY_OPTIONS, "inquiry"),
     ),
     "four-handed-consultation": (
         dict(_ORDINARY, packs=2, seats=2, target=1000, team_sizes=(2, 2)),
@@ -187,6 +210,7 @@ _BASES: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
             last_trick=50,
             scores=RUBICON_SCORES,
             declarations_per_trick="one",
+            cut_for_deal=True,
         ),
         (),
     ),
@@ -200,6 +224,16 @@ def variant_options(name: str) -> dict[str, tuple[str, ...]]:
     if name not in _BASES:
         raise VariantError(f"unknown variant {name!r}; expected one of {', '.join(VARIANT_NAMES)}")
     return {opt: _OPTION_VALUES[opt] for opt in _BASES[name][1]}
+
+
+def options_help() -> str:
+    """Every option with its accepted values (the first the default) and the variants taking it: the
+    help text of the ``options`` table of tournament and competition files."""
+    parts = []
+    for opt, values in _OPTION_VALUES.items():
+        names = [n for n, (_, opts) in _BASES.items() if opt in opts]
+        parts.append(f"{opt} = {' | '.join(values)} ({', '.join(names)})")
+    return "The variant's options (the first value is the default): " + "; ".join(parts)
 
 
 def variant(name: str, **options: str) -> Variant:
@@ -228,4 +262,7 @@ def _variant(name: str, options: tuple[tuple[str, str], ...]) -> Variant:
             )
         chosen[key] = value
     full = {opt: chosen.get(opt, values[0]) for opt, values in accepted.items()}
-    return Variant(name=name, options=tuple(sorted(full.items())), **base, **full)  # type: ignore[arg-type]
+    fields: dict[str, object] = {**base}
+    for opt, value in full.items():
+        fields[opt] = int(value) if opt in _NUMBER_OPTIONS else value
+    return Variant(name=name, options=tuple(sorted(full.items())), **fields)  # type: ignore[arg-type]

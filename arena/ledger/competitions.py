@@ -58,6 +58,7 @@ class BoardLine:
     games: int
     status: str
     entrant_id: int
+    language: str = ""  # its manifest's (python, cpp, binary...) or a remote entrant's label
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,7 +352,7 @@ class Competitions:
         board = competition_board(self.conn, competition_id)
         return [
             BoardLine(p.rank, p.name, p.version, p.author, p.exposed, p.mu, p.sigma, p.games,
-                      p.status, p.entrant_id)
+                      p.status, p.entrant_id, p.language)
             for p in placings(self.conn, board, competition_id=competition_id)
         ]  # fmt: skip
 

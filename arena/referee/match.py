@@ -19,6 +19,7 @@ from dataclasses import asdict
 from typing import NamedTuple
 
 from arena.game import Action, GameResult, GameState, ParseError, observe
+from arena.game.cutting import draw_cut
 from arena.game.events import event_text
 from arena.referee.config import FailurePolicy, MatchConfig, Outcome
 from arena.referee.ports import Decision, GameEnd, SeatFailure, SeatPort
@@ -29,6 +30,7 @@ from arena.referee.record import (
     deck_texts,
     result_to_dict,
 )
+from arena.referee.series import Seating, first_seating, next_seating
 
 
 class PublicEvent(NamedTuple):
@@ -97,9 +99,27 @@ class Match:
 
     async def run(self) -> MatchRecord:
         self._deadline = _Deadline()
+        series = self.variant.consultation == "series"
+        roster = [p for ports in self.players for p in ports]  # the players, as given
+        seating: Seating = ()
         try:
             for game in range(self.config.games):
-                self.record.games.append(await self._play_game(game))
+                cut = None
+                if series:
+                    # 000: the single player "continues to do so till the allies win a game, when
+                    # the two cut as before to see who shall be the single player".
+                    seed = self.config.deal_seed(game)
+                    if not seating:
+                        seating, cut = first_seating(seed)
+                    else:
+                        allies_won = self.ends[-1].result.ranking == (1, 0)
+                        seating, cut = next_seating(seating, allies_won, seed)
+                    self.players = [[roster[i] for i in seat] for seat in seating]
+                rec = await self._play_game(game, seating)
+                if series:
+                    rec.seating = [list(seat) for seat in seating]
+                    rec.single_cut = cut.text if cut is not None else ""
+                self.record.games.append(rec)
         finally:
             self._deadline.close()
         for ports in self.players:
@@ -107,14 +127,22 @@ class Match:
                 await _quietly(port.match_over(self.match_id, self.ends))
         return self.record
 
-    async def _play_game(self, game: int) -> GameRecord:
+    async def _play_game(self, game: int, seating: Seating = ()) -> GameRecord:
         cfg = self.config
         tc = cfg.time_control
         v = self.variant
         seed = cfg.game_seed(game)  # public: recorded
         secret = cfg.deal_seed(game)  # what the deals are drawn from: never recorded
-        state = GameState.new(v, seed=secret, dealer=cfg.dealer(game), decks=cfg.game_decks(game))
+        dealer = cfg.dealer(game)
+        # 002: the players cut for the deal, where the books say so and no dealer is set (duplicate
+        # deals and scripted sessions set theirs): a chance event drawn from the game's secret seed
+        # like its deals, and recorded.
+        cut = (
+            draw_cut(secret, range(v.seats), v.packs) if dealer is None and v.cut_for_deal else None
+        )
+        state = GameState.new(v, seed=secret, dealer=dealer, decks=cfg.game_decks(game), cut=cut)
         rec = GameRecord(index=game, seed=seed, dealer=state.first_dealer, strikes=[0] * v.seats)
+        rec.cut = cut.text if cut is not None else ""
         rec.decks.append(deck_texts(state))
         bank = [float(tc.bank_ms)] * v.seats
         # How much of the public log each player has been sent (players sharing a seat each need it).
@@ -169,7 +197,7 @@ class Match:
         result = state.result() if state.is_terminal() else _forfeit_result(state, culprit)
         rec.outcome, rec.detail, rec.culprit = outcome.text, detail, culprit
         rec.result = result_to_dict(result)
-        await self._end_game(GameEnd(game, result, outcome, detail, culprit))
+        await self._end_game(GameEnd(game, result, outcome, detail, culprit, seating))
         return rec
 
     async def _end_game(self, end: GameEnd) -> None:

@@ -33,6 +33,9 @@ class GameEnd:
     outcome: Outcome
     detail: str
     culprit: int
+    # Consultation series (docs/rules.md §3.2): the players of each seat in this game, as indexes into
+    # the match's players in the order given; empty: the match's seats as given.
+    seating: tuple[tuple[int, ...], ...] = ()
 
 
 class SeatFailure(Exception):

@@ -14,6 +14,7 @@ from typing import Any
 
 from arena.game import RULES_VERSION, Action, GameResult, GameState, observe, variant
 from arena.game.cards import card_text, kind_text, parse_kind
+from arena.game.cutting import parse_cut
 
 
 @dataclass(slots=True)
@@ -43,6 +44,14 @@ class GameRecord:
     culprit: int = -1
     strikes: list[int] = field(default_factory=list)
     result: dict[str, Any] = field(default_factory=dict)
+    # The players' cut for the deal (arena.game.cutting's text form), where the books describe one
+    # and the referee drew it; empty otherwise (and in records made before it was drawn).
+    cut: str = ""
+    # Consultation series (docs/rules.md §3.2): each seat's players in this game, as indexes into the
+    # match's players in the order given (its ``players`` flattened), and the cut for the single player
+    # made before this game (cutters are those indexes); empty outside a series.
+    seating: list[list[int]] = field(default_factory=list)
+    single_cut: str = ""
 
     def to_dict(self, timings: bool = True) -> dict[str, Any]:
         """See :meth:`MatchRecord.to_dict`."""
@@ -76,6 +85,9 @@ class GameRecord:
             "culprit": self.culprit,
             "strikes": list(self.strikes),
             "result": _plain(self.result),
+            "cut": self.cut,
+            "seating": [list(s) for s in self.seating],
+            "single_cut": self.single_cut,
         }
 
 
@@ -184,7 +196,8 @@ def replay(record: MatchRecord, game: GameRecord) -> GameState:
     try:
         v = variant(record.variant, **record.options)
         decks = [[parse_kind(k) for k in deck] for deck in game.decks]
-        return GameState.new(v, seed=game.seed, dealer=game.dealer, decks=decks)
+        cut = parse_cut(game.cut) if game.cut else None
+        return GameState.new(v, seed=game.seed, dealer=game.dealer, decks=decks, cut=cut)
     except (TypeError, AttributeError) as exc:  # a field of the wrong type
         raise ValueError(f"a field of the wrong type: {exc}") from exc
 

@@ -6,8 +6,9 @@ installed in editable mode (found by asking the interpreter, as a bot would star
 come from). A project folder found that way is never shown whole, only its importable packages and
 modules: the project folder is where the default ledger lives. The protocol's ``.proto`` files (the
 ``proto`` folder beside the ``arena`` package in a source tree) are shown too, for SDKs that load them
-at run time (the JavaScript SDK does). Node and other runtimes come from the system's read-only
-``/usr``.
+at run time (the JavaScript SDK does), and the starter kits of the compiled languages
+(``clients/cpp``, ``clients/go``, ``clients/java``), which a submission's build may copy. Node, the
+compilers and the gRPC libraries come from the system's read-only ``/usr``.
 """
 
 from __future__ import annotations
@@ -75,6 +76,18 @@ def javascript_sdk() -> Path | None:
     return folder if (folder / "node_modules").is_dir() and (folder / "sdk.js").is_file() else None
 
 
+KIT_LANGUAGES = ("cpp", "go", "java")
+
+
+def starter_kit(language: str) -> Path | None:
+    """The starter kit of a compiled language in the arena's source tree (``clients/cpp``,
+    ``clients/go``, ``clients/java``), which a submission's build may copy to build its bot with."""
+    if language not in KIT_LANGUAGES:
+        return None
+    folder = Path(__file__).resolve().parents[2] / "clients" / language
+    return folder if (folder / "Makefile").is_file() else None
+
+
 def node_path() -> list[str]:
     """What a Node.js bot's NODE_PATH starts with: the SDK under its package name (``require(
     'arena-bot-js')``) and the SDK's packages (``@grpc/grpc-js``)."""
@@ -83,9 +96,10 @@ def node_path() -> list[str]:
 
 
 def runtime_folders(env: Mapping[str, str]) -> list[Path]:
-    """Every folder of the runtime a bot may rely on: the Python one, the protocol files and the
-    JavaScript SDK."""
-    extra = [p for p in (protocol_folder(), javascript_sdk()) if p is not None]
+    """Every folder of the runtime a bot or a build may rely on: the Python one, the protocol
+    files, the JavaScript SDK and the starter kits of the compiled languages."""
+    kits = [starter_kit(language) for language in KIT_LANGUAGES]
+    extra = [p for p in (protocol_folder(), javascript_sdk(), *kits) if p is not None]
     return python_runtime(env) + extra
 
 

@@ -69,7 +69,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from arena.bots.launcher import LaunchError, check_command
 from arena.bots.limits import Limits
 from arena.cluster.address import address_problem
-from arena.game import VARIANT_NAMES, Variant, VariantError, variant
+from arena.game import VARIANT_NAMES, Variant, VariantError, options_help, variant
 from arena.referee import Policies, TimeControl
 from arena.tournament.bounds import (
     MAX_CONCURRENCY,
@@ -92,6 +92,13 @@ from arena.tournament.files import (
     entrant_field,
     read_toml,
     to_policies,
+)
+
+# A tournament's or competition's game is a one-game match whose seats the schedule gives.
+SERIES_IN_ONE_GAME_MATCHES = (
+    "consultation = 'series' seats the players game by game within one match of several games "
+    "(arena match --games N -o consultation=series); each game here is a match of its own whose "
+    "seats the schedule gives: use consultation = 'per-game'"
 )
 
 FORMATS = ("round-robin", "double-round-robin", "gauntlet", "swiss")
@@ -241,7 +248,7 @@ class TournamentModel(BaseModel):
     model_config = STRICT
     name: Text
     variant: Literal[VARIANT_NAMES] = "two-handed"  # type: ignore[valid-type]
-    options: dict[str, str] = {}
+    options: dict[str, str] = Field(default={}, description=options_help())
     format: Literal[FORMATS] = "round-robin"  # type: ignore[valid-type]
     entrants: Annotated[list[EntrantModel], Field(min_length=1, max_length=MAX_ENTRANTS)]
     deals_per_pairing: Annotated[int, Field(ge=1, le=MAX_DEALS_PER_PAIRING)] = 1
@@ -304,6 +311,9 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
         v: Variant | None = variant(m.variant, **m.options)
     except VariantError as exc:
         problems.append(("options", str(exc)))
+        v = None
+    if v is not None and v.consultation == "series":  # docs/rules.md §3.2
+        problems.append(("options", SERIES_IN_ONE_GAME_MATCHES))
         v = None
     seen: set[str] = set()
     for i, e in enumerate(m.entrants):

@@ -148,6 +148,7 @@ T_SV_POINTS: Final = _tag(_SEAT, "deal_points")
 T_SV_TOTAL: Final = _tag(_SEAT, "total")
 T_SV_TO_SCORE: Final = _tag(_SEAT, "to_score")
 T_SV_CB_TRUE: Final = _tag(_SEAT, "carte_blanche") + b"\x01"
+T_SV_BRISQUES: Final = _tag(_SEAT, "brisques")
 
 T_ACTION_TEXT: Final = _tag(_ACTION, "text")
 T_ACTION_VERB: Final = _tag(_ACTION, "verb")
@@ -231,6 +232,8 @@ def _build_seat_view(si: SeatInfo) -> bytes:
             _number(T_SV_POINTS, si.deal_points),
             _number(T_SV_TOTAL, si.total),
             T_SV_CB_TRUE if si.carte_blanche else b"",
+            # optional: present (0 included) only once the brisques may be counted
+            b"" if si.brisques is None else T_SV_BRISQUES + _varint(si.brisques),
             _seat_lists(si.table, si.open_cards, si.to_score)
             if si.table or si.open_cards or si.to_score
             else b"",

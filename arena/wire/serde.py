@@ -88,6 +88,8 @@ def fill_observation(pb: game_pb2.Observation, obs: Observation, deciding_member
         if si.to_score:
             view.to_score.extend(si.to_score)
         view.carte_blanche = si.carte_blanche
+        if si.brisques is not None:
+            view.brisques = si.brisques
     pb.deciding_member = deciding_member
 
 
@@ -162,6 +164,7 @@ def _seat_from_pb(s: game_pb2.SeatView) -> SeatInfo:
         s.total,
         tuple(to_score) if to_score else (),
         s.carte_blanche,
+        s.brisques if s.HasField("brisques") else None,
     )
 
 

@@ -36,7 +36,7 @@ from arena.bots.conformance import (
 )
 from arena.bots.launcher import TAIL_LINES
 from arena.bots.limits import Limits
-from arena.bots.scripted import CARTE_BLANCHE_DEAL, MOMENTS, ScriptedMatch, session
+from arena.bots.scripted import CARTE_BLANCHE_DEAL, INQUIRY, MOMENTS, ScriptedMatch, session
 from arena.cli.main import app
 from arena.game import GameState, observe, variant
 from arena.referee import Decision, SeatFailure
@@ -91,8 +91,12 @@ def test_example_bots_pass_the_full_session(bot: str) -> None:
     assert int(lines[-1].split()[0]) > 200
     for game in ("two-handed game 1", "two-handed game 2", "polish game 1", "rubicon game 1"):
         assert any(line.startswith(f"{game}:") and "normal" in line for line in lines), game
-    # The arranged deals put every bot in the tricky moments, whatever it plays.
+    # The arranged deals put every bot in the tricky moments, whatever it plays (inquiries are a
+    # moment of the four-handed partners' session: test_the_partners_session_covers_inquiries).
     for moment in MOMENTS:
+        if moment == INQUIRY:
+            assert any(line.strip() == f"[n/a] {moment}" for line in lines), moment
+            continue
         assert any(line.strip().startswith(f"[ok] {moment}:") for line in lines), moment
 
 
@@ -102,6 +106,17 @@ def test_the_first_trick_leads_to_a_declaring_turn_with_several_declarations() -
     assert report.moments[MOMENTS[0]] >= 1  # several declarations
     assert report.moments[MOMENTS[1]] >= 1  # the seven of trumps exchange
     assert [g.label for g in report.games] == ["two-handed game 1", "two-handed game 2"]
+
+
+def test_the_partners_session_covers_inquiries() -> None:
+    """003: the four-handed partners' session allows inquiries: the bot may inquire on the tricks it
+    wins and answers its partner's; a bot that sends ``inquire`` when offered makes no mistake."""
+    matches = session("four-handed-partners")
+    assert matches[0].options == (("inquiry", "on"),)
+    report = check(f"{PYTHON} -m arena_bot.first_bot", matches=matches)
+    assert report.ok, report.lines()
+    assert report.moments[INQUIRY] >= 1, report.lines()
+    assert any(line.strip().startswith(f"[ok] {INQUIRY}:") for line in report.lines())
 
 
 @pytest.mark.parametrize(

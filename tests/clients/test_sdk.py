@@ -53,15 +53,14 @@ from arena_bot.sdk import play
 PY_TEMPLATE = """\
 import os
 
-from arena_bot import Bot, Clock, run
-from arena.game import Action, Observation
+from arena_bot import Action, Bot, Clock, View, run
 
 
 class MyBot(Bot):
     name = "template"
     version = "1"
 
-    def decide(self, view: Observation, legal: list[Action], clock: Clock) -> Action | str:
+    def decide(self, view: View, legal: list[Action], clock: Clock) -> Action | str:
         if os.environ.get("BOT_BOOM"):
             raise RuntimeError("boom in decide")
         return legal[0]

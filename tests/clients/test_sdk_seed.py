@@ -23,8 +23,9 @@ from arena.service.manager import MatchEntry, PlayerSpec
 from arena.service.server import create_server
 from arena.wire.serde import observation_to_pb
 from arena_bot import sdk
+from arena_bot.engine import view_seed
 from arena_bot.random_bot import RandomBot
-from arena_bot.sdk import GameStart, game_seed, game_seed_text, view_seed
+from arena_bot.sdk import GameStart, game_seed, game_seed_text
 
 
 def _first_views(name: str, seed: int, **options: str) -> dict[int, Any]:

@@ -17,6 +17,9 @@ from arena.service.server import open_files_limit
 from arena.wire.v1 import competition_pb2 as pb
 from arena.wire.v1 import competition_pb2_grpc
 
+# A remote entrant's language labels: a bundle's languages, or "remote".
+LABELS = "python, node, cpp, go, java, binary, remote"
+
 MiB = 1024 * 1024
 
 
@@ -110,9 +113,9 @@ async def look_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             "got 'js-lowball\\n'",
             ("bob-bot", "9\n", "node"): "version: expected 1-64 letters, digits, '.', '_', '+' "
             "or '-', got '9\\n'",
-            ("bob-bot", "9", "python\x1b[31m"): "language: expected one of python, node, remote, "
+            ("bob-bot", "9", "python\x1b[31m"): f"language: expected one of {LABELS}, "
             "got 'python\\x1b[31m'",
-            ("bob-bot", "9", "rust"): "language: expected one of python, node, remote, got 'rust'",
+            ("bob-bot", "9", "rust"): f"language: expected one of {LABELS}, got 'rust'",
         }
         for (bot, version, language), why in refused.items():
             with pytest.raises(grpc.aio.AioRpcError) as info:

@@ -24,10 +24,14 @@ from polish_helpers import (
 )
 
 from arena.game import (
+    VARIANT_NAMES,
     GameState,
+    VariantError,
     card_text,
     observe,
     parse_card,
+    variant,
+    variant_options,
 )
 
 # ---------------------------------------------------------------------------- open cards
@@ -278,3 +282,75 @@ def test_000_polish_deals_two_packs_like_two_handed(seed: int) -> None:
     assert s.stock_size == 48
     assert s.open == [[], []]
     assert s.to_act == (s.dealer + 1) % 2
+
+
+# ---------------------------------------------------------------------------- the target (issue 48)
+
+
+def test_000_polish_target_is_an_option_of_the_variant() -> None:
+    """000: "The game is not less than 2000 up": 2000 is the least, so the option ``target`` takes
+    2000 (the default), 2500, 3000, 4000 or 5000; it is recorded among the variant's options and so
+    shown in every observation."""
+    assert variant_options("polish")["target"] == ("2000", "2500", "3000", "4000", "5000")
+    assert POLISH.target == 2000 and ("target", "2000") in POLISH.options
+    for value in ("2500", "3000", "4000", "5000"):
+        v = variant("polish", target=value)
+        assert v.target == int(value)
+        assert dict(v.options) == {"game_end": "end-of-deal", "target": value}
+    s = GameState.new(variant("polish", target="3000"), seed=3)
+    assert observe(s, 0).to_dict()["options"]["target"] == "3000"
+    assert observe(s, None).options == (("game_end", "end-of-deal"), ("target", "3000"))
+
+
+@pytest.mark.parametrize("value", ["1000", "1999", "2600", "", "2000 ", "two thousand"])
+def test_000_polish_target_refuses_other_values(value: str) -> None:
+    """000: not less than 2000 up, and only the listed lengths: anything else is refused with one
+    line naming the option, the accepted values and the value given."""
+    with pytest.raises(VariantError) as err:
+        variant("polish", target=value)
+    message = str(err.value)
+    assert "\n" not in message
+    assert "'target'" in message and "2000, 2500, 3000, 4000, 5000" in message
+    assert repr(value) in message
+
+
+def test_000_target_is_an_option_of_polish_only() -> None:
+    """The other variants keep their books' fixed targets (002's 1000; three and four players 2000;
+    Rubicon one deal): ``target`` is no option of theirs."""
+    for name in VARIANT_NAMES:
+        if name != "polish":
+            assert "target" not in variant_options(name)
+            with pytest.raises(VariantError, match="has no option 'target'"):
+                variant(name, target="2500")
+
+
+@pytest.mark.parametrize(("target", "seed"), [(2500, 11), (3000, 12), (5000, 13)])
+def test_000_polish_game_is_played_to_the_chosen_target(target: int, seed: int) -> None:
+    """000: "The game is not less than 2000 up", played here further up: no deal before the last
+    leaves a single seat at the target or more; the last does, and that seat wins."""
+    v = variant("polish", target=str(target))
+    rng = random.Random(seed)
+    s = GameState.new(v, seed=seed)
+    while not s.is_terminal():
+        s.apply(rng.choice(s.legal_actions()))
+    for d in s.deals[:-1]:
+        best = max(d.totals)
+        assert best < target or list(d.totals).count(best) > 1
+    final = s.deals[-1].totals
+    winner = max(range(2), key=lambda i: final[i])
+    assert final[winner] >= target and final[winner] > final[1 - winner]
+    assert s.result().winners == (winner,)
+    if target > 2000:  # a game to 2000 on the same cards would have stopped earlier
+        assert any(2000 <= max(d.totals) < target for d in s.deals[:-1])
+
+
+def test_000_polish_target_with_immediate_game_end() -> None:
+    """The target applies to game_end = "immediate" too: the game stops the moment a seat reaches
+    it, and not before."""
+    v = variant("polish", target="2500", game_end="immediate")
+    rng = random.Random(5)
+    s = GameState.new(v, seed=5)
+    while not s.is_terminal():
+        assert max(s.totals[i] + s.deal_points[i] for i in range(2)) < 2500
+        s.apply(rng.choice(s.legal_actions()))
+    assert max(s.deals[-1].totals) >= 2500

@@ -537,3 +537,48 @@ def test_004_a_claim_to_score_lapses_when_one_of_its_cards_is_played() -> None:
     assert observe(s, 0).seats[0].to_score == ("declare royal-marriage KH QH",)
     run(s, "play KH")
     assert observe(s, 0).seats[0].to_score == ()
+
+
+# ---------------------------------------------------------------------------- counting brisques (issue 48)
+
+
+def test_000_brisques_may_be_counted_once_the_stock_holds_twelve_cards_or_fewer() -> None:
+    """000: the brisques "may be counted during the play, provided there are not more than twelve
+    cards in the stock." Never before: while the stock holds more than twelve cards no view shows a
+    count; from then on every view (each seat's and a spectator's) shows both seats' counts, which are
+    the brisques each has won (docs/rules.md §6.3: both, as the text does not restrict the counting to
+    one's own heap and every card in the heaps was played face up)."""
+    for seed in (1, 2, 543):
+        rng = random.Random(seed)
+        s = GameState.new(RUBICON, seed=seed)
+        shown_at = None
+        while True:
+            views = [observe(s, 0), observe(s, 1), observe(s, None)]
+            for view in views:
+                counts = [si.brisques for si in view.seats]
+                if s.stock_size > 12:
+                    assert counts == [None, None]
+                    assert all("brisques" not in si for si in view.to_dict()["seats"])
+                else:
+                    assert counts == s.brisques()
+                    assert [si["brisques"] for si in view.to_dict()["seats"]] == counts
+            if s.stock_size <= 12 and shown_at is None:
+                shown_at = s.stock_size
+            if s.is_terminal():
+                break
+            s.apply(rng.choice(s.legal_actions()))
+        assert shown_at == 12  # two draws a trick from 110: the stock passes through 12
+        final = [si.brisques for si in observe(s, None).seats]
+        assert final == list(s.deals[-1].brisques)
+        assert sum(final) == 320  # all 32 brisques, once the hand is played out
+
+
+def test_000_brisque_counts_are_rubicon_only() -> None:
+    """The other variants score their brisques as points (at the end of the hand, or as won in
+    Polish): no separate count is shown, however small the stock."""
+    for name in ("two-handed", "polish", "three-handed"):
+        rng = random.Random(3)
+        s = GameState.new(variant(name), seed=3)
+        while not s.is_terminal():
+            assert all(si.brisques is None for si in observe(s, 0).seats)
+            s.apply(rng.choice(s.legal_actions()))

@@ -54,6 +54,7 @@ CASES: list[tuple[str, dict[str, str]]] = [
     ("three-handed-consultation", {}),
     ("four-handed", {"game_end": "immediate"}),
     ("four-handed-partners", {}),
+    ("four-handed-partners", {"inquiry": "on"}),
     ("four-handed-consultation", {}),
 ]
 OWN_PATHS = re.compile(r"request\.(observation\.hand|legal_actions)\[\d+\]")
@@ -201,6 +202,8 @@ def scan_cards(
             kind = parse_kind(token)
             if path.startswith("request.events") and " shows carte blanche: " in text:
                 continue  # 000: carte blanche is shown to the table
+            if path.startswith("request.events") and text.endswith(" for the deal"):
+                continue  # 002: the cards cut for the deal are shown, then shuffled back
             own_list = path.startswith(f"request.observation.seats[{seat}].to_score[")
             assert OWN_PATHS.match(path) or own_list, f"a hidden card {token} at {path}: {text!r}"
             kinds_here[kind] += 1

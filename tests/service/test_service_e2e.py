@@ -51,6 +51,9 @@ PUBLIC_EVENT = re.compile(
             r"seat \d scores \d+ for [a-z-]+",
             r"seat \d fixes trumps: [SHDC]",
             rf"deal \d+: seat \d deals(, turn-up {CARD})?",
+            r"seat \d cuts [789JQKTA][SHDC] for the deal",  # issue 48: the cut for the deal
+            r"seat \d inquires of seat \d",  # four-handed partners, inquiry on
+            r"seat \d answers: nothing to declare",
         ]
     )
 )

@@ -1,7 +1,8 @@
 """``arena compete ...``: a standing competition.
 
 For the organiser (on the ledger, :mod:`.organiser`): ``serve`` runs it; ``author add`` gives an author
-a token; ``status``, ``leaderboard``, ``pause``/``resume``, ``suspend``/``reinstate``. For authors (over
+a token; ``status``, ``leaderboard``, ``pause``/``resume``, ``suspend``/``reinstate``; ``runtimes``
+says which bundle languages this machine can build and run. For authors (over
 the network, with their token, :mod:`.author`): ``submit``, ``submissions``, ``log``, ``withdraw``,
 ``remote``, and ``leaderboard --server``. What both use, ``leaderboard`` among it: :mod:`.shared`.
 """
@@ -23,6 +24,7 @@ app.add_typer(author_app, name="author")
 app.command("serve")(organiser.serve)
 author_app.command("add")(organiser.author_add)
 author_app.command("list")(organiser.author_list)
+app.command("runtimes")(organiser.runtimes_command)
 app.command("status")(organiser.status)
 app.command("leaderboard")(shared.leaderboard)
 app.command("pause")(organiser.pause)

@@ -1,6 +1,7 @@
 """``arena compete ...`` for the organiser, on the ledger: ``serve`` runs the competition; ``author
-add``/``author list``, ``status``, ``pause``/``resume``, ``suspend``/``reinstate`` (and ``leaderboard``,
-which authors share: :mod:`arena.cli.compete.shared`)."""
+add``/``author list``, ``runtimes`` (the bundle languages this machine can build and run), ``status``,
+``pause``/``resume``, ``suspend``/``reinstate`` (and ``leaderboard``, which authors share:
+:mod:`arena.cli.compete.shared`)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from arena.cli.common import (
     cluster_address,
     console,
     fail,
+    literal,
     logs_folder,
     open_ledger,
     plain,
@@ -158,6 +160,35 @@ def author_list(
     for a in store.Competitions(led).authors(competition_id(led, competition)):
         table.add_row(str(a.id), plain(a.name), a.created_at)
     console.print(table)
+
+
+def runtimes_command(
+    competition_file: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A competition file: mark the languages it does not accept.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Print each bundle language with the versions of its toolchain on this machine, or the Debian
+    packages it lacks (a bundle in a language whose toolchain is missing is refused)."""
+    from arena.competition import runtimes
+    from arena.competition.spec import CompetitionFileError, load
+
+    accepted: tuple[str, ...] = runtimes.LANGUAGES
+    if competition_file is not None:
+        try:
+            accepted = load(competition_file).submissions.languages
+        except CompetitionFileError as exc:
+            raise fail(str(exc)) from None
+    for found in runtimes.survey():
+        note = "" if found.language in accepted else "  (not accepted by this competition)"
+        console.print(
+            f"{found.language:<7} {escape(literal(found.line()))}{note}",
+            soft_wrap=True,
+            highlight=False,
+        )
 
 
 def status(

@@ -85,12 +85,16 @@ def call(
 
 def _board(title: str, rows: list[store.BoardLine] | list[pb.LeaderboardRow]) -> Table:
     table = Table(title=escape(title))
-    for col in ("#", "bot", "version", "author", "mu - 3 sigma", "mu", "sigma", "games", "status"):
+    columns = (
+        "#", "bot", "version", "language", "author", "mu - 3 sigma", "mu", "sigma", "games",
+        "status",
+    )  # fmt: skip
+    for col in columns:
         table.add_column(col, justify="right" if col in ("#", "games") else "left")
     for r in rows:
         table.add_row(
-            str(r.rank), plain(r.bot), plain(r.version), plain(r.author), f"{r.exposed:.2f}",
-            f"{r.mu:.2f}", f"{r.sigma:.2f}", str(r.games), r.status,
+            str(r.rank), plain(r.bot), plain(r.version), plain(r.language, 16), plain(r.author),
+            f"{r.exposed:.2f}", f"{r.mu:.2f}", f"{r.sigma:.2f}", str(r.games), r.status,
         )  # fmt: skip
     return table
 

@@ -312,6 +312,7 @@ class LeaderboardRow(_message.Message):
     SIGMA_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
+    LANGUAGE_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     bot: _builtins.str
     version: _builtins.str
@@ -322,6 +323,8 @@ class LeaderboardRow(_message.Message):
     sigma: _builtins.float
     games: _builtins.int
     status: _builtins.str
+    language: _builtins.str
+    """its manifest's (python, node, cpp, go, java, binary) or a remote label"""
     def __init__(
         self,
         *,
@@ -334,10 +337,11 @@ class LeaderboardRow(_message.Message):
         sigma: _builtins.float = ...,
         games: _builtins.int = ...,
         status: _builtins.str = ...,
+        language: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "bot", b"bot", "exposed", b"exposed", "games", b"games", "mu", b"mu", "rank", b"rank", "sigma", b"sigma", "status", b"status", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "bot", b"bot", "exposed", b"exposed", "games", b"games", "language", b"language", "mu", b"mu", "rank", b"rank", "sigma", b"sigma", "status", b"status", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -10,7 +10,8 @@ interchangeable, and merged in legal action lists); "QS.2" is the physical copy 
 every public card is named (played, declared, the turn-up, Polish open cards, the Rubicon heap; a
 hidden card gets the lowest pack number not yet used for its kind in the deal when it is shown). An
 action is "play QS", "declare royal-marriage KH QH", "exchange 7H" (the seven of trumps for the
-turn-up), "declare carte-blanche" or "done" (ends a declaring turn). A bot answers by copying the
+turn-up), "declare carte-blanche", "inquire" (four-handed partners with the inquiry option: the trick's
+winner asks his partner to declare first) or "done" (ends a declaring turn). A bot answers by copying the
 text of one of the legal actions it is given; the structured fields beside the text are there for
 bots that prefer not to parse.
 """
@@ -42,6 +43,8 @@ class _VerbEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Verb.ValueType],
     VERB_DECLARE: _Verb.ValueType  # 2
     VERB_EXCHANGE: _Verb.ValueType  # 3
     VERB_DONE: _Verb.ValueType  # 4
+    VERB_INQUIRE: _Verb.ValueType  # 5
+    """four-handed partners, option inquiry = "on": the text is "inquire", no cards"""
 
 class Verb(_Verb, metaclass=_VerbEnumTypeWrapper): ...
 
@@ -50,6 +53,8 @@ VERB_PLAY: Verb.ValueType  # 1
 VERB_DECLARE: Verb.ValueType  # 2
 VERB_EXCHANGE: Verb.ValueType  # 3
 VERB_DONE: Verb.ValueType  # 4
+VERB_INQUIRE: Verb.ValueType  # 5
+"""four-handed partners, option inquiry = "on": the text is "inquire", no cards"""
 Global___Verb: _TypeAlias = Verb  # noqa: Y015
 
 class _Combination:
@@ -215,6 +220,7 @@ class SeatView(_message.Message):
     TO_SCORE_FIELD_NUMBER: _builtins.int
     CARTE_BLANCHE_FIELD_NUMBER: _builtins.int
     TABLE_MARKS_FIELD_NUMBER: _builtins.int
+    BRISQUES_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     hand_size: _builtins.int
     tricks_won: _builtins.int
@@ -222,6 +228,10 @@ class SeatView(_message.Message):
     total: _builtins.int
     carte_blanche: _builtins.bool
     """Rubicon"""
+    brisques: _builtins.int
+    """Rubicon: the brisque points this seat has won, present only once they may be counted (the stock
+    holds twelve cards or fewer, 000); then every seat's count is shown to everybody.
+    """
     @_builtins.property
     def table(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """declared cards lying on the table"""
@@ -253,12 +263,15 @@ class SeatView(_message.Message):
         to_score: _abc.Iterable[_builtins.str] | None = ...,
         carte_blanche: _builtins.bool = ...,
         table_marks: _abc.Iterable[_builtins.int] | None = ...,
+        brisques: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_brisques", b"_brisques", "brisques", b"brisques"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["carte_blanche", b"carte_blanche", "deal_points", b"deal_points", "hand_size", b"hand_size", "open_cards", b"open_cards", "seat", b"seat", "table", b"table", "table_marks", b"table_marks", "to_score", b"to_score", "total", b"total", "tricks_won", b"tricks_won"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_brisques", b"_brisques", "brisques", b"brisques", "carte_blanche", b"carte_blanche", "deal_points", b"deal_points", "hand_size", b"hand_size", "open_cards", b"open_cards", "seat", b"seat", "table", b"table", "table_marks", b"table_marks", "to_score", b"to_score", "total", b"total", "tricks_won", b"tricks_won"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__brisques: _TypeAlias = _typing.Literal["brisques"]  # noqa: Y015
+    _WhichOneofArgType__brisques: _TypeAlias = _typing.Literal["_brisques", b"_brisques"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__brisques) -> _WhichOneofReturnType__brisques | None: ...
 
 Global___SeatView: _TypeAlias = SeatView  # noqa: Y015
 

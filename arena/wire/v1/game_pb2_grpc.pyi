@@ -10,7 +10,8 @@ interchangeable, and merged in legal action lists); "QS.2" is the physical copy 
 every public card is named (played, declared, the turn-up, Polish open cards, the Rubicon heap; a
 hidden card gets the lowest pack number not yet used for its kind in the deal when it is shown). An
 action is "play QS", "declare royal-marriage KH QH", "exchange 7H" (the seven of trumps for the
-turn-up), "declare carte-blanche" or "done" (ends a declaring turn). A bot answers by copying the
+turn-up), "declare carte-blanche", "inquire" (four-handed partners with the inquiry option: the trick's
+winner asks his partner to declare first) or "done" (ends a declaring turn). A bot answers by copying the
 text of one of the legal actions it is given; the structured fields beside the text are there for
 bots that prefer not to parse.
 """

@@ -42,6 +42,7 @@ from arena.game.cards import SEVEN, TEN, make_kind
 from arena.game.declarations import B_LEVEL
 from arena.game.variants import Family
 from arena_bot.endgame import EndgameSolver
+from arena_bot.engine import EngineBot
 from arena_bot.expert_evaluation import (
     DEFAULT_WEIGHTS,
     SEQUENCE_RANKS,
@@ -49,7 +50,7 @@ from arena_bot.expert_evaluation import (
     Holding,
     Weights,
 )
-from arena_bot.sdk import Bot, Clock, main_for
+from arena_bot.sdk import Clock, main_for
 from arena_bot.tracking import Knowledge
 
 # ---------------------------------------------------------------------- the player
@@ -329,7 +330,7 @@ class Expert:
 # ---------------------------------------------------------------------- the bot
 
 
-class ExpertBot(Bot):
+class ExpertBot(EngineBot):
     name = "expert"
     version = "1"
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from arena.game import Action, Observation
 from arena_bot.sdk import Bot, Clock, main_for
+from arena_bot.values import Action, View
 
 
 class FirstBot(Bot):
     name = "first"
     version = "1"
 
-    def decide(self, view: Observation, legal: list[Action], clock: Clock) -> Action:
+    def decide(self, view: View, legal: list[Action], clock: Clock) -> Action:
         return legal[0]
 
 

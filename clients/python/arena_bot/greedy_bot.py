@@ -30,7 +30,8 @@ from arena.game.cards import (
     parse_card,
 )
 from arena.game.variants import Family, Variant
-from arena_bot.sdk import Bot, Clock, main_for
+from arena_bot.engine import EngineBot
+from arena_bot.sdk import Clock, main_for
 from arena_bot.tracking import deal_log
 
 _BEZIQUE_FIXED = (make_kind(QUEEN, SPADES), make_kind(JACK, DIAMONDS))  # QS + JD
@@ -60,7 +61,7 @@ class _Context:
     seven_open: bool  # the seven of trumps can still be exchanged or declared for 10
 
 
-class GreedyBot(Bot):
+class GreedyBot(EngineBot):
     name = "greedy"
     version = "1"
 

@@ -11,8 +11,8 @@ import os
 import random
 import sys
 
-from arena.game import Action, Observation
 from arena_bot.sdk import EXIT_USAGE, Bot, Clock, GameStart, main_for
+from arena_bot.values import Action, View
 
 
 def bot_seed() -> int:
@@ -35,11 +35,11 @@ class RandomBot(Bot):
         self.salt = seed if seed is not None else bot_seed()
         self.rng = random.Random(self.salt)  # until a game starts (or when played in-process)
 
-    def on_game_start(self, start: GameStart) -> None:
+    def on_game_start(self, start: GameStart[View]) -> None:
         super().on_game_start(start)
         self.rng = random.Random(start.seed ^ self.salt)
 
-    def decide(self, view: Observation, legal: list[Action], clock: Clock) -> Action:
+    def decide(self, view: View, legal: list[Action], clock: Clock) -> Action:
         return self.rng.choice(legal)
 
 

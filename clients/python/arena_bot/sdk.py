@@ -2,8 +2,10 @@
 
 One stream carries one or several matches (the referee may send a new Welcome after a match ends). The
 SDK keeps each game's public log, since requests carry only the events the seat has not seen yet, and
-hands the bot the engine's own values: an :class:`arena.game.Observation` and the legal
-:class:`arena.game.Action` list, so a Python bot can use the rules engine to simulate.
+hands a :class:`Bot` plain values read from the messages (:mod:`arena_bot.values`: a :class:`View`
+and the legal :class:`Action` list, cards as their texts). It needs grpcio, protobuf and the
+generated protocol only; a bot that simulates subclasses :class:`arena_bot.engine.EngineBot`, which
+hands it the rules engine's own values instead (the engine is a package of its own).
 
 Before a game's first ``decide`` the bot's :meth:`Bot.on_game_start` is called with the game's seed
 (:func:`game_seed`), a pure function of what the bot is told about the game: a bot that draws its random
@@ -27,14 +29,12 @@ import time
 import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import grpc
 
-from arena.game import Action, Observation
-from arena.game.cards import ref_text
-from arena.wire.serde import observation_from_pb
 from arena.wire.v1 import bot_pb2, bot_pb2_grpc, game_pb2
+from arena_bot.values import Action, View, legal_actions, read_view
 
 if TYPE_CHECKING:
     import argparse
@@ -64,15 +64,19 @@ class GameEnd:
     result: game_pb2.GameResult
 
 
+V = TypeVar("V")  # the view a bot's decide() receives
+A = TypeVar("A")  # one legal action as decide() receives it
+
+
 @dataclass(frozen=True, slots=True)
-class GameStart:
+class GameStart(Generic[V]):
     """A game's first decision for this bot is about to be asked."""
 
     match_id: str
     game: int  # 0-based, within the match
     seat: int
     seed: int  # game_seed() of this game: the same deal gives the same seed in every run
-    view: Observation  # the bot's first observation of the game
+    view: V  # the bot's first view of the game (as its decide() will receive it)
 
 
 # ---------------------------------------------------------------------------------- the game's seed
@@ -107,16 +111,6 @@ def game_seed(
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
-def view_seed(view: Observation, game: int) -> int:
-    """:func:`game_seed` from the engine's observation (for a bot played in-process: a benchmark, a
-    test); equal to the seed the SDK computes from the wire for the same observation."""
-    seat = view.seat if view.seat is not None else view.to_act
-    turn_up = ref_text(view.turn_up) if view.turn_up is not None else ""
-    return game_seed(
-        view.variant, seat, game, view.dealer, turn_up, (ref_text(r) for r in view.hand)
-    )
-
-
 def _request_seed(req: bot_pb2.DecisionRequest) -> int:
     obs = req.observation
     return game_seed(obs.variant, req.seat, req.game, obs.dealer, obs.turn_up, obs.hand)
@@ -125,8 +119,11 @@ def _request_seed(req: bot_pb2.DecisionRequest) -> int:
 # ---------------------------------------------------------------------------------- the bot
 
 
-class Bot:
-    """Override :meth:`decide`; the other hooks are optional."""
+class BotBase(Generic[V, A]):
+    """What every bot shares: its name, its per-game random numbers and the hooks the session
+    calls. :meth:`view_from` and :meth:`legal_from` say which values :meth:`decide` receives:
+    :class:`Bot` (plain values, no engine) and :class:`arena_bot.engine.EngineBot` (the rules
+    engine's) define them; a bot subclasses one of those two."""
 
     name = "bot"
     version = "0"
@@ -136,13 +133,22 @@ class Bot:
         self.game_seed = 0  # the current game's seed (see on_game_start)
         self.rng = random.Random(0)  # reseeded from the game's seed before each game
 
-    def decide(self, view: Observation, legal: list[Action], clock: Clock) -> Action | str:
+    def decide(self, view: V, legal: list[A], clock: Clock) -> A | str:
+        """One of ``legal`` (or its exact text): the bot's answer to this decision."""
+        raise NotImplementedError
+
+    def view_from(self, observation: game_pb2.Observation, log: Sequence[str]) -> V:
+        """The view ``decide`` receives, from the request's observation and the public log."""
+        raise NotImplementedError
+
+    def legal_from(self, actions: Sequence[game_pb2.Action]) -> list[A]:
+        """The legal actions ``decide`` receives, from the request's."""
         raise NotImplementedError
 
     def on_welcome(self, welcome: bot_pb2.Welcome) -> None:
         """A match starts: seat, variant, options, time control, policies."""
 
-    def on_game_start(self, start: GameStart) -> None:
+    def on_game_start(self, start: GameStart[V]) -> None:
         """A game starts for this bot (before its first ``decide`` in the game). By default: keep the
         game's seed in ``self.game_seed`` and reseed ``self.rng`` with it. Override it (calling this or
         not) to seed your own generators from ``start.seed``."""
@@ -154,6 +160,18 @@ class Bot:
 
     def on_match_over(self, over: bot_pb2.MatchOver) -> None:
         """A match has ended: every game's result and the match points per seat."""
+
+
+class Bot(BotBase[View, Action]):
+    """Override :meth:`decide`; the other hooks are optional. ``decide`` receives a
+    :class:`arena_bot.values.View` and the legal :class:`arena_bot.values.Action` list: plain values
+    read from the request, cards as their texts (``QS``, ``QS.2``)."""
+
+    def view_from(self, observation: game_pb2.Observation, log: Sequence[str]) -> View:
+        return read_view(observation, log)
+
+    def legal_from(self, actions: Sequence[game_pb2.Action]) -> list[Action]:
+        return legal_actions(actions)
 
 
 # ---------------------------------------------------------------------------------- errors
@@ -217,7 +235,18 @@ def _limit_ms(req: bot_pb2.DecisionRequest, grace_ms: int | None) -> int | None:
     return req.clock.budget_ms + req.clock.bank_ms + 1 + grace_ms
 
 
-async def _play(bot: Bot, address: str, token: str) -> int:
+def _reply_text(bot: BotBase[V, A], choice: object) -> str:
+    """The text of what ``decide`` returned: an action (anything with a ``text``) or a text."""
+    text = choice if isinstance(choice, str) else getattr(choice, "text", None)
+    if not isinstance(text, str):
+        raise TypeError(
+            f"{type(bot).__name__}.decide() must return an action or an action's text, "
+            f"got {choice!r:.80}"
+        )
+    return text
+
+
+async def _play(bot: BotBase[V, A], address: str, token: str) -> int:
     hello = bot_pb2.Hello(
         token=token, name=bot.name, version=bot.version, protocol_version=PROTOCOL_VERSION
     )
@@ -241,23 +270,15 @@ async def _play(bot: Bot, address: str, token: str) -> int:
                     log = logs.get(key)
                     if log is None:
                         log = logs[key] = list(req.events)
-                        view = observation_from_pb(req.observation, tuple(log))
+                        view = bot.view_from(req.observation, log)
                         seed = _request_seed(req)
                         bot.on_game_start(GameStart(req.match_id, req.game, req.seat, seed, view))
                     else:
                         log.extend(req.events)
-                        view = observation_from_pb(req.observation, tuple(log))
-                    legal = [Action.parse(a.text) for a in req.legal_actions]  # cached per text
+                        view = bot.view_from(req.observation, log)
+                    legal = bot.legal_from(req.legal_actions)
                     choice = bot.decide(view, legal, Clock(req.clock.budget_ms, req.clock.bank_ms))
-                    if isinstance(choice, Action):
-                        text = choice.text
-                    elif isinstance(choice, str):
-                        text = choice
-                    else:
-                        raise TypeError(
-                            f"{type(bot).__name__}.decide() must return an Action or an action's "
-                            f"text, got {choice!r:.80}"
-                        )
+                    text = _reply_text(bot, choice)
                     limit = _limit_ms(req, graces.get(req.match_id))
                     took = round((time.perf_counter() - received) * 1000)
                     if limit is not None and took > limit:
@@ -342,7 +363,7 @@ async def _play(bot: Bot, address: str, token: str) -> int:
     return matches_over
 
 
-def play(bot: Bot, address: str, token: str) -> int:
+def play(bot: BotBase[V, A], address: str, token: str) -> int:
     """One session on one stream, until the referee ends it; the number of matches played.
 
     Raises :class:`RefusedError`, :class:`UnreachableError` or :class:`StreamError` for the session's
@@ -355,7 +376,7 @@ def play(bot: Bot, address: str, token: str) -> int:
     return asyncio.run(_play(bot, address, token))
 
 
-def parser(bot: Bot) -> argparse.ArgumentParser:
+def parser(bot: BotBase[V, A]) -> argparse.ArgumentParser:
     """The SDK's command-line options (``--address``, ``--token``), for a bot to extend."""
     import argparse  # here: a bot started with no options (as the arena starts one) never needs it
 
@@ -371,7 +392,7 @@ def parser(bot: Bot) -> argparse.ArgumentParser:
 
 
 def run(
-    bot: Bot,
+    bot: BotBase[V, A],
     address: str | None = None,
     token: str | None = None,
     *,
@@ -418,7 +439,7 @@ def run(
         raise SystemExit(EXIT_BOT_ERROR) from None
 
 
-def main_for(bot: Bot, argv: Sequence[str] | None = None) -> None:
+def main_for(bot: BotBase[V, A], argv: Sequence[str] | None = None) -> None:
     """Command-line entry point shared by the example bots: ``--address``, ``--token``, ``--help``;
     an unknown option is a usage error (status 2)."""
     argv = sys.argv[1:] if argv is None else list(argv)

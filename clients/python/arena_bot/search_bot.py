@@ -49,9 +49,10 @@ from arena.game.events import OVER, PLAY
 from arena.game.sampling import SampleError, Tracker
 from arena.game.variants import Family
 from arena_bot.endgame import OutOfTime
+from arena_bot.engine import EngineBot
 from arena_bot.expert_bot import Expert
 from arena_bot.expert_evaluation import DEFAULT_WEIGHTS, Evaluator, Weights
-from arena_bot.sdk import Bot, Clock, GameEnd, parser, run
+from arena_bot.sdk import Clock, GameEnd, parser, run
 from arena_bot.tracking import Knowledge
 
 DEFAULT_MS = 200
@@ -63,7 +64,7 @@ SAVED_CAP = 10  # time saved is kept up to this many times --ms
 ENUMERATE = 40  # on the last stock trick, every world is tried when there are at most this many
 
 
-class SearchBot(Bot):
+class SearchBot(EngineBot):
     name = "search"
     version = "2"
 
@@ -281,7 +282,7 @@ class SearchBot(Bot):
 
 def decision_seed(game_seed: int, view: Observation) -> int:
     """A seed for one decision's random choices: the game's seed (the SDK's, set by
-    :meth:`Bot.on_game_start`, so the same deal gives the same seeds in every run) mixed with the
+    :meth:`EngineBot.on_game_start`, so the same deal gives the same seeds in every run) mixed with the
     observation's content (deal, hand, what has been played), so each decision draws other worlds."""
     h = hashlib.blake2b(digest_size=8)
     h.update(f"{game_seed}\x00{view.seat}\x00{view.deal}\x00{view.phase}".encode())

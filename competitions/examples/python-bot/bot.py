@@ -4,7 +4,8 @@ when it may, and otherwise plays its lowest card."""
 from __future__ import annotations
 
 from arena.game import Action, Observation, Verb
-from arena_bot.sdk import Bot, Clock, main_for
+from arena_bot.engine import EngineBot
+from arena_bot.sdk import Clock, main_for
 
 ORDER = "789JQKTA"  # ranks from lowest to highest in Bezique
 
@@ -14,7 +15,7 @@ def rank(action: Action) -> int:
     return ORDER.index(card[0]) if card[0] in ORDER else 0
 
 
-class Trickster(Bot):
+class Trickster(EngineBot):
     name = "py-trickster"
     version = "1"
 

@@ -1,0 +1,1 @@
+../../../../../arena/wire/v1/bot_pb2.py

@@ -1,0 +1,1 @@
+../../../../../arena/wire/v1/game_pb2.pyi

@@ -1,0 +1,1 @@
+../../../../../arena/wire/serde.py
