@@ -38,7 +38,7 @@ from pathlib import Path
 from arena.bots.limits import Limits
 from arena.sandbox import (
     Confinement,
-    Referee,
+    RefereeAddress,
     SandboxError,
     completed_or_undone,
     confine,
@@ -193,7 +193,7 @@ class BotProcess:
                     env,
                     mode=limits.sandbox,
                     rlimits=limits.rlimits(),
-                    referee=Referee(tcp=address, socket=socket),
+                    referee=RefereeAddress(tcp=address, socket=socket),
                     hide=hide,
                 ),
                 Confinement.release,

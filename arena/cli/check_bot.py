@@ -12,7 +12,7 @@ from arena.cli.options import SandboxOption
 from arena.game import VARIANT_NAMES, VariantError, variant
 
 if TYPE_CHECKING:
-    from arena.bots.conformance import Report
+    from arena.play.conformance import Report
 
 
 def check_bot(
@@ -55,9 +55,9 @@ def check_bot(
     reported at once), Hello problems. A failure never ends the session (a random action is played for
     the bot), so that every mistake is found. Exit code 0 when there are none, 1 otherwise.
     """
-    from arena.bots.conformance import check_bot as run_check
     from arena.bots.launcher import LaunchError, check_command
     from arena.bots.limits import Limits
+    from arena.play.conformance import check_bot as run_check
 
     try:
         variant(variant_name)

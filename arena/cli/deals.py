@@ -11,7 +11,7 @@ from rich.markup import escape
 from arena.cli.common import console, errors
 from arena.cli.options import VariantOption
 from arena.game import VARIANT_NAMES
-from arena.tournament.deals import MAX_DEALS, DealFileError, fresh_deals, load_deals
+from arena.play.deals import MAX_DEALS, DealFileError, fresh_deals, load_deals
 
 deals_app = typer.Typer(
     help="Deal suites: files of deals (seeds, or explicit card orders) to play the same cards again.",

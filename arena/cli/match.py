@@ -38,16 +38,16 @@ from arena.cli.options import (
     VariantOptionsOption,
 )
 from arena.cli.play import parse_options
+from arena.common.bounds import MAX_SEED
 from arena.game import GameState, Variant, VariantError, variant, variant_options
 from arena.referee import FailurePolicy, MatchConfig, MatchRecord, Outcome, Policies, TimeControl
 from arena.referee.match import GameEnd
 from arena.referee.record import seat_view
-from arena.tournament.bounds import MAX_SEED
 
 if TYPE_CHECKING:
     from arena.bots.limits import Limits
-    from arena.service.manager import MatchEntry, PlayerSpec
-    from arena.tournament.deals import DealSuite
+    from arena.play.deals import DealSuite
+    from arena.service.match_manager import MatchEntry, PlayerSpec
 
 BOT_HELP = (
     "A bot's command line, quoted as one argument (e.g. '{python} -m arena_bot.random_bot'); one "
@@ -147,7 +147,7 @@ def match(
     """
     from arena.bots.launcher import LaunchError, check_command
     from arena.bots.limits import Limits
-    from arena.service.manager import PlayerSpec
+    from arena.service.match_manager import PlayerSpec
 
     v = _build_variant(variant_name, option or [])
     sizes = [v.team_size(seat) for seat in range(v.seats)]
@@ -270,7 +270,7 @@ def duplicate_configs(config: MatchConfig, rotations: int) -> list[MatchConfig]:
 def _suite(path: Path | None, v: Variant, seed: int | None) -> DealSuite | None:
     """The deal suite of --deals (None without it); a file that cannot be played ends the command
     with a usage error naming it."""
-    from arena.tournament.deals import DealFileError, load_deals
+    from arena.play.deals import DealFileError, load_deals
 
     if path is None:
         return None

@@ -14,9 +14,9 @@ import typer
 
 from arena.bots import logs as bot_logs
 from arena.cli.bots import SANDBOX_HELP, SandboxMode
+from arena.common.bounds import MAX_MB, MAX_MS
 from arena.game import VARIANT_NAMES
 from arena.referee import FailurePolicy
-from arena.tournament.bounds import MAX_MB, MAX_MS
 
 # ---------------------------------------------------------------- the ledger
 

@@ -22,8 +22,8 @@ from arena.cli.options import (
     RefereeOption,
 )
 from arena.cli.serve import read_token, token_file
+from arena.common.bounds import MAX_SEED
 from arena.referee import FailurePolicy
-from arena.tournament.bounds import MAX_SEED
 
 if TYPE_CHECKING:
     import grpc

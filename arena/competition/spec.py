@@ -44,30 +44,28 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pydantic
 from pydantic import BaseModel, Field
 
 from arena.bots.limits import Limits
-from arena.cluster.address import address_problem
+from arena.common.bounds import MAX_SEED
 from arena.competition.runtimes import LANGUAGES
 from arena.game import VARIANT_NAMES, Variant, VariantError, options_help, variant
-from arena.referee import Policies, TimeControl
-from arena.tournament.bounds import MAX_SEED
-from arena.tournament.files import (
+from arena.play.cluster_address import address_problem
+from arena.play.file_models import (
+    SERIES_IN_ONE_GAME_MATCHES,
     STRICT,
     LimitsModel,
     PoliciesModel,
+    SpecFile,
     Text,
     TimeControlModel,
     checked,
-    describe_errors,
-    read_toml,
     to_policies,
 )
-from arena.tournament.spec import SERIES_IN_ONE_GAME_MATCHES
+from arena.referee import Policies, TimeControl
 
 
 class CompetitionFileError(ValueError):
@@ -234,22 +232,11 @@ class CompetitionModel(BaseModel):
     server: ServerModel = ServerModel()
 
 
-def json_schema() -> dict[str, Any]:
-    schema = CompetitionModel.model_json_schema()
-    schema["title"] = "Bezique Arena competition file"
-    return schema
-
-
-def load(path: str | Path) -> CompetitionSpec:
-    """Read and validate a competition file."""
-    return parse(read_toml(path, CompetitionFileError), str(path))
-
-
-def parse(data: dict[str, Any], source: str = "<competition>") -> CompetitionSpec:
-    try:
-        m = CompetitionModel.model_validate(data)
-    except pydantic.ValidationError as exc:
-        raise CompetitionFileError(describe_errors(exc, CompetitionModel, source)) from None
+def _check(
+    m: CompetitionModel, source: str
+) -> tuple[list[tuple[str, str]], CompetitionSpec | None]:
+    """What the model alone cannot say: the variant's options, the addresses, the limits' own
+    checks."""
     problems: list[tuple[str, str]] = []
     try:
         v: Variant | None = variant(m.variant, **m.options)
@@ -263,8 +250,8 @@ def parse(data: dict[str, Any], source: str = "<competition>") -> CompetitionSpe
         problems.append(("server.bots", "the bots' address must differ from the submissions'"))
     time_control, limits = checked(problems, m.time_control, m.limits)
     if problems or v is None or time_control is None or limits is None:
-        raise CompetitionFileError("\n".join(f"{source}: {k}: {msg}" for k, msg in problems))
-    return CompetitionSpec(
+        return problems, None
+    return [], CompetitionSpec(
         name=m.name,
         variant=m.variant,
         options=v.options,
@@ -279,3 +266,15 @@ def parse(data: dict[str, Any], source: str = "<competition>") -> CompetitionSpe
         server=ServerSettings(**m.server.model_dump()),
         source=source,
     )
+
+
+_FILE = SpecFile(
+    "Bezique Arena competition file",
+    CompetitionModel,
+    CompetitionFileError,
+    _check,
+    "<competition>",
+)
+json_schema = _FILE.json_schema  # for editors (arena schema)
+load = _FILE.load  # read and validate a competition file
+parse = _FILE.parse

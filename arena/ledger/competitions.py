@@ -13,15 +13,14 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from arena.common.secret_tokens import new_token
 from arena.ledger.boards import COMPETITION
 from arena.ledger.db import PLANNED_COLUMNS, Ledger, _now, planned_game
 from arena.ledger.errors import LedgerError
 from arena.ledger.errors import guarded as _guarded
 from arena.ledger.leaderboard import competition_board, placings
 from arena.ledger.names import skeleton
-from arena.tokens import new_token
-from arena.tournament.schedule import ScheduledGame
-from arena.tournament.spec import Entrant
+from arena.ledger.rows import Entrant, ScheduledGame
 
 # Submission statuses.
 BUILDING = "building"

@@ -6,10 +6,12 @@ before an earlier one waits, unrated, and is rated in the transaction of the gam
 prefix; so concurrency never changes a rating, and :meth:`Ledger.rebuild_ratings` recomputes exactly
 the stored numbers. A game is keyed by (tournament, key): recording it twice is a no-op.
 
-Most statements are plain SQL rather than sqlite-utils' table methods: the writes run inside explicit
-``BEGIN IMMEDIATE`` transactions whose every statement must be checked against the schedule, and
-sqlite-utils manages transactions of its own. sqlite-utils serves the row queries of the read side
-(:meth:`Ledger.games`, :meth:`Ledger.seat_rows`) and its users' browsing of the file.
+Every statement is plain SQL through the standard library's sqlite3: the writes run inside explicit
+``BEGIN IMMEDIATE`` transactions whose every statement must be checked against the schedule (a
+library that manages transactions of its own would take that from us), the schema is made and
+migrated by numbered migrations (:mod:`.schema`), and the read side's rows come from
+:class:`arena.ledger.queries.Queries`. Browsing the file needs no part of the arena: any SQLite tool
+opens it (sqlite3, sqlite-utils, Datasette).
 
 A ledger is used from one thread at a time; the tournament runner gives it a thread of its own, so that
 no lock wait or fsync ever runs on the event loop that times the bots.
@@ -25,18 +27,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from arena.ledger import boards, leases, records
 from arena.ledger.errors import LOCKED, LeaseHeld, LedgerError, TournamentChanged, explain
 from arena.ledger.errors import guarded as _guarded
 from arena.ledger.identity import Registrable, canonical_spec, changed_fields, digest, harmless
 from arena.ledger.queries import Queries, fits
+from arena.ledger.rows import Entrant, ScheduledGame
 from arena.ledger.schema import APPLICATION_ID, MIGRATIONS, REBUILD_AFTER
-from arena.tournament.schedule import ScheduledGame
-
-if TYPE_CHECKING:  # a command that reads the ledger does not load the spec's pydantic models
-    from arena.tournament.spec import Entrant
 
 BUSY_TIMEOUT = 10.0  # seconds a write waits for another program's lock before failing
 LEDGER_TABLES = frozenset({"_migrations", "entrants", "tournaments", "games"})

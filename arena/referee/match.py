@@ -22,7 +22,6 @@ from arena.game import Action, GameResult, GameState, ParseError, observe
 from arena.game.cutting import draw_cut
 from arena.game.events import event_text
 from arena.referee.config import FailurePolicy, MatchConfig, Outcome
-from arena.referee.ports import Decision, GameEnd, SeatFailure, SeatPort
 from arena.referee.record import (
     DecisionRecord,
     GameRecord,
@@ -30,6 +29,7 @@ from arena.referee.record import (
     deck_texts,
     result_to_dict,
 )
+from arena.referee.seat_port import Decision, GameEnd, SeatFailure, SeatPort
 from arena.referee.series import Seating, first_seating, next_seating
 
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from arena import scratch
 from arena.bots.launcher import BotProcess, LaunchError, check_command, marked_processes
 from arena.bots.limits import Limits
+from arena.common import scratch_dirs as scratch
 from arena.sandbox import cgroups
 
 PY = shlex.quote(sys.executable)
@@ -441,7 +441,7 @@ def test_freeze_stops_the_bot_between_its_turns(tmp_path: Path) -> None:
 
 def test_a_match_with_frozen_bots_plays_normally() -> None:
     from arena.referee import MatchConfig
-    from arena.service.manager import PlayerSpec
+    from arena.service.match_manager import PlayerSpec
     from arena.service.server import create_server
 
     async def go() -> list[str]:

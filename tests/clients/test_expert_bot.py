@@ -29,7 +29,7 @@ from arena.game import (
 from arena.game.cards import TEN
 from arena.game.events import DECLARE
 from arena.referee import MatchConfig, TimeControl
-from arena.service.manager import MatchManager, PlayerSpec
+from arena.service.match_manager import MatchManager, PlayerSpec
 from arena.service.server import create_server
 from arena_bot.endgame import EndgameSolver
 from arena_bot.expert_bot import Expert, ExpertBot

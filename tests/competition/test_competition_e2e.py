@@ -28,6 +28,7 @@ import pytest
 from arena.competition import bundles
 from arena.competition.server import CompetitionServer
 from arena.competition.spec import parse
+from arena.competition.submission_api import serve_submissions
 from arena.ledger import Ledger
 from arena.ledger import competitions as store
 from arena.wire.v1 import competition_pb2 as pb
@@ -92,7 +93,9 @@ class Author:
 @contextlib.asynccontextmanager
 async def running(tmp_path: Path, **over: Any) -> AsyncIterator[tuple[CompetitionServer, Ledger]]:
     led = Ledger(tmp_path / "ledger.sqlite")
-    server = CompetitionServer(parse(spec_data(**over)), led, tmp_path / "data")
+    server = CompetitionServer(
+        parse(spec_data(**over)), led, tmp_path / "data", serve_submissions=serve_submissions
+    )
     await server.start()
     try:
         yield server, led
@@ -163,7 +166,7 @@ async def authors_submit_and_the_board_moves(tmp_path: Path) -> None:
         assert ("ada-bot", "withdrawn") in statuses and ("ada-bot-2", "active") in statuses
         # Out of play, the withdrawn bot's processes no longer wait for games.
         await until(lambda: "ada-bot" not in {e.submission.bot for e in server.entries.values()})
-        assert server.manager.pooled("ada-bot") == 0
+        assert server.manager.pool.pooled("ada-bot") == 0
         games = led.conn.execute(
             "SELECT count(*), count(DISTINCT key) FROM games WHERE tournament_id = ?", (server.cid,)
         ).fetchone()

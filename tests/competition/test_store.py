@@ -10,6 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.cli.main import app
+from arena.competition import intake
+from arena.competition.bundles import Manifest
 from arena.competition.spec import CompetitionFileError, load, parse
 from arena.ledger import Ledger, LedgerError
 from arena.ledger.competitions import (
@@ -23,7 +25,7 @@ from arena.ledger.competitions import (
     Competitions,
     hash_token,
 )
-from arena.tournament.schedule import ScheduledGame
+from arena.ledger.rows import ScheduledGame
 
 
 @pytest.fixture
@@ -300,6 +302,19 @@ def test_the_later_version_stays_in_play_whichever_passes_first(
         ("4", SUSPENDED, "suspended: too many crashes"),
     ]
     assert store.submission(four).entrant_id == e4
+
+
+def test_a_bundles_manifest_is_stored_and_rebuilt_whole(
+    comp: tuple[Ledger, Competitions, int],
+) -> None:
+    """The manifest is flattened into the submission's columns and rebuilt from them in one place
+    (competition.intake): every field comes back, the build command too."""
+    _, store, cid = comp
+    ada = store.author_of(cid, store.add_author(cid, "ada"))
+    assert ada is not None
+    manifest = Manifest("smart", "1.2", "python", "{python} bot.py --fast", "make all")
+    sid, _ = store.submit(cid, ada.id, bundle="a" * 64, **intake.manifest_columns(manifest))
+    assert intake.manifest_of(store.submission(sid)) == manifest
 
 
 def test_a_name_like_another_authors_bot_is_refused(

@@ -12,8 +12,8 @@ from arena.competition.spec import parse
 from arena.ledger import Ledger
 from arena.ledger.competitions import ACTIVE, REPLACED, Competitions
 from arena.ledger.leaderboard import competition_board, placings
+from arena.ledger.rows import ScheduledGame
 from arena.rating import initial
-from arena.tournament.schedule import ScheduledGame
 from arena.web.app import create_app
 
 

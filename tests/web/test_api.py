@@ -280,7 +280,7 @@ def test_a_competitions_board_names_each_bots_author(tmp_path: Path) -> None:
     play with no game yet included."""
     from arena.competition.spec import parse as parse_competition
     from arena.ledger.competitions import Competitions
-    from arena.tournament.schedule import ScheduledGame
+    from arena.ledger.rows import ScheduledGame
 
     led = Ledger(tmp_path / "comp.sqlite")
     cid = led.register(parse_competition({"name": "Ladder"}), kind="competition").id
@@ -324,7 +324,7 @@ def test_head_to_head_tells_a_bots_versions_apart(tmp_path: Path) -> None:
     games of its duplicate pair against bold and version 2 wins both of its own."""
     from arena.competition.spec import parse as parse_competition
     from arena.ledger.competitions import Competitions
-    from arena.tournament.schedule import ScheduledGame
+    from arena.ledger.rows import ScheduledGame
 
     led = Ledger(tmp_path / "comp.sqlite")
     cid = led.register(parse_competition({"name": "Ladder"}), kind="competition").id

@@ -21,7 +21,7 @@ import uvicorn
 from arena.cli.web import bind, url_of
 from arena.ledger import Ledger
 from arena.referee.record import MatchRecord
-from arena.service.manager import MatchManager
+from arena.service.match_manager import MatchManager
 from arena.service.server import ArenaServer, create_server
 from arena.web.app import create_app
 

@@ -72,6 +72,7 @@ def serve(
     submissions, one where remote entrants dial in. Ctrl-C or SIGTERM stops it cleanly."""
     from arena.competition.server import CompetitionServer
     from arena.competition.spec import CompetitionFileError, load
+    from arena.competition.submission_api import serve_submissions
     from arena.ledger import LedgerError
 
     try:
@@ -97,7 +98,9 @@ def serve(
         console.print(f"[{stamp}] {escape(text)}", highlight=False, soft_wrap=True)
 
     async def run() -> None:
-        server = CompetitionServer(spec, led, folder, logs, say, on, logs_max_mb)
+        server = CompetitionServer(
+            spec, led, folder, logs, say, on, logs_max_mb, serve_submissions=serve_submissions
+        )
         await server.start()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -34,12 +34,12 @@ from typing import Any, Protocol
 
 from arena.bots.limits import Limits
 from arena.game import Variant
+from arena.play.deals import DealSuite
+from arena.play.game import REPLAYS
+from arena.play.stall_watch import StallWatch
 from arena.referee import MatchConfig, Outcome, Policies, TimeControl
-from arena.service.manager import MatchManager, PlayerSpec
-from arena.stats import Decision, Pentanomial, Sprt, SprtReport
-from arena.tournament.deals import DealSuite
-from arena.tournament.games import REPLAYS
-from arena.tournament.stalls import StallWatch
+from arena.service.match_manager import MatchManager, PlayerSpec
+from arena.stats import Pentanomial, Sprt, SprtDecision, SprtReport
 
 NEW, OLD, OPPONENT = "new", "old", "opponent"
 CONNECT_TIMEOUT = 30.0  # seconds for local bots to start and dial in, on a loaded machine
@@ -191,8 +191,8 @@ class AbTestState:
         self.report = self.sprt.report(self.counts)
 
     @property
-    def decision(self) -> Decision:
-        return self.report.decision if self.report is not None else Decision.CONTINUE
+    def decision(self) -> SprtDecision:
+        return self.report.decision if self.report is not None else SprtDecision.CONTINUE
 
     @property
     def games(self) -> list[GameReport]:
@@ -230,7 +230,7 @@ async def run_ab_test(
     counted = sum(1 for p in state.pairs if p.counted)
 
     def finished() -> str:
-        if sequential and state.decision is not Decision.CONTINUE:
+        if sequential and state.decision is not SprtDecision.CONTINUE:
             return str(state.decision.value)
         # Before the pair limit: a test of 2 or 4 games stopped there, exit 0, with a version that
         # failed every one of them. Its first games are all it played when they are fewer.
@@ -382,11 +382,10 @@ class RefereePairs:
                 await entry.done.wait()
             if entry.record is None or not entry.ends:
                 return None, entry.error or "the match ended without a record"
-            data = entry.record.to_dict()
             stalled = self.watch.longest(started, loop.time()) if self.watch else 0.0
             if (
                 self.watch is not None
-                and data["games"][0]["outcome"] == Outcome.TIMEOUT.text
+                and entry.record.games[0].outcome == Outcome.TIMEOUT.text
                 and stalled > self.watch.threshold
                 and replays < REPLAYS
             ):
@@ -394,6 +393,7 @@ class RefereePairs:
                 self.replayed += 1
                 continue
             break
+        data = entry.record.to_dict()  # as the ledger keeps it
         if self.recorder is not None:
             await self.recorder.record(index, number, seats, data)
         return game_report(self.variant, seats, data), ""

@@ -8,10 +8,8 @@ from pathlib import Path
 import pytest
 
 from arena.game import GameState, variant
-from arena.referee import MatchConfig
-from arena.referee.record import deck_texts
-from arena.tournament import deals
-from arena.tournament.deals import (
+from arena.play import deals
+from arena.play.deals import (
     Deal,
     DealFileError,
     fresh_deals,
@@ -19,6 +17,8 @@ from arena.tournament.deals import (
     parse_deals,
     seeded_deals,
 )
+from arena.referee import MatchConfig
+from arena.referee.record import deck_texts
 
 HEADER = "bezique-arena-deals 1\nvariant two-handed\n"
 

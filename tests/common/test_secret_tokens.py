@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from arena.tokens import new_token
+from arena.common.secret_tokens import new_token
 
 
 def test_no_token_looks_like_an_option() -> None:

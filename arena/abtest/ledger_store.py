@@ -17,16 +17,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.abtest.duplicate_pairs import GameReport, PairReport, Seating, game_report, pair_seatings
 from arena.game import Variant
 from arena.ledger import Ledger
 from arena.ledger.competitions import Competitions
 from arena.ledger.leases import RENEW_SECONDS
+from arena.ledger.rows import Entrant, ScheduledGame
+from arena.play.ledger_thread import LedgerWorker
 from arena.referee import TimeControl
 from arena.stats import Sprt
-from arena.tournament.abtest import GameReport, PairReport, Seating, game_report, pair_seatings
-from arena.tournament.schedule import ScheduledGame
-from arena.tournament.spec import Entrant
-from arena.tournament.worker import LedgerWorker
 
 KIND = "sprt"
 _KEY = re.compile(r"pair(\d{6,})-([01])")
@@ -125,7 +124,7 @@ def load_played(
 
 
 class AbTestLedger:
-    """An A/B test's :class:`~arena.tournament.abtest.PairRecorder` on the ledger: every call runs on a
+    """An A/B test's :class:`~arena.abtest.duplicate_pairs.PairRecorder` on the ledger: every call runs on a
     thread of its own (:class:`LedgerWorker`), never on the event loop that times the bots."""
 
     def __init__(self, ledger: Ledger, spec: AbTestSpec, v: Variant) -> None:

@@ -3,7 +3,7 @@
 A session is a few matches (:func:`session`) whose first deals are arranged (:func:`arena.game.arrange_deck`
 and :attr:`arena.referee.MatchConfig.decks`): a declaring turn with several declarations and the seven of
 trumps exchange, the last tricks of a deal, carte blanche in Rubicon. Its policies keep a game going
-after every mistake, so that the check (:mod:`arena.bots.conformance`) collects them all.
+after every mistake, so that the check (:mod:`arena.play.conformance`) collects them all.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``arena check-bot``: the example bots pass the conformance run, and broken bots (tests/bots/fixtures)
+"""``arena check-bot``: the example bots pass the conformance run, and broken bots (tests/play/fixtures)
 are caught with the right kind of mistake.
 
 Real bot processes over a real server. Budgets are generous (10 s a decision) wherever a timeout is not
@@ -19,28 +19,32 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from arena.bots.conformance import (
+from arena.bots.launcher import TAIL_LINES
+from arena.bots.limits import Limits
+from arena.cli.main import app
+from arena.game import GameState, observe, variant
+from arena.play.conformance import (
     CRASH,
     DISCONNECT,
     GIVE_UP_AFTER,
     HELLO,
     ILLEGAL,
-    LOG_HEAD_LINES,
-    LOG_TAIL_LINES,
     PROTOCOL,
     REFEREE,
     TIMEOUT,
     Report,
-    _output,
     check_bot,
 )
-from arena.bots.launcher import TAIL_LINES
-from arena.bots.limits import Limits
-from arena.bots.scripted import CARTE_BLANCHE_DEAL, INQUIRY, MOMENTS, ScriptedMatch, session
-from arena.cli.main import app
-from arena.game import GameState, observe, variant
+from arena.play.conformance.output_tail import LOG_HEAD_LINES, LOG_TAIL_LINES, output_lines
+from arena.play.scripted_opponent import (
+    CARTE_BLANCHE_DEAL,
+    INQUIRY,
+    MOMENTS,
+    ScriptedMatch,
+    session,
+)
 from arena.referee import Decision, SeatFailure
-from arena.service.ports import StreamPort
+from arena.service.stream_port import StreamPort
 from arena.wire.v1 import bot_pb2
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -260,7 +264,7 @@ class _Process:
 
 
 def _shown(process: _Process) -> list[str]:
-    return _output(process)  # type: ignore[arg-type]
+    return output_lines(process)  # type: ignore[arg-type]
 
 
 def test_a_crash_report_without_the_first_lines_says_so_and_shows_every_kept_line() -> None:
@@ -320,7 +324,7 @@ def test_check_bot_cli_rejects_an_unknown_variant() -> None:
 
 
 # ---------------------------------------------------------------------------------------- a bug
-# arena/service/ports.py, StreamPort.decide: its ``finally`` remembers a request as expired (so that a
+# arena/service/stream_port.py, StreamPort.decide: its ``finally`` remembers a request as expired (so that a
 # late reply to it is ignored) only when ``not future.done()``. When the referee's timeout cancels the
 # wait, the future is cancelled, hence done; when a protocol violation fails the pending decision
 # (on_violation), the future holds an exception, hence done. Either way the request is not remembered,

@@ -30,9 +30,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from arena.common.bounds import MAX_SEED
 from arena.game import GameState, ParseError, VariantError, kind_text, parse_kind, variant
 from arena.referee import MatchConfig
-from arena.tournament.bounds import MAX_SEED
 
 FORMAT = "bezique-arena-deals"
 VERSION = 1

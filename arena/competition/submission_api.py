@@ -1,5 +1,6 @@
-"""The submission service's gRPC servicer: thin, it checks the author's token, calls the competition
-server and encodes the answer; only here do errors become status codes.
+"""The submission service's gRPC servicer: thin, it checks the author's token, calls the competition's
+submissions desk (any :class:`Desk`: the competition server is one) and encodes the answer; only here
+do errors become status codes. The command line starts it beside the server it serves.
 
 It listens on its own address (never the one bots dial in to), and every call must carry an author's
 token (``authorization: Bearer <token>``). The token is checked by an interceptor before the request is
@@ -14,7 +15,7 @@ import contextlib
 import contextvars
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import grpc
 
@@ -27,8 +28,6 @@ from arena.wire.v1 import competition_pb2_grpc
 
 if TYPE_CHECKING:
     from typing import TypeAlias
-
-    from arena.competition.server import CompetitionServer
 
     Handler: TypeAlias = grpc.RpcMethodHandler[Any, Any]  # not subscriptable at run time
 
@@ -47,6 +46,43 @@ CALLS_PER_AUTHOR = 4
 MESSAGE_MARGIN = 64 * 1024
 
 
+class SubmissionError(Exception):
+    """A submission refused; the message is for its author."""
+
+
+class Desk(Protocol):
+    """What the submission service asks of a competition: its submissions desk."""
+
+    @property
+    def competition_name(self) -> str: ...
+
+    @property
+    def bots_address(self) -> str: ...  # where remote entrants dial in
+
+    async def submit(self, author: store.Author, data: bytes) -> store.Submission: ...
+
+    async def register_remote(
+        self, author: store.Author, bot: str, version: str, language: str
+    ) -> tuple[store.Submission, str]: ...
+
+    async def withdraw(self, author: store.Author, bot: str) -> int: ...
+
+    async def submissions_of(self, author: store.Author) -> list[store.Submission]: ...
+
+    async def submission(self, submission_id: int) -> store.Submission: ...
+
+    async def log(self, submission_id: int) -> str: ...
+
+    async def author_of(self, token: str) -> store.Author | None: ...
+
+    async def board(self) -> list[store.BoardLine]: ...
+
+
+# Starts the submission service for a desk on an address, its bundles capped at a size in MB:
+# (the gRPC server, the address it listens on). :func:`serve_submissions` is one.
+SubmissionsStarter = Callable[[Desk, str, int], Awaitable[tuple["SubmissionListener", str]]]
+
+
 def _info(s: store.Submission) -> pb.SubmissionInfo:
     return pb.SubmissionInfo(
         submission_id=s.id, bot=s.bot, version=s.version, language=s.language, kind=s.kind,
@@ -55,26 +91,24 @@ def _info(s: store.Submission) -> pb.SubmissionInfo:
 
 
 class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
-    def __init__(self, server: CompetitionServer) -> None:
-        self.server = server
+    def __init__(self, desk: Desk) -> None:
+        self.desk = desk
 
     async def _author(self, context: Context) -> store.Author:
         """The caller, as the interceptor found it; looked up again when the servicer is served
         without it (never unchecked)."""
         author = CALLER.get()
         if author is None:
-            author, refusal = await find_author(self.server, context.invocation_metadata())
+            author, refusal = await find_author(self.desk, context.invocation_metadata())
             if author is None:
                 await context.abort(grpc.StatusCode.UNAUTHENTICATED, refusal)
         assert author is not None
         return author
 
     async def Submit(self, request: pb.SubmitRequest, context: Context) -> pb.SubmitResponse:
-        from arena.competition.server import SubmissionError
-
         author = await self._author(context)
         try:
-            sub = await self.server.submit(author, request.bundle)
+            sub = await self.desk.submit(author, request.bundle)
         except SubmissionError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         return pb.SubmitResponse(
@@ -84,24 +118,22 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
     async def RegisterRemote(
         self, request: pb.RegisterRemoteRequest, context: Context
     ) -> pb.RegisterRemoteResponse:
-        from arena.competition.server import SubmissionError
-
         author = await self._author(context)
         try:
-            sub, token = await self.server.register_remote(
+            sub, token = await self.desk.register_remote(
                 author, request.bot, request.version, request.language
             )
         except SubmissionError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         return pb.RegisterRemoteResponse(
-            submission_id=sub.id, token=token, address=self.server.bots_address
+            submission_id=sub.id, token=token, address=self.desk.bots_address
         )
 
     async def ListSubmissions(
         self, request: pb.ListSubmissionsRequest, context: Context
     ) -> pb.ListSubmissionsResponse:
         author = await self._author(context)
-        subs = await self.server.db.call(self.server.store.submissions, self.server.cid, author.id)
+        subs = await self.desk.submissions_of(author)
         return pb.ListSubmissionsResponse(submissions=[_info(s) for s in subs])
 
     async def GetLog(self, request: pb.GetLogRequest, context: Context) -> pb.GetLogResponse:
@@ -109,21 +141,19 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
         sub = None
         if 0 < request.submission_id <= MAX_ID:  # beyond, SQLite cannot even compare it
             with contextlib.suppress(LedgerError):
-                sub = await self.server.db.call(self.server.store.submission, request.submission_id)
+                sub = await self.desk.submission(request.submission_id)
         if sub is None or sub.author_id != author.id:
             await context.abort(
                 grpc.StatusCode.NOT_FOUND, f"you have no submission {request.submission_id}"
             )
         assert sub is not None
-        text = await self.server.db.call(self.server.store.log, sub.id)
+        text = await self.desk.log(sub.id)
         return pb.GetLogResponse(log=text)
 
     async def Withdraw(self, request: pb.WithdrawRequest, context: Context) -> pb.WithdrawResponse:
-        from arena.competition.server import SubmissionError
-
         author = await self._author(context)
         try:
-            count = await self.server.withdraw(author, request.bot)
+            count = await self.desk.withdraw(author, request.bot)
         except SubmissionError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         if not count:
@@ -136,12 +166,12 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
         self, request: pb.LeaderboardRequest, context: Context
     ) -> pb.LeaderboardResponse:
         await self._author(context)
-        rows = await self.server.db.call(leaderboard, self.server)
-        return pb.LeaderboardResponse(competition=self.server.spec.name, rows=rows)
+        rows = [_board_row(line) for line in await self.desk.board()]
+        return pb.LeaderboardResponse(competition=self.desk.competition_name, rows=rows)
 
 
 async def find_author(
-    server: CompetitionServer, metadata: Any, known: KnownAuthors | None = None
+    desk: Desk, metadata: Any, known: KnownAuthors | None = None
 ) -> tuple[store.Author | None, str]:
     """The author whose token the call's metadata carries; (None, why) when there is none. With
     ``known``, an author found before is not looked up again, and a lookup waits for the one before."""
@@ -149,9 +179,9 @@ async def find_author(
     token = given.removeprefix("Bearer ").strip() if isinstance(given, str) else ""
     if token:
         if known is not None:
-            author = await known.find(server, token)
+            author = await known.find(desk, token)
         else:
-            author = await server.db.call(server.store.author_of, server.cid, token)
+            author = await desk.author_of(token)
         if author is not None:
             return author, ""
     given_one = (
@@ -174,12 +204,12 @@ class KnownAuthors:
         self.by_hash: dict[str, store.Author] = {}
         self._turn = asyncio.Lock()
 
-    async def find(self, server: CompetitionServer, token: str) -> store.Author | None:
+    async def find(self, desk: Desk, token: str) -> store.Author | None:
         digest = store.hash_token(token)
         author = self.by_hash.get(digest)
         if author is None:
             async with self._turn:
-                author = await server.db.call(server.store.author_of, server.cid, token)
+                author = await desk.author_of(token)
             if author is not None:
                 self.by_hash[digest] = author
         return author
@@ -191,10 +221,8 @@ class AuthorGuard(grpc.aio.ServerInterceptor):
     its body never reaches the server's memory whole. An accepted call runs with its author known
     (:data:`CALLER`)."""
 
-    def __init__(
-        self, server: CompetitionServer, on_authenticated: Callable[[str], None] | None = None
-    ) -> None:
-        self.server = server
+    def __init__(self, desk: Desk, on_authenticated: Callable[[str], None] | None = None) -> None:
+        self.desk = desk
         self.known = KnownAuthors()
         self.under_way: Counter[int] = Counter()  # each author's calls under way, by id
         self.on_authenticated = on_authenticated  # the listener's guard, told of a token shown
@@ -205,7 +233,7 @@ class AuthorGuard(grpc.aio.ServerInterceptor):
         handler_call_details: grpc.HandlerCallDetails,
     ) -> Handler | None:
         metadata = handler_call_details.invocation_metadata
-        author, refusal = await find_author(self.server, metadata, self.known)
+        author, refusal = await find_author(self.desk, metadata, self.known)
         if author is None:
             return _refuse(refusal)
         handler = await continuation(handler_call_details)
@@ -257,23 +285,19 @@ def _as(author: store.Author, handler: Handler, under_way: Counter[int]) -> Hand
     )
 
 
-def leaderboard(server: CompetitionServer) -> list[pb.LeaderboardRow]:
-    """The competition's board with each entrant's author and status (on the ledger's thread)."""
-    return [
-        pb.LeaderboardRow(
-            rank=r.rank,
-            bot=r.bot,
-            version=r.version,
-            author=r.author,
-            exposed=r.exposed,
-            mu=r.mu,
-            sigma=r.sigma,
-            games=r.games,
-            status=r.status,
-            language=r.language,
-        )
-        for r in server.store.board(server.cid)
-    ]
+def _board_row(r: store.BoardLine) -> pb.LeaderboardRow:
+    return pb.LeaderboardRow(
+        rank=r.rank,
+        bot=r.bot,
+        version=r.version,
+        author=r.author,
+        exposed=r.exposed,
+        mu=r.mu,
+        sigma=r.sigma,
+        games=r.games,
+        status=r.status,
+        language=r.language,
+    )
 
 
 class SubmissionListener:
@@ -289,14 +313,14 @@ class SubmissionListener:
         await self.server.stop(grace)
 
 
-async def serve_submissions(server: CompetitionServer) -> tuple[SubmissionListener, str]:
-    """The submission service, started on the competition's address; (its listener, address)."""
-    caps = server.spec.submissions
+async def serve_submissions(
+    desk: Desk, address: str, max_bundle_mb: int
+) -> tuple[SubmissionListener, str]:
+    """The submission service for ``desk``, started on ``address``; (its listener, address)."""
     # A bundle travels as raw bytes (a protobuf bytes field, not base64): the largest message is the
     # bundle and a few bytes of framing. A bundle a little over the cap is told so by name; one far
     # over it is stopped by the transport (RESOURCE_EXHAUSTED) before it is held whole.
-    limit = min(caps.max_bundle_mb * 1024 * 1024 + MESSAGE_MARGIN, 2**31 - 1)
-    address = server.spec.server.submissions
+    limit = min(max_bundle_mb * 1024 * 1024 + MESSAGE_MARGIN, 2**31 - 1)
     # Anyone on the network may reach it: a guard's caps per client and deadlines, its connections
     # a share of the open files (20,174 idle ones once spent them all, the ledger's included).
     guard = None
@@ -304,7 +328,7 @@ async def serve_submissions(server: CompetitionServer) -> tuple[SubmissionListen
         check_free(address, "submissions")
         guard = Guard("submissions", submission_caps(open_files_limit()))
     grpc_server = grpc.aio.server(
-        interceptors=[AuthorGuard(server, guard.authenticated if guard else None)],
+        interceptors=[AuthorGuard(desk, guard.authenticated if guard else None)],
         options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.so_reuseport", 0),  # a port in use is an error, not shared
@@ -312,7 +336,7 @@ async def serve_submissions(server: CompetitionServer) -> tuple[SubmissionListen
             *([("grpc.max_allowed_incoming_connections", guard.caps.connections)] if guard else []),
         ],
     )
-    competition_pb2_grpc.add_CompetitionServicer_to_server(CompetitionServicer(server), grpc_server)
+    competition_pb2_grpc.add_CompetitionServicer_to_server(CompetitionServicer(desk), grpc_server)
     if guard is not None:
         bind(grpc_server, guard.backend_address, "submissions")
         try:

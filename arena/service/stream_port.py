@@ -306,8 +306,9 @@ class StreamPort:
 
 
 def request_bytes(decision: Decision) -> bytes:
-    """The DecisionRequest a bot is sent, serialised: :func:`request_message`'s bytes, written
-    directly (on the path of every decision)."""
+    """The DecisionRequest a bot is sent, serialised by :mod:`arena.wire.encode` (the one encoder of
+    a request: on the path of every decision, and pinned to the protocol buffer library's bytes by
+    tests/wire/test_request_bytes.py)."""
     return encode.request_bytes(
         decision.request_id,
         decision.match_id,
@@ -319,20 +320,3 @@ def request_bytes(decision: Decision) -> bytes:
         decision.budget_ms,
         decision.bank_ms,
     )
-
-
-def request_message(decision: Decision) -> bot_pb2.RefereeMessage:
-    """The DecisionRequest a bot is sent, as a message built field by field."""
-    message = bot_pb2.RefereeMessage()
-    request = message.request
-    request.request_id = decision.request_id
-    request.match_id = decision.match_id
-    request.game = decision.game
-    request.seat = decision.seat
-    obs = decision.observation
-    serde.fill_observation(request.observation, obs, decision.deciding_member)
-    request.legal_actions.extend([serde.action_to_pb(a) for a in decision.legal])
-    request.clock.budget_ms = decision.budget_ms
-    request.clock.bank_ms = max(decision.bank_ms, 0)
-    request.events.extend(obs.log)
-    return message

@@ -8,10 +8,7 @@ from collections import Counter
 
 import pytest
 
-from arena.game import variant
-from arena.referee import Outcome
-from arena.stats import Sprt
-from arena.tournament.abtest import (
+from arena.abtest.duplicate_pairs import (
     MAX_ERRORS_IN_A_ROW,
     NEW,
     OLD,
@@ -23,6 +20,9 @@ from arena.tournament.abtest import (
     run_ab_test,
     score_game,
 )
+from arena.game import variant
+from arena.referee import Outcome
+from arena.stats import Sprt
 
 
 def swapped(seats: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:

@@ -5,20 +5,28 @@ file at once."""
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar
 
 import pydantic
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from arena.bots.limits import Limits
+from arena.common.bounds import MAX_MB, MAX_MS
 from arena.referee import FailurePolicy, Policies, TimeControl
-from arena.tournament.bounds import MAX_MB, MAX_MS
 
 # The largest file read: a thousand entrants take some hundred kilobytes.
 MAX_FILE_BYTES = 16 * 2**20
+
+
+# A tournament's or competition's game is a one-game match whose seats the schedule gives.
+SERIES_IN_ONE_GAME_MATCHES = (
+    "consultation = 'series' seats the players game by game within one match of several games "
+    "(arena match --games N -o consultation=series); each game here is a match of its own whose "
+    "seats the schedule gives: use consultation = 'per-game'"
+)
 
 
 def read_toml(path: str | Path, error: type[ValueError]) -> dict[str, Any]:
@@ -248,3 +256,50 @@ _BOUNDS = {
     "less_than_equal": "<=",
     "less_than": "<",
 }
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+_Spec = TypeVar("_Spec")
+# The checks the model alone cannot make, and the spec made from a model that passes them:
+# (problems as (field, message), the spec or None when there are problems).
+Checks = Callable[[_Model, str], tuple[list[tuple[str, str]], _Spec | None]]
+
+
+class SpecFile(Generic[_Model, _Spec]):
+    """One kind of arena file (a tournament's, a competition's): reading it, validating it against
+    its model with every problem named at once (``FILE: field: message``), and its JSON Schema for
+    editors."""
+
+    def __init__(
+        self,
+        title: str,
+        model: type[_Model],
+        error: type[ValueError],
+        checks: Checks[_Model, _Spec],
+        default_source: str,
+    ) -> None:
+        self.title = title
+        self.model = model
+        self.error = error
+        self.checks = checks
+        self.default_source = default_source
+
+    def json_schema(self) -> dict[str, Any]:
+        schema = self.model.model_json_schema()
+        schema["title"] = self.title
+        return schema
+
+    def load(self, path: str | Path) -> _Spec:
+        """Read and validate a file."""
+        return self.parse(read_toml(path, self.error), str(path))
+
+    def parse(self, data: dict[str, Any], source: str | None = None) -> _Spec:
+        source = self.default_source if source is None else source
+        try:
+            model = self.model.model_validate(data)
+        except pydantic.ValidationError as exc:
+            raise self.error(describe_errors(exc, self.model, source, data)) from None
+        problems, spec = self.checks(model, source)
+        if problems or spec is None:
+            raise self.error("\n".join(f"{source}: {k}: {m}" for k, m in problems))
+        return spec

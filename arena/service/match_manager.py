@@ -7,18 +7,19 @@ every player has connected or the connect timeout has passed (a player still mis
 crash, "never connected", at its first decision). Tokens expire with their match.
 
 A local bot process may play several matches over its stream when the match allows it
-(``matches_per_process``): see ``arena.service.sessions``. The manager keeps the pool of sessions
-waiting between matches and retires them.
+(``matches_per_process``): see ``arena.service.sessions``; the sessions waiting between matches are
+kept in the manager's :class:`~arena.service.process_pool.ProcessPool`, and the remote entrants
+waiting for games in its :class:`~arena.service.lobby.Lobby`. How the manager treats the bots it
+launches is set once, when it is made (:class:`ManagerOptions`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import re
 import secrets
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,12 +27,14 @@ from typing import Any
 from arena.bots.launcher import BotProcess, LaunchError
 from arena.bots.limits import Limits
 from arena.bots.logs import LogFolder
+from arena.common.secret_tokens import new_token
 from arena.referee import GameEnd, Match, MatchConfig, MatchRecord, Outcome
 from arena.referee.match import PublicEvent
-from arena.service.ports import MATCH_OVER, StreamPort
+from arena.service.lobby import Lobby
+from arena.service.process_pool import DRAIN_SECONDS, IDLE_PER_KIND, ProcessPool
 from arena.service.sessions import BotSession, SessionKey
 from arena.service.sockets import BotSockets
-from arena.tokens import new_token
+from arena.service.stream_port import MATCH_OVER, StreamPort
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +71,7 @@ class MatchEntry:
         return [" + ".join(p.name for p in seat) for seat in self.specs]
 
 
-DRAIN_SECONDS = 2.0  # for local bots to read the match's last messages and exit on their own
 SETTLE_OUTPUT_SECONDS = 1.0  # for a dead bot's last output to be read
-IDLE_PER_KIND = 4  # sessions of one kind (entrant, command, limits) kept waiting between matches
 # Finished matches kept for the admin service (ListMatches, GetMatch, WatchMatch from the start) after
 # they end; older ones are let go. Each holds its record, its events and its players, some 0.5 MB for
 # a game between the example bots: a standing competition kept every match it played, 2.4 GB a day
@@ -86,6 +87,25 @@ async def _connected_or_gone(port: StreamPort, timeout: float) -> None:
         task.cancel()
 
 
+@dataclass(frozen=True, slots=True)
+class ManagerOptions:
+    """How a match manager treats the bots it launches, given once when it is made."""
+
+    # The logs' folder held to a size, by a server that runs for good (see arena.bots.logs).
+    log_folder: LogFolder | None = None
+    # Paths a sandboxed bot never sees, even inside a folder it may (a ledger, a tournament file).
+    hidden: tuple[Path, ...] = ()
+    # Where a bot command's relative paths are looked up (launcher.split_command): the folder the
+    # arena runs in, for commands its user typed; None for commands that are not to be trusted
+    # with it (submitted bundles', resolved within their own folders).
+    resolve_from: str | None = "."
+    port_class: type[StreamPort] = StreamPort  # a seat's player (the conformance check's gives up)
+    idle_per_kind: int = IDLE_PER_KIND  # local processes of one kind kept waiting between matches
+    # Remote entrants that dial in with an entrant's token (a competition's): see arena.service.lobby.
+    entrant_of: Callable[[str], str | None] | None = None
+    on_lobby: Callable[[str], None] | None = None
+
+
 class MatchManager:
     def __init__(
         self,
@@ -93,45 +113,39 @@ class MatchManager:
         logs_dir: Path | None = None,
         limits: Limits | None = None,
         deal_key: bytes = b"",
+        *,
+        address: str = "",
+        local_address: str = "",
+        sockets: BotSockets | None = None,
+        options: ManagerOptions | None = None,
     ) -> None:
-        self.address = ""  # set by the server once bound: the bot gateway's TCP address
+        options = options or ManagerOptions()
+        self.address = address  # the bot gateway's TCP address, where local bots dial in
         # Where the bots this manager launches in the light mode dial in, when not ``address``: a
         # guarded listener's gRPC socket (same user, private folder), past the guard's caps for
         # anonymous clients, which a crowd of local bots starting at once must not meet.
-        self.local_address = ""
-        # Each sandboxed bot's Unix socket (set by the server: None, and sandboxed bots cannot
-        # connect, for a manager that serves no bots).
-        self.sockets: BotSockets | None = None
+        self.local_address = local_address
+        # Each sandboxed bot's Unix socket (None, and sandboxed bots cannot connect, for a manager
+        # that serves no bots).
+        self.sockets = sockets
         self.records_dir = records_dir
         self.logs_dir = logs_dir
-        # The logs' folder held to a size, by a server that runs for good (see arena.bots.logs).
-        self.log_folder: LogFolder | None = None
+        self.log_folder = options.log_folder
         # The server's policy: the limits and sandbox of a match that names none (every match
         # started through the admin service), and the secret its deals are drawn with.
         self.limits = limits or Limits()
         self.deal_key = deal_key
         # Paths a sandboxed bot never sees, even inside a folder it may (the ledger, records, logs).
         self.hidden: list[Path] = [p.resolve() for p in (records_dir, logs_dir) if p is not None]
-        # Where a bot command's relative paths are looked up (launcher.split_command): the folder
-        # the arena runs in, for commands its user typed; None for commands that are not to be
-        # trusted with it (submitted bundles', resolved within their own folders).
-        self.resolve_from: str | None = "."
+        self.hide(*options.hidden)
+        self.resolve_from = options.resolve_from
         self.matches: dict[str, MatchEntry] = {}
-        self.port_class: type[StreamPort] = StreamPort  # a seat's player (the check's gives up)
+        self.port_class = options.port_class
         self._tokens: dict[str, StreamPort] = {}
         self._count = 0
-        self.idle_per_kind = IDLE_PER_KIND
         self._launched: dict[str, BotSession] = {}  # by the token its process was given
-        # The lobby: remote entrants that dialled in with an entrant token (not a seat's) and wait
-        # for the games they are given. ``lobby`` tells an entrant token's entrant (None: unknown);
-        # ``on_lobby`` hears of an entrant arriving or leaving.
-        self.lobby: Callable[[str], str | None] | None = None
-        self.on_lobby: Callable[[str], None] | None = None
-        self._waiting: dict[str, BotSession] = {}
-        self._idle: dict[SessionKey, list[BotSession]] = {}
-        # The commands still in play, once end_waiting has named them (None: every command).
-        self._in_play: frozenset[str] | None = None
-        self._retiring: set[asyncio.Task[None]] = set()
+        self.pool = ProcessPool(options.idle_per_kind)
+        self.lobby = Lobby(options.entrant_of, options.on_lobby)
         self._supervisors: set[asyncio.Task[None]] = set()
         # The processes whose logs may still be written (see logs_in_writing), wherever they are:
         # in a match, in the pool between matches, or being stopped.
@@ -214,15 +228,15 @@ class MatchManager:
                         port.on_closed(Outcome.CRASH, spec.absent)
                         continue
                     if not spec.command:
-                        waiting = self._waiting.get(spec.name)
-                        if waiting is not None and waiting.idle and not waiting.ended:
+                        waiting = self.lobby.free(spec.name)
+                        if waiting is not None:
                             self._tokens.pop(port.token, None)  # its entrant token plays it
                             port.claimed = True
                             entry.sessions.append(waiting)
                             waiting.give(port)
                         continue
                     key = SessionKey(spec.name, spec.command, entry.limits)
-                    session = self._take(key, seeds) if entry.matches_per_process > 1 else None
+                    session = self.pool.take(key, seeds) if entry.matches_per_process > 1 else None
                     if session is not None:
                         self._tokens.pop(port.token, None)  # nobody else may claim the seat
                         port.claimed = True
@@ -288,107 +302,18 @@ class MatchManager:
             await asyncio.gather(*(p.stop() for p in leaving), return_exceptions=True)
             del self.matches[match_id]
 
-    def join_lobby(self, token: str) -> BotSession | None:
-        """The waiting session of the remote entrant whose token this is (a newer connection
-        replaces an older one), or None when the token is no entrant's."""
-        name = self.lobby(token) if self.lobby is not None else None
-        if name is None:
-            return None
-        old = self._waiting.pop(name, None)
-        if old is not None:
-            old.end()
-        session = BotSession(None, None, 2**62)
-        session.entrant = name
-        session.park()
-        self._waiting[name] = session
-        if self.on_lobby is not None:
-            self.on_lobby(name)
-        return session
-
-    def leave_lobby(self, session: BotSession) -> None:
-        if session.entrant and self._waiting.get(session.entrant) is session:
-            del self._waiting[session.entrant]
-            if self.on_lobby is not None:
-                self.on_lobby(session.entrant)
-
-    def waiting(self, name: str) -> bool:
-        """Whether the remote entrant ``name`` is connected and free for a game."""
-        session = self._waiting.get(name)
-        return session is not None and session.idle and not session.ended
-
     def session_for(self, port: StreamPort) -> BotSession:
         """The session of a stream that has just claimed ``port``: its launched process's, or a
         remote bot's (one match)."""
         return self._launched.pop(port.token, None) or BotSession(None, None, 1, port.match_id)
 
     def park(self, session: BotSession, port: StreamPort) -> bool:
-        """After ``port``'s match: keep the session for another match (True) or let it end."""
-        if session.entrant:  # a remote entrant goes back to the lobby, whatever the match was
-            if session.ended or self._waiting.get(session.entrant) is not session:
-                return False
-            session.park()
-            if self.on_lobby is not None:
-                self.on_lobby(session.entrant)
-            return True
-        key, proc = session.key, session.process
-        if (
-            key is None
-            or proc is None
-            or session.ended
-            or session.played >= session.quota
-            or not port.ended_normally
-            or proc.returncode is not None
-            or (self._in_play is not None and key.command not in self._in_play)
-        ):
-            return False
-        limit = key.limits.cpu_seconds
-        if limit and proc.cpu_seconds() * 2 >= limit:
-            return False  # a fresh process, rather than one killed by RLIMIT_CPU mid-game
-        idle = [s for s in self._idle.get(key, []) if s.idle]
-        while len(idle) >= self.idle_per_kind:
-            idle.pop(0).end()  # the longest waiting: its stream closes, its process is stopped
-        session.park()
-        proc.freeze()  # fairness option: a waiting bot runs on nobody's turn
-        idle.append(session)
-        self._idle[key] = idle
-        return True
-
-    def pooled(self, name: str) -> int:
-        """How many of entrant ``name``'s processes wait in the pool for a match."""
-        return sum(
-            1 for key, idle in self._idle.items() if key.name == name for s in idle if s.idle
-        )
-
-    def end_waiting(self, keep: Iterable[str]) -> int:
-        """End the sessions waiting in the pool whose processes run a command not in ``keep`` (their
-        entrant has left play: a competition's withdrawn, replaced or suspended bundle); their
-        processes are stopped. How many. From now on a session of such a command is not kept after
-        its match either (a game that was under way when its entrant left), until a later call
-        names its command again."""
-        self._in_play = keep = frozenset(keep)
-        ended = 0
-        for key, idle in self._idle.items():
-            if key.command not in keep:
-                for session in idle:
-                    ended += not session.ended
-                    session.end()
-                idle.clear()
-        return ended
-
-    def _take(self, key: SessionKey, seeds: set[int]) -> BotSession | None:
-        """A waiting session of this kind that has not played any of these deals."""
-        idle = self._idle.get(key, [])
-        for i, session in enumerate(idle):
-            if session.idle and not session.seen & seeds:
-                del idle[i]
-                return session
-        return None
-
-    def _stop_later(self, proc: BotProcess) -> None:
-        """Stop a process whose session ended between matches, once it has had a moment to exit."""
-        task = asyncio.get_running_loop().create_task(_stop_after_drain(proc))
-        self._retiring.add(task)
-        task.add_done_callback(self._retiring.discard)
+        """After ``port``'s match: keep the session for another match (True) or let it end. A
+        remote entrant goes back to the lobby, whatever the match was; a local bot's process waits
+        in the pool when it may play on."""
+        if session.entrant:
+            return self.lobby.park(session)
+        return self.pool.park(session, port)
 
     def logs_in_writing(self) -> set[Path]:
         """The logs that the bot processes this manager started may still write to: a log is
@@ -443,7 +368,7 @@ class MatchManager:
             self.logs_in_writing()  # lets go of those whose logs are closed
             self._logging.add(proc)
         session = BotSession(key, proc, entry.matches_per_process, entry.match_id)
-        session.on_idle_end = lambda: self._stop_later(proc)
+        session.on_idle_end = lambda: self.pool.stop_later(proc)
         self._launched[port.token] = session
         entry.sessions.append(session)
 
@@ -562,7 +487,7 @@ class MatchManager:
         for entry in self.matches.values():
             for session in entry.sessions:
                 session.end()
-        self.end_waiting(())
+        self.pool.end_waiting(())
         # The matches still running are cut short together, and their bots stopped meanwhile:
         # cancelled first, so that no game ends on a bot the arena stopped. (Left running, a cut-
         # short match's bot waits for a decision that never comes, and its match's clean-up waits
@@ -576,8 +501,7 @@ class MatchManager:
             s.process for e in running.values() for s in e.sessions if s.process is not None
         } | {proc for e in running.values() for proc in e.processes}
         await asyncio.gather(*running, *(proc.stop() for proc in players), return_exceptions=True)
-        if self._retiring:
-            await asyncio.gather(*self._retiring, return_exceptions=True)
+        await self.pool.close()
         await asyncio.gather(
             *(proc.stop() for entry in self.matches.values() for proc in entry.processes),
             return_exceptions=True,
@@ -612,10 +536,3 @@ async def _all_within(waits: list[Coroutine[Any, Any, Any]], timeout: float) -> 
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-
-
-async def _stop_after_drain(proc: BotProcess) -> None:
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(DRAIN_SECONDS):
-            await proc.wait()
-    await proc.stop()

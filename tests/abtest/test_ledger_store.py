@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from arena.abtest.duplicate_pairs import NEW, OLD, Seating, pair_seatings
+from arena.abtest.ledger_store import AbTestLedger, AbTestSpec, game_key
 from arena.game import variant
 from arena.ledger import Ledger, LedgerError, TournamentChanged
 from arena.stats import Sprt
-from arena.tournament.abledger import AbTestLedger, AbTestSpec, game_key
-from arena.tournament.abtest import NEW, OLD, Seating, pair_seatings
 from arena.tournament.spec import parse
 from arena.web import head_to_head, queries
 

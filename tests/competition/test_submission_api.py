@@ -12,7 +12,7 @@ import grpc
 import pytest
 from intake_helpers import Gates, bundle, run, running, until
 
-from arena.competition import service
+from arena.competition import submission_api
 from arena.service.server import open_files_limit
 from arena.wire.v1 import competition_pb2 as pb
 from arena.wire.v1 import competition_pb2_grpc
@@ -41,13 +41,13 @@ async def stranger_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     parsed (forty at once: 4 GB). The token is now checked before the body is read: the servicer's
     handler never runs for a stranger's call, and an author's call still does."""
     handled: list[str] = []
-    submit = service.CompetitionServicer.Submit
+    submit = submission_api.CompetitionServicer.Submit
 
     async def counted(self: Any, request: pb.SubmitRequest, context: Any) -> pb.SubmitResponse:
         handled.append("Submit")
         return await submit(self, request, context)
 
-    monkeypatch.setattr(service.CompetitionServicer, "Submit", counted)
+    monkeypatch.setattr(submission_api.CompetitionServicer, "Submit", counted)
     async with running(tmp_path, monkeypatch, Gates(), max_bundle_mb=4) as (server, comp, _):
         channel, calls = stub(server.submissions_address)
         body = pb.SubmitRequest(bundle=bytes(3 * MiB))
@@ -211,12 +211,12 @@ async def calls_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
             asyncio.ensure_future(
                 calls.Submit(pb.SubmitRequest(bundle=bundle(str(i))), metadata=mine)
             )
-            for i in range(service.CALLS_PER_AUTHOR + 2)
+            for i in range(submission_api.CALLS_PER_AUTHOR + 2)
         ]
-        await until(lambda: len(received) >= service.CALLS_PER_AUTHOR, lambda: received)
+        await until(lambda: len(received) >= submission_api.CALLS_PER_AUTHOR, lambda: received)
         await until(lambda: sum(f.done() for f in sent) >= 2, lambda: sent)
         await asyncio.sleep(0.5)  # and no more are read meanwhile
-        assert len(received) == service.CALLS_PER_AUTHOR, received
+        assert len(received) == submission_api.CALLS_PER_AUTHOR, received
         refused = [f for f in sent if f.done()]
         assert len(refused) == 2, refused
         for f in refused:

@@ -1,5 +1,6 @@
-"""The bounds a tournament file and the command line hold every number to, in a module of their own:
-the command line reads them without loading the tournament file's models."""
+"""The bounds a tournament file, a competition file, bot limits and the command line hold every number
+to, in a module below every room that uses them: the command line reads them without loading the
+tournament file's models."""
 
 from __future__ import annotations
 

@@ -10,21 +10,28 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
 from arena.bots.limits import Limits
-from arena.referee import FailurePolicy, MatchConfig, Policies, TimeControl
-from arena.service.manager import MatchManager, PlayerSpec
-from arena.tournament.deals import DealSuite
-from arena.tournament.schedule import ScheduledGame
-from arena.tournament.stalls import StallWatch
+from arena.ledger.rows import ScheduledGame
+from arena.play.deals import DealSuite
+from arena.play.stall_watch import StallWatch
+from arena.referee import (
+    FailurePolicy,
+    GameRecord,
+    MatchConfig,
+    MatchRecord,
+    Outcome,
+    Policies,
+    TimeControl,
+)
+from arena.service.match_manager import MatchManager, PlayerSpec
 
 CONNECT_TIMEOUT = 30.0  # seconds for local bots to start and dial in, on a loaded machine
 REPLAYS = 3  # times a game decided by a stall of the arena's own is played again
 
 
 @dataclass(frozen=True, slots=True)
-class Rules:
+class GameRules:
     """What every game of a tournament or competition shares."""
 
     variant: str
@@ -45,17 +52,22 @@ class Rules:
 
 @dataclass(frozen=True, slots=True)
 class Played:
-    record: dict[str, Any] | None  # the match record (None: the arena could not play the game)
+    record: MatchRecord | None  # the one-game match's record (None: the arena could not play it)
     error: str = ""  # why not
     replays: int = 0  # times it was played again because the arena stalled the clock
 
     @property
+    def game(self) -> GameRecord | None:
+        """The record of the game played."""
+        return self.record.games[0] if self.record is not None else None
+
+    @property
     def outcome(self) -> str:
-        return str(self.record["games"][0]["outcome"]) if self.record else ""
+        return self.record.games[0].outcome if self.record is not None else ""
 
 
 class GamePlayer:
-    def __init__(self, manager: MatchManager, rules: Rules, watch: StallWatch) -> None:
+    def __init__(self, manager: MatchManager, rules: GameRules, watch: StallWatch) -> None:
         self.manager = manager
         self.rules = rules
         self.watch = watch
@@ -93,13 +105,12 @@ class GamePlayer:
             await entry.done.wait()
             if entry.record is None:
                 return Played(None, entry.error or "no record", replays)
-            data = entry.record.to_dict()
             stalled = self.watch.longest(started, loop.time())
             if (
-                data["games"][0]["outcome"] == "timeout"
+                entry.record.games[0].outcome == Outcome.TIMEOUT.text
                 and stalled > self.watch.threshold
                 and replays < REPLAYS
             ):
                 replays += 1  # the arena held the clock up: the bot is not charged
                 continue
-            return Played(data, "", replays)
+            return Played(entry.record, "", replays)

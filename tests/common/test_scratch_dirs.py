@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from arena import scratch
+from arena.common import scratch_dirs as scratch
 
 CHILD = textwrap.dedent(
     """
     import sys, time
-    from arena import scratch
+    from arena.common import scratch_dirs as scratch
     work = scratch.scratch_dir("bot-")
     (work / "left.txt").write_text("a bot's file")
     print(work, flush=True)

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from arena.bots.launcher import resolve_paths
-from arena.cluster import shipping
+from arena.cluster import bot_files as shipping
 from arena.cluster.errors import ClusterError
 
 # ---------------------------------------------------------------- the bots' files
