@@ -12,10 +12,11 @@ from datetime import UTC, datetime, timedelta
 from arena.competition import bundles, intake, runtimes
 from arena.competition.intake_queue import IntakeQueue
 from arena.competition.submission_api import SubmissionError
-from arena.ledger import LedgerError
+from arena.ledger import LedgerError, seat_reports, status_history
 from arena.ledger import competitions as store
 
-# A remote entrant's language, shown on the board: a bundle's languages, or "remote" (the default).
+# A remote entrant's language, shown on the board: a bundle's languages, or "remote" (the default);
+# arena compete remote --help lists the same.
 REMOTE_LANGUAGES = (*runtimes.LANGUAGES, "remote")
 
 
@@ -170,6 +171,52 @@ class SubmissionsDesk(IntakeQueue):
 
     async def log(self, submission_id: int) -> str:
         return await self.db.call(self.store.log, submission_id)
+
+    async def history(self, submission_id: int) -> list[status_history.StatusChange]:
+        """A submission's status history, for its author (no path of the server's)."""
+        changes = await self.db.call(self.store.history, submission_id)
+        return [
+            status_history.StatusChange(c.status, intake.for_authors(c.reason, self.builds), c.at)
+            for c in changes
+        ]
+
+    async def play_failures(self, entrant_id: int) -> list[store.PlayFailure]:
+        """The last games the entrant caused to fail, for its author (no path of the server's)."""
+        found = await self.db.call(self.store.play_failures, self.cid, entrant_id)
+        return [
+            store.PlayFailure(
+                f.game_id, f.key, f.outcome, intake.for_authors(f.detail, self.builds),
+                f.finished_at,
+            )
+            for f in found
+        ]  # fmt: skip
+
+    async def time_use(self, entrant_id: int) -> seat_reports.TimeUse:
+        return await self.db.call(self.store.time_use, self.cid, entrant_id)
+
+    async def game_log(
+        self, author: store.Author, game_id: int
+    ) -> tuple[str, str, list[seat_reports.SeatOutput]]:
+        """A game's key, outcome and the output of the author's own bots in it (no path of the
+        server's); refused when the game is not the competition's or no bot of the author's played
+        it (another author's output is never given)."""
+        found = await self.db.call(self.store.game, self.cid, game_id)
+        mine = await self.db.call(self.store.entrants_of, self.cid, author.id)
+        outputs = await self.db.call(self.store.game_outputs, game_id) if found else []
+        own = [o for o in outputs if o.entrant_id in mine]
+        if found is None or not own:
+            raise SubmissionError(f"no bot of yours played a game {game_id} whose output is kept")
+        return (
+            found[0],
+            found[1],
+            [
+                seat_reports.SeatOutput(
+                    o.seat, o.member, o.entrant_id, o.bot, o.version,
+                    intake.for_authors(o.output, self.builds), o.output_bytes,
+                )
+                for o in own
+            ],
+        )  # fmt: skip
 
     async def author_of(self, token: str) -> store.Author | None:
         return await self.db.call(self.store.author_of, self.cid, token)

@@ -90,6 +90,22 @@ def for_author(text: str, folder: Path) -> str:
     return re.sub(root + r"(?![\w.-])", ".", text)
 
 
+# An absolute path of the server's (two parts or more, not in a URL): shown to an author as its last part.
+_SERVER_PATH = re.compile(r"(?<![\w:/.~-])/(?:[\w.+@~-]+/)+([\w.+@~-]*)")
+
+
+def for_authors(text: str, builds: Path) -> str:
+    """``text`` from a game (a failure's detail, a bot's output) as any author may see it: every
+    build's folder under ``builds`` in the bundle's own words (as :func:`for_author`), and every
+    other absolute path of the server's cut to its last part behind ``.../`` (a traceback names the
+    runtime's files by where the server keeps them)."""
+    root = re.escape(str(builds))
+    text = re.sub(root + re.escape(os.sep) + r"\d+" + re.escape(os.sep), "", text)
+    text = re.sub(root + re.escape(os.sep) + r"\d+(?![\w.-])", ".", text)
+    text = re.sub(root + r"(?![\w.-])", "...", text)
+    return _SERVER_PATH.sub(r".../\1", text)
+
+
 async def build(
     manifest: Manifest, source: Path, into: Path, limits: Limits, seconds: int
 ) -> IntakeResult:

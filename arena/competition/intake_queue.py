@@ -45,7 +45,12 @@ class IntakeQueue(Roster):
             self.disk.build_users[sub.id] -= 1
 
     async def _step(
-        self, sub: store.Submission, status: str, reason: str = "", log: str | None = None
+        self,
+        sub: store.Submission,
+        status: str,
+        reason: str = "",
+        log: str | None = None,
+        note: str | None = None,
     ) -> bool:
         """One step of an intake, taken only while the submission is still in intake: its author may
         withdraw it, and a later version entering play replaces it, at any moment. False: the intake
@@ -58,6 +63,7 @@ class IntakeQueue(Roster):
             intake.for_author(reason, built),
             None if log is None else intake.for_author(log, built),
             when=(store.BUILDING, store.CHECKING),
+            note=note,
         )
         if not moved:
             self.say(f"{sub.bot} {sub.version}: left intake (withdrawn or replaced meanwhile)")
@@ -67,7 +73,8 @@ class IntakeQueue(Roster):
         caps = self.spec.submissions
         manifest = intake.manifest_of(sub)
         built = self.builds / str(sub.id)
-        if not await self._step(sub, store.BUILDING):
+        # A bundle with no build command is checked at once: "checking" from its submission on.
+        if not await self._step(sub, store.BUILDING if manifest.build else store.CHECKING):
             return
         # Accepted at submission; the toolchain may have gone since (an intake resumed at a start).
         lacking = runtimes.refusal(sub.language)
@@ -82,7 +89,8 @@ class IntakeQueue(Roster):
             if await self._step(sub, store.FAILED, result.reason, result.log):
                 self.say(f"{sub.bot} {sub.version}: the build failed")
             return
-        if not await self._step(sub, store.CHECKING, "", result.log):
+        built_note = "built" if manifest.build else None
+        if not await self._step(sub, store.CHECKING, "", result.log, built_note):
             return
         try:
             command = intake.runtime_command(manifest, built)

@@ -8,9 +8,11 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING
 
+from arena.competition import intake
 from arena.competition.matchmaker import Candidate
 from arena.competition.roster import Roster
 from arena.ledger import competitions as store
+from arena.ledger import seat_reports
 from arena.ledger.rows import ScheduledGame
 from arena.play.game import GamePlayer
 from arena.play.seatings import arrangements, deal_seed
@@ -19,7 +21,6 @@ if TYPE_CHECKING:
     from arena.cluster.player import ClusterPlayer
 
 MIN_GAMES_JUDGED = 3  # games an entrant plays before its error rate can suspend it
-MAX_FAILURE_SHOWN = 300  # characters of the last failure quoted in a suspension's reason
 
 
 class PlayLoop(Roster):
@@ -58,10 +59,14 @@ class PlayLoop(Roster):
                 )
                 self.pool.put(self.candidates[c.entrant])
             for c in remote:
-                self.pool.remove(c.entrant)  # back when it waits in the lobby again
+                # Reserved until its game ends (see _sync): until the game claims its session the
+                # lobby still says it waits, and a refresh would give it a second game whose seat
+                # nobody takes (forfeited, after the connect timeout, as never connected).
+                self.reserved.add(c.entrant)
+                self.pool.remove(c.entrant)
             commands = {c.name: self.entries[c.entrant].command for c in game}
             ids = {c.name: c.entrant for c in game}
-            self._start_play(games, commands, ids)
+            self._start_play(games, commands, ids, {c.entrant for c in remote})
 
     async def _sleep(self, seconds: float) -> None:
         self._wake.clear()
@@ -70,14 +75,18 @@ class PlayLoop(Roster):
                 await self._wake.wait()
 
     def _start_play(
-        self, games: list[ScheduledGame], commands: dict[str, str], ids: dict[str, int]
+        self,
+        games: list[ScheduledGame],
+        commands: dict[str, str],
+        ids: dict[str, int],
+        reserved: set[int] | None = None,
     ) -> None:
         """Play a pairing's games in a task of their own, the builds of its entrants (all in play
-        now) kept until they end."""
+        now) kept until they end, its ``reserved`` remote entrants let go then."""
         used = [self.entries[e].submission.id for e in ids.values()]
         self.disk.build_users.update(used)
         self.running += 1
-        self._spawn(self._play(games, commands, ids, used))
+        self._spawn(self._play(games, commands, ids, used, reserved or set()))
 
     async def _play(
         self,
@@ -85,6 +94,7 @@ class PlayLoop(Roster):
         commands: dict[str, str],
         ids: dict[str, int],
         used: list[int],
+        reserved: set[int],
     ) -> None:
         player: GamePlayer | ClusterPlayer = self.player
         if self.cluster_player is not None and all(e in self.shipped for e in ids.values()):
@@ -96,14 +106,15 @@ class PlayLoop(Roster):
                     self.say(f"{game.key}: the arena could not play it: {played.error}")
                     await self.db.call(self.store.unplan_unplayed, self.cid, (game.key,))
                     continue
-                await self.db.call(
-                    self.ledger.record_game,
-                    self.cid,
-                    self.spec.variant,
-                    game,
-                    ids,
-                    played.record.to_dict(),
+                record = played.record.to_dict()
+                game_id = await self.db.call(
+                    self.ledger.record_game, self.cid, self.spec.variant, game, ids, record
                 )
+                # Beside the record, for the authors: each bot's output and time per decision.
+                seats = [[ids[name] for name in seat] for seat in game.seats]
+                written = [(o.seat, o.member, o.tail, o.written) for o in played.outputs]
+                reports = seat_reports.from_record(record, seats, written)
+                await self.db.call(self.store.record_reports, game_id, reports)
                 self.say(f"{game.key}: {' v '.join(ids)}: {played.outcome}")
                 g = played.record.games[0]
                 if g.outcome != "normal" and g.culprit >= 0:
@@ -112,6 +123,9 @@ class PlayLoop(Roster):
         finally:
             self.running -= 1
             self.disk.build_users.subtract(used)
+            self.reserved -= reserved
+            for entrant in reserved:
+                self._sync(entrant)  # free again: back in the pool once it waits in the lobby
             await self._refresh()
 
     async def _judge(self, entrant: int) -> None:
@@ -124,9 +138,12 @@ class PlayLoop(Roster):
         if entry is None:
             return
         last = await self.db.call(self.store.last_failure, self.cid, entrant)
+        # The last failure quoted whole (its author needs the traceback), in the author's words: no
+        # path of the server's.
         reason = (
             f"suspended: it caused {caused} of its last {total} games to fail "
-            f"(the limit is {mm.max_error_rate:.0%}); the last: {last[:MAX_FAILURE_SHOWN]}"
+            f"(the limit is {mm.max_error_rate:.0%}); the last: "
+            f"{intake.for_authors(last, self.builds)}"
         )
         suspended = await self.db.call(
             self.store.set_status,

@@ -93,12 +93,14 @@ class Roster(CompetitionState):
 
     def _sync(self, entrant: int) -> None:
         """Pool membership: a bundle entrant while it is active; a remote one while it also waits,
-        connected, in the lobby."""
+        connected, in the lobby, and is not reserved for a game picked for it (:attr:`reserved`)."""
         entry = self.entries.get(entrant)
         candidate = self.candidates.get(entrant)
         if entry is None or candidate is None:
             return
-        if entry.command or self.manager.lobby.waiting(entry.submission.bot):
+        if entry.command or (
+            entrant not in self.reserved and self.manager.lobby.waiting(entry.submission.bot)
+        ):
             self.pool.put(candidate)
         else:
             self.pool.remove(entrant)

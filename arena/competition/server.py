@@ -85,6 +85,7 @@ class CompetitionServer(SubmissionsDesk, PlayLoop):
         rules = GameRules(
             spec.variant, spec.options, spec.time_control, spec.policies, spec.limits,
             spec.matchmaking.matches_per_process, self.deal_key,
+            output_bytes=spec.submissions.output_kib * 1024,
         )  # fmt: skip
         self.player = GamePlayer(self.manager, rules, self.watch)
         if self.cluster is not None:

@@ -95,6 +95,10 @@ class CompetitionState:
         self.candidates: dict[int, Candidate] = {}  # the matchmaker's view of each entrant
         self.remote_tokens: dict[str, str] = {}  # a remote entrant's token hash: its bot name
         self.played: dict[int, int] = {}  # games planned for each entrant
+        # Remote entrants picked for a game, from their pick until that game ends: one connection
+        # plays one game at a time, so none is put back in the pool meanwhile, whatever the lobby
+        # says (its session waits there until the game claims it).
+        self.reserved: set[int] = set()
         self.paused = False
         self.running = 0
         self.order = 0  # the next planned game's order

@@ -28,6 +28,8 @@ submission settings, validated like tournament files (every problem at once, nam
     max_pending = 3               # an author's submissions waiting to be built and checked
     max_bots_per_author = 10      # an author's bots in play or in intake (bundles and remote)
     max_submissions_per_day = 50  # an author's submissions over the last 24 hours, failed included
+    output_kib = 64               # each game's bot output kept per seat: the last this many KiB
+                                  # (0: none), read by its author (arena compete log --game ID)
     languages = ["python", "node", "cpp", "go", "java", "binary"]   # the manifest languages
                                   # accepted (the default: all; arena compete runtimes says which
                                   # this server can build)
@@ -99,6 +101,9 @@ class Submissions:
     # An author's submissions (bundles and remote registrations, failed ones too) over the last 24
     # hours: each stays in the ledger, with its log, for good.
     max_submissions_per_day: int = 50
+    # The tail of each bot's output kept per game and seat, in KiB, for its author (0: none); it goes
+    # with its game.
+    output_kib: int = 64
     # The manifest languages a bundle may be written in (arena.competition.runtimes).
     languages: tuple[str, ...] = LANGUAGES
 
@@ -181,6 +186,7 @@ class SubmissionsModel(BaseModel):
     max_submissions_per_day: Annotated[int, Field(ge=1, le=1_000_000)] = (
         _SUB.max_submissions_per_day
     )
+    output_kib: Annotated[int, Field(ge=0, le=1024)] = _SUB.output_kib
     languages: list[Literal[LANGUAGES]] = Field(  # type: ignore[valid-type]
         default=list(_SUB.languages),
         min_length=1,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import grpc
 
-from arena.ledger import LedgerError
+from arena.ledger import LedgerError, seat_reports, status_history
 from arena.ledger import competitions as store
 from arena.service.listener_caps import Caps, Guard, caps_for, marking
 from arena.service.server import HANDSHAKE_OPTIONS, bind, check_free, open_files_limit
@@ -76,6 +76,20 @@ class Desk(Protocol):
     async def author_of(self, token: str) -> store.Author | None: ...
 
     async def board(self) -> list[store.BoardLine]: ...
+
+    async def history(self, submission_id: int) -> list[status_history.StatusChange]: ...
+
+    async def play_failures(self, entrant_id: int) -> list[store.PlayFailure]: ...
+
+    async def time_use(self, entrant_id: int) -> seat_reports.TimeUse: ...
+
+    async def game_log(
+        self, author: store.Author, game_id: int
+    ) -> tuple[str, str, list[seat_reports.SeatOutput]]: ...
+
+
+# The calls anyone may make, with no author's token: the public board.
+PUBLIC_METHODS = frozenset({"/arena.v1.Competition/Leaderboard"})
 
 
 # Starts the submission service for a desk on an address, its bundles capped at a size in MB:
@@ -148,7 +162,52 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
             )
         assert sub is not None
         text = await self.desk.log(sub.id)
-        return pb.GetLogResponse(log=text)
+        history = [
+            pb.StatusChange(status=c.status, reason=c.reason, at=c.at)
+            for c in await self.desk.history(sub.id)
+        ]
+        answer = pb.GetLogResponse(log=text, history=history)
+        if sub.entrant_id is not None:
+            answer.failures.extend(
+                pb.PlayFailure(
+                    game_id=f.game_id, key=f.key, outcome=f.outcome, detail=f.detail,
+                    finished_at=f.finished_at,
+                )
+                for f in await self.desk.play_failures(sub.entrant_id)
+            )  # fmt: skip
+            use = await self.desk.time_use(sub.entrant_id)
+            answer.time_use.CopyFrom(
+                pb.TimeUse(
+                    games=use.games, decisions=use.decisions, median_ms=use.median_ms,
+                    p99_ms=use.p99_ms, bank_left_ms=use.bank_left_ms, failures=use.failures,
+                )
+            )  # fmt: skip
+        return answer
+
+    async def GetGameLog(
+        self, request: pb.GetGameLogRequest, context: Context
+    ) -> pb.GetGameLogResponse:
+        author = await self._author(context)
+        if not 0 < request.game_id <= MAX_ID:
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND, f"no bot of yours played a game {request.game_id}"
+            )
+        try:
+            key, outcome, outputs = await self.desk.game_log(author, request.game_id)
+        except SubmissionError as exc:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+        return pb.GetGameLogResponse(
+            game_id=request.game_id,
+            key=key,
+            outcome=outcome,
+            seats=[
+                pb.SeatOutput(
+                    seat=o.seat, member=o.member, bot=o.bot, version=o.version, output=o.output,
+                    output_bytes=o.output_bytes,
+                )
+                for o in outputs
+            ],
+        )  # fmt: skip
 
     async def Withdraw(self, request: pb.WithdrawRequest, context: Context) -> pb.WithdrawResponse:
         author = await self._author(context)
@@ -165,7 +224,7 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
     async def Leaderboard(
         self, request: pb.LeaderboardRequest, context: Context
     ) -> pb.LeaderboardResponse:
-        await self._author(context)
+        # The public board: anyone may read it, with no token (PUBLIC_METHODS).
         rows = [_board_row(line) for line in await self.desk.board()]
         return pb.LeaderboardResponse(competition=self.desk.competition_name, rows=rows)
 
@@ -234,6 +293,14 @@ class AuthorGuard(grpc.aio.ServerInterceptor):
     ) -> Handler | None:
         metadata = handler_call_details.invocation_metadata
         author, refusal = await find_author(self.desk, metadata, self.known)
+        if (
+            author is None
+            and handler_call_details.method in PUBLIC_METHODS
+            and not dict(metadata or ()).get("authorization")
+        ):
+            # Anyone's call, with no token (a wrong one is refused, as on every call): its request
+            # is a few bytes.
+            return await continuation(handler_call_details)
         if author is None:
             return _refuse(refusal)
         handler = await continuation(handler_call_details)
@@ -286,7 +353,7 @@ def _as(author: store.Author, handler: Handler, under_way: Counter[int]) -> Hand
 
 
 def _board_row(r: store.BoardLine) -> pb.LeaderboardRow:
-    return pb.LeaderboardRow(
+    row = pb.LeaderboardRow(
         rank=r.rank,
         bot=r.bot,
         version=r.version,
@@ -296,8 +363,13 @@ def _board_row(r: store.BoardLine) -> pb.LeaderboardRow:
         sigma=r.sigma,
         games=r.games,
         status=r.status,
+        in_play=r.in_play,
+        last_played=r.last_played,
         language=r.language,
     )
+    if r.rank_change is not None:
+        row.rank_change = r.rank_change
+    return row
 
 
 class SubmissionListener:

@@ -466,7 +466,7 @@ class Ledger(Queries):
                     (tournament_id, key, variant, outcome, detail, players or "", finished, reason,
                      now, rec[0] if rec else "json", rec[1] if rec else "{}"),
                 )  # fmt: skip
-                for table in ("rating_history", "game_records", "game_seats"):
+                for table in ("rating_history", "game_records", "game_seats", "seat_reports"):
                     self.conn.execute(f"DELETE FROM {table} WHERE game_id = ?", (game_id,))
                 self.conn.execute("DELETE FROM games WHERE id = ?", (game_id,))
             first = rows[0][2]

@@ -6,8 +6,9 @@ a standing competition (:meth:`arena.ledger.competitions.Competitions.board`: ``
 leaderboard`` and the submission service) and the web pages (:func:`arena.web.queries.leaderboard`), so
 that the three always list the same entrants in the same order.
 
-A competition's versions in play that have no game yet are listed too when the competition is named:
-at the initial rating, with no game.
+When the competition is named, its versions in play that have no game yet are listed too (at the
+initial rating, with no game), and the versions out of play (withdrawn, replaced, suspended) come after
+those in play, unranked.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ class Placing(NamedTuple):
     """One entrant's line on a leaderboard (a tuple: a board may have thousands, each made in a
     fraction of a frozen dataclass's time)."""
 
-    rank: int  # 1 for the highest mu - 3 sigma
+    rank: int  # 1 for the highest mu - 3 sigma; 0 for a competition's version out of play
     entrant_id: int
     name: str
     version: str
@@ -67,6 +68,9 @@ WHERE s.competition_id = ? AND s.status = 'active'
 # By mu - 3 sigma, then name and version (the id only orders entrants alike in all three). The
 # rated part alone is ordered by its tables' columns: ordered outside a subquery instead, the
 # submission lookups cost four times the query.
+IN_PLAY = "active"  # a competition submission's status while it plays
+_STATUS = 5  # the status's column in a line's row
+
 _ORDER_RATED = " ORDER BY r.exposed DESC, e.name, e.version, e.id"
 _ORDER = " ORDER BY exposed DESC, name, version, id"  # of the union, by its columns' names
 
@@ -76,7 +80,8 @@ def placings(
 ) -> list[Placing]:
     """Board ``board_id``'s entrants by mu - 3 sigma (then name, version), ranked from 1; with
     ``competition_id``, also that competition's active versions not yet rated on the board (a
-    competition before its first game has no board: ``board_id`` None)."""
+    competition before its first game has no board: ``board_id`` None), and its versions out of play
+    after those in play, with rank 0."""
     if competition_id is None:
         rows = conn.execute(_RATED + _ORDER_RATED, (board_id,)).fetchall()
     else:
@@ -85,7 +90,17 @@ def placings(
             f"{_RATED} UNION ALL {_UNPLAYED}{_ORDER}",
             (board_id, start.mu, start.sigma, start.exposed, competition_id, board_id),
         ).fetchall()
-    return [Placing(rank, *row) for rank, row in enumerate(rows, start=1)]
+    if competition_id is None:
+        return [Placing(rank, *row) for rank, row in enumerate(rows, start=1)]
+    # A competition's versions in play ranked; those out of play (withdrawn, replaced, suspended)
+    # after them, unranked (0), with their last rating.
+    rows.sort(key=lambda row: row[_STATUS] != IN_PLAY)  # stable: each part stays by rating
+    out, ranked = [], 0
+    for row in rows:
+        in_play = row[_STATUS] == IN_PLAY
+        ranked += in_play
+        out.append(Placing(ranked if in_play else 0, *row))
+    return out
 
 
 def competition_board(conn: sqlite3.Connection, competition_id: int) -> int | None:

@@ -24,10 +24,11 @@ from arena.referee import (
     Policies,
     TimeControl,
 )
-from arena.service.match_manager import MatchManager, PlayerSpec
+from arena.service.match_manager import MatchEntry, MatchManager, PlayerSpec
 
 CONNECT_TIMEOUT = 30.0  # seconds for local bots to start and dial in, on a loaded machine
 REPLAYS = 3  # times a game decided by a stall of the arena's own is played again
+OUTPUT_SETTLE_SECONDS = 1.0  # for an exited bot's last output to be read
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,18 @@ class GameRules:
     # on_check_failure = "exclude"): nothing is started for them, and each forfeits its games at its
     # first decision, whatever the policy for a crash.
     absent: tuple[tuple[str, str], ...] = ()
+    # Bytes of each bot's output kept per game (the tail of what it wrote during the game; 0: none).
+    output_bytes: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SeatOutput:
+    """What a seat's bot process wrote during a game: the tail kept, and how much in all."""
+
+    seat: int
+    member: int
+    tail: bytes
+    written: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +68,8 @@ class Played:
     record: MatchRecord | None  # the one-game match's record (None: the arena could not play it)
     error: str = ""  # why not
     replays: int = 0  # times it was played again because the arena stalled the clock
+    # Each local bot's output during the game (GameRules.output_bytes; none for a remote bot).
+    outputs: tuple[SeatOutput, ...] = ()
 
     @property
     def game(self) -> GameRecord | None:
@@ -103,6 +118,7 @@ class GamePlayer:
             started = loop.time()
             await self.manager.start(entry)
             await entry.done.wait()
+            outputs = await self._outputs(entry) if rules.output_bytes > 0 else ()
             if entry.record is None:
                 return Played(None, entry.error or "no record", replays)
             stalled = self.watch.longest(started, loop.time())
@@ -113,4 +129,19 @@ class GamePlayer:
             ):
                 replays += 1  # the arena held the clock up: the bot is not charged
                 continue
-            return Played(entry.record, "", replays)
+            return Played(entry.record, "", replays, outputs)
+
+    async def _outputs(self, entry: MatchEntry) -> tuple[SeatOutput, ...]:
+        """What each seat's bot process wrote during the game just over (all of it read first when
+        the process has exited: a crash's traceback comes last)."""
+        out = []
+        for seat, ports in enumerate(entry.players):
+            for member, port in enumerate(ports):
+                proc = port.process
+                if proc is None:
+                    continue
+                if proc.returncode is not None:
+                    await proc.output_done(OUTPUT_SETTLE_SECONDS)
+                tail, written = proc.take_output(self.rules.output_bytes)
+                out.append(SeatOutput(seat, member, tail, written))
+        return tuple(out)

@@ -20,6 +20,7 @@ import sqlite3
 import time
 from typing import Any
 
+from arena.ledger import seat_reports, status_history
 from arena.ledger.leaderboard import placings
 from arena.ledger.leases import RENEW_SECONDS
 from arena.tournament.summary import wilson
@@ -249,7 +250,7 @@ def _board_rows(
     competition = b["event_id"] if b["kind"] == "competition" else None
     return [
         {
-            "rank": p.rank,
+            "rank": p.rank or None,  # None: a competition's version out of play, listed apart
             "entrant_id": p.entrant_id,
             "entrant": cap(p.name),
             "version": cap(p.version),
@@ -277,6 +278,33 @@ def event_board(conn: sqlite3.Connection, event_id: int) -> dict[str, Any] | Non
 
 
 # ---------------------------------------------------------------- entrants
+
+
+def competition_side(conn: sqlite3.Connection, entrant_id: int) -> dict[str, Any] | None:
+    """A competition entrant's public status history (no reason that may quote its output) and its
+    time use per decision and failures by kind; None for an entrant of no competition."""
+    if not _has_table(conn, "submission_history"):
+        return None
+    row = conn.execute(
+        "SELECT competition_id FROM submissions WHERE entrant_id = ? LIMIT 1", (entrant_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    use = seat_reports.time_use(conn, int(row[0]), entrant_id)
+    return {
+        "status_history": [
+            {"status": c.status, "reason": cap(c.reason), "at": c.at}
+            for c in status_history.public(conn, entrant_id)
+        ],
+        "time_use": {
+            "games": use.games,
+            "decisions": use.decisions,
+            "median_ms": use.median_ms,
+            "p99_ms": use.p99_ms,
+            "bank_left_ms": use.bank_left_ms,
+            "failures": use.failures,
+        },
+    }
 
 
 def entrants(conn: sqlite3.Connection) -> list[dict[str, Any]]:

@@ -465,3 +465,21 @@ def test_a_match_with_frozen_bots_plays_normally() -> None:
             await server.stop(None)
 
     assert asyncio.run(go()) == ["normal"]
+
+
+def test_the_output_since_it_was_last_taken_is_kept_as_a_tail(tmp_path: Path) -> None:
+    """A competition keeps each game's bot output: the tail of what the bot wrote since the last
+    game's was taken, and how much it wrote in all."""
+    cmd = _script(
+        tmp_path,
+        "noisy.py",
+        """
+        import sys
+        sys.stdout.write("a" * 5000 + "\\n")
+        sys.stdout.write("the end\\n")
+        """,
+    )
+    bot, _ = asyncio.run(_run(cmd, tmp_path))
+    tail, written = bot.take_output(12)
+    assert (tail, written) == (b"aaa\nthe end\n", 5009)
+    assert bot.take_output(12) == (b"", 0), "taken: the next game's starts afresh"

@@ -274,7 +274,8 @@ async def a_bot_that_fails_is_suspended(tmp_path: Path) -> None:
         hook = (
             "    def on_welcome(self, welcome):\n"
             "        if 'ada-bot' in welcome.seat_names:\n"
-            "            import os\n"
+            "            import os, sys\n"
+            "            print(f'quitting in {__file__}', file=sys.stderr, flush=True)\n"
             "            os._exit(3)\n\n"
             "    def decide("
         )
@@ -294,6 +295,26 @@ async def a_bot_that_fails_is_suspended(tmp_path: Path) -> None:
         assert re.match(r"suspended: it caused (\d) of its last \1 games to fail", mine.reason)
         assert "(the limit is 50%); the last: crash: " in mine.reason
         assert "exited with code 3" in mine.reason
+        # What the author is shown names no path of the server's; the bot's own file is named as
+        # the bundle names it.
+        server_paths = str(tmp_path.resolve())
+        assert server_paths not in mine.reason
+        logged = await bob.stub.GetLog(
+            pb.GetLogRequest(submission_id=bad.submission_id), metadata=bob.md
+        )
+        assert logged.failures and all(f.outcome == "crash" for f in logged.failures)
+        assert all(server_paths not in f.detail for f in logged.failures)
+        assert [c.status for c in logged.history][-1] == "suspended"
+        assert logged.history[-1].reason == mine.reason
+        assert logged.time_use.failures["crash"] == len(logged.failures)
+        # Each failed game's output is kept per seat: bob reads his bot's, never ada's.
+        game_id = logged.failures[0].game_id
+        own = await bob.stub.GetGameLog(pb.GetGameLogRequest(game_id=game_id), metadata=bob.md)
+        assert [s.bot for s in own.seats] == ["quitter"]
+        assert "quitting in bot.py" in own.seats[0].output, own.seats[0].output
+        assert server_paths not in own.seats[0].output
+        hers = await ada.stub.GetGameLog(pb.GetGameLogRequest(game_id=game_id), metadata=ada.md)
+        assert [s.bot for s in hers.seats] == ["ada-bot"]
         await ada.channel.close()
         await bob.channel.close()
 

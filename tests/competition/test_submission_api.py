@@ -264,3 +264,63 @@ async def idle_flood(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         finally:
             for writer in writers:
                 writer.close()
+
+
+def test_an_author_reads_their_own_bots_output_of_a_game_and_never_anothers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(game_logs, tmp_path, monkeypatch)
+
+
+async def game_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GetGameLog gives the caller's own seats of a game, with no path of the server's; another
+    author's output, a game the caller's bots did not play and an unknown id are refused alike.
+    GetLog carries the games the version caused to fail, its history and time use, and the public
+    board needs no token."""
+    from arena.ledger import seat_reports
+    from arena.ledger.rows import ScheduledGame
+
+    async with running(tmp_path, monkeypatch, Gates()) as (server, comp, ada):
+        channel, calls = stub(server.submissions_address)
+        md = {}
+        ids = {}
+        subs = {}
+        for name in ("ada", "bob", "cy"):
+            token = comp.add_author(server.cid, name) if name != "ada" else None
+            who = comp.authors(server.cid)[-1] if token else ada
+            if token:
+                md[name] = (("authorization", f"Bearer {token}"),)
+            sid, _ = comp.submit(server.cid, who.id, f"{name}-bot", "1", "remote")
+            ids[f"{name}-bot"] = comp.activate(sid, f"remote:{name}")
+            subs[name] = sid
+        g = ScheduledGame("c000000001-s0", 0, 0, 0, 0, 0, 1, (("ada-bot",), ("bob-bot",)),
+                          ("ada-bot", "bob-bot"))  # fmt: skip
+        server.ledger.plan(server.cid, [g])
+        detail = f'crash: its output:\n    | File "{server.builds}/9/bot.py", line 1'
+        rec = {"games": [{"outcome": "crash", "detail": detail, "culprit": 1, "decisions": [],
+                          "result": {"sides": [[0], [1]], "ranking": [0, 1], "scores": [1, 0]}}]}  # fmt: skip
+        gid = server.ledger.record_game(server.cid, "two-handed", g, ids, rec)
+        outputs = [
+            (0, 0, b"ada thinks\n", 11),
+            (1, 0, f"{server.builds}/9/bot.py: boom".encode(), 30),
+        ]
+        comp.record_reports(
+            gid, seat_reports.from_record(rec, [[ids["ada-bot"]], [ids["bob-bot"]]], outputs)
+        )
+        bob = await calls.GetGameLog(pb.GetGameLogRequest(game_id=gid), metadata=md["bob"])
+        assert [(s.seat, s.bot, s.output) for s in bob.seats] == [(1, "bob-bot", "bot.py: boom")]
+        assert (bob.key, bob.outcome) == (g.key, "crash")
+        for game_id in (gid, gid + 1, 0, 2**64 - 1):
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await calls.GetGameLog(pb.GetGameLogRequest(game_id=game_id), metadata=md["cy"])
+            assert info.value.code() is grpc.StatusCode.NOT_FOUND, game_id
+        logged = await calls.GetLog(pb.GetLogRequest(submission_id=subs["bob"]), metadata=md["bob"])
+        assert [(f.game_id, f.outcome) for f in logged.failures] == [(gid, "crash")]
+        assert str(server.builds) not in logged.failures[0].detail
+        assert 'File "bot.py", line 1' in logged.failures[0].detail
+        assert [c.status for c in logged.history] == ["checking", "active"]
+        assert logged.time_use.games == 1 and dict(logged.time_use.failures) == {"crash": 1}
+        board = await calls.Leaderboard(pb.LeaderboardRequest())  # no token: the public board
+        assert {r.bot for r in board.rows} == {"ada-bot", "bob-bot", "cy-bot"}
+        assert all(r.in_play for r in board.rows)
+        await channel.close()

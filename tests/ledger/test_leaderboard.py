@@ -68,15 +68,15 @@ def test_a_competitions_board_lists_its_versions_in_play_at_the_initial_rating(
     got = placings(led.conn, board, competition_id=cid)
     start = initial()
     assert [(p.rank, p.name, p.version, p.author, p.status, p.games) for p in got] == [
-        (1, "a", "1", "ada", REPLACED, 1),
-        (2, "a", "2", "ada", ACTIVE, 0),  # a tie at the initial rating: by name, then version
-        (3, "c", "1", "carl", ACTIVE, 0),
-        (4, "b", "1", "bob", ACTIVE, 1),
+        (1, "a", "2", "ada", ACTIVE, 0),  # a tie at the initial rating: by name, then version
+        (2, "c", "1", "carl", ACTIVE, 0),
+        (3, "b", "1", "bob", ACTIVE, 1),
+        (0, "a", "1", "ada", REPLACED, 1),  # out of play: after those in play, unranked
     ]
-    assert got[1].language == "go"
-    assert (got[2].mu, got[2].sigma, got[2].exposed) == (start.mu, start.sigma, start.exposed)
-    assert got[0].exposed > start.exposed > got[3].exposed
-    # Without the competition named, only the board's rated entrants.
+    assert got[0].language == "go"
+    assert (got[1].mu, got[1].sigma, got[1].exposed) == (start.mu, start.sigma, start.exposed)
+    assert got[3].exposed > start.exposed > got[2].exposed
+    # Without the competition named, only the board's rated entrants, all ranked.
     assert [(p.rank, p.name, p.version) for p in placings(led.conn, board)] == [
         (1, "a", "1"),
         (2, "b", "1"),
@@ -113,8 +113,8 @@ def test_the_cli_the_competition_and_the_web_read_one_board_alike(
     assert [
         (r["rank"], r["entrant_id"], r["entrant"], r["version"], r["author"], r["status"])
         for r in rows
-    ] == [(p.rank, p.entrant_id, p.name, p.version, p.author, p.status) for p in everyone]
-    assert [r["played"] for r in rows] == [1, 0, 0, 1]
+    ] == [(p.rank or None, p.entrant_id, p.name, p.version, p.author, p.status) for p in everyone]
+    assert [r["played"] for r in rows] == [0, 0, 1, 1]
 
 
 def test_an_unknown_board_has_no_lines(tmp_path: Path) -> None:

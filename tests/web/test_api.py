@@ -318,6 +318,60 @@ def test_a_competitions_board_names_each_bots_author(tmp_path: Path) -> None:
         assert "ada" in client.get(f"/events/{event['id']}").text
 
 
+def test_a_competitions_board_ranks_only_the_versions_in_play(tmp_path: Path) -> None:
+    """A withdrawn bot stayed #1 on the web's board with a frozen rating: now the versions in play
+    are ranked and the others follow, unranked and greyed, with their last rating. An entrant's page
+    shows its public status history (no reason that quotes the bot) and its time use."""
+    from arena.competition.spec import parse as parse_competition
+    from arena.ledger import seat_reports
+    from arena.ledger.competitions import SUSPENDED, WITHDRAWN, Competitions
+    from arena.ledger.rows import ScheduledGame
+
+    led = Ledger(tmp_path / "comp.sqlite")
+    cid = led.register(parse_competition({"name": "Ladder"}), kind="competition").id
+    comp = Competitions(led)
+    ids, subs = {}, {}
+    for author, bot in (("ada", "smart"), ("bob", "bold"), ("cy", "calm")):
+        who = comp.author_of(cid, comp.add_author(cid, author))
+        assert who is not None
+        subs[bot], _ = comp.submit(cid, who.id, bot, "1", "python", bundle=bot * 8, run="r")
+        ids[bot] = comp.activate(subs[bot], f"bundle:{bot}")
+    result = {"sides": [[0], [1]], "ranking": [0, 1], "scores": [1000, 600]}
+    decisions = [{"seat": 0, "member": 0, "elapsed_ms": 7.0, "bank_ms": 500.0}]
+    for order, loser in enumerate(("bold", "calm")):
+        game = ScheduledGame(
+            f"c{order:09d}-s0", order, 0, order, 0, 0, order + 1, (("smart",), (loser,)),
+            ("smart", loser),
+        )  # fmt: skip
+        led.plan(cid, [game])
+        rec = {"games": [{"outcome": "normal", "detail": "", "culprit": -1, "result": result,
+                          "decisions": decisions}]}  # fmt: skip
+        game_id = led.record_game(
+            cid, "two-handed", game, {"smart": ids["smart"], loser: ids[loser]}, rec
+        )
+        comp.record_reports(
+            game_id, seat_reports.from_record(rec, [[ids["smart"]], [ids[loser]]], [])
+        )
+    comp.set_status(subs["smart"], WITHDRAWN, "withdrawn by its author")
+    comp.set_status(subs["calm"], SUSPENDED, "suspended: crash: SECRET-OUTPUT")
+    led.close()
+    with TestClient(create_app(tmp_path / "comp.sqlite")) as client:
+        rows = client.get(f"/api/events/{cid}").json()["leaderboard"]
+        assert [(r["entrant"], r["rank"]) for r in rows] == [
+            ("bold", 1),
+            ("smart", None),
+            ("calm", None),
+        ]
+        page = client.get(f"/events/{cid}").text
+        assert page.count('class="out-of-play"') == 2
+        entrant = client.get(f"/entrants/{ids['calm']}").text
+        assert 'id="status-history"' in entrant and "SECRET-OUTPUT" not in entrant
+        assert "status-suspended" in entrant
+        smart = client.get(f"/api/entrants/{ids['smart']}").json()["competition"]
+        assert [c["status"] for c in smart["status_history"]] == ["checking", "active", "withdrawn"]
+        assert smart["time_use"]["median_ms"] == 7.0 and smart["time_use"]["games"] == 2
+
+
 def test_head_to_head_tells_a_bots_versions_apart(tmp_path: Path) -> None:
     """A competition's versions of a bot are entrants of one name: each has a line of head to head of
     its own, as it has a row on the leaderboard, named with its version. Here version 1 loses both

@@ -6,18 +6,28 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from arena.cli.common import console, fail, literal, plain
+from arena.cli.common import FIRST_COMPETITION, console, fail, literal, open_ledger, plain
 from arena.cli.compete import shared
-from arena.cli.options import DEFAULT_COMPETITION_SERVER, AuthorTokenOption, SubmissionServerOption
+from arena.cli.options import (
+    DEFAULT_COMPETITION_SERVER,
+    AuthorTokenOption,
+    CompetitionOption,
+    SubmissionServerOption,
+)
+from arena.competition.runtimes import LANGUAGES
 
 if TYPE_CHECKING:
+    from arena.wire.v1 import competition_pb2 as pb
     from arena.wire.v1 import competition_pb2_grpc
+
+# A remote entrant's language, as the competition accepts it: a bundle's languages, or "remote".
+REMOTE_LANGUAGES = (*LANGUAGES, "remote")
 
 _T = TypeVar("_T")
 
@@ -113,21 +123,49 @@ def submissions(
     )
     table = Table(title="Your submissions")
     for col in ("id", "bot", "version", "kind", "status", "reason", "submitted"):
-        table.add_column(col)
+        # A reason is shown whole at any width (a suspension quotes the bot's last failure).
+        table.add_column(col, overflow="fold" if col == "reason" else "ellipsis")
     for s in listed.submissions:
         table.add_row(
             str(s.submission_id), plain(s.bot), plain(s.version), s.kind, s.status,
-            plain(s.reason, 120), s.submitted_at,
+            plain(s.reason, len(s.reason) + 1), s.submitted_at,
         )  # fmt: skip
     console.print(table)
 
 
 def log(
-    submission: Annotated[int, typer.Argument(help="The submission's id.")],
+    submission: Annotated[
+        int | None,
+        typer.Argument(help="The submission's id (not with --game).", show_default=False),
+    ] = None,
+    game: Annotated[
+        int | None,
+        typer.Option(
+            "--game",
+            help="A game's id (as the web shows it): what your own bot wrote during that game.",
+            show_default=False,
+        ),
+    ] = None,
     server: SubmissionServerOption = DEFAULT_COMPETITION_SERVER,
     token: AuthorTokenOption = "",
+    ledger: Annotated[
+        Path | None,
+        typer.Option(
+            help="The organiser: read a game's output of every bot from the ledger (with --game).",
+            show_default=False,
+        ),
+    ] = None,
+    competition: CompetitionOption = None,
 ) -> None:
-    """Print a submission's build and conformance-check log."""
+    """Print a submission's build and conformance-check log, its status history, the games it caused
+    to fail (with what the referee saw) and its time use; with --game ID, what your bot wrote during
+    that game (the organiser: every bot's, with --ledger)."""
+    if (submission is None) == (game is None):
+        raise fail("give a submission's id, or --game GAME_ID")
+    if game is not None:
+        _game_log(game, server, token, ledger, competition)
+        return
+    assert submission is not None
     from arena.wire.v1 import competition_pb2 as pb
 
     logged = _ask(
@@ -136,6 +174,97 @@ def log(
         lambda stub, md: stub.GetLog(pb.GetLogRequest(submission_id=submission), metadata=md),
     )
     typer.echo(literal(logged.log))
+    _print_history(logged.history)
+    if logged.failures:
+        typer.echo(f"\ngames it caused to fail (the last {len(logged.failures)}, newest first):")
+        for f in logged.failures:
+            typer.echo(
+                f"game {f.game_id} ({literal(f.key)}), {f.finished_at}: {literal(f.outcome)}"
+            )
+            for line in literal(f.detail).splitlines() or [""]:
+                typer.echo(f"    {line}")
+    use = logged.time_use
+    if use.games:
+        typer.echo(f"\ntime use over its last {use.games} games: {_time_use(use)}")
+
+
+def _time_use(use: pb.TimeUse) -> str:
+    failures = ", ".join(f"{kind} {n}" for kind, n in sorted(use.failures.items())) or "none"
+    return (
+        f"{use.decisions} decisions, median {use.median_ms:.0f} ms, 99th percentile "
+        f"{use.p99_ms:.0f} ms, bank left at a game's end {use.bank_left_ms:.0f} ms (median); "
+        f"games it caused to fail: {failures}"
+    )
+
+
+def _print_history(history: Any) -> None:
+    if not history:
+        return
+    typer.echo("\nstatus history:")
+    for c in history:
+        typer.echo(f"{c.at}  {c.status}" + (f": {literal(c.reason)}" if c.reason else ""))
+
+
+def _game_log(
+    game: int, server: str, token: str, ledger: Path | None, competition: str | None
+) -> None:
+    """A game's bots' output: the author's own (over the network), or every bot's (the organiser,
+    from the ledger)."""
+    if ledger is not None:
+        from arena.ledger import competitions as store
+
+        led = open_ledger(ledger, first=FIRST_COMPETITION)
+        comp = store.Competitions(led)
+        cid = shared.competition_id(led, competition)
+        found = comp.game(cid, game)
+        if found is None:
+            raise fail(f"no game {game} in the competition")
+        typer.echo(f"game {game} ({literal(found[0])}): {found[1]}")
+        outputs = comp.game_outputs(game)
+        if not outputs:
+            typer.echo("no bot output kept for this game")
+        for o in outputs:
+            _print_output(o.seat, o.bot, o.version, o.output, o.output_bytes)
+        return
+    from arena.wire.v1 import competition_pb2 as pb
+
+    if not token:
+        raise fail(
+            "give your author token: --token or $ARENA_AUTHOR_TOKEN (the organiser: --ledger)"
+        )
+    answer = shared.call(
+        server,
+        token,
+        lambda stub, md: stub.GetGameLog(pb.GetGameLogRequest(game_id=game), metadata=md),
+    )
+    typer.echo(f"game {answer.game_id} ({literal(answer.key)}): {answer.outcome}")
+    for seat in answer.seats:
+        _print_output(seat.seat, seat.bot, seat.version, seat.output, seat.output_bytes)
+
+
+def _print_output(seat: int, bot: str, version: str, output: str, written: int) -> None:
+    kept = len(output.encode())
+    cut = f", its last {kept} bytes shown" if written > kept else ""
+    typer.echo(f"--- seat {seat}: {literal(bot)} {literal(version)} wrote {written} bytes{cut}")
+    if output:
+        typer.echo(literal(output).rstrip("\n"))
+
+
+def history(
+    submission: Annotated[int, typer.Argument(help="The submission's id.")],
+    server: SubmissionServerOption = DEFAULT_COMPETITION_SERVER,
+    token: AuthorTokenOption = "",
+) -> None:
+    """Print every change of your submission's status, with its time and reason."""
+    from arena.wire.v1 import competition_pb2 as pb
+
+    logged = _ask(
+        server,
+        token,
+        lambda stub, md: stub.GetLog(pb.GetLogRequest(submission_id=submission), metadata=md),
+    )
+    for c in logged.history:
+        typer.echo(f"{c.at}  {c.status}" + (f": {literal(c.reason)}" if c.reason else ""))
 
 
 def withdraw(
@@ -155,7 +284,12 @@ def withdraw(
 def remote(
     bot: Annotated[str, typer.Argument(help="Your bot's name.")],
     version: Annotated[str, typer.Option(help="Its version.")],
-    language: Annotated[str, typer.Option(help="A label for the leaderboard.")] = "remote",
+    language: Annotated[
+        str,
+        typer.Option(
+            help=f"Its language, shown on the leaderboard: one of {', '.join(REMOTE_LANGUAGES)}."
+        ),
+    ] = "remote",
     server: SubmissionServerOption = DEFAULT_COMPETITION_SERVER,
     token: AuthorTokenOption = "",
 ) -> None:
@@ -163,6 +297,8 @@ def remote(
     the games it is given (absent, it is skipped, never forfeited)."""
     from arena.wire.v1 import competition_pb2 as pb
 
+    if language not in REMOTE_LANGUAGES:
+        raise fail(f"--language: expected one of {', '.join(REMOTE_LANGUAGES)}, got {language!r}")
     answer = _ask(
         server,
         token,

@@ -217,13 +217,26 @@ def status(
     )  # fmt: skip
     table = Table(title="Submissions")
     for col in ("id", "bot", "version", "author", "kind", "status", "reason", "updated"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold" if col == "reason" else "ellipsis")
     for s in subs:
         table.add_row(
             str(s.id), plain(s.bot), plain(s.version), plain(s.author), s.kind, s.status,
-            plain(s.reason, 120), s.updated_at,
+            plain(s.reason, len(s.reason) + 1), s.updated_at,
         )  # fmt: skip
     console.print(table)
+    last = comp.last_games(cid, LAST_GAMES)
+    if not last:
+        console.print("no game played yet")
+        return
+    games = Table(title=f"The last {len(last)} games")
+    for col in ("game", "key", "players", "outcome", "finished"):
+        games.add_column(col, justify="right" if col == "game" else "left")
+    for g in last:
+        games.add_row(str(g.game_id), g.key, plain(g.players), g.outcome, g.finished_at)
+    console.print(games)
+
+
+LAST_GAMES = 10  # games compete status lists
 
 
 def _set_paused(competition: str | None, ledger: Path, paused: bool) -> None:

@@ -68,7 +68,8 @@ def call(
             server, options=[("grpc.max_send_message_length", 2**31 - 1)]
         ) as channel:
             stub = competition_pb2_grpc.CompetitionStub(channel)
-            return await call(stub, (("authorization", f"Bearer {token}"),))
+            # No token: a call anyone may make (the public board).
+            return await call(stub, (("authorization", f"Bearer {token}"),) if token else ())
 
     try:
         return asyncio.run(go())
@@ -83,20 +84,41 @@ def call(
         ) from None
 
 
+BOARD_COLUMNS = (
+    "#", "bot", "version", "language", "author", "mu - 3 sigma", "mu", "sigma", "games",
+    "last played", "24 h", "status",
+)  # fmt: skip
+
+
 def _board(title: str, rows: list[store.BoardLine] | list[pb.LeaderboardRow]) -> Table:
+    """The board: the versions in play ranked, then those out of play (withdrawn, replaced,
+    suspended) apart and dimmed, unranked, with their last rating."""
     table = Table(title=escape(title))
-    columns = (
-        "#", "bot", "version", "language", "author", "mu - 3 sigma", "mu", "sigma", "games",
-        "status",
-    )  # fmt: skip
-    for col in columns:
-        table.add_column(col, justify="right" if col in ("#", "games") else "left")
+    for col in BOARD_COLUMNS:
+        table.add_column(col, justify="right" if col in ("#", "games", "24 h") else "left")
+    apart = False
     for r in rows:
+        if not r.in_play and not apart:
+            apart = True
+            table.add_section()
         table.add_row(
-            str(r.rank), plain(r.bot), plain(r.version), plain(r.language, 16), plain(r.author),
-            f"{r.exposed:.2f}", f"{r.mu:.2f}", f"{r.sigma:.2f}", str(r.games), r.status,
+            str(r.rank) if r.in_play else "-", plain(r.bot), plain(r.version),
+            plain(r.language, 16), plain(r.author), f"{r.exposed:.2f}", f"{r.mu:.2f}",
+            f"{r.sigma:.2f}", str(r.games),
+            r.last_played.replace("T", " ").removesuffix("+00:00") or "never",
+            _change(r), r.status, style="dim" if not r.in_play else None,
         )  # fmt: skip
     return table
+
+
+def _change(r: store.BoardLine | pb.LeaderboardRow) -> str:
+    """Places gained over the last 24 hours: +2, -1, = (none), new (not ranked then), - (apart)."""
+    if not r.in_play:
+        return "-"
+    change = r.rank_change if not hasattr(r, "HasField") or r.HasField("rank_change") else None
+    if change is None:
+        return "new"
+    return f"{change:+d}" if change else "="
 
 
 def leaderboard(
@@ -106,7 +128,7 @@ def leaderboard(
         typer.Option(
             "--server",
             "-s",
-            help="Ask a running competition (with --token; with a token and no --ledger: "
+            help="Ask a running competition (no token needed; with a token and no --ledger: "
             f"{DEFAULT_COMPETITION_SERVER}, as for submit).",
             envvar="ARENA_COMPETITION",
         ),
@@ -121,7 +143,10 @@ def leaderboard(
     competition: CompetitionOption = None,
     ledger: LedgerOption = Path(DEFAULT_LEDGER),
 ) -> None:
-    """Show the competition's leaderboard by mu - 3 sigma, with versions, authors and status."""
+    """Show the competition's leaderboard by mu - 3 sigma: the versions in play ranked, with authors,
+    last played and places gained over the last 24 hours; withdrawn, replaced and suspended versions
+    listed apart with their last rating. Anyone may ask a running competition (--server, no token
+    needed) or read the ledger."""
     ledger_source = ctx.get_parameter_source("ledger")  # typer's own click: compared by name
     if token and not server and ledger_source is not None and ledger_source.name == "DEFAULT":
         # An author's token, as for submit: the running competition.
@@ -129,10 +154,10 @@ def leaderboard(
     if server:
         from arena.wire.v1 import competition_pb2 as pb
 
-        if not token:
-            raise fail("--server needs your --token (or $ARENA_AUTHOR_TOKEN)")
         answer = call(
-            server, token, lambda stub, md: stub.Leaderboard(pb.LeaderboardRequest(), metadata=md)
+            server,
+            token or "",
+            lambda stub, md: stub.Leaderboard(pb.LeaderboardRequest(), metadata=md),
         )
         console.print(_board(f"Leaderboard: {answer.competition}", list(answer.rows)))
         return

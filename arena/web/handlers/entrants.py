@@ -30,12 +30,14 @@ def _entrant_data(request: Request) -> dict[str, Any]:
     with st.reader.read() as conn:
         hist = q.history(conn, entrant_id, board_id) if board_id is not None else []
         recent, _ = gq.games(conn, gq.GameFilter(entrant=entrant_id, limit=RECENT_GAMES))
+        competition = q.competition_side(conn, entrant_id)
     return {
         "entrant": who,
         "boards": on,
         "board_id": board_id,
         "history": hist,
         "recent": recent,
+        "competition": competition,
     }
 
 

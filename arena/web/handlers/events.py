@@ -16,7 +16,7 @@ from arena.web.handlers.common import WebState, number, page, path_int, percent,
 class BoardLine(NamedTuple):
     """A leaderboard row as the page shows it, formatted once (the page may have thousands)."""
 
-    rank: int
+    rank: int | None  # None: a competition version out of play, listed apart
     entrant_id: int
     entrant: str  # cut to the column's width
     full_name: str  # the whole name when it was cut (the link's title), else ""
