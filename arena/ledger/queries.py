@@ -207,6 +207,15 @@ class Queries:
             raise LedgerError(f"{self.path}: game {game_id}: {exc}") from exc
 
     @_guarded
+    def recorded(self, tournament_id: int, key: str) -> dict[str, Any] | None:
+        """The record of a tournament's game by its key; None while it is not recorded."""
+        row = self.conn.execute(
+            "SELECT g.id FROM games g WHERE g.tournament_id = ? AND g.key = ?",
+            (tournament_id, key),
+        ).fetchone()
+        return None if row is None else self.game_record(int(row[0]))
+
+    @_guarded
     def seat_rows(self, tournament_id: int) -> list[dict[str, Any]]:
         """Every seat of every game of a tournament, with the game's key parts, for summaries."""
         return self._rows(
