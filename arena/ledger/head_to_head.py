@@ -198,15 +198,25 @@ def rebuild(conn: sqlite3.Connection, tournament_id: int | None = None) -> None:
         + ", ".join(f"sum(games = 2 AND half = {k}) AS p{k}" for k in range(5))
         + f" FROM head_to_head_sets {where} GROUP BY tournament_id, a, b"
     )
+    # The sets' counts first, then the games' (joining the two grouped queries instead makes SQLite
+    # scan one for each line of the other).
     conn.execute(
         f"INSERT INTO head_to_head (tournament_id, a, b, {PAIR_COLUMNS}) "
-        "SELECT d.tournament_id, d.a, d.b, count(*), sum(d.won > 0), sum(d.won < 0), "
-        "sum(d.won = 0), sum(d.fa), sum(d.fb), sum(d.played), "
-        "sum(CASE WHEN d.played THEN d.sa ELSE 0 END), sum(CASE WHEN d.played THEN d.sb ELSE 0 END), "
-        "max(s.won), max(s.lost), max(s.tied), max(s.p0), max(s.p1), max(s.p2), max(s.p3), max(s.p4) "
-        f"FROM ({_DUELS}{scope}) d JOIN ({set_counts}) s ON s.tournament_id = d.tournament_id "
-        "AND s.a = d.a AND s.b = d.b GROUP BY d.tournament_id, d.a, d.b",
-        [*args, *args],
+        "SELECT tournament_id, a, b, 0, 0, 0, 0, 0, 0, 0, 0, 0, won, lost, tied, p0, p1, p2, p3, p4 "
+        f"FROM ({set_counts})",
+        args,
+    )
+    games = ("games", "wins", "losses", "draws", "forfeits_a", "forfeits_b", "played", "points_a",
+             "points_b")  # fmt: skip
+    conn.execute(
+        f"INSERT INTO head_to_head (tournament_id, a, b, {PAIR_COLUMNS}) "
+        "SELECT tournament_id, a, b, count(*), sum(won > 0), sum(won < 0), sum(won = 0), sum(fa), "
+        "sum(fb), sum(played), sum(CASE WHEN played THEN sa ELSE 0 END), "
+        "sum(CASE WHEN played THEN sb ELSE 0 END), 0, 0, 0, 0, 0, 0, 0, 0 "
+        f"FROM ({_DUELS}{scope}) WHERE true GROUP BY tournament_id, a, b "
+        "ON CONFLICT (tournament_id, a, b) DO UPDATE SET "
+        + ", ".join(f"{n} = excluded.{n}" for n in games),
+        args,
     )
 
 
