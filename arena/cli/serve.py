@@ -246,6 +246,7 @@ async def _serve(
         admin_address=admin_address,
         limits=limits,
         deal_key=deal_key,
+        guarded=True,  # anyone on the network may reach it: caps per client, deadlines
     )
     if logs is not None:
         manager.log_folder = LogFolder(logs, logs_max_mb * 1024 * 1024)

@@ -148,7 +148,8 @@ def run(
         raise fail(str(exc)) from exc
     except tournament_runner.EntrantCannotStart as exc:
         raise fail(
-            f"{file}: the run stops before its first game, nothing recorded: "
+            f"{file}: the run stops before its first game, nothing recorded "
+            '(with [policies] on_check_failure = "exclude" the others would play): '
             + "; ".join(exc.failures)
         ) from exc
     except KeyboardInterrupt:
@@ -162,6 +163,11 @@ def run(
         if on is not None:
             on.close()
     p = runner.progress
+    for name, why in runner.excluded.items():  # on_check_failure = "exclude"
+        errors.print(
+            f"[yellow]warning:[/] entrant {escape(repr(name))} forfeited its games, {escape(why)}",
+            soft_wrap=True,
+        )
     if runner.cluster_player is not None:
         played = runner.cluster_player
         console.print(

@@ -22,11 +22,13 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import json
 import os
 import re
 import shlex
 import shutil
 import stat
+import sys
 import tarfile
 import tempfile
 import tomllib
@@ -43,6 +45,7 @@ VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 NAME_RULE = "1-64 letters, digits, '.', '_' or '-'"
 VERSION_RULE = "1-64 letters, digits, '.', '_', '+' or '-'"
 MAX_COMMAND = 1000
+MAX_MANIFEST_BYTES = 64 * 1024  # a manifest is a few lines; read whole only up to this
 
 
 class BundleError(ValueError):
@@ -63,13 +66,19 @@ def parse_manifest(text: str) -> Manifest:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise BundleError(f"{MANIFEST}: not valid TOML: {exc}") from exc
+    return manifest_from(data)
+
+
+def manifest_from(data: dict[str, object]) -> Manifest:
+    """A manifest from its fields (a parsed ``arena-bot.toml``, or what the unpacking child reported:
+    checked again, as the child read a hostile archive), every field checked."""
     unknown = set(data) - {"name", "version", "language", "run", "build"}
     if unknown:
         raise BundleError(
             f"{MANIFEST}: unknown field(s) {', '.join(sorted(unknown))}; expected name, version, "
             "language, run, build"
         )
-    out = {}
+    out: dict[str, str] = {}
     for key in ("name", "version", "language", "run", "build"):
         value = data.get(key, "")
         if isinstance(value, int | float) and not isinstance(value, bool) and key == "version":
@@ -143,7 +152,10 @@ def read_manifest(folder: Path) -> Manifest:
     """The manifest of an unpacked bundle. TOML is UTF-8: a manifest in another encoding is refused
     (read leniently it was accepted once, then refused by a strict read when the same bytes came
     again)."""
-    data = (folder / MANIFEST).read_bytes()
+    with (folder / MANIFEST).open("rb") as f:
+        data = f.read(MAX_MANIFEST_BYTES + 1)
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise BundleError(f"{MANIFEST}: over {MAX_MANIFEST_BYTES} bytes; a manifest is a few lines")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -225,11 +237,37 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+FORMAT_RULE = (
+    "a bundle is a gzip-compressed tar (tar czf bot.tar.gz -C my-bot ., or arena compete submit); "
+    "bzip2, xz, zip and plain tar are not accepted"
+)
+
+
+def check_format(data: bytes) -> None:
+    """Refuse what is not a gzip-compressed tar by its first bytes. Every tool an author packs with
+    makes gzip, and each further format is another decompressor, and another parser, to trust with
+    hostile input: a bzip2 bundle of 842 bytes went past the gzip-only pre-scan and held the server
+    32 s."""
+    if data[:2] != b"\x1f\x8b":
+        kind = next((name for magic, name in _MAGIC if data.startswith(magic)), "")
+        raise BundleError(f"{kind + ': ' if kind else ''}{FORMAT_RULE}")
+
+
+_MAGIC = (
+    (b"BZh", "bzip2"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"PK\x03\x04", "zip"),
+    (b"(\xb5/\xfd", "zstd"),
+)
+
+
 def unpack(data: bytes, into: Path, max_files: int, max_bytes: int) -> Manifest:
-    """Check a bundle, then unpack it into the new folder ``into``; its manifest."""
+    """Check a bundle, then unpack it into the new folder ``into``; its manifest. This is the work
+    of the child of :mod:`arena.competition.unpack`: never called in the server's own process."""
+    check_format(data)
     try:
         _scan_headers(data, max_files, max_bytes)
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
             members = _members(tar, max_files, max_bytes)
             into.mkdir(parents=True)
             try:
@@ -238,30 +276,32 @@ def unpack(data: bytes, into: Path, max_files: int, max_bytes: int) -> Manifest:
             except BaseException:
                 shutil.rmtree(into, ignore_errors=True)
                 raise
-    except (tarfile.TarError, EOFError, zlib.error) as exc:
-        raise BundleError(f"not a readable tar archive (gzipped or not): {exc}") from exc
+    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise BundleError(f"not a readable gzip-compressed tar archive: {exc}") from exc
     except OSError as exc:  # e.g. a file and a folder of the same name
         raise BundleError(f"cannot unpack: {exc.strerror or exc}") from exc
 
 
 # The extended headers a tar may hold before an entry (POSIX pax, GNU long names): a real bundle's are
-# a few hundred bytes. tarfile reads each whole into memory, and parses a pax header with a regular
-# expression whose time grows with the square of its size in Python 3.11 before 3.11.10
-# (CVE-2024-6232): a bundle of 400 bytes held the server's event loop for 18 s, and a long name of
-# 300 MB (306 KB gzipped) took 2 GB. They are measured here first, from the raw headers.
+# a few hundred bytes (a path of 4,096 bytes needs some 4.2 KB). tarfile reads each whole into memory,
+# and parses a pax header with a regular expression whose time grows with the square of its size in
+# Python 3.11 before 3.11.10 (CVE-2024-6232): a bundle of 400 bytes held the server's event loop for
+# 18 s, three global headers of 64 KiB (which count as no file) 29 s, and a long name of 300 MB
+# (306 KB gzipped) took 2 GB. They are measured here first, from the raw headers, each and together;
+# and the whole of unpacking runs in a child with limits (arena.competition.unpack).
 EXTENDED_TYPES = (b"x", b"g", b"L", b"K", b"X")
-MAX_EXTENDED_BYTES = 64 * 1024
+MAX_EXTENDED_BYTES = 16 * 1024
+MAX_EXTENDED_TOTAL = 64 * 1024
 BLOCK = 512
 
 
 def _scan_headers(data: bytes, max_files: int, max_bytes: int) -> None:
     """Walk the archive's headers as raw blocks, decompressing as it goes, before tarfile reads it:
-    an extended header over MAX_EXTENDED_BYTES is refused, and the walk stops at the caps (entries,
+    an extended header over MAX_EXTENDED_BYTES, or extended headers over MAX_EXTENDED_TOTAL together,
+    are refused, and the walk stops at the caps (entries,
     and bytes: every header counts as a block of data) that :func:`_members` checks again."""
-    stream: io.BufferedIOBase = (
-        gzip.GzipFile(fileobj=io.BytesIO(data)) if data[:2] == b"\x1f\x8b" else io.BytesIO(data)
-    )
-    entries = consumed = 0
+    stream = gzip.GzipFile(fileobj=io.BytesIO(data))
+    entries = consumed = extended = 0
     budget = max_bytes + BLOCK * (3 * max_files + 64)  # the data, and each entry's headers
     while True:
         header = stream.read(BLOCK)
@@ -276,7 +316,14 @@ def _scan_headers(data: bytes, max_files: int, max_bytes: int) -> None:
                 f"an extended tar header of {size} bytes (at most {MAX_EXTENDED_BYTES}): not a "
                 "bundle packed by tar or arena compete submit"
             )
-        if kind not in EXTENDED_TYPES:
+        if kind in EXTENDED_TYPES:
+            extended += max(size, 0)
+            if extended > MAX_EXTENDED_TOTAL:
+                raise BundleError(
+                    f"extended tar headers of more than {MAX_EXTENDED_TOTAL} bytes in all: not a "
+                    "bundle packed by tar or arena compete submit"
+                )
+        else:
             entries += 1
             if entries > max_files:
                 raise BundleError(
@@ -386,7 +433,8 @@ def _extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], into: Path, l
 
 
 class Store:
-    """Bundles by content: ``<root>/<sha256>.tar.gz`` as received and ``<root>/<sha256>/`` unpacked.
+    """Bundles by content: ``<root>/<sha256>.tar.gz`` as received and ``<root>/<sha256>/`` unpacked,
+    by a confined child (:mod:`arena.competition.unpack`), never in this process.
 
     Submissions store their bundles in threads of their own, and two of them may bring the same bytes
     at once (two authors submitting the example bot): each unpacks into a folder of its own and renames
@@ -394,8 +442,9 @@ class Store:
     therefore whole whenever it exists; what a killed server left half-done is a hidden work folder,
     removed at the next start."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, sandbox: str = "auto") -> None:
         self.root = root
+        self.sandbox = sandbox  # the unpacking child's (arena.sandbox's modes)
         if root.is_dir():
             for stale in [*root.glob(".*.work-*"), *root.glob(".*.tmp")]:  # .tmp: older servers
                 shutil.rmtree(stale, ignore_errors=True)
@@ -409,13 +458,19 @@ class Store:
             return sha, read_manifest(folder), folder
         if folder.exists():  # no bundle's (one is renamed into place whole): in the way
             shutil.rmtree(folder, ignore_errors=True)
+        check_format(data)
         work = Path(tempfile.mkdtemp(prefix=f".{sha[:16]}.work-", dir=self.root))
         try:
-            manifest = unpack(data, work / "bundle", max_files, max_bytes)
+            # Never in this process (see arena.competition.unpack, which imports this module).
+            from arena.competition.unpack import unpack_outside
+
+            manifest, unpacked = unpack_outside(
+                data, work, max_files, max_bytes, sandbox=self.sandbox
+            )
             (work / "data").write_bytes(data)
             os.replace(work / "data", self.root / f"{sha}.tar.gz")  # the same bytes, if replaced
             try:
-                (work / "bundle").rename(folder)
+                unpacked.rename(folder)
             except OSError:
                 if not (folder / MANIFEST).is_file():  # not a bundle unpacked meanwhile
                     raise
@@ -436,3 +491,32 @@ class Store:
         work = Path(tempfile.mkdtemp(prefix=f".{sha[:16]}.work-", dir=self.root))
         (self.root / sha).rename(work / "bundle")
         return work
+
+
+# The unpacking child (arena.competition.unpack runs ``python -I -m arena.competition.bundles``): its
+# folder holds the archive; it unpacks it beside it and says how it went in one line of JSON.
+CHILD_ARCHIVE = "bundle.tar.gz"
+CHILD_OUT = "bundle"
+
+
+def child(args: list[str]) -> int:
+    """The unpacking child: CHILD_ARCHIVE of the working folder into CHILD_OUT (see
+    :mod:`arena.competition.unpack`); prints ``{"manifest": {...}}`` or ``{"refused": REASON}``."""
+    max_files, max_bytes = int(args[0]), int(args[1])
+    try:
+        data = Path(CHILD_ARCHIVE).read_bytes()
+        Path(CHILD_ARCHIVE).unlink()  # its room, for what it unpacks
+        manifest = unpack(data, Path(CHILD_OUT), max_files, max_bytes)
+    except BundleError as exc:
+        print(json.dumps({"refused": str(exc)}), flush=True)
+        return 1
+    except MemoryError:
+        print(json.dumps({"refused": "unpacking the bundle took more memory than allowed"}))
+        return 1
+    fields = {k: getattr(manifest, k) for k in ("name", "version", "language", "run", "build")}
+    print(json.dumps({"manifest": fields}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(child(sys.argv[1:]))

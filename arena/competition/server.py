@@ -164,7 +164,7 @@ class CompetitionServer:
         self.rng = random.Random(f"{(self.deal_key or b'').hex()}:{self.order}")
         # The bots' listener serves the bot gateway alone: no admin, no spectating.
         self.referee, _, self.manager = await create_server(
-            spec.server.bots, logs_dir=self.logs_dir, limits=spec.limits
+            spec.server.bots, logs_dir=self.logs_dir, limits=spec.limits, guarded=True
         )
         # Never shown to a bot, whatever its command names: the ledger (every deal's secret) and the
         # submitted bundles (every author's files).

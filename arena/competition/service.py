@@ -20,7 +20,8 @@ import grpc
 
 from arena.ledger import LedgerError
 from arena.ledger import competitions as store
-from arena.service.server import bind
+from arena.service.listener_caps import Caps, Guard, caps_for, marking
+from arena.service.server import HANDSHAKE_OPTIONS, bind, check_free, open_files_limit
 from arena.wire.v1 import competition_pb2 as pb
 from arena.wire.v1 import competition_pb2_grpc
 
@@ -190,10 +191,13 @@ class AuthorGuard(grpc.aio.ServerInterceptor):
     its body never reaches the server's memory whole. An accepted call runs with its author known
     (:data:`CALLER`)."""
 
-    def __init__(self, server: CompetitionServer) -> None:
+    def __init__(
+        self, server: CompetitionServer, on_authenticated: Callable[[str], None] | None = None
+    ) -> None:
         self.server = server
         self.known = KnownAuthors()
         self.under_way: Counter[int] = Counter()  # each author's calls under way, by id
+        self.on_authenticated = on_authenticated  # the listener's guard, told of a token shown
 
     async def intercept_service(
         self,
@@ -207,6 +211,8 @@ class AuthorGuard(grpc.aio.ServerInterceptor):
         handler = await continuation(handler_call_details)
         if handler is None or handler.unary_unary is None:
             return handler  # unknown method: UNIMPLEMENTED (the service has unary calls only)
+        if self.on_authenticated is not None:
+            return marking(_as(author, handler, self.under_way), self.on_authenticated)
         return _as(author, handler, self.under_way)
 
 
@@ -269,23 +275,64 @@ def leaderboard(server: CompetitionServer) -> list[pb.LeaderboardRow]:
     ]
 
 
-async def serve_submissions(server: CompetitionServer) -> tuple[grpc.aio.Server, str]:
-    """The submission service, started on the competition's address; (server, address)."""
+class SubmissionListener:
+    """The submission service's gRPC server, and the guard in front of it (none on a Unix socket)."""
+
+    def __init__(self, server: grpc.aio.Server, guard: Guard | None) -> None:
+        self.server = server
+        self.guard = guard
+
+    async def stop(self, grace: float | None) -> None:
+        if self.guard is not None:
+            await self.guard.close()
+        await self.server.stop(grace)
+
+
+async def serve_submissions(server: CompetitionServer) -> tuple[SubmissionListener, str]:
+    """The submission service, started on the competition's address; (its listener, address)."""
     caps = server.spec.submissions
     # A bundle travels as raw bytes (a protobuf bytes field, not base64): the largest message is the
     # bundle and a few bytes of framing. A bundle a little over the cap is told so by name; one far
     # over it is stopped by the transport (RESOURCE_EXHAUSTED) before it is held whole.
     limit = min(caps.max_bundle_mb * 1024 * 1024 + MESSAGE_MARGIN, 2**31 - 1)
+    address = server.spec.server.submissions
+    # Anyone on the network may reach it: a guard's caps per client and deadlines, its connections
+    # a share of the open files (20,174 idle ones once spent them all, the ledger's included).
+    guard = None
+    if not address.startswith("unix:"):
+        check_free(address, "submissions")
+        guard = Guard("submissions", submission_caps(open_files_limit()))
     grpc_server = grpc.aio.server(
-        interceptors=[AuthorGuard(server)],
+        interceptors=[AuthorGuard(server, guard.authenticated if guard else None)],
         options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.so_reuseport", 0),  # a port in use is an error, not shared
+            *HANDSHAKE_OPTIONS,
+            *([("grpc.max_allowed_incoming_connections", guard.caps.connections)] if guard else []),
         ],
     )
     competition_pb2_grpc.add_CompetitionServicer_to_server(CompetitionServicer(server), grpc_server)
-    address = server.spec.server.submissions
-    port = bind(grpc_server, address, "submissions")
-    await grpc_server.start()
+    if guard is not None:
+        bind(grpc_server, guard.backend_address, "submissions")
+        try:
+            port = await guard.listen(address)
+        except OSError:
+            await guard.close()
+            raise
+    else:
+        port = bind(grpc_server, address, "submissions")
+    try:
+        await grpc_server.start()
+    except BaseException:
+        if guard is not None:
+            await guard.close()
+        raise
     host = address.rsplit(":", 1)[0]
-    return grpc_server, f"{host}:{port}"
+    return SubmissionListener(grpc_server, guard), f"{host}:{port}"
+
+
+def submission_caps(open_files: int) -> Caps:
+    """The submission listener's caps: an eighth of the open files, at most 256 connections (an
+    author has CALLS_PER_AUTHOR calls at a time, each a connection at most), 4 anonymous ones per
+    client."""
+    return caps_for(open_files, 8, 256, per_client=4)

@@ -18,6 +18,7 @@ from arena.ledger.db import PLANNED_COLUMNS, Ledger, _now, planned_game
 from arena.ledger.errors import LedgerError
 from arena.ledger.errors import guarded as _guarded
 from arena.ledger.leaderboard import competition_board, placings
+from arena.ledger.names import skeleton
 from arena.tokens import new_token
 from arena.tournament.schedule import ScheduledGame
 from arena.tournament.spec import Entrant
@@ -106,11 +107,17 @@ class Competitions:
             )
         token = new_token()
         with self.ledger.transaction():
-            if self.conn.execute(
-                "SELECT 1 FROM authors WHERE competition_id = ? AND name = ?",
-                (competition_id, name),
-            ).fetchone():
-                raise LedgerError(f"{self.path}: there is already an author named {name!r}")
+            wanted = skeleton(name)
+            for (other,) in self.conn.execute(
+                "SELECT name FROM authors WHERE competition_id = ?", (competition_id,)
+            ):
+                if other == name:
+                    raise LedgerError(f"{self.path}: there is already an author named {name!r}")
+                if skeleton(other) == wanted:
+                    raise LedgerError(
+                        f"{self.path}: the author name {name!r} is too like another author's, "
+                        f"{other!r}: names must differ by more than case, punctuation or look-alike letters"
+                    )
             self.conn.execute(
                 "INSERT INTO authors (competition_id, name, token_hash, created_at) VALUES (?, ?, ?, ?)",
                 (competition_id, name, hash_token(token), _now()),
@@ -160,6 +167,8 @@ class Competitions:
             ).fetchone()
             if owner is not None and owner[1] != author_id:
                 raise LedgerError(f"the bot name {bot!r} belongs to another author ({owner[0]})")
+            if owner is None:
+                self._name_unlike_others(competition_id, author_id, bot)
             earlier = self.conn.execute(
                 "SELECT id, status FROM submissions WHERE competition_id = ? AND bot = ? "
                 "AND version = ?",
@@ -188,6 +197,21 @@ class Competitions:
                  hash_token(token) if token else None, BUILDING if bundle else CHECKING, now, now),
             )  # fmt: skip
         return int(cur.lastrowid or 0), token
+
+    def _name_unlike_others(self, competition_id: int, author_id: int, bot: str) -> None:
+        """Refuse a new bot name that a reader would take for another author's: the same after case
+        folding, punctuation and look-alike folding (:mod:`arena.ledger.names`)."""
+        wanted = skeleton(bot)
+        for other, owner in self.conn.execute(
+            "SELECT DISTINCT s.bot, a.name FROM submissions s JOIN authors a ON a.id = s.author_id "
+            "WHERE s.competition_id = ? AND s.author_id != ?",
+            (competition_id, author_id),
+        ):
+            if skeleton(other) == wanted:
+                raise LedgerError(
+                    f"the bot name {bot!r} is too like {other!r}, another author's ({owner}): "
+                    "names must differ by more than case, punctuation or look-alike letters"
+                )
 
     @_guarded
     def set_status(

@@ -147,9 +147,12 @@ class Queries:
         ).fetchone()
         if found is None:
             return []
+        variant_of_board = found[1]
         return [
-            BoardRow(p.name, p.version, found[1], p.mu, p.sigma, p.exposed, p.games, p.entrant_id)
-            for p in placings(self.conn, found[0])
+            BoardRow(name, version, variant_of_board, mu, sigma, exposed, games, entrant_id)
+            for _, entrant_id, name, version, _, _, _, mu, sigma, exposed, games in placings(
+                self.conn, found[0]
+            )
         ]
 
     @_guarded

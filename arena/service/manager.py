@@ -38,6 +38,9 @@ from arena.tokens import new_token
 class PlayerSpec:
     name: str
     command: str = ""  # empty: a remote bot that dials in with its token
+    # Why this player will not play (a tournament's entrant excluded by its pre-run check): nothing
+    # is started for it, nobody may take its seat, and it fails its first decision with this reason.
+    absent: str = ""
 
 
 @dataclass(slots=True)
@@ -92,6 +95,10 @@ class MatchManager:
         deal_key: bytes = b"",
     ) -> None:
         self.address = ""  # set by the server once bound: the bot gateway's TCP address
+        # Where the bots this manager launches in the light mode dial in, when not ``address``: a
+        # guarded listener's gRPC socket (same user, private folder), past the guard's caps for
+        # anonymous clients, which a crowd of local bots starting at once must not meet.
+        self.local_address = ""
         # Each sandboxed bot's Unix socket (set by the server: None, and sandboxed bots cannot
         # connect, for a manager that serves no bots).
         self.sockets: BotSockets | None = None
@@ -201,6 +208,11 @@ class MatchManager:
         try:
             for seat_ports, seat_specs in zip(entry.players, entry.specs, strict=True):
                 for port, spec in zip(seat_ports, seat_specs, strict=True):
+                    if spec.absent:
+                        self._tokens.pop(port.token, None)
+                        port.claimed = True
+                        port.on_closed(Outcome.CRASH, spec.absent)
+                        continue
                     if not spec.command:
                         waiting = self._waiting.get(spec.name)
                         if waiting is not None and waiting.idle and not waiting.ended:
@@ -411,7 +423,7 @@ class MatchManager:
             proc = await BotProcess.start(
                 spec.name,
                 spec.command,
-                self.address,
+                self.local_address or self.address,
                 port.token,
                 log,
                 entry.limits,

@@ -27,6 +27,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from arena.bots.limits import Limits
+from arena.service.listener_caps import Caps, Guard, caps_for, marking
 from arena.service.manager import MatchManager
 from arena.service.servicers import GATEWAY_SERVICE, Admin, BotGateway, add_gateway
 from arena.service.sockets import BotSockets
@@ -66,6 +67,11 @@ MIN_TCP_CONNECTIONS = 64
 # hard limit, a million on many systems: a quarter of that was 290 GB to be had from the network.
 MAX_TCP_CONNECTIONS = 1024
 MAX_OPEN_FILES = 1 << 20  # the most the referee asks for, under an unlimited hard limit
+# Every listener: a connection that has not sent HTTP/2's preface (and its first SETTINGS) within this
+# is closed by gRPC itself (its handshake's deadline: 120 s unless set). Behind a guard the guard's own
+# deadline comes first; a server without one (arena run's in-process referee) has this.
+HANDSHAKE_SECONDS = 10
+HANDSHAKE_OPTIONS = [("grpc.server_handshake_timeout_ms", HANDSHAKE_SECONDS * 1000)]
 BOT_SERVER_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_BOT_RECEIVE_BYTES),
     ("grpc.so_reuseport", 0),
@@ -92,6 +98,18 @@ def tcp_connections(open_files: int) -> int:
     return max(MIN_TCP_CONNECTIONS, min(MAX_TCP_CONNECTIONS, open_files // TCP_SHARE_OF_OPEN_FILES))
 
 
+def bot_caps(open_files: int) -> Caps:
+    """The guarded bots' listener's caps: a quarter of the open files (as unguarded), at most
+    MAX_TCP_CONNECTIONS; a connection must have a Hello with a seat's token accepted within 20 s (the
+    gateway's own deadline for the Hello is HELLO_TIMEOUT, on each stream)."""
+    return caps_for(open_files, TCP_SHARE_OF_OPEN_FILES, MAX_TCP_CONNECTIONS, MIN_TCP_CONNECTIONS)
+
+
+def admin_caps(open_files: int) -> Caps:
+    """The guarded admin listener's: the organiser's tools and the web's Live page, a few dozen."""
+    return caps_for(open_files, 32, 128)
+
+
 def is_loopback(address: str) -> bool:
     host = address.rsplit(":", 1)[0].strip("[]")
     if address.startswith("unix:"):
@@ -108,8 +126,9 @@ class AdminGuard(grpc.aio.ServerInterceptor):
     """Every call on the admin listener (admin, health, reflection) must carry
     ``authorization: Bearer <token>``."""
 
-    def __init__(self, token: str) -> None:
+    def __init__(self, token: str, on_authenticated: Callable[[str], None] | None = None) -> None:
         self.expected = f"Bearer {token}"
+        self.on_authenticated = on_authenticated  # the listener's guard, told of a token shown
 
     async def intercept_service(
         self,
@@ -125,7 +144,10 @@ class AdminGuard(grpc.aio.ServerInterceptor):
         ):
             handler = await continuation(handler_call_details)
             return _deny(handler)
-        return await continuation(handler_call_details)
+        handler = await continuation(handler_call_details)
+        if handler is not None and self.on_authenticated is not None:
+            return marking(handler, self.on_authenticated)
+        return handler
 
 
 def _deny(handler: grpc.RpcMethodHandler[Any, Any] | None) -> grpc.RpcMethodHandler[Any, Any]:
@@ -199,8 +221,11 @@ class ArenaServer:
         self.admin = admin
         self.admin_address = admin_address  # HOST:PORT, the port as bound
         self.admin_token = admin_token
+        self.guards: list[Guard] = []  # in front of its TCP listeners, when guarded
 
     async def stop(self, grace: float | None) -> None:
+        for guard in self.guards:
+            await guard.close()
         if self.admin is not None:
             await self.admin.stop(grace)
         await self.bots.stop(grace)
@@ -273,27 +298,53 @@ async def create_server(
     limits: Limits | None = None,
     deal_key: bytes = b"",
     gateway: Callable[[MatchManager], BotGateway] = BotGateway,
+    guarded: bool = False,
 ) -> tuple[ArenaServer, int, MatchManager]:
     """A started referee: the bot listener on ``address`` (port 0: any free port; at most
     :func:`tcp_connections` at a time, this process's open files raised to their hard limit), a Unix
     socket for each sandboxed bot (arena.service.sockets), its port, and its manager. With ``admin_address``, also the admin listener there, whose calls must
     carry ``admin_token`` (a fresh one is made when none is given: ``server.admin_token``). ``limits``
     and ``deal_key`` are the server's policy for matches that name none (those started through the
-    admin service). ``gateway`` makes the bot gateway servicer (a subclass may watch the streams)."""
+    admin service). ``gateway`` makes the bot gateway servicer (a subclass may watch the streams).
+    ``guarded``: each TCP listener (the bots', the admin's) is a :class:`listener_caps.Guard`'s, with
+    caps per client, deadlines and room kept for clients that showed a token (for a server anyone on
+    the network may reach: ``arena serve``, a competition)."""
     if admin_token and not admin_address:
         raise ValueError("an admin token was given without an admin address to serve it on")
     manager = MatchManager(
         records_dir=records_dir, logs_dir=logs_dir, limits=limits, deal_key=deal_key
     )
-    tcp_cap = ("grpc.max_allowed_incoming_connections", tcp_connections(open_files_limit()))
-    bots = grpc.aio.server(options=[*BOT_SERVER_OPTIONS, tcp_cap])
+    open_files = open_files_limit()
+    tcp_cap = ("grpc.max_allowed_incoming_connections", tcp_connections(open_files))
+    guards: list[Guard] = []
+    bot_guard = admin_guard = None
+    if guarded and not address.startswith("unix:"):
+        check_free(address, "bots")
+        if admin_address and not admin_address.startswith("unix:"):
+            check_free(admin_address, "the admin service")
+        bot_guard = Guard("bots", bot_caps(open_files))
+        guards.append(bot_guard)
+        tcp_cap = ("grpc.max_allowed_incoming_connections", bot_guard.caps.connections)
+    bots = grpc.aio.server(options=[*BOT_SERVER_OPTIONS, tcp_cap, *HANDSHAKE_OPTIONS])
     servicer = gateway(manager)
+    if bot_guard is not None:
+        servicer.on_authenticated = bot_guard.authenticated
     add_gateway(servicer, bots)
     bot_health = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(bot_health, bots)
-    port = bind(bots, address, "bots")
+    if bot_guard is not None:
+        bind(bots, bot_guard.backend_address, "bots")
+        try:
+            port = await bot_guard.listen(address)
+        except OSError:
+            await bot_guard.close()
+            raise
+    else:
+        port = bind(bots, address, "bots")
     host = address.rsplit(":", 1)[0]
     manager.address = f"{host}:{port}"
+    if bot_guard is not None:
+        manager.local_address = bot_guard.backend_address
 
     # A Unix socket for each sandboxed bot (no network): see arena.service.sockets.
     def register(server: grpc.aio.Server) -> None:
@@ -308,16 +359,28 @@ async def create_server(
     token = ""
     if admin_address:
         token = admin_token or new_token(32)
-        admin = grpc.aio.server(interceptors=[AdminGuard(token)], options=SERVER_OPTIONS)
+        if guarded and not admin_address.startswith("unix:"):
+            admin_guard = Guard("the admin service", admin_caps(open_files))
+            guards.append(admin_guard)
+        interceptor = AdminGuard(token, admin_guard.authenticated if admin_guard else None)
+        admin = grpc.aio.server(
+            interceptors=[interceptor], options=[*SERVER_OPTIONS, *HANDSHAKE_OPTIONS]
+        )
         admin_pb2_grpc.add_AdminServicer_to_server(Admin(manager), admin)
         health_pb2_grpc.add_HealthServicer_to_server(admin_health, admin)
         reflection.enable_server_reflection(
             (ADMIN_SERVICE, HEALTH_SERVICE, reflection.SERVICE_NAME), admin
         )
         try:
-            admin_port = bind(admin, admin_address, "the admin service")
+            if admin_guard is not None:
+                bind(admin, admin_guard.backend_address, "the admin service")
+                admin_port = await admin_guard.listen(admin_address)
+            else:
+                admin_port = bind(admin, admin_address, "the admin service")
         except OSError:
             await sockets.close()
+            for guard in guards:
+                await guard.close()
             raise
         bound_admin = f"{admin_address.rsplit(':', 1)[0]}:{admin_port}"
     try:
@@ -329,7 +392,11 @@ async def create_server(
     except BaseException:
         await bots.stop(None)
         await sockets.close()
+        for guard in guards:
+            await guard.close()
         raise
     for name in ("", GATEWAY_SERVICE):
         await bot_health.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return ArenaServer(bots, servicer, admin, bound_admin, token), port, manager
+    server = ArenaServer(bots, servicer, admin, bound_admin, token)
+    server.guards = guards
+    return server, port, manager

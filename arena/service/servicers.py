@@ -125,6 +125,9 @@ def add_gateway(servicer: BotGateway, server: grpc.aio.Server) -> None:
 class BotGateway(bot_pb2_grpc.BotGatewayServicer):
     def __init__(self, manager: MatchManager) -> None:
         self.manager = manager
+        # Told the peer of each stream whose Hello is accepted (a guarded listener's guard: its
+        # connection is no longer anonymous).
+        self.on_authenticated: Callable[[str], None] = lambda peer: None
 
     async def Play(  # type: ignore[override]  # writes with context.write, from the referee's task
         self,
@@ -173,6 +176,7 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
         if port is None and lobby is None:
             await self.refuse(context, hello.token, why)
             return
+        self.on_authenticated(context.peer())
         if lobby is not None:
             session = lobby
         else:

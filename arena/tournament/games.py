@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from arena.bots.limits import Limits
-from arena.referee import MatchConfig, Policies, TimeControl
+from arena.referee import FailurePolicy, MatchConfig, Policies, TimeControl
 from arena.service.manager import MatchManager, PlayerSpec
 from arena.tournament.deals import DealSuite
 from arena.tournament.schedule import ScheduledGame
@@ -37,6 +37,10 @@ class Rules:
     # A tournament's deal suite: a game's deal d is its deal d (seed, dealer, decks); None: the
     # scheduled game's seed alone.
     deals: DealSuite | None = None
+    # Entrants that will not play, and why (excluded by a tournament's pre-run check, with
+    # on_check_failure = "exclude"): nothing is started for them, and each forfeits its games at its
+    # first decision, whatever the policy for a crash.
+    absent: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +63,10 @@ class GamePlayer:
     async def play(self, game: ScheduledGame, commands: Mapping[str, str]) -> Played:
         """Play ``game``; ``commands`` gives each player's command line ("" for a remote bot)."""
         rules = self.rules
+        absent = dict(rules.absent)
+        policies = rules.policies
+        if any(n in absent for seat in game.seats for n in seat):
+            policies = replace(policies, on_crash=FailurePolicy.FORFEIT)
         loop = asyncio.get_running_loop()
         replays = 0
         while True:
@@ -68,13 +76,15 @@ class GamePlayer:
                 seed=game.seed,
                 games=1,
                 time_control=rules.time_control,
-                policies=rules.policies,
+                policies=policies,
                 game_seeds=(game.seed,),
                 deal_key=rules.deal_key or b"",
             )
             if rules.deals is not None:
                 config = rules.deals.deal(game.deal).configure(config)
-            players = [[PlayerSpec(n, commands[n]) for n in seat] for seat in game.seats]
+            players = [
+                [PlayerSpec(n, commands[n], absent.get(n, "")) for n in seat] for seat in game.seats
+            ]
             entry = self.manager.create(
                 config, players, CONNECT_TIMEOUT, rules.limits, rules.matches_per_process
             )

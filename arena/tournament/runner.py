@@ -98,6 +98,8 @@ class TournamentRunner:
         self.cluster = cluster
         self.cluster_player: ClusterPlayer | None = None
         self.isolation = ""  # on a cluster: the sandbox a node gave the entrants' check
+        # Entrants the pre-run check left out of play (on_check_failure = "exclude"), and why.
+        self.excluded: dict[str, str] = {}
 
     async def run(self) -> int:
         """Play every game not yet recorded; returns the tournament's id in the ledger.
@@ -151,8 +153,7 @@ class TournamentRunner:
                 self.isolation, failures = await on.preflight(
                     self.commands, spec.variant, spec.options, spec.limits, spec.concurrency
                 )
-                if failures:
-                    raise EntrantCannotStart(failures)
+                self._judge_check(failures)
 
             async def play(rules: Rules) -> None:
                 on.rules = rules
@@ -204,6 +205,7 @@ class TournamentRunner:
                         spec.matches_per_process,
                         self.deal_key,
                         spec.deals,
+                        tuple(self.excluded.items()),
                     )
                 )
             finally:
@@ -233,8 +235,28 @@ class TournamentRunner:
             return f"entrant {name!r} ({self.commands[name]}): {why}" if why else ""
 
         failures = [f for f in await asyncio.gather(*(check(e.name) for e in spec.entrants)) if f]
-        if failures:
+        self._judge_check(failures)
+
+    def _judge_check(self, failures: list[str]) -> None:
+        """What the pre-run check's failures (one line each, ``entrant 'NAME' (COMMAND): why``) do
+        to the run: with ``on_check_failure = "stop"`` they stop it (EntrantCannotStart); with
+        "exclude" each failing entrant is left out of play (:attr:`excluded`: it forfeits its own
+        games, recorded with the check's reason) while at least two entrants remain to play."""
+        if not failures:
+            return
+        names = [e.name for e in self.spec.entrants]
+        failed = {
+            name: line
+            for line in failures
+            for name in names
+            if line.startswith(f"entrant {name!r} ")
+        }
+        if self.spec.on_check_failure != "exclude" or len(names) - len(failed) < 2:
             raise EntrantCannotStart(failures)
+        for name, line in failed.items():
+            local = f"entrant {name!r} ({self.commands[name]}): "
+            why = line.removeprefix(local) if line.startswith(local) else line.split("): ", 1)[-1]
+            self.excluded[name] = f"excluded by the pre-run check: {why}"
 
     async def _run_with(self, player: Player) -> None:
         spec = self.spec

@@ -31,6 +31,8 @@ field and what was expected, every error of a file at once.
     [policies]                      # forfeit or random-action, per failure
     on_timeout = "forfeit"
     max_strikes = 3
+    on_check_failure = "stop"       # an entrant failing the pre-run check: stop the run, or
+                                    # "exclude" it (it forfeits its own games; the others play)
 
     [limits]                        # per bot process; 0: no limit
     memory_mb = 4096                # address space
@@ -131,6 +133,9 @@ class TournamentSpec:
     limits: Limits = field(default_factory=Limits)
     matches_per_process: int = 1
     cluster: str = ""  # a Ray cluster's address ("": this machine); not part of its identity
+    # An entrant that fails the pre-run check (cannot start, never dials in, no Hello): "stop" the run
+    # before its first game, or "exclude" it (it forfeits each of its games, with the check's reason).
+    on_check_failure: str = "stop"
     source: str = ""  # the file it came from
     # The deal suite the pairings play (None: deals derived from the seed), and its file (resolved);
     # its content, not its path, is part of the tournament's identity.
@@ -187,6 +192,13 @@ class TournamentSpec:
                 "on_crash": self.policies.on_crash.value,
                 "on_protocol_error": self.policies.on_protocol_error.value,
                 "max_strikes": self.policies.max_strikes,
+                # Only when set: the identity of every tournament registered before it existed
+                # stays what it was.
+                **(
+                    {"on_check_failure": self.on_check_failure}
+                    if self.on_check_failure != "stop"
+                    else {}
+                ),
             },
             "limits": asdict(self.limits),
             "entrants": [
@@ -209,6 +221,20 @@ class EntrantModel(BaseModel):
     version: str | int | float = ""
 
 
+class TournamentPoliciesModel(PoliciesModel):
+    """A tournament's [policies]: a match's (per failure), and what an entrant that fails the
+    pre-run check does to the run (a competition checks each submission on its own instead)."""
+
+    on_check_failure: Literal["stop", "exclude"] = Field(
+        default="stop",
+        description=(
+            "An entrant that cannot start, never dials in or fails the pre-run check: 'stop' the run "
+            "before its first game (the default), or 'exclude' it: it forfeits each of its own "
+            "games, recorded with the check's reason, and everyone else plays."
+        ),
+    )
+
+
 class TournamentModel(BaseModel):
     """A tournament file."""
 
@@ -228,7 +254,7 @@ class TournamentModel(BaseModel):
     rounds: Annotated[int, Field(ge=0, le=MAX_ROUNDS)] = 0
     challenger: str = ""
     time_control: TimeControlModel = TimeControlModel()
-    policies: PoliciesModel = PoliciesModel()
+    policies: TournamentPoliciesModel = TournamentPoliciesModel()
     limits: LimitsModel = LimitsModel()
     matches_per_process: Annotated[int, Field(ge=1, le=MAX_MATCHES_PER_PROCESS)] = 1
     cluster: str = Field(
@@ -387,6 +413,7 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
         limits=limits,
         matches_per_process=m.matches_per_process,
         cluster=cluster,
+        on_check_failure=m.policies.on_check_failure,
         source=source,
         deals=suite,
         deals_file=deals_file,

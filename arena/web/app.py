@@ -45,7 +45,15 @@ from arena.tournament.summary import counted
 from arena.web import queries as q
 from arena.web.game_counts import Tally
 from arena.web.handlers import entrants, events, games, live
-from arena.web.handlers.common import BadRequest, WebState, number, page, percent
+from arena.web.handlers.common import (
+    REPLAYS_KEPT,
+    BadRequest,
+    FrameCache,
+    WebState,
+    number,
+    page,
+    percent,
+)
 from arena.web.live import Referee
 from arena.web.middleware import LoopbackOnly, SecurityHeaders
 from arena.web.reader import LedgerUnavailable, Reader
@@ -193,6 +201,6 @@ def create_app(
         tally=Tally(reader),
         referee=Referee(server, admin_token) if server else None,
         templates=Jinja2Templates(env=environment()),
-        replays=games.FrameCache(games.REPLAYS_KEPT),
+        replays=FrameCache(REPLAYS_KEPT),
     )
     return app

@@ -25,6 +25,9 @@ HEARTBEAT = 15.0  # seconds between comments on an idle stream (proxies close si
 # Live streams at a time: each holds a stream of the referee's admin service, and anyone who can
 # reach the web may open them.
 MAX_WATCHERS = 64
+# ... and at most this many for one client (by its address): one client's 70 streams held all 64 and
+# every other visitor was told the server was full. A browser follows one match per tab.
+MAX_WATCHERS_PER_CLIENT = 4
 CALL_TIMEOUT = 10.0  # seconds for a unary call to the referee
 
 OUTCOME_NAMES = {
@@ -43,8 +46,21 @@ class LiveError(Exception):
 
 
 class _Count:
+    """The live streams open now, in all and by client."""
+
     def __init__(self) -> None:
         self.n = 0
+        self.by_client: dict[str, int] = {}
+
+    def take(self, client: str) -> None:
+        self.n += 1
+        self.by_client[client] = self.by_client.get(client, 0) + 1
+
+    def give_back(self, client: str) -> None:
+        self.n -= 1
+        left = self.by_client.pop(client) - 1
+        if left:
+            self.by_client[client] = left  # a client with none holds no entry: no growth per client
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,12 +128,22 @@ class Referee:
             ],
         }
 
-    async def stream(self, match_id: str, after: tuple[int, int] | None) -> AsyncIterator[str]:
+    async def stream(
+        self, match_id: str, after: tuple[int, int] | None, client: str = ""
+    ) -> AsyncIterator[str]:
         """Server-sent events: the match's public events from the start (those up to ``after``,
         (game, sequence), left out), a comment every :data:`HEARTBEAT` seconds while it is quiet, then
-        ``end`` with the results, or ``failure`` with what went wrong."""
+        ``end`` with the results, or ``failure`` with what went wrong. ``client``: who asks (its
+        address), held to :data:`MAX_WATCHERS_PER_CLIENT` streams at a time."""
         if self.watchers.n >= MAX_WATCHERS:
             message = f"this server follows {MAX_WATCHERS} live streams at most; try again later"
+            yield _sse("failure", {"message": message})
+            return
+        if self.watchers.by_client.get(client, 0) >= MAX_WATCHERS_PER_CLIENT:
+            message = (
+                f"you follow {MAX_WATCHERS_PER_CLIENT} live streams already, the most for one "
+                "client; close one first"
+            )
             yield _sse("failure", {"message": message})
             return
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
@@ -138,7 +164,7 @@ class Referee:
                 await queue.put(("failure", str(exc)))
 
         task = asyncio.create_task(pump())
-        self.watchers.n += 1
+        self.watchers.take(client)
         try:
             yield "retry: 2000\n\n"
             while True:
@@ -160,7 +186,7 @@ class Referee:
                     yield _sse("failure", {"message": value})
                     return
         finally:
-            self.watchers.n -= 1
+            self.watchers.give_back(client)
             task.cancel()
             await asyncio.wait({task})  # a cancellation of this generator's own goes on
             failed = None if task.cancelled() else task.exception()

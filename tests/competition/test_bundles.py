@@ -94,8 +94,12 @@ def test_hostile_bundles_are_refused_before_anything_is_written(
 
 
 def test_garbage_is_not_a_bundle(tmp_path: Path) -> None:
-    with pytest.raises(BundleError, match="not a readable tar archive"):
+    with pytest.raises(BundleError, match="zip: a bundle is a gzip-compressed tar"):
         unpack(b"PK\x03\x04 not a tarball" * 10, tmp_path / "out", 10, MB)
+    with pytest.raises(BundleError, match=r"^a bundle is a gzip-compressed tar"):
+        unpack(b"not a tarball" * 10, tmp_path / "out", 10, MB)
+    with pytest.raises(BundleError, match="not a readable gzip-compressed tar archive"):
+        unpack(b"\x1f\x8b not a tarball" * 10, tmp_path / "out", 10, MB)
 
 
 def test_a_lying_header_is_caught_while_writing(tmp_path: Path) -> None:

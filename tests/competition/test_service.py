@@ -13,6 +13,7 @@ import pytest
 from intake_helpers import Gates, bundle, run, running, until
 
 from arena.competition import service
+from arena.service.server import open_files_limit
 from arena.wire.v1 import competition_pb2 as pb
 from arena.wire.v1 import competition_pb2_grpc
 
@@ -225,3 +226,38 @@ async def calls_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
         board = await calls.Leaderboard(pb.LeaderboardRequest(), metadata=mine)
         assert board.competition == "Intake"  # the calls that ended are counted no more
         await channel.close()
+
+
+def test_a_flood_of_idle_connections_leaves_authors_and_the_ledger_their_room(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(idle_flood, tmp_path, monkeypatch)
+
+
+async def idle_flood(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red team, issue 47 item 6: 20,174 idle connections to the submission port spent the server's
+    open files: no game was recorded, an author got UNAVAILABLE, the ledger could open no file and
+    the server exited. The port is now a guard's: one client keeps 4 anonymous connections at most,
+    the listener a share of the open files, and an author's call goes through."""
+    async with running(tmp_path, monkeypatch, Gates()) as (server, comp, _):
+        host, port = server.submissions_address.rsplit(":", 1)
+        writers = []
+        for _ in range(1000):
+            _, writer = await asyncio.open_connection(host, int(port), local_addr=("127.0.0.2", 0))
+            writer.write(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+            writers.append(writer)
+        try:
+            guard = server.submissions.guard
+            await until(lambda: guard.refused >= 996, lambda: (guard.total, guard.refused))
+            assert guard.total <= 4, "one client's anonymous connections are capped"
+            share = max(open_files_limit() // 8, 16 * 3)  # an eighth, at least 16 connections
+            assert guard.caps.connections * 3 <= share, "a share of the open files"
+            channel, calls = stub(server.submissions_address)
+            bob = (("authorization", f"Bearer {comp.add_author(server.cid, 'bob')}"),)
+            sent = await calls.Submit(pb.SubmitRequest(bundle=bundle("1")), metadata=bob)
+            assert sent.version == "1"
+            await channel.close()
+            await asyncio.to_thread(comp.submissions, server.cid)  # the ledger opens its files
+        finally:
+            for writer in writers:
+                writer.close()

@@ -300,3 +300,44 @@ def test_the_later_version_stays_in_play_whichever_passes_first(
         ("4", SUSPENDED, "suspended: too many crashes"),
     ]
     assert store.submission(four).entrant_id == e4
+
+
+def test_a_name_like_another_authors_bot_is_refused(
+    comp: tuple[Ledger, Competitions, int],
+) -> None:
+    """Red team, issue 47 item 7: look-alike names beside another author's ``py-trickster`` were
+    accepted. Case, punctuation, digits drawn as letters and Cyrillic look-alikes are folded; the
+    owner may still use any of them, and a name that only shares letters is another name."""
+    _, store, cid = comp
+    ada = store.author_of(cid, store.add_author(cid, "ada"))
+    eve = store.author_of(cid, store.add_author(cid, "eve"))
+    assert ada and eve
+    store.submit(cid, ada.id, "py-trickster", "1", "python", bundle="a" * 64, run="r")
+    for alike in (
+        "Py-Trickster", "py-trickster.", "py_trickster", "PY.TRICKSTER", "py-tr1ckster",
+        "pytrickster", "py-tricks\u0442er", "\u0440\u0443-trickster", "py-trick5ter",
+    ):  # fmt: skip
+        with pytest.raises(LedgerError, match=f"'{alike}' is too like 'py-trickster', another "):
+            store.submit(cid, eve.id, alike, "1", "python", bundle="b" * 64, run="r")
+    store.submit(cid, eve.id, "py-trickster-2", "1", "python", bundle="c" * 64, run="r")
+    store.submit(cid, eve.id, "py-tricks", "1", "python", bundle="d" * 64, run="r")
+    # the owner's own names are not refused for looking like each other
+    store.submit(cid, ada.id, "Py_Trickster", "1", "python", bundle="e" * 64, run="r")
+    with pytest.raises(LedgerError, match="'Eve' is too like another author's, 'eve'"):
+        store.add_author(cid, "Eve")
+    with pytest.raises(LedgerError, match="too like another author's, 'ada'"):
+        store.add_author(cid, "\u0430d\u0430")  # Cyrillic a
+
+
+def test_skeletons_fold_what_a_reader_cannot_tell_apart() -> None:
+    from arena.ledger.names import same_name, skeleton
+
+    assert skeleton("Py-Trickster.") == skeleton("py_trickster") == "pytrlckster"
+    assert same_name("corn", "com") and same_name(
+        "\uff50\uff59\uff0d\uff42\uff4f\uff54", "py-bot"
+    )  # rn, full width
+    assert same_name("café", "cafe") and same_name(
+        "\u03c3\u03bf\u03c6\u03af\u03b1", "\u03c3\u03bf\u03c6\u03b9\u03b1"
+    )
+    assert not same_name("py-trickster", "py-tricksters")
+    assert not same_name("alpha", "alpha2")

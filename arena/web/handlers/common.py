@@ -4,8 +4,11 @@ parameters, and the number formats the pages and templates share."""
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -16,12 +19,35 @@ from arena.web.game_counts import Tally
 from arena.web.live import Referee
 from arena.web.reader import Reader
 
-if TYPE_CHECKING:
-    from arena.web.handlers.games import FrameCache
+REPLAYS_KEPT = 64  # replays kept built (each is some hundreds of kilobytes of JSON)
 
 
 class BadRequest(ValueError):
     """A query parameter that cannot be used; the message names it."""
+
+
+class FrameCache:
+    """The last replays served (building one steps through the whole game), least recently used out."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[Hashable, bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> bytes | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: Hashable, value: bytes) -> bytes:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,13 +1,10 @@
 """The games: the filtered list, a game's page (the replay player), its record, and its replay frames
-in one view, built once and kept (:class:`FrameCache`)."""
+in one view, built once and kept (:class:`arena.web.handlers.common.FrameCache`)."""
 
 from __future__ import annotations
 
 import json
-import threading
 import zlib
-from collections import OrderedDict
-from collections.abc import Hashable
 from dataclasses import replace
 from typing import Any
 
@@ -20,8 +17,6 @@ from arena.web import game_queries as gq
 from arena.web import queries as q
 from arena.web.handlers.common import BadRequest, int_param, page, path_int, search_param, state
 from arena.web.replay import ReplayError, frames
-
-REPLAYS_KEPT = 64  # replays kept built (each is some hundreds of kilobytes of JSON)
 
 
 def game_filter(request: Request) -> gq.GameFilter:
@@ -154,30 +149,6 @@ def _replay(game_id: int, data: dict[str, Any], view: int | None) -> bytes:
         raise BadRequest(f"seat must be 0..{len(record.players) - 1} for game {game_id}")
     body = frames(record, record.games[0], view)
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-class FrameCache:
-    """The last replays served (building one steps through the whole game), least recently used out."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[Hashable, bytes] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> bytes | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
-
-    def put(self, key: Hashable, value: bytes) -> bytes:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-        return value
 
 
 def _sealed_message(game_id: int) -> str:

@@ -58,7 +58,8 @@ async def api_live_match(request: Request) -> Response:
 
 async def live_events(request: Request) -> Response:
     after = parse_last_id(request.headers.get("last-event-id"))
-    stream = _referee(request).stream(request.path_params["match_id"], after)
+    client = request.client.host if request.client is not None else ""
+    stream = _referee(request).stream(request.path_params["match_id"], after, client)
     return StreamingResponse(
         stream,
         media_type="text/event-stream",

@@ -3,11 +3,16 @@
 isort:skip_file
 Bezique Arena protocol, version 1: the game's values.
 
-Cards and actions travel in their exact text forms, the same as the rules engine's: a card is "QS",
-"TD", "7H" (a copy the seat has not declared) or "QS.2" (the physical copy of pack 2: a declared or
-otherwise public card); an action is "play QS", "declare royal-marriage KH QH", "exchange 7H",
-"declare carte-blanche" or "done". A bot may always answer by copying one of the legal actions it is
-given; the structured fields beside the text are there for bots that prefer not to parse.
+Cards and actions travel in their exact text forms, the same as the rules engine's. A card is a rank
+of 7 8 9 J Q K T A (low to high in a trick: the ten above the king) and a suit of S H D C: "QS",
+"TD", "7H" is a copy the seat holds and has not declared (undeclared copies of a kind are
+interchangeable, and merged in legal action lists); "QS.2" is the physical copy of pack 2, the way
+every public card is named (played, declared, the turn-up, Polish open cards, the Rubicon heap; a
+hidden card gets the lowest pack number not yet used for its kind in the deal when it is shown). An
+action is "play QS", "declare royal-marriage KH QH", "exchange 7H" (the seven of trumps for the
+turn-up), "declare carte-blanche" or "done" (ends a declaring turn). A bot answers by copying the
+text of one of the legal actions it is given; the structured fields beside the text are there for
+bots that prefer not to parse.
 """
 
 from collections import abc as _abc
@@ -133,7 +138,13 @@ Global___Outcome: _TypeAlias = Outcome  # noqa: Y015
 
 @_typing.final
 class Action(_message.Message):
-    """What a seat may do. The referee lists the legal ones with every decision request."""
+    """What a seat may do. The referee lists the legal ones with every decision request. The contract is
+    the exact text: the referee reads only the reply's text, parses it and compares it with the legal
+    actions, so it happens to accept other spellings of the same action (letter case, spacing, "_" for
+    "-", a declaration's cards in another order); a bot must not rely on that. A later version of the
+    rules may add verbs and combinations (a Verb or Combination value the bot's stubs do not know, with
+    its text): a bot passes them over or answers with their text like any other.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -303,7 +314,7 @@ class Observation(_message.Message):
     """0-based deal number within the game"""
     dealer: _builtins.int
     phase: _builtins.str
-    """"play", "declare", "carte-blanche", "over" """
+    """"play", "declare" (a declaring turn: declarations, the seven, done), "carte-blanche", "over" """
     to_act: _builtins.int
     trump: _builtins.str
     """"S", "H", "D", "C" or "" (Rubicon, before trumps are fixed)"""
@@ -318,7 +329,9 @@ class Observation(_message.Message):
     @_builtins.property
     def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
     @_builtins.property
-    def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """the seat's cards; a declared card by its copy ("KH.1")"""
+
     @_builtins.property
     def trick(self) -> _containers.RepeatedCompositeFieldContainer[Global___PlayedCard]:
         """the trick being played"""

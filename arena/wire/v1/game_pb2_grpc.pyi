@@ -3,11 +3,16 @@
 isort:skip_file
 Bezique Arena protocol, version 1: the game's values.
 
-Cards and actions travel in their exact text forms, the same as the rules engine's: a card is "QS",
-"TD", "7H" (a copy the seat has not declared) or "QS.2" (the physical copy of pack 2: a declared or
-otherwise public card); an action is "play QS", "declare royal-marriage KH QH", "exchange 7H",
-"declare carte-blanche" or "done". A bot may always answer by copying one of the legal actions it is
-given; the structured fields beside the text are there for bots that prefer not to parse.
+Cards and actions travel in their exact text forms, the same as the rules engine's. A card is a rank
+of 7 8 9 J Q K T A (low to high in a trick: the ten above the king) and a suit of S H D C: "QS",
+"TD", "7H" is a copy the seat holds and has not declared (undeclared copies of a kind are
+interchangeable, and merged in legal action lists); "QS.2" is the physical copy of pack 2, the way
+every public card is named (played, declared, the turn-up, Polish open cards, the Rubicon heap; a
+hidden card gets the lowest pack number not yet used for its kind in the deal when it is shown). An
+action is "play QS", "declare royal-marriage KH QH", "exchange 7H" (the seven of trumps for the
+turn-up), "declare carte-blanche" or "done" (ends a declaring turn). A bot answers by copying the
+text of one of the legal actions it is given; the structured fields beside the text are there for
+bots that prefer not to parse.
 """
 
 from collections import abc as _abc
