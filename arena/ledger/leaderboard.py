@@ -109,3 +109,90 @@ def competition_board(conn: sqlite3.Connection, competition_id: int) -> int | No
         "SELECT id FROM boards WHERE kind = ? AND tournament_id = ?", (COMPETITION, competition_id)
     ).fetchone()
     return int(row[0]) if row else None
+
+
+def _ranked(competition_id: int | None) -> str:
+    """SQL ranking a board's entrants (``:board``; with ``:competition``, its active versions not yet
+    rated too) in :func:`placings`' order: only the columns the order needs and the rank."""
+    unplayed = (
+        " UNION ALL SELECT e.id, e.name, e.version, e.language, :mu, :sigma, :exposed, 0 "
+        "FROM submissions s JOIN entrants e ON e.id = s.entrant_id "
+        "WHERE s.competition_id = :competition AND s.status = 'active' "
+        "AND s.entrant_id NOT IN (SELECT entrant_id FROM ratings WHERE board_id = :board)"
+        if competition_id is not None
+        else ""
+    )
+    return (
+        "SELECT *, row_number() OVER (ORDER BY exposed DESC, name, version, id) AS rank FROM ("
+        "SELECT e.id, e.name, e.version, e.language, r.mu, r.sigma, r.exposed, r.games "
+        "FROM ratings r JOIN entrants e ON e.id = r.entrant_id WHERE r.board_id = :board"
+        f"{unplayed})"
+    )
+
+
+def _page_submission(what: str) -> str:
+    """SQL for ``what`` of the submission a ranked entrant ``p`` plays as (as :func:`_submission`)."""
+    return (
+        f"coalesce((SELECT {what} FROM submissions s JOIN authors a ON a.id = s.author_id "
+        "WHERE s.entrant_id = p.id AND (:competition IS NULL OR s.competition_id = :competition) "
+        "ORDER BY s.id DESC LIMIT 1), '')"
+    )
+
+
+def like_pattern(text: str) -> str:
+    """A LIKE pattern (with ESCAPE '\\') matching names that hold ``text``."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _arguments(board_id: int | None, competition_id: int | None) -> dict[str, object]:
+    start = rating_initial()
+    return {
+        "board": board_id,
+        "competition": competition_id,
+        "mu": start.mu,
+        "sigma": start.sigma,
+        "exposed": start.exposed,
+    }
+
+
+def placings_page(
+    conn: sqlite3.Connection,
+    board_id: int | None,
+    *,
+    competition_id: int | None = None,
+    offset: int = 0,
+    limit: int = 100,
+    name: str | None = None,
+) -> tuple[list[Placing], int]:
+    """A page of :func:`placings` (the same lines, ranks and order): ``limit`` lines from ``offset``,
+    only those whose name holds ``name`` (any case) when given; and how many lines there are in all
+    (that match). The author and status are looked up for the page's lines alone."""
+    args = {**_arguments(board_id, competition_id), "limit": limit, "offset": offset}
+    where = ""
+    if name:
+        where = " WHERE p.name LIKE :name ESCAPE '\\'"
+        args["name"] = like_pattern(name)
+    rows = conn.execute(
+        f"SELECT p.rank, p.id, p.name, p.version, p.language, {_page_submission('a.name')}, "
+        f"{_page_submission('s.status')}, p.mu, p.sigma, p.exposed, p.games "
+        f"FROM ({_ranked(competition_id)}) p{where} ORDER BY p.rank LIMIT :limit OFFSET :offset",
+        args,
+    ).fetchall()
+    total = conn.execute(f"SELECT count(*) FROM ({_ranked(competition_id)}) p{where}", args)
+    return [Placing(*row) for row in rows], int(total.fetchone()[0])
+
+
+def rank_of(
+    conn: sqlite3.Connection,
+    board_id: int | None,
+    entrant_id: int,
+    *,
+    competition_id: int | None = None,
+) -> int | None:
+    """An entrant's rank on a board (as :func:`placings` ranks it), None when it has no line."""
+    row = conn.execute(
+        f"SELECT rank FROM ({_ranked(competition_id)}) WHERE id = :entrant",
+        {**_arguments(board_id, competition_id), "entrant": entrant_id},
+    ).fetchone()
+    return int(row[0]) if row else None

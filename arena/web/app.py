@@ -6,7 +6,9 @@ Pages (Jinja2 templates, autoescaped everywhere) and a JSON API under ``/api`` s
     /                       events (tournaments and competitions) and the pooled boards
     /events/ID              an event and its leaderboard          /api/events, /api/events/ID
     /boards/ID              any leaderboard (the pooled ones)     /api/boards, /api/boards/ID
+                            (100 lines a page: ?page=N, ?q=NAME searches, ?entrant=ID its page)
     /entrants/ID            rating history and recent games       /api/entrants/ID, .../history
+                                                                  /api/entrants?q=NAME (a search)
     /games                  games, filtered                       /api/games
     /games/ID               the replay player                     /api/games/ID, .../replay
     /live, /live/MATCH      a running referee's matches, live     /api/live/matches[/MATCH],
@@ -81,9 +83,10 @@ def api_index(request: Request) -> Response:
     return JSONResponse(
         {
             "events": "/api/events",
-            "event": "/api/events/{id}",
+            "event": "/api/events/{id}?page=&q=&entrant=",
             "boards": "/api/boards",
-            "board": "/api/boards/{id}",
+            "board": "/api/boards/{id}?page=&q=&entrant=",
+            "entrants": "/api/entrants?q=&limit=",
             "entrant": "/api/entrants/{id}",
             "entrant_history": "/api/entrants/{id}/history?board={board_id}",
             "games": "/api/games?event=&entrant=&outcome=&before=&limit=",
@@ -111,6 +114,7 @@ ROUTES = [
     Route("/api/events/{id:int}", events.api_event),
     Route("/api/boards", events.api_boards),
     Route("/api/boards/{id:int}", events.api_board),
+    Route("/api/entrants", games.api_entrants),
     Route("/api/entrants/{id:int}", entrants.api_entrant),
     Route("/api/entrants/{id:int}/history", entrants.api_history),
     Route("/api/games", games.api_games),

@@ -21,7 +21,7 @@ import time
 from typing import Any
 
 from arena.ledger import seat_reports, status_history
-from arena.ledger.leaderboard import placings
+from arena.ledger.leaderboard import Placing, like_pattern, placings, placings_page, rank_of
 from arena.ledger.leases import RENEW_SECONDS
 from arena.tournament.summary import wilson
 from arena.web.game_counts import EventCount, Tally
@@ -29,6 +29,8 @@ from arena.web.game_counts import EventCount, Tally
 MAX_TEXT = 200  # characters of any bot- or file-provided text served
 MAX_DETAIL = 500  # characters of a game's failure detail
 GAMES_PAGE = 50
+BOARD_PAGE = 100  # leaderboard lines a page shows
+MAX_SEARCH = 100  # characters of a name searched for
 
 # Outcomes a game can have (arena/referee): the game list's filter offers these.
 OUTCOMES = (
@@ -237,17 +239,44 @@ def _win_rate(firsts: float, games: int) -> dict[str, Any]:
 
 
 def leaderboard(tally: Tally, b: dict[str, Any]) -> list[dict[str, Any]]:
-    """A board by mu - 3 sigma, with each entrant's win rate (first places over games recorded on
-    the board) and its 95% Wilson interval."""
+    """A whole board by mu - 3 sigma, with each entrant's win rate (first places over games recorded
+    on the board) and its 95% Wilson interval."""
     games, firsts = tally.board(b)
     with tally.reader.read() as conn:
-        return _board_rows(conn, b, games, firsts)
+        found = placings(conn, b["id"], competition_id=_competition(b))
+    return _board_rows(found, games, firsts)
+
+
+def _competition(b: dict[str, Any]) -> int | None:
+    return b["event_id"] if b["kind"] == "competition" else None
+
+
+def leaderboard_page(
+    tally: Tally, b: dict[str, Any], page: int, search: str | None = None
+) -> tuple[list[dict[str, Any]], int]:
+    """Page ``page`` (from 1) of a board's lines, :data:`BOARD_PAGE` a page, those whose name holds
+    ``search`` when given (each with its rank on the whole board); and how many lines match."""
+    games, firsts = tally.board(b)
+    with tally.reader.read() as conn:
+        found, total = placings_page(
+            conn,
+            b["id"],
+            competition_id=_competition(b),
+            offset=(page - 1) * BOARD_PAGE,
+            limit=BOARD_PAGE,
+            name=search,
+        )
+    return _board_rows(found, games, firsts), total
+
+
+def board_rank(conn: sqlite3.Connection, b: dict[str, Any], entrant_id: int) -> int | None:
+    """An entrant's rank on a board, as the board's page ranks it (None: not on it)."""
+    return rank_of(conn, b["id"], entrant_id, competition_id=_competition(b))
 
 
 def _board_rows(
-    conn: sqlite3.Connection, b: dict[str, Any], games: dict[int, int], firsts: dict[int, float]
+    found: list[Placing], games: dict[int, int], firsts: dict[int, float]
 ) -> list[dict[str, Any]]:
-    competition = b["event_id"] if b["kind"] == "competition" else None
     return [
         {
             "rank": p.rank or None,  # None: a competition's version out of play, listed apart
@@ -264,8 +293,14 @@ def _board_rows(
             **_win_rate(firsts.get(p.entrant_id, 0.0), games.get(p.entrant_id, 0)),
         }
         # The ledger's one leaderboard query, as arena leaderboard and arena compete read it.
-        for p in placings(conn, b["id"], competition_id=competition)
+        for p in found
     ]
+
+
+def board_size(conn: sqlite3.Connection, board_id: int) -> int:
+    """How many entrants a board rates."""
+    row = conn.execute("SELECT count(*) FROM ratings WHERE board_id = ?", (board_id,)).fetchone()
+    return int(row[0])
 
 
 def event_board(conn: sqlite3.Connection, event_id: int) -> dict[str, Any] | None:
@@ -307,12 +342,16 @@ def competition_side(conn: sqlite3.Connection, entrant_id: int) -> dict[str, Any
     }
 
 
-def entrants(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    """Every entrant, by name and version (for choosing one)."""
-    return [
-        {"id": r["id"], "name": cap(r["name"]), "version": cap(r["version"])}
-        for r in conn.execute("SELECT id, name, version FROM entrants ORDER BY name, version, id")
-    ]
+def search_entrants(conn: sqlite3.Connection, text: str, limit: int) -> list[dict[str, Any]]:
+    """Entrants whose name holds ``text`` (any case), by name and version, at most ``limit`` (for
+    choosing one without sending every name)."""
+    like = like_pattern(text)
+    rows = conn.execute(
+        "SELECT id, name, version FROM entrants WHERE name LIKE ? ESCAPE '\\' "
+        "ORDER BY name, version, id LIMIT ?",
+        (like, limit),
+    )
+    return [{"id": r["id"], "name": cap(r["name"]), "version": cap(r["version"])} for r in rows]
 
 
 def entrant(conn: sqlite3.Connection, entrant_id: int) -> dict[str, Any]:
@@ -355,21 +394,21 @@ def entrant_boards(tally: Tally, entrant_id: int) -> list[dict[str, Any]]:
     with tally.reader.read() as conn:
         rows = conn.execute(
             "SELECT b.id, b.kind, b.name, b.variant, b.tournament_id, r.mu, r.sigma, r.exposed, "
-            "r.games, (SELECT count(*) FROM ratings o WHERE o.board_id = r.board_id) AS entrants, "
-            "1 + (SELECT count(*) FROM ratings o WHERE o.board_id = r.board_id "
-            "AND o.exposed > r.exposed) AS rank "
+            "r.games, (SELECT count(*) FROM ratings o WHERE o.board_id = r.board_id) AS entrants "
             "FROM ratings r JOIN boards b ON b.id = r.board_id WHERE r.entrant_id = ? "
             "ORDER BY b.kind = 'pooled', b.id DESC",
             (entrant_id,),
         ).fetchall()
+        ranks = [board_rank(conn, _board(r), entrant_id) for r in rows]
     out = []
-    for r in rows:
+    for r, rank in zip(rows, ranks, strict=True):
         b = _board(r)
         games, firsts = tally.board(b)
         out.append(
             {
                 "board": b,
-                "rank": r["rank"],
+                "rank": rank,
+                "page": 1 + (rank - 1) // BOARD_PAGE if rank else 1,
                 "mu": r["mu"],
                 "sigma": r["sigma"],
                 "exposed": r["exposed"],

@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 from arena.competition.spec import parse
 from arena.ledger import Ledger
 from arena.ledger.competitions import ACTIVE, REPLACED, Competitions
-from arena.ledger.leaderboard import competition_board, placings
+from arena.ledger.leaderboard import competition_board, placings, placings_page, rank_of
 from arena.ledger.rows import ScheduledGame
 from arena.rating import initial
 from arena.web.app import create_app
@@ -122,3 +122,27 @@ def test_an_unknown_board_has_no_lines(tmp_path: Path) -> None:
     assert placings(led.conn, 99) == []
     assert led.leaderboard("two-handed") == []
     assert led.leaderboard(tournament="nothing") == []
+
+
+def test_a_page_of_a_competitions_board_is_a_slice_of_the_whole(
+    ladder: tuple[Ledger, Competitions, int],
+) -> None:
+    """Pages, a search and an entrant's rank agree with the whole board, the versions in play not yet
+    rated included, each with its author and status."""
+    led, _, cid = ladder
+    board = competition_board(led.conn, cid)
+    whole = placings(led.conn, board, competition_id=cid)
+    assert len(whole) == 4
+    for size in (1, 2, 3, 4):
+        pages = [
+            placings_page(led.conn, board, competition_id=cid, offset=o, limit=size)
+            for o in range(0, 4, size)
+        ]
+        assert [p for page, _ in pages for p in page] == whole
+        assert {total for _, total in pages} == {4}
+    found, total = placings_page(led.conn, board, competition_id=cid, name="A")
+    assert found == [p for p in whole if p.name == "a"] and total == 2
+    for p in whole:
+        assert rank_of(led.conn, board, p.entrant_id, competition_id=cid) == p.rank
+    assert rank_of(led.conn, board, 10_000, competition_id=cid) is None
+    assert placings_page(led.conn, board, competition_id=cid, name="%") == ([], 0)

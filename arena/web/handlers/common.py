@@ -109,3 +109,13 @@ def path_int(request: Request, name: str = "id") -> int:
     if value >= 2**63:  # no row has such an id (SQLite's integers are 64-bit)
         raise q.NotFound(f"nothing at {q.cap(request.url.path, 100)}")
     return value
+
+
+def search_param(request: Request, name: str = "q") -> str | None:
+    """A name searched for (spaces around it dropped), None when empty."""
+    raw = request.query_params.get(name, "").strip()
+    if not raw:
+        return None
+    if len(raw) > q.MAX_SEARCH:
+        raise BadRequest(f"{name} must be at most {q.MAX_SEARCH} characters, got {len(raw)}")
+    return raw

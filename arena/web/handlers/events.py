@@ -10,7 +10,17 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from arena.web import head_to_head as h2h
 from arena.web import queries as q
-from arena.web.handlers.common import WebState, number, page, path_int, percent, state
+from arena.web.handlers.common import (
+    BadRequest,
+    WebState,
+    int_param,
+    number,
+    page,
+    path_int,
+    percent,
+    search_param,
+    state,
+)
 
 
 class BoardLine(NamedTuple):
@@ -65,14 +75,63 @@ def api_events(request: Request) -> Response:
     return JSONResponse({"events": q.events(state(request).tally)})
 
 
-def _event_data(st: WebState, event_id: int) -> dict[str, Any]:
+class BoardView(NamedTuple):
+    """Which part of a board a request asks for: a page, a name searched for, an entrant whose page
+    to show (its own rank)."""
+
+    page: int
+    search: str | None
+    entrant: int | None
+
+
+def board_view(request: Request) -> BoardView:
+    return BoardView(
+        int_param(request, "page", 1) or 1, search_param(request), int_param(request, "entrant")
+    )
+
+
+def _lines(st: WebState, b: dict[str, Any], view: BoardView) -> dict[str, Any]:
+    """The page of board ``b`` a request asks for: its lines, and where they stand (``page``,
+    ``pages``, ``total`` lines, the ``search``, the ``entrant`` shown and its ``rank``)."""
+    number_ = view.page
+    rank = None
+    if view.entrant is not None:
+        with st.reader.read() as conn:
+            rank = q.board_rank(conn, b, view.entrant)
+        if rank is None:
+            raise q.NotFound(f"entrant {view.entrant} is not on leaderboard {b['id']}")
+        if view.search is None:
+            number_ = 1 + (rank - 1) // q.BOARD_PAGE
+    rows, total = q.leaderboard_page(st.tally, b, number_, view.search)
+    pages = max(1, -(-total // q.BOARD_PAGE))
+    if number_ > pages:
+        raise BadRequest(f"page must be at most {pages} (the board's lines, {q.BOARD_PAGE} a page)")
+    return {
+        "leaderboard": rows,
+        "page": number_,
+        "pages": pages,
+        "total": total,
+        "search": view.search,
+        "shown_entrant": view.entrant,
+        "page_size": q.BOARD_PAGE,
+        "rank": rank,
+    }
+
+
+def _no_lines(view: BoardView) -> dict[str, Any]:
+    """What :func:`_lines` gives for an event with no board yet."""
+    return {"leaderboard": [], "page": 1, "pages": 1, "total": 0, "search": view.search,
+            "shown_entrant": None, "rank": None, "page_size": q.BOARD_PAGE}  # fmt: skip
+
+
+def _event_data(st: WebState, event_id: int, view: BoardView) -> dict[str, Any]:
     ev = q.event(st.tally, event_id)
     with st.reader.read() as conn:
         b = q.event_board(conn, event_id)
-    rows = q.leaderboard(st.tally, b) if b else []
+    shown = _lines(st, b, view) if b else _no_lines(view)
     with st.reader.read() as conn:
-        # The board's rows are the event's rated entrants; without a board, count them.
-        entrants = len(rows) if b else h2h.pairing_entrants(conn, event_id)
+        # Every line of a board is one of the event's rated entrants; without a board, count them.
+        entrants = q.board_size(conn, b["id"]) if b else h2h.pairing_entrants(conn, event_id)
         heads = h2h.pairings(conn, event_id) if entrants <= h2h.MAX_PAIRING_ENTRANTS else None
     omitted = (
         f"head to head is shown for events of up to {h2h.MAX_PAIRING_ENTRANTS} entrants; "
@@ -83,7 +142,7 @@ def _event_data(st: WebState, event_id: int) -> dict[str, Any]:
     return {
         "event": ev,
         "board": b,
-        "leaderboard": rows,
+        **shown,
         "pairings": heads,
         # Without duplicate deals each game is a set of its own: no column for the sets.
         "duplicate_sets": any(
@@ -94,25 +153,29 @@ def _event_data(st: WebState, event_id: int) -> dict[str, Any]:
 
 
 def event_page(request: Request) -> Response:
-    data = _event_data(state(request), path_int(request))
+    data = _event_data(state(request), path_int(request), board_view(request))
     return page(request, "board.html", lines=board_lines(data.pop("leaderboard")), **data)
 
 
 def api_event(request: Request) -> Response:
-    return JSONResponse(_event_data(state(request), path_int(request)))
+    return JSONResponse(_event_data(state(request), path_int(request), board_view(request)))
 
 
-def _board_data(st: WebState, board_id: int) -> dict[str, Any]:
+def _board_data(st: WebState, board_id: int, view: BoardView) -> dict[str, Any]:
     with st.reader.read() as conn:
         b = q.board(conn, board_id)
-    rows = q.leaderboard(st.tally, b)
-    return {"event": None, "board": b, "leaderboard": rows}
+    return {"event": None, "board": b, **_lines(st, b, view)}
 
 
 def board_page(request: Request) -> Response:
-    data = _board_data(state(request), path_int(request))
-    if data["board"]["event_id"] is not None:
-        return RedirectResponse(f"/events/{data['board']['event_id']}", status_code=307)
+    st = state(request)
+    board_id = path_int(request)
+    with st.reader.read() as conn:
+        event_id = q.board(conn, board_id)["event_id"]
+    if event_id is not None:
+        query = f"?{request.url.query}" if request.url.query else ""
+        return RedirectResponse(f"/events/{event_id}{query}", status_code=307)
+    data = _board_data(st, board_id, board_view(request))
     return page(request, "board.html", lines=board_lines(data.pop("leaderboard")), **data)
 
 
@@ -122,4 +185,4 @@ def api_boards(request: Request) -> Response:
 
 
 def api_board(request: Request) -> Response:
-    return JSONResponse(_board_data(state(request), path_int(request)))
+    return JSONResponse(_board_data(state(request), path_int(request), board_view(request)))

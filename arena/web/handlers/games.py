@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from dataclasses import replace
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -14,7 +15,7 @@ from starlette.responses import JSONResponse, Response
 from arena.referee.record import MatchRecord
 from arena.web import game_queries as gq
 from arena.web import queries as q
-from arena.web.handlers.common import BadRequest, int_param, page, path_int, state
+from arena.web.handlers.common import BadRequest, int_param, page, path_int, search_param, state
 from arena.web.replay import ReplayError, frames
 
 
@@ -44,13 +45,26 @@ def seat_view(request: Request) -> int | None:
     return seat
 
 
+ENTRANT_CHOICES = 20  # entrants a name search offers (the games page, /api/entrants)
+
+
 def games_page(request: Request) -> Response:
+    """The games, filtered. An entrant is chosen by id (``entrant``), or by a name searched for
+    (``who``, the page's search box without its script): one entrant of that very name is chosen,
+    else the page offers the entrants whose names hold it. The page never lists every entrant."""
     st = state(request)
     f = game_filter(request)
+    search = search_param(request, "who")
     evs = q.events(st.tally)
+    choices: list[dict[str, object]] = []
     with st.reader.read() as conn:
-        found, more = gq.games(conn, f)
-        everyone = q.entrants(conn)
+        if f.entrant is None and search is not None:
+            choices = q.search_entrants(conn, search, ENTRANT_CHOICES)
+            exact = [c for c in choices if c["name"] == search]
+            if len(exact) == 1:
+                f = replace(f, entrant=int(str(exact[0]["id"])))
+                choices = []
+        found, more = gq.games(conn, f) if not choices else ([], None)
         who = q.entrant(conn, f.entrant) if f.entrant is not None else None
     return page(
         request,
@@ -60,9 +74,21 @@ def games_page(request: Request) -> Response:
         filter=f,
         events=evs,
         entrant=who,
-        entrants=everyone,
+        search=search if who is None else None,
+        choices=choices,
         outcomes=q.OUTCOMES,
     )
+
+
+def api_entrants(request: Request) -> Response:
+    """Entrants whose name holds ``q`` (any case), at most ``limit`` (20, and 50 at most), by name:
+    what a search box offers."""
+    text = search_param(request)
+    if text is None:
+        raise BadRequest("q must name what to search for (part of an entrant's name)")
+    limit = min(int_param(request, "limit", 1) or ENTRANT_CHOICES, 50)
+    with state(request).reader.read() as conn:
+        return JSONResponse({"entrants": q.search_entrants(conn, text, limit)})
 
 
 def api_games(request: Request) -> Response:
