@@ -113,20 +113,32 @@ def competition_board(conn: sqlite3.Connection, competition_id: int) -> int | No
 
 def _ranked(competition_id: int | None) -> str:
     """SQL ranking a board's entrants (``:board``; with ``:competition``, its active versions not yet
-    rated too) in :func:`placings`' order: only the columns the order needs and the rank."""
-    unplayed = (
-        " UNION ALL SELECT e.id, e.name, e.version, e.language, :mu, :sigma, :exposed, 0 "
-        "FROM submissions s JOIN entrants e ON e.id = s.entrant_id "
-        "WHERE s.competition_id = :competition AND s.status = 'active' "
-        "AND s.entrant_id NOT IN (SELECT entrant_id FROM ratings WHERE board_id = :board)"
-        if competition_id is not None
-        else ""
+    rated too) in :func:`placings`' order: only the columns the order needs, the rank (0 for a
+    competition's version out of play) and ``line``, the line's place on the whole board from 1."""
+    if competition_id is None:
+        return (
+            "SELECT *, row_number() OVER (ORDER BY exposed DESC, name, version, id) AS rank, "
+            "row_number() OVER (ORDER BY exposed DESC, name, version, id) AS line FROM ("
+            "SELECT e.id, e.name, e.version, e.language, r.mu, r.sigma, r.exposed, r.games "
+            "FROM ratings r JOIN entrants e ON e.id = r.entrant_id WHERE r.board_id = :board)"
+        )
+    # A version is out of play when the latest submission it plays as in the competition is not
+    # active: listed after those in play, unranked, as placings lists it.
+    out = (
+        "coalesce((SELECT s.status != 'active' FROM submissions s WHERE s.entrant_id = e.id "
+        "AND s.competition_id = :competition ORDER BY s.id DESC LIMIT 1), 0)"
     )
     return (
-        "SELECT *, row_number() OVER (ORDER BY exposed DESC, name, version, id) AS rank FROM ("
-        "SELECT e.id, e.name, e.version, e.language, r.mu, r.sigma, r.exposed, r.games "
+        "SELECT id, name, version, language, mu, sigma, exposed, games, "
+        "CASE WHEN out THEN 0 ELSE row_number() OVER "
+        "(PARTITION BY out ORDER BY exposed DESC, name, version, id) END AS rank, "
+        "row_number() OVER (ORDER BY out, exposed DESC, name, version, id) AS line FROM ("
+        f"SELECT e.id, e.name, e.version, e.language, r.mu, r.sigma, r.exposed, r.games, {out} AS out "
         "FROM ratings r JOIN entrants e ON e.id = r.entrant_id WHERE r.board_id = :board"
-        f"{unplayed})"
+        " UNION ALL SELECT e.id, e.name, e.version, e.language, :mu, :sigma, :exposed, 0, 0 "
+        "FROM submissions s JOIN entrants e ON e.id = s.entrant_id "
+        "WHERE s.competition_id = :competition AND s.status = 'active' "
+        "AND s.entrant_id NOT IN (SELECT entrant_id FROM ratings WHERE board_id = :board))"
     )
 
 
@@ -176,7 +188,7 @@ def placings_page(
     rows = conn.execute(
         f"SELECT p.rank, p.id, p.name, p.version, p.language, {_page_submission('a.name')}, "
         f"{_page_submission('s.status')}, p.mu, p.sigma, p.exposed, p.games "
-        f"FROM ({_ranked(competition_id)}) p{where} ORDER BY p.rank LIMIT :limit OFFSET :offset",
+        f"FROM ({_ranked(competition_id)}) p{where} ORDER BY p.line LIMIT :limit OFFSET :offset",
         args,
     ).fetchall()
     total = conn.execute(f"SELECT count(*) FROM ({_ranked(competition_id)}) p{where}", args)
@@ -189,10 +201,12 @@ def rank_of(
     entrant_id: int,
     *,
     competition_id: int | None = None,
-) -> int | None:
-    """An entrant's rank on a board (as :func:`placings` ranks it), None when it has no line."""
+) -> tuple[int, int] | None:
+    """An entrant's rank on a board (as :func:`placings` ranks it: 0 for a competition's version out
+    of play) and its line's place on the whole board (from 1, for the page that shows it); None when
+    it has no line."""
     row = conn.execute(
-        f"SELECT rank FROM ({_ranked(competition_id)}) WHERE id = :entrant",
+        f"SELECT rank, line FROM ({_ranked(competition_id)}) WHERE id = :entrant",
         {**_arguments(board_id, competition_id), "entrant": entrant_id},
     ).fetchone()
-    return int(row[0]) if row else None
+    return (int(row[0]), int(row[1])) if row else None

@@ -13,9 +13,9 @@ from typing import Any
 from ledger_helpers import Fixture, make_spec, sides_of
 
 from arena.ledger import Ledger, head_to_head
+from arena.ledger.rows import ScheduledGame
 from arena.ledger.schema import MIGRATIONS
 from arena.stats import Pentanomial, Trinomial
-from arena.ledger.rows import ScheduledGame
 from arena.tournament.summary import pairing_lines
 
 FAILURES = ("timeout", "crash", "illegal-action")

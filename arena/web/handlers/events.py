@@ -97,11 +97,12 @@ def _lines(st: WebState, b: dict[str, Any], view: BoardView) -> dict[str, Any]:
     rank = None
     if view.entrant is not None:
         with st.reader.read() as conn:
+            line = q.board_line(conn, b, view.entrant)
             rank = q.board_rank(conn, b, view.entrant)
-        if rank is None:
+        if line is None:
             raise q.NotFound(f"entrant {view.entrant} is not on leaderboard {b['id']}")
         if view.search is None:
-            number_ = 1 + (rank - 1) // q.BOARD_PAGE
+            number_ = 1 + (line - 1) // q.BOARD_PAGE
     rows, total = q.leaderboard_page(st.tally, b, number_, view.search)
     pages = max(1, -(-total // q.BOARD_PAGE))
     if number_ > pages:
