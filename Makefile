@@ -1,7 +1,8 @@
 # Bezique Arena: developer entry points.
 #   make demo   set up (.venv, and the JavaScript client's packages when npm is there), then run the
 #               quickstart tournament into arena.sqlite
-#   make test   ruff, ruff format --check, mypy --strict, pytest, test-compiled (CI runs this via .ci/run)
+#   make test   ruff, ruff format --check, mypy --strict, lint-imports (the layers of arena/), pytest,
+#               test-compiled (CI runs this via .ci/run)
 #   make test-fast  the tests not marked slow, for the edit-test loop (make test and CI run them all)
 #   make bench  engine throughput benchmark
 #   make engine-compiled  compile the hot modules of the engine and the referee's path with mypyc
@@ -75,6 +76,7 @@ test: $(SETUP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(PYTEST)
 	$(MAKE) --no-print-directory test-compiled
 
@@ -103,7 +105,7 @@ engine-pure:
 # games), in a scratch copy of the tree so that the working tree stays as it is. About two minutes
 # of CPU (most of it the C build): the whole of tests/game compiled would cost three more.
 COMPILED_TESTS := tests/game/test_perft.py tests/game/test_golden.py tests/game/test_properties.py \
-	tests/service/test_request_bytes.py
+	tests/wire/test_request_bytes.py
 
 test-compiled: $(STAMP)
 	@scratch="$$(mktemp -d)"; trap 'rm -rf "$$scratch"' EXIT; \

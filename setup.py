@@ -24,7 +24,7 @@ ENGINE_MODULES = [
     "arena/game/scoring.py",
     "arena/game/hands.py",
     "arena/game/claims.py",
-    "arena/game/declaring.py",
+    "arena/game/declaring_turn.py",
     "arena/game/declarations.py",
     "arena/game/tricks.py",
     "arena/game/state.py",

@@ -33,8 +33,9 @@ from ray._private import utils as ray_utils
 from ray.cluster_utils import Cluster as RayCluster
 
 from arena.cluster.connect import Cluster, connect
+from arena.cluster.player import for_tournament
 from arena.ledger import Ledger
-from arena.tournament.runner import Progress, TournamentRunner
+from arena.tournament.runner import Progress, TournamentRunner, hidden_paths
 from arena.tournament.spec import load
 
 T = TypeVar("T")
@@ -117,7 +118,8 @@ def play(path: Path, ledger: Path, cluster: Cluster) -> tuple[int, float, float]
         if progress.running and not first:
             first.append(time.perf_counter())
 
-    runner = TournamentRunner(spec, led, on_progress=sent, cluster=cluster)
+    remote = for_tournament(cluster, spec, hidden_paths(spec, led))
+    runner = TournamentRunner(spec, led, on_progress=sent, remote=remote)
     cpu = time.process_time()
     try:
         asyncio.run(runner.run())

@@ -27,6 +27,7 @@ from arena.competition import bundles
 from arena.competition.matchmaker import Candidate, Pool
 from arena.competition.server import CompetitionServer
 from arena.competition.spec import parse
+from arena.competition.submission_api import serve_submissions
 from arena.ledger import Ledger
 from arena.ledger import competitions as store
 from arena.wire.v1 import competition_pb2 as pb
@@ -63,7 +64,7 @@ async def competition(entrants: int, seconds: float, folder: Path) -> float:
         "benchmarks/competition.py",
     )
     led = Ledger(folder / "ledger.sqlite")
-    server = CompetitionServer(spec, led, folder / "data")
+    server = CompetitionServer(spec, led, folder / "data", serve_submissions=serve_submissions)
     await server.start()
     try:
         comp = store.Competitions(led)

@@ -47,7 +47,7 @@ import grpc
 from arena.game import Action, GameState, Observation, observe, variant
 from arena.referee import Decision
 from arena.sandbox import procs
-from arena.service.ports import request_bytes
+from arena.service.stream_port import request_bytes
 from arena.wire.v1 import bot_pb2
 
 ME = [sys.executable, os.path.abspath(__file__)]

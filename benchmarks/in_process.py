@@ -9,7 +9,7 @@ import asyncio
 import time
 
 from arena.referee import Decision, Match, MatchConfig, SeatPort, TimeControl
-from arena.service.ports import Outgoing, StreamPort
+from arena.service.stream_port import Outgoing, StreamPort
 from arena.wire.v1 import bot_pb2
 
 # A generous clock: the benchmark measures speed, never a timeout.

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from arena.ledger import Ledger
+from arena.ledger.rows import ScheduledGame
 from arena.rating import Rating, initial, rate_game
-from arena.tournament.schedule import ScheduledGame
 from arena.tournament.spec import TournamentSpec, parse
 
 VARIANT = "two-handed"

@@ -17,7 +17,7 @@ import sys
 import time
 
 from arena.referee import MatchConfig, Outcome, TimeControl
-from arena.service.manager import MatchManager, PlayerSpec
+from arena.service.match_manager import MatchManager, PlayerSpec
 from arena.service.server import create_server
 
 

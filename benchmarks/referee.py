@@ -104,10 +104,10 @@ from arena.referee.config import Outcome
 from arena.referee.match import GameEnd
 from arena.referee.record import DecisionRecord, GameRecord, result_to_dict
 from arena.sandbox import procs
-from arena.service import manager as manager_module
-from arena.service.manager import PlayerSpec
-from arena.service.ports import Outgoing, StreamPort
+from arena.service import match_manager as manager_module
+from arena.service.match_manager import PlayerSpec
 from arena.service.server import create_server
+from arena.service.stream_port import Outgoing, StreamPort
 from arena.wire.v1 import bot_pb2
 
 # The trivial bot answers from the raw message (no SDK view), so that the figure is the referee's.

@@ -33,7 +33,7 @@ from arena.bots.launcher import BotProcess
 from arena.bots.limits import Limits
 from arena.referee import MatchConfig, TimeControl
 from arena.sandbox import probe
-from arena.service.manager import MatchManager, PlayerSpec
+from arena.service.match_manager import MatchManager, PlayerSpec
 from arena.service.server import create_server
 
 BOT = (

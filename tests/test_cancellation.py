@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from arena.play.stall_watch import StallWatch
 from arena.referee.match import _quietly
-from arena.tournament.stalls import StallWatch
 
 ARENA = Path(__file__).resolve().parents[1] / "arena"
 

@@ -38,7 +38,7 @@ from pathlib import Path
 from arena.bots.limits import Limits
 from arena.sandbox import (
     Confinement,
-    Referee,
+    RefereeAddress,
     SandboxError,
     completed_or_undone,
     confine,
@@ -61,6 +61,9 @@ _KEEP = (
 )
 MARKER = "ARENA_BOT_MARKER"
 TAIL_LINES = 20  # the last lines of a bot's output kept in memory
+# The most of a bot's raw output kept in memory since it was last taken (take_output): a competition
+# keeps each game's tail, up to its output_kib, of what each bot wrote during the game.
+OUTPUT_KEPT_BYTES = 1024 * 1024
 HEAD_LINES = 3  # ... and its first (Node.js puts a crash's error first, its stack after)
 TAIL_LINE_CHARS = 300  # each cut at this length
 FREEZE_PASSES = 100  # at most this many passes over a frozen bot's processes (see freeze())
@@ -151,6 +154,8 @@ class BotProcess:
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)
         self.head: list[str] = []
         self.lines = 0  # lines of output written so far (those kept counted exactly)
+        self._since = bytearray()  # the tail of its output since take_output last took it
+        self._since_bytes = 0  # how much it wrote since then
         self._exited = exited
         self._pump: asyncio.Task[None] | None = None
         self._pipe_inode = 0
@@ -193,7 +198,7 @@ class BotProcess:
                     env,
                     mode=limits.sandbox,
                     rlimits=limits.rlimits(),
-                    referee=Referee(tcp=address, socket=socket),
+                    referee=RefereeAddress(tcp=address, socket=socket),
                     hide=hide,
                 ),
                 Confinement.release,
@@ -248,6 +253,10 @@ class BotProcess:
         partial = b""
         try:
             while chunk := await stream.read(65536):
+                self._since += chunk[-OUTPUT_KEPT_BYTES:]
+                if len(self._since) > OUTPUT_KEPT_BYTES:
+                    del self._since[: len(self._since) - OUTPUT_KEPT_BYTES]
+                self._since_bytes += len(chunk)
                 if log is not None and written < limit:
                     part = chunk[: limit - written]
                     log.write(part)
@@ -275,6 +284,16 @@ class BotProcess:
         text = output_line(line)
         if text:
             self.tail.append(text)
+
+    def take_output(self, limit: int) -> tuple[bytes, int]:
+        """The last ``limit`` bytes (at most OUTPUT_KEPT_BYTES) of what the bot wrote since this was
+        last called, and how many it wrote in all since then; the next call starts afresh (a process
+        that plays several games: each game's own)."""
+        kept = bytes(self._since[-limit:]) if limit > 0 else b""
+        written = self._since_bytes
+        self._since.clear()
+        self._since_bytes = 0
+        return kept, written
 
     def last_output(self, lines: int = 8) -> list[str]:
         """The last lines the bot wrote (stdout and stderr), made printable and cut to length."""

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
+from arena.common.bounds import MAX_CPUS
 from arena.sandbox import MODES, Rlimits
-from arena.tournament.bounds import MAX_CPUS
 
 MIB = 1024 * 1024
 _SIZES = (

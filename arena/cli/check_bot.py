@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from arena.cli.bots import SANDBOX_HELP, SandboxMode, sandbox_probe, stop_on_sigterm
+from arena.cli.bots import SandboxMode, sandbox_probe, stop_on_sigterm
+from arena.cli.options import SandboxOption
 from arena.game import VARIANT_NAMES, VariantError, variant
 
 if TYPE_CHECKING:
-    from arena.bots.conformance import Report
+    from arena.play.conformance import Report
 
 
 def check_bot(
@@ -42,7 +43,7 @@ def check_bot(
         ),
     ] = 2000,
     show: Annotated[int, typer.Option(min=0, help="Mistakes spelt out per kind.")] = 10,
-    sandbox: Annotated[SandboxMode, typer.Option(help=SANDBOX_HELP)] = SandboxMode.auto,
+    sandbox: SandboxOption = SandboxMode.auto,
 ) -> None:
     """Check that a bot follows the protocol, and report every mistake it makes.
 
@@ -54,9 +55,9 @@ def check_bot(
     reported at once), Hello problems. A failure never ends the session (a random action is played for
     the bot), so that every mistake is found. Exit code 0 when there are none, 1 otherwise.
     """
-    from arena.bots.conformance import check_bot as run_check
     from arena.bots.launcher import LaunchError, check_command
     from arena.bots.limits import Limits
+    from arena.play.conformance import check_bot as run_check
 
     try:
         variant(variant_name)

@@ -19,33 +19,35 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.cli.bots import (
-    SANDBOX_HELP,
     SandboxMode,
     name_of,
     sandbox_probe,
     stop_on_sigterm,
     unique_names,
 )
-from arena.cli.common import (
+from arena.cli.common import errors, logs_folder
+from arena.cli.options import (
     BankOption,
+    BotLogsOption,
     BudgetOption,
     GraceOption,
     MaxStrikesOption,
     OnFailureOption,
-    errors,
-    logs_folder,
+    SandboxOption,
+    VariantOption,
+    VariantOptionsOption,
 )
 from arena.cli.play import parse_options
-from arena.game import VARIANT_NAMES, GameState, Variant, VariantError, variant, variant_options
+from arena.common.bounds import MAX_SEED
+from arena.game import GameState, Variant, VariantError, variant, variant_options
 from arena.referee import FailurePolicy, MatchConfig, MatchRecord, Outcome, Policies, TimeControl
 from arena.referee.match import GameEnd
 from arena.referee.record import seat_view
-from arena.tournament.bounds import MAX_SEED
 
 if TYPE_CHECKING:
     from arena.bots.limits import Limits
-    from arena.service.manager import MatchEntry, PlayerSpec
-    from arena.tournament.deals import DealSuite
+    from arena.play.deals import DealSuite
+    from arena.service.match_manager import MatchEntry, PlayerSpec
 
 BOT_HELP = (
     "A bot's command line, quoted as one argument (e.g. '{python} -m arena_bot.random_bot'); one "
@@ -75,18 +77,8 @@ def match(
             show_default=False,
         ),
     ] = None,
-    variant_name: Annotated[
-        str, typer.Option("--variant", "-v", help=f"One of: {', '.join(VARIANT_NAMES)}.")
-    ] = "two-handed",
-    option: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--option",
-            "-o",
-            help="A variant option NAME=VALUE; repeat for several.",
-            show_default=False,
-        ),
-    ] = None,
+    variant_name: VariantOption = "two-handed",
+    option: VariantOptionsOption = None,
     games: Annotated[
         int | None,
         typer.Option(
@@ -139,16 +131,11 @@ def match(
             help="Write each seat's view of the match (JSON) into this folder.", show_default=False
         ),
     ] = None,
-    logs: Annotated[
-        Path | None,
-        typer.Option(
-            help="Write each bot's output to a log file in this folder.", show_default=False
-        ),
-    ] = None,
+    logs: BotLogsOption = None,
     connect_timeout: Annotated[
         float, typer.Option(min=0.1, help="Seconds for the bots to connect.")
     ] = 30.0,
-    sandbox: Annotated[SandboxMode, typer.Option(help=SANDBOX_HELP)] = SandboxMode.auto,
+    sandbox: SandboxOption = SandboxMode.auto,
 ) -> None:
     """Play a match between bots started as local processes, with a live progress line.
 
@@ -160,7 +147,7 @@ def match(
     """
     from arena.bots.launcher import LaunchError, check_command
     from arena.bots.limits import Limits
-    from arena.service.manager import PlayerSpec
+    from arena.service.match_manager import PlayerSpec
 
     v = _build_variant(variant_name, option or [])
     sizes = [v.team_size(seat) for seat in range(v.seats)]
@@ -283,7 +270,7 @@ def duplicate_configs(config: MatchConfig, rotations: int) -> list[MatchConfig]:
 def _suite(path: Path | None, v: Variant, seed: int | None) -> DealSuite | None:
     """The deal suite of --deals (None without it); a file that cannot be played ends the command
     with a usage error naming it."""
-    from arena.tournament.deals import DealFileError, load_deals
+    from arena.play.deals import DealFileError, load_deals
 
     if path is None:
         return None

@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from arena.cli.bots import SANDBOX_HELP, SandboxMode, sandbox_probe
-from arena.cli.common import DEFAULT_LOGS_MB, LogsMaxOption, logs_folder
 from arena.cli.common import deal_key as parse_deal_key
-from arena.tournament.bounds import MAX_CPUS, MAX_MB
+from arena.cli.common import logs_folder
+from arena.cli.options import DEFAULT_LOGS_MB, LogsMaxOption
+from arena.common.bounds import MAX_CPUS, MAX_MB
 
 if TYPE_CHECKING:
     from arena.bots.limits import Limits
@@ -235,6 +236,7 @@ async def _serve(
     logs_max_mb: int,
 ) -> None:
     from arena.bots.logs import LogFolder
+    from arena.service.match_manager import ManagerOptions
     from arena.service.server import create_server
 
     server, _, manager = await create_server(
@@ -245,10 +247,11 @@ async def _serve(
         admin_address=admin_address,
         limits=limits,
         deal_key=deal_key,
+        options=ManagerOptions(
+            log_folder=LogFolder(logs, logs_max_mb * 1024 * 1024) if logs is not None else None
+        ),
         guarded=True,  # anyone on the network may reach it: caps per client, deadlines
     )
-    if logs is not None:
-        manager.log_folder = LogFolder(logs, logs_max_mb * 1024 * 1024)
     written: Path | None = None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

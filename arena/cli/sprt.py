@@ -15,34 +15,34 @@ import typer
 from rich.markup import escape
 
 from arena.cli.bots import (
-    SANDBOX_HELP,
     SandboxMode,
     name_of,
     sandbox_probe,
     stop_on_sigterm,
     unique_names,
 )
-from arena.cli.common import (
+from arena.cli.common import deal_key, errors, logs_folder, open_ledger
+from arena.cli.options import (
     BankOption,
+    BotLogsOption,
     BudgetOption,
     GraceOption,
-    deal_key,
-    errors,
-    logs_folder,
-    open_ledger,
+    SandboxOption,
+    VariantOption,
+    VariantOptionsOption,
 )
 from arena.cli.play import parse_options
 from arena.cli.sprt_lines import failure_lines, progress_line, report_lines, summary
-from arena.game import VARIANT_NAMES, Variant, VariantError, variant, variant_options
+from arena.common.bounds import MAX_CONCURRENCY, MAX_PLANNED_GAMES, MAX_SEED
+from arena.game import Variant, VariantError, variant, variant_options
+from arena.play.deals import DealFileError, DealSuite, load_deals, seeded_deals
 from arena.referee import Policies, TimeControl
-from arena.stats import Decision, Model, Pentanomial, Sprt, StatsError, Trinomial
-from arena.tournament.bounds import MAX_CONCURRENCY, MAX_PLANNED_GAMES, MAX_SEED
-from arena.tournament.deals import DealFileError, DealSuite, load_deals, seeded_deals
+from arena.stats import Model, Pentanomial, Sprt, SprtDecision, StatsError, Trinomial
 from arena.tournament.summary import counted
 
 if TYPE_CHECKING:
-    from arena.tournament.abledger import AbTestLedger
-    from arena.tournament.abtest import AbTestState, PairReport
+    from arena.abtest.duplicate_pairs import AbTestState, PairReport
+    from arena.abtest.ledger_store import AbTestLedger
 
 DEFAULT_OPPONENT = "{python} -m arena_bot.greedy_bot"
 DEFAULT_MAX_GAMES = 2000
@@ -106,13 +106,8 @@ def sprt(
             help="Three- and four-handed: the fixed opponent in the other seats, as a command line."
         ),
     ] = DEFAULT_OPPONENT,
-    variant_name: Annotated[
-        str, typer.Option("--variant", "-v", help=f"One of: {', '.join(VARIANT_NAMES)}.")
-    ] = "two-handed",
-    option: Annotated[
-        list[str] | None,
-        typer.Option("--option", "-o", help="A variant option NAME=VALUE; repeat for several."),
-    ] = None,
+    variant_name: VariantOption = "two-handed",
+    option: VariantOptionsOption = None,
     deals: Annotated[
         Path | None,
         typer.Option(
@@ -155,13 +150,8 @@ def sprt(
             min=1, help="Games a bot process may play before it is replaced (never a deal twice)."
         ),
     ] = 1,
-    logs: Annotated[
-        Path | None,
-        typer.Option(
-            help="Write each bot's output to a log file in this folder.", show_default=False
-        ),
-    ] = None,
-    sandbox: Annotated[SandboxMode, typer.Option(help=SANDBOX_HELP)] = SandboxMode.auto,
+    logs: BotLogsOption = None,
+    sandbox: SandboxOption = SandboxMode.auto,
     ledger: Annotated[
         Path | None,
         typer.Option(
@@ -222,11 +212,7 @@ def sprt(
         _report_counts(test, pentanomial, trinomial)
         return
     assert bot is not None
-    from arena.bots.limits import Limits
-    from arena.ledger import LedgerError, TournamentChanged
-    from arena.service.server import create_server
-    from arena.tournament.abledger import AbTestLedger, AbTestSpec
-    from arena.tournament.abtest import (
+    from arena.abtest.duplicate_pairs import (
         BROKEN_STOP,
         NEW,
         OLD,
@@ -235,7 +221,12 @@ def sprt(
         roles_needed,
         run_ab_test,
     )
-    from arena.tournament.stalls import StallWatch
+    from arena.abtest.ledger_store import AbTestLedger, AbTestSpec
+    from arena.bots.limits import Limits
+    from arena.ledger import LedgerError, TournamentChanged
+    from arena.play.stall_watch import StallWatch
+    from arena.service.match_manager import ManagerOptions
+    from arena.service.server import create_server
 
     if len(bot) != 2:
         raise typer.BadParameter(
@@ -334,10 +325,16 @@ def sprt(
 
     async def main() -> AbTestState:
         stop_on_sigterm()
-        server, _, manager = await create_server("127.0.0.1:0", logs_dir=logs)
-        manager.idle_per_kind = concurrency + 1
-        # Never shown to a sandboxed bot: the ledger holds the deals' secret, the suite the deals.
-        manager.hide(*(Path(p) for p in (ledger, deals) if p is not None))
+        server, _, manager = await create_server(
+            "127.0.0.1:0",
+            logs_dir=logs,
+            options=ManagerOptions(
+                idle_per_kind=concurrency + 1,
+                # Never shown to a sandboxed bot: the ledger holds the deals' secret, the suite
+                # the deals.
+                hidden=tuple(Path(p) for p in (ledger, deals) if p is not None),
+            ),
+        )
         watch = StallWatch(threshold=max(time_control.grace_ms / 1000, 0.05))
         recorder = AbTestLedger(led, spec, v) if led is not None else None
         background: list[asyncio.Task[None]] = []
@@ -397,7 +394,7 @@ def sprt(
                 on_pair=on_pair,
                 deals=len(suite),
             )
-            if recorder is not None and state.decision is not Decision.CONTINUE:
+            if recorder is not None and state.decision is not SprtDecision.CONTINUE:
                 await recorder.finish()
             return state
         finally:

@@ -12,7 +12,7 @@ from arena.stats.counts import Counts, distribution, mean_and_variance
 from arena.stats.elo import ELO_CEILING, ELO_FLOOR, elo_text
 
 if TYPE_CHECKING:
-    from arena.tournament.abtest import AbTestState, PairReport
+    from arena.abtest.duplicate_pairs import AbTestState, PairReport
 
 
 def _number(x: float) -> str:
@@ -106,7 +106,7 @@ def failure_lines(pair: PairReport, names: dict[str, str]) -> list[str]:
 
 
 def summary(state: AbTestState, v: Variant, names: dict[str, str], roles: Sequence[str]) -> None:
-    from arena.tournament.abtest import NEW, OLD
+    from arena.abtest.duplicate_pairs import NEW, OLD
 
     print(f"stopped: {state.stopped}")
     if state.errors:

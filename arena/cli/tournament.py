@@ -14,8 +14,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from arena.cli.common import (
-    DEFAULT_LEDGER,
-    LedgerOption,
     cluster_address,
     console,
     deal_key,
@@ -26,10 +24,12 @@ from arena.cli.common import (
     plain,
     print_board,
 )
+from arena.cli.options import DEFAULT_LEDGER, LedgerOption
 from arena.cluster.errors import ClusterError
 
 if TYPE_CHECKING:
     from arena.cluster.connect import Cluster
+    from arena.cluster.player import ClusterPlayer
     from arena.ledger import Ledger
     from arena.tournament import runner as tournament_runner
     from arena.tournament.spec import TournamentSpec
@@ -129,10 +129,15 @@ def run(
         (console if isolation.isolated else errors).print(
             escape(isolation.describe()), soft_wrap=True
         )
-    runner = tournament_runner.TournamentRunner(spec, led, logs_dir=logs, deal_key=key, cluster=on)
+    remote: ClusterPlayer | None = None
     try:
+        if on is not None:
+            remote = _cluster_player(on, spec, led, logs)
+        runner = tournament_runner.TournamentRunner(
+            spec, led, logs_dir=logs, deal_key=key, remote=remote
+        )
         if not led.finished(spec.name):
-            from arena.tournament.games import CONNECT_TIMEOUT
+            from arena.play.game import CONNECT_TIMEOUT
 
             # The check prints no progress, and a bot that never dials in holds it for its whole
             # connect timeout: say what is being waited for.
@@ -169,8 +174,8 @@ def run(
             f"[yellow]warning:[/] entrant {escape(repr(name))} forfeited its games, {escape(why)}",
             soft_wrap=True,
         )
-    if runner.cluster_player is not None:
-        played = runner.cluster_player
+    if remote is not None:
+        played = remote
         console.print(
             f"played on a Ray cluster: {len(played.nodes)} node(s) played this run's games"
         )
@@ -193,6 +198,18 @@ def run(
             f"[red]{p.errors} game(s) could not be played[/] (last: {escape(p.last)}); run again to retry"
         )
         raise typer.Exit(1)
+
+
+def _cluster_player(
+    cluster: Cluster, spec: TournamentSpec, led: Ledger, logs: Path | None
+) -> ClusterPlayer:
+    """The tournament's games played on the cluster: its bots' folders shipped (never the ledger,
+    the tournament file, its deal suite or the logs)."""
+    from arena.cluster.player import for_tournament
+    from arena.tournament.runner import hidden_paths
+
+    exclude = [*hidden_paths(spec, led), *([logs] if logs else [])]
+    return for_tournament(cluster, spec, exclude, logs)
 
 
 def _connect(address: str) -> Cluster:

@@ -30,8 +30,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from arena.cluster.address import FORMS, address_problem
 from arena.cluster.errors import INSTALL_HINT, ClusterError
+from arena.play.cluster_address import FORMS, address_problem
 
 PROBE_SECONDS = 5.0  # for the address to answer a gRPC handshake
 LOST_ATTEMPTS = 2  # times the head must not answer, PROBE_SECONDS apart, for the cluster to be lost

@@ -5,7 +5,7 @@ runs it keeps one referee server (:func:`arena.service.server.create_server`) on
 own thread, so that a bot process may play several games over its connection
 (``matches_per_process``) exactly as locally; it is replaced after :data:`RECYCLE_GAMES` games, and
 closed (its waiting bot processes stopped) after :data:`IDLE_SECONDS` without a game. The game itself is
-played by :class:`arena.tournament.games.GamePlayer`, the same code as a local run: the same
+played by :class:`arena.play.game.GamePlayer`, the same code as a local run: the same
 configuration, deal secret, limits, sandbox and stall replays.
 
 With the bots' logs asked for, each game's result brings back the logs that are complete: those of
@@ -35,24 +35,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena import scratch
 from arena.bots.limits import Limits
+from arena.cluster.bot_files import resolve, unpack
 from arena.cluster.connect import fingerprint
-from arena.cluster.shipping import resolve, unpack
+from arena.common import scratch_dirs as scratch
+from arena.common.scratch_dirs import scratch_dir
+from arena.ledger.rows import ScheduledGame
+from arena.play.game import CONNECT_TIMEOUT, GamePlayer, GameRules, Played
+from arena.play.stall_watch import StallWatch
 from arena.referee import MatchConfig
 from arena.sandbox import ISOLATING, SandboxUnavailable, probe, require
-from arena.scratch import scratch_dir
-from arena.service.manager import MatchManager, PlayerSpec
+from arena.service.match_manager import ManagerOptions, MatchManager, PlayerSpec
 from arena.service.server import ArenaServer, create_server
-from arena.tournament.games import CONNECT_TIMEOUT, GamePlayer, Played, Rules
-from arena.tournament.schedule import ScheduledGame
-from arena.tournament.stalls import StallWatch
 
 RECYCLE_GAMES = 200  # games a referee plays before it is replaced (its finished matches are let go)
 IDLE_SECONDS = 30.0  # without a game, the referee closes (and stops its waiting bot processes)
 KEEP_PARCELS = 8  # unpacked parcels kept beyond a game's own once no bot process may use them
 CLOSE_SECONDS = 30.0  # at the end of a run, for a node's referees to close and send their logs
-# A referee's Unix socket, in its process's scratch folder (arena.scratch), named after its Ray job
+# A referee's Unix socket, in its process's scratch folder (arena.common.scratch_dirs), named after its Ray job
 FINISH_SOCKET = "referee-{job}.sock"
 # Before each log a referee sends to finish(): the lengths of its name and of its bytes
 _FRAME = struct.Struct("!IQ")
@@ -92,7 +92,7 @@ class Checked:
 
 
 def play(
-    rules: Rules,
+    rules: GameRules,
     game: ScheduledGame,
     commands: Mapping[str, tuple[str, ...]],
     parcels: Mapping[str, Any],
@@ -277,7 +277,7 @@ def parcel_root() -> Path:
     inside the process's scratch folder: a sandboxed bot never sees that one, and a bot must see its
     own files."""
     path = Path(tempfile.mkdtemp(prefix=f"{scratch.PREFIX}parcels-"))
-    # Locked under another name and then renamed, as arena.scratch does: a sweeper never sees it
+    # Locked under another name and then renamed, as arena.common.scratch_dirs does: a sweeper never sees it
     # unlocked while this process lives.
     fd = os.open(path / f"{scratch.LOCK}.new", os.O_CREAT | os.O_RDWR, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
@@ -406,17 +406,21 @@ class NodeReferee:
 
     async def _manager(self) -> MatchManager:
         if self.manager is None:
-            self.server, _, self.manager = await create_server()
-            # This process plays one game at a time: a waiting process of each kind is enough.
-            self.manager.idle_per_kind = 2
-            self.manager.hide(*self.hidden)
-            # Commands come resolved for this node (arena.cluster.shipping.resolve): no word of
-            # theirs names a file of the folder the worker runs in.
-            self.manager.resolve_from = None
+            self.server, _, self.manager = await create_server(
+                options=ManagerOptions(
+                    # This process plays one game at a time: a waiting process of each kind is
+                    # enough.
+                    idle_per_kind=2,
+                    hidden=tuple(self.hidden),
+                    # Commands come resolved for this node (arena.cluster.bot_files.resolve): no
+                    # word of theirs names a file of the folder the worker runs in.
+                    resolve_from=None,
+                )
+            )
         return self.manager
 
     def play(
-        self, rules: Rules, game: ScheduledGame, commands: dict[str, str], logs: bool
+        self, rules: GameRules, game: ScheduledGame, commands: dict[str, str], logs: bool
     ) -> Played:
         work = self._play(rules, game, commands, logs)
         return asyncio.run_coroutine_threadsafe(work, self.loop).result()
@@ -471,7 +475,7 @@ class NodeReferee:
                 await writer.wait_closed()
 
     async def _play(
-        self, rules: Rules, game: ScheduledGame, commands: dict[str, str], logs: bool
+        self, rules: GameRules, game: ScheduledGame, commands: dict[str, str], logs: bool
     ) -> Played:
         self.busy += 1
         try:

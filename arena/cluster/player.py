@@ -1,6 +1,6 @@
 """The coordinator's side: :class:`ClusterPlayer` plays each game as a Ray task on the cluster.
 
-It has :class:`arena.tournament.games.GamePlayer`'s interface (``play(game, commands) -> Played``), so
+It has :class:`arena.play.game.GamePlayer`'s interface (``play(game, commands) -> Played``), so
 that a tournament runner uses one or the other and records what comes back in the same way: one ledger
 transaction per game, rated in schedule order, by the coordinator alone.
 
@@ -22,18 +22,18 @@ import dataclasses
 import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from arena.bots.limits import Limits
 from arena.bots.logs import LogFolder
 from arena.cluster import node as node_side
+from arena.cluster.bot_files import Shipment
 from arena.cluster.connect import Cluster, Node, fingerprint
 from arena.cluster.errors import ClusterError
-from arena.cluster.shipping import Shipment
+from arena.ledger.rows import Entrant, ScheduledGame
+from arena.play.game import GameRules, Played
+from arena.play.seatings import HasVariant, players_per_game
 from arena.sandbox import SandboxUnavailable, probe
-from arena.tournament.games import Played, Rules
-from arena.tournament.schedule import ScheduledGame, players_per_game
-from arena.tournament.spec import TournamentSpec
 
 log = logging.getLogger("arena.cluster")
 
@@ -58,7 +58,7 @@ class ClusterPlayer:
         shipment: Shipment,
         players_per_game: int,
         logs_dir: Path | None = None,
-        rules: Rules | None = None,
+        rules: GameRules | None = None,
     ) -> None:
         self.cluster = cluster
         self.logs_dir = logs_dir  # the bots' logs, brought back from the nodes
@@ -228,7 +228,7 @@ class ClusterPlayer:
                 await asyncio.to_thread(self._keep_logs, result.logs)
             if played.record is None:
                 return played
-            record: dict[str, Any] = {**played.record, "node": result.node}
+            record = dataclasses.replace(played.record, node=result.node)
             return Played(record, played.error, played.replays)
         return Played(None, f"lost {ATTEMPTS} times with its node or worker: {failure}")
 
@@ -339,9 +339,19 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}"
 
 
+class Tournament(HasVariant, Protocol):
+    """What the cluster's player needs of a tournament (:class:`arena.tournament.spec.TournamentSpec`)."""
+
+    @property
+    def entrants(self) -> tuple[Entrant, ...]: ...
+
+    @property
+    def base_dir(self) -> Path: ...
+
+
 def for_tournament(
     cluster: Cluster,
-    spec: TournamentSpec,
+    spec: Tournament,
     exclude: Iterable[Path] = (),
     logs_dir: Path | None = None,
 ) -> ClusterPlayer:

@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.bots.conformance import check_bot
 from arena.bots.launcher import (
     LaunchError,
     bot_environment,
@@ -33,6 +32,8 @@ from arena.bots.launcher import (
 from arena.bots.limits import Limits
 from arena.competition import runtimes
 from arena.competition.bundles import BundleError, Manifest, outside
+from arena.ledger.competitions import Submission
+from arena.play.conformance import check_bot
 from arena.sandbox import SandboxError, confine, workspace
 
 LOG_LIMIT = 64 * 1024  # bytes of a build's output kept
@@ -41,10 +42,28 @@ MAX_REASON = 300  # characters of a failed build's last line kept as its reason
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class IntakeResult:
     ok: bool
     reason: str  # one line, for the author and the leaderboard
     log: str  # the build's and the check's output
+
+
+def manifest_columns(manifest: Manifest) -> dict[str, str]:
+    """A bundle's manifest as the ledger stores it, in a submission's columns (see
+    :func:`manifest_of`, which rebuilds it)."""
+    return {
+        "bot": manifest.name,
+        "version": manifest.version,
+        "language": manifest.language,
+        "run": manifest.run,
+        "build": manifest.build,
+    }
+
+
+def manifest_of(sub: Submission) -> Manifest:
+    """A bundle submission's manifest, rebuilt from the ledger's columns (see
+    :func:`manifest_columns`)."""
+    return Manifest(sub.bot, sub.version, sub.language, sub.run, sub.build)
 
 
 def runtime_command(manifest: Manifest, folder: Path) -> str:
@@ -71,9 +90,25 @@ def for_author(text: str, folder: Path) -> str:
     return re.sub(root + r"(?![\w.-])", ".", text)
 
 
+# An absolute path of the server's (two parts or more, not in a URL): shown to an author as its last part.
+_SERVER_PATH = re.compile(r"(?<![\w:/.~-])/(?:[\w.+@~-]+/)+([\w.+@~-]*)")
+
+
+def for_authors(text: str, builds: Path) -> str:
+    """``text`` from a game (a failure's detail, a bot's output) as any author may see it: every
+    build's folder under ``builds`` in the bundle's own words (as :func:`for_author`), and every
+    other absolute path of the server's cut to its last part behind ``.../`` (a traceback names the
+    runtime's files by where the server keeps them)."""
+    root = re.escape(str(builds))
+    text = re.sub(root + re.escape(os.sep) + r"\d+" + re.escape(os.sep), "", text)
+    text = re.sub(root + re.escape(os.sep) + r"\d+(?![\w.-])", ".", text)
+    text = re.sub(root + r"(?![\w.-])", "...", text)
+    return _SERVER_PATH.sub(r".../\1", text)
+
+
 async def build(
     manifest: Manifest, source: Path, into: Path, limits: Limits, seconds: int
-) -> Outcome:
+) -> IntakeResult:
     """Copy the bundle to ``into`` and run its build command there (if any); make it read-only.
     What an earlier build left in ``into`` (a failed version submitted again, an intake cut short by
     a stop) is removed first."""
@@ -88,21 +123,21 @@ async def build(
             command = runtimes.fill(resolve_paths(manifest.build, into), manifest.language)
         except ValueError as exc:
             _read_only(into)
-            return Outcome(False, f"build: {exc}", f"build: {exc}")
+            return IntakeResult(False, f"build: {exc}", f"build: {exc}")
         env = runtimes.build_environment(manifest.language, into)
         ok, log = await _run(command, into, limits, seconds, env)
         for leftover in runtimes.leftovers(manifest.language, into):
             _remove(leftover)
         if not ok:
             _read_only(into)
-            return Outcome(False, _reason(log), log)
+            return IntakeResult(False, _reason(log), log)
     _read_only(into)
     if manifest.language == "binary":
         problem = _executable_problem(manifest, into)
         if problem is not None:
             log = f"{log}\n{problem}" if log else problem
-            return Outcome(False, problem, log)
-    return Outcome(True, "", log)
+            return IntakeResult(False, problem, log)
+    return IntakeResult(True, "", log)
 
 
 def _executable_problem(manifest: Manifest, folder: Path) -> str | None:
@@ -131,7 +166,7 @@ async def check(
     seconds: int,
     hide: Sequence[Path] = (),
     shown: str | None = None,
-) -> Outcome:
+) -> IntakeResult:
     """The conformance check of the built bot, confined with the competition's limits, never shown
     ``hide`` (the ledger, the other bundles) nor a path its command does not resolve within its own
     folder; passes when it makes no mistake. ``shown``: the command as its log names it (the
@@ -148,19 +183,19 @@ async def check(
                 resolve_from=None,
             )
     except TimeoutError:
-        return Outcome(
+        return IntakeResult(
             False, f"the conformance check took longer than {seconds} s", "\n".join(lines)
         )
     if shown is not None:
         report.command = shown
     lines.extend(report.lines(per_kind=10))
     if report.ok:
-        return Outcome(True, "", "\n".join(lines))
+        return IntakeResult(True, "", "\n".join(lines))
     first = report.mistakes[0]
     hint = _interpreter_hint(shown or command)
     if hint:
         lines.append(hint)
-    return Outcome(False, f"the conformance check found {len(report.mistakes)} mistake(s): "
+    return IntakeResult(False, f"the conformance check found {len(report.mistakes)} mistake(s): "
                    f"{first.kind}{'; ' + hint if hint else ''}", "\n".join(lines))  # fmt: skip
 
 

@@ -28,6 +28,8 @@ submission settings, validated like tournament files (every problem at once, nam
     max_pending = 3               # an author's submissions waiting to be built and checked
     max_bots_per_author = 10      # an author's bots in play or in intake (bundles and remote)
     max_submissions_per_day = 50  # an author's submissions over the last 24 hours, failed included
+    output_kib = 64               # each game's bot output kept per seat: the last this many KiB
+                                  # (0: none), read by its author (arena compete log --game ID)
     languages = ["python", "node", "cpp", "go", "java", "binary"]   # the manifest languages
                                   # accepted (the default: all; arena compete runtimes says which
                                   # this server can build)
@@ -44,30 +46,28 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pydantic
 from pydantic import BaseModel, Field
 
 from arena.bots.limits import Limits
-from arena.cluster.address import address_problem
+from arena.common.bounds import MAX_SEED
 from arena.competition.runtimes import LANGUAGES
 from arena.game import VARIANT_NAMES, Variant, VariantError, options_help, variant
-from arena.referee import Policies, TimeControl
-from arena.tournament.bounds import MAX_SEED
-from arena.tournament.files import (
+from arena.play.cluster_address import address_problem
+from arena.play.file_models import (
+    SERIES_IN_COMPETITIONS,
     STRICT,
     LimitsModel,
     PoliciesModel,
+    SpecFile,
     Text,
     TimeControlModel,
     checked,
-    describe_errors,
-    read_toml,
     to_policies,
 )
-from arena.tournament.spec import SERIES_IN_ONE_GAME_MATCHES
+from arena.referee import Policies, TimeControl
 
 
 class CompetitionFileError(ValueError):
@@ -101,6 +101,9 @@ class Submissions:
     # An author's submissions (bundles and remote registrations, failed ones too) over the last 24
     # hours: each stays in the ledger, with its log, for good.
     max_submissions_per_day: int = 50
+    # The tail of each bot's output kept per game and seat, in KiB, for its author (0: none); it goes
+    # with its game.
+    output_kib: int = 64
     # The manifest languages a bundle may be written in (arena.competition.runtimes).
     languages: tuple[str, ...] = LANGUAGES
 
@@ -183,6 +186,7 @@ class SubmissionsModel(BaseModel):
     max_submissions_per_day: Annotated[int, Field(ge=1, le=1_000_000)] = (
         _SUB.max_submissions_per_day
     )
+    output_kib: Annotated[int, Field(ge=0, le=1024)] = _SUB.output_kib
     languages: list[Literal[LANGUAGES]] = Field(  # type: ignore[valid-type]
         default=list(_SUB.languages),
         min_length=1,
@@ -234,22 +238,11 @@ class CompetitionModel(BaseModel):
     server: ServerModel = ServerModel()
 
 
-def json_schema() -> dict[str, Any]:
-    schema = CompetitionModel.model_json_schema()
-    schema["title"] = "Bezique Arena competition file"
-    return schema
-
-
-def load(path: str | Path) -> CompetitionSpec:
-    """Read and validate a competition file."""
-    return parse(read_toml(path, CompetitionFileError), str(path))
-
-
-def parse(data: dict[str, Any], source: str = "<competition>") -> CompetitionSpec:
-    try:
-        m = CompetitionModel.model_validate(data)
-    except pydantic.ValidationError as exc:
-        raise CompetitionFileError(describe_errors(exc, CompetitionModel, source)) from None
+def _check(
+    m: CompetitionModel, source: str
+) -> tuple[list[tuple[str, str]], CompetitionSpec | None]:
+    """What the model alone cannot say: the variant's options, the addresses, the limits' own
+    checks."""
     problems: list[tuple[str, str]] = []
     try:
         v: Variant | None = variant(m.variant, **m.options)
@@ -257,14 +250,14 @@ def parse(data: dict[str, Any], source: str = "<competition>") -> CompetitionSpe
         problems.append(("options", str(exc)))
         v = None
     if v is not None and v.consultation == "series":  # docs/rules.md §3.2
-        problems.append(("options", SERIES_IN_ONE_GAME_MATCHES))
+        problems.append(("options", SERIES_IN_COMPETITIONS))
         v = None
     if m.server.submissions == m.server.bots and not m.server.bots.endswith(":0"):
         problems.append(("server.bots", "the bots' address must differ from the submissions'"))
     time_control, limits = checked(problems, m.time_control, m.limits)
     if problems or v is None or time_control is None or limits is None:
-        raise CompetitionFileError("\n".join(f"{source}: {k}: {msg}" for k, msg in problems))
-    return CompetitionSpec(
+        return problems, None
+    return [], CompetitionSpec(
         name=m.name,
         variant=m.variant,
         options=v.options,
@@ -279,3 +272,15 @@ def parse(data: dict[str, Any], source: str = "<competition>") -> CompetitionSpe
         server=ServerSettings(**m.server.model_dump()),
         source=source,
     )
+
+
+_FILE = SpecFile(
+    "Bezique Arena competition file",
+    CompetitionModel,
+    CompetitionFileError,
+    _check,
+    "<competition>",
+)
+json_schema = _FILE.json_schema  # for editors (arena schema)
+load = _FILE.load  # read and validate a competition file
+parse = _FILE.parse

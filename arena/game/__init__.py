@@ -5,6 +5,9 @@
 >>> state.apply(state.legal_actions()[0])
 
 The hot modules may also run compiled with mypyc (see arena/game/compiled.py).
+
+It owns the cards, actions, variants, state, declarations, observation and results, and uses
+nothing of the arena: no I/O, no clock, no global randomness.
 """
 
 import arena.game.compiled  # noqa: F401  (first: refuses compiled modules older than their sources)

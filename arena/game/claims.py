@@ -1,7 +1,7 @@
 """Claims held "to score" and Rubicon's re-use of declared cards (docs/rules.md §2.3, §4.2, §6.4):
 which combinations a seat may still score later, and which a card already scored may serve in again.
 :class:`Claims` is one layer of :class:`arena.game.state.GameState` (see :mod:`arena.game.fields`),
-below the declaring turn (:class:`arena.game.declaring.DeclaringTurn`), which uses it."""
+below the declaring turn (:class:`arena.game.declaring_turn.DeclaringTurn`), which uses it."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ A :class:`arena.game.state.GameState` is built in layers, each a class inheritin
 before: :class:`StateFields` (the fields), :class:`arena.game.scoring.Scoring` (credits, the end of
 deals and the game), :class:`arena.game.hands.HandIndex` (each hand's index, card by card),
 :class:`arena.game.claims.Claims` (claims held "to score", Rubicon's re-use of declared cards),
-:class:`arena.game.declaring.DeclaringTurn` (the declaring turn),
+:class:`arena.game.declaring_turn.DeclaringTurn` (the declaring turn),
 :class:`arena.game.tricks.TrickPlay` (following, winning a trick, the draw, carte blanche) and
 :class:`arena.game.state.GameState` (dealing, the legal actions, applying one, copying). One chain
 rather than mixins, so that the modules compile with mypyc as well as they run as plain Python.

@@ -12,7 +12,7 @@ from typing import Final
 from arena.game.actions import PLAY_ACTIONS, Action, Combo, Verb
 from arena.game.cards import ANY_COPY, JACK, SEVEN, TEN
 from arena.game.declarations import SEVEN_MARK
-from arena.game.declaring import DeclaringTurn
+from arena.game.declaring_turn import DeclaringTurn
 from arena.game.events import (
     CARTE_BLANCHE,
     COURT_RANKS,

@@ -10,18 +10,19 @@ shown once, when it is made.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from arena.common.secret_tokens import new_token
+from arena.ledger import seat_reports, status_history
 from arena.ledger.boards import COMPETITION
 from arena.ledger.db import PLANNED_COLUMNS, Ledger, _now, planned_game
 from arena.ledger.errors import LedgerError
 from arena.ledger.errors import guarded as _guarded
+from arena.ledger.leaderboard import competition_board, placings
 from arena.ledger.names import skeleton
-from arena.rating import initial as rating_initial
-from arena.tokens import new_token
-from arena.tournament.schedule import ScheduledGame
-from arena.tournament.spec import Entrant
+from arena.ledger.rows import Entrant, ScheduledGame
 
 # Submission statuses.
 BUILDING = "building"
@@ -33,6 +34,9 @@ WITHDRAWN = "withdrawn"
 REPLACED = "replaced"
 STATUSES = (BUILDING, CHECKING, ACTIVE, FAILED, SUSPENDED, WITHDRAWN, REPLACED)
 MAX_LOG = 64 * 1024  # characters of build and check log kept per submission
+# Characters of a status's reason kept: a suspension quotes the bot's last failure whole (a traceback),
+# which its author needs to see uncut.
+MAX_REASON = 8 * 1024
 
 
 def hash_token(token: str) -> str:
@@ -59,6 +63,33 @@ class BoardLine:
     status: str
     entrant_id: int
     language: str = ""  # its manifest's (python, cpp, binary...) or a remote entrant's label
+    in_play: bool = True  # ranked; else withdrawn, replaced or suspended: listed apart (rank 0)
+    last_played: str = ""  # when it last finished a game ("" never)
+    rank_change: int | None = None  # places gained over the last 24 hours (None: not ranked then)
+
+
+# A rank's change is measured over this long (ISO times compare as text in the ledger's one zone).
+RANK_CHANGE_OVER = timedelta(hours=24)
+
+
+@dataclass(frozen=True, slots=True)
+class LastGame:
+    game_id: int
+    key: str
+    outcome: str
+    finished_at: str
+    players: str  # each seat's bot, version and score
+
+
+@dataclass(frozen=True, slots=True)
+class PlayFailure:
+    """A game an entrant caused to fail."""
+
+    game_id: int
+    key: str
+    outcome: str
+    detail: str
+    finished_at: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +191,8 @@ class Competitions:
         for a remote entrant the token it dials in with (else ""). A bot's name belongs to the author
         who first submitted it; a version is submitted once."""
         token = "" if bundle else new_token()
+        # A bundle with no build command is checked at once; a remote entrant is checked as it plays.
+        first = BUILDING if bundle and build else CHECKING
         with self.ledger.transaction():
             owner = self.conn.execute(
                 "SELECT a.name, s.author_id FROM submissions s JOIN authors a ON a.id = s.author_id "
@@ -182,8 +215,9 @@ class Competitions:
                 self.conn.execute(
                     "UPDATE submissions SET language = ?, bundle = ?, run = ?, build = ?, status = ?, "
                     "reason = '', log = '', submitted_at = ?, updated_at = ? WHERE id = ?",
-                    (language, bundle, run, build, BUILDING, now, now, earlier[0]),
+                    (language, bundle, run, build, first, now, now, earlier[0]),
                 )
+                status_history.note(self.conn, int(earlier[0]), first, "submitted again", now)
                 return int(earlier[0]), ""
             if earlier is not None:
                 raise LedgerError(
@@ -195,7 +229,11 @@ class Competitions:
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (competition_id, author_id, bot, version, language,
                  "bundle" if bundle else "remote", bundle, run, build,
-                 hash_token(token) if token else None, BUILDING if bundle else CHECKING, now, now),
+                 hash_token(token) if token else None, first, now, now),
+            )  # fmt: skip
+            status_history.note(
+                self.conn, int(cur.lastrowid or 0), first, "submitted" if bundle else "registered",
+                now,
             )  # fmt: skip
         return int(cur.lastrowid or 0), token
 
@@ -223,20 +261,33 @@ class Competitions:
         log: str | None = None,
         *,
         when: tuple[str, ...] = (),
+        note: str | None = None,
     ) -> bool:
         """Set a submission's status (and reason, and log if given); with ``when``, only while its
         status is one of those. Whether it changed: the server's intake, the author's withdrawal and
         the organiser's commands write the same rows, and a step taken on a status read earlier must
-        not undo another's (a withdrawal put back in play by an intake that went on)."""
+        not undo another's (a withdrawal put back in play by an intake that went on).
+
+        A change of status goes into the submission's history with ``note`` (default: the reason);
+        a step that keeps the status (the intake's after a check) does only with a ``note``."""
         if status not in STATUSES:
             raise ValueError(f"unknown status {status!r}")
         only = f" AND status IN ({', '.join('?' * len(when))})" if when else ""
+        reason = reason[:MAX_REASON]
+        now = _now()
         with self.ledger.transaction():
+            before = self.conn.execute(
+                "SELECT status FROM submissions WHERE id = ?", (submission_id,)
+            ).fetchone()
             cur = self.conn.execute(
                 "UPDATE submissions SET status = ?, reason = ?, updated_at = ?, "
                 f"log = CASE WHEN ? IS NULL THEN log ELSE ? END WHERE id = ?{only}",
-                (status, reason[:500], _now(), log, _cap(log), submission_id, *when),
+                (status, reason, now, log, _cap(log), submission_id, *when),
             )
+            if cur.rowcount > 0 and (note is not None or before is None or before[0] != status):
+                status_history.note(
+                    self.conn, submission_id, status, reason if note is None else note, now
+                )
         return cur.rowcount > 0
 
     @_guarded
@@ -260,10 +311,14 @@ class Competitions:
                 "AND status IN (?, ?) ORDER BY id DESC LIMIT 1",
                 (submission_id, sub.bot, submission_id, ACTIVE, SUSPENDED),
             ).fetchone()
+            now = _now()
             if later is not None:
                 self.conn.execute(
                     "UPDATE submissions SET status = ?, reason = ?, updated_at = ? WHERE id = ?",
-                    (REPLACED, f"replaced by version {later[0]}", _now(), submission_id),
+                    (REPLACED, f"replaced by version {later[0]}", now, submission_id),
+                )
+                status_history.note(
+                    self.conn, submission_id, REPLACED, f"replaced by version {later[0]}", now
                 )
                 return None
             digest = Entrant(sub.bot, command, version=sub.version).command_hash
@@ -278,18 +333,28 @@ class Competitions:
                     (sub.bot, digest),
                 ).fetchone()[0]
             )
-            self.conn.execute(
-                "UPDATE submissions SET status = ?, reason = ?, updated_at = ? "
-                "WHERE competition_id = (SELECT competition_id FROM submissions WHERE id = ?) "
-                "AND bot = ? AND id != ? AND (status IN (?, ?) OR (status IN (?, ?) AND id < ?))",
-                (REPLACED, f"replaced by version {sub.version}", _now(), submission_id, sub.bot,
-                 submission_id, ACTIVE, SUSPENDED, BUILDING, CHECKING, submission_id),
-            )  # fmt: skip
+            replaced = self.conn.execute(
+                "SELECT id, status, reason FROM submissions WHERE competition_id = "
+                "(SELECT competition_id FROM submissions WHERE id = ?) AND bot = ? AND id != ? "
+                "AND (status IN (?, ?) OR (status IN (?, ?) AND id < ?))",
+                (submission_id, sub.bot, submission_id, ACTIVE, SUSPENDED, BUILDING, CHECKING,
+                 submission_id),
+            ).fetchall()  # fmt: skip
+            why = f"replaced by version {sub.version}"
+            for old, status, reason in replaced:
+                # A suspended version's reason still says why it was suspended (its history too).
+                said = f"{why} (it was {reason})" if status == SUSPENDED and reason else why
+                self.conn.execute(
+                    "UPDATE submissions SET status = ?, reason = ?, updated_at = ? WHERE id = ?",
+                    (REPLACED, said[:MAX_REASON], now, old),
+                )
+                status_history.note(self.conn, int(old), REPLACED, why, now)
             self.conn.execute(
                 "UPDATE submissions SET status = ?, reason = '', entrant_id = ?, updated_at = ? "
                 "WHERE id = ?",
-                (ACTIVE, entrant, _now(), submission_id),
+                (ACTIVE, entrant, now, submission_id),
             )
+            status_history.note(self.conn, submission_id, ACTIVE, "in play", now)
         return entrant
 
     def _one(self, submission_id: int) -> Submission:
@@ -337,6 +402,78 @@ class Competitions:
         return str(found[0])
 
     @_guarded
+    def history(self, submission_id: int) -> list[status_history.StatusChange]:
+        """Every change of the submission's status, oldest first, with its reason (its author's)."""
+        return status_history.of_submission(self.conn, submission_id)
+
+    @_guarded
+    def public_history(self, entrant_id: int) -> list[status_history.StatusChange]:
+        """The status history of the version playing as ``entrant_id``, for anyone (see
+        :func:`arena.ledger.status_history.public`)."""
+        return status_history.public(self.conn, entrant_id)
+
+    @_guarded
+    def play_failures(
+        self, competition_id: int, entrant_id: int, limit: int = 20
+    ) -> list[PlayFailure]:
+        """The last ``limit`` games the entrant caused to fail, newest first: the game's key, its
+        outcome and the referee's detail (what the bot did, its output's last lines)."""
+        rows = self.conn.execute(
+            "SELECT g.id, g.key, g.outcome, g.detail, g.finished_at FROM games g "
+            "JOIN game_seats s ON s.game_id = g.id WHERE g.tournament_id = ? AND s.entrant_id = ? "
+            "AND g.outcome != 'normal' AND g.culprit = s.seat ORDER BY g.ord DESC LIMIT ?",
+            (competition_id, entrant_id, limit),
+        )
+        return [PlayFailure(*r) for r in rows]
+
+    @_guarded
+    def last_games(self, competition_id: int, limit: int = 10) -> list[LastGame]:
+        """The competition's last ``limit`` games recorded, newest first, with who played them."""
+        rows = self.conn.execute(
+            "SELECT g.id, g.key, g.outcome, g.finished_at, (SELECT group_concat(e.name || ' ' || "
+            "e.version || ':' || s.score, ', ') FROM game_seats s JOIN entrants e "
+            "ON e.id = s.entrant_id WHERE s.game_id = g.id) FROM games g WHERE g.tournament_id = ? "
+            "ORDER BY g.id DESC LIMIT ?",
+            (competition_id, limit),
+        )
+        return [LastGame(int(i), k, o, f, p or "") for i, k, o, f, p in rows]
+
+    @_guarded
+    def record_reports(self, game_id: int, reports: list[seat_reports.SeatReport]) -> None:
+        """Store a recorded game's seat reports: its bots' output and time per decision."""
+        with self.ledger.transaction():
+            seat_reports.write(self.conn, game_id, reports)
+
+    @_guarded
+    def game_outputs(self, game_id: int) -> list[seat_reports.SeatOutput]:
+        return seat_reports.outputs(self.conn, game_id)
+
+    @_guarded
+    def time_use(self, competition_id: int, entrant_id: int) -> seat_reports.TimeUse:
+        return seat_reports.time_use(self.conn, competition_id, entrant_id)
+
+    @_guarded
+    def game(self, competition_id: int, game_id: int) -> tuple[str, str] | None:
+        """A game of the competition's: (its key, its outcome); None when it has none of that id."""
+        row = self.conn.execute(
+            "SELECT key, outcome FROM games WHERE id = ? AND tournament_id = ?",
+            (game_id, competition_id),
+        ).fetchone()
+        return (str(row[0]), str(row[1])) if row else None
+
+    @_guarded
+    def entrants_of(self, competition_id: int, author_id: int) -> set[int]:
+        """The entrants the author's versions play (or played) as."""
+        return {
+            int(r[0])
+            for r in self.conn.execute(
+                "SELECT entrant_id FROM submissions WHERE competition_id = ? AND author_id = ? "
+                "AND entrant_id IS NOT NULL",
+                (competition_id, author_id),
+            )
+        }
+
+    @_guarded
     def remote_submission(self, competition_id: int, token: str) -> Submission | None:
         row = self.conn.execute(
             f"{_SUBMISSION} WHERE s.competition_id = ? AND s.token_hash = ?",
@@ -345,38 +482,57 @@ class Competitions:
         return Submission(*row) if row else None
 
     @_guarded
-    def board(self, competition_id: int) -> list[BoardLine]:
-        """The competition's leaderboard by mu - 3 sigma: every version that has played or is in
-        play, with its author and status (an entrant in play with no game yet has the initial
-        rating)."""
-        rows = self.conn.execute(
-            "SELECT s.bot, s.version, a.name, r.exposed, r.mu, r.sigma, coalesce(r.games, 0), "
-            "s.status, s.entrant_id, s.language FROM submissions s "
-            "JOIN authors a ON a.id = s.author_id "
-            "LEFT JOIN boards b ON b.kind = ? AND b.tournament_id = s.competition_id "
-            "LEFT JOIN ratings r ON r.board_id = b.id AND r.entrant_id = s.entrant_id "
-            "WHERE s.competition_id = ? AND s.entrant_id IS NOT NULL "
-            "AND (r.entrant_id IS NOT NULL OR s.status = ?)",
-            (COMPETITION, competition_id, ACTIVE),
-        ).fetchall()
-        initial = rating_initial()
+    def board(self, competition_id: int, now: datetime | None = None) -> list[BoardLine]:
+        """The competition's leaderboard by mu - 3 sigma: the versions in play ranked (one with no
+        game yet at the initial rating), then those out of play (suspended, withdrawn, replaced)
+        apart, unranked, with their last rating. Each with its author, status, when it last played
+        and the places it gained over the last 24 hours among the versions in play (by their
+        ratings then; None for one not rated then)."""
+        board = competition_board(self.conn, competition_id)
+        last = dict(
+            self.conn.execute(
+                "SELECT gs.entrant_id, max(g.finished_at) FROM game_seats gs "
+                "JOIN games g ON g.id = gs.game_id WHERE g.tournament_id = ? GROUP BY gs.entrant_id",
+                (competition_id,),
+            ).fetchall()
+        )
+        # Read by arena.ledger.leaderboard.placings, as every leaderboard is.
         lines = [
-            (
-                bot,
-                version,
-                author,
-                exposed if exposed is not None else initial.exposed,
-                mu if mu is not None else initial.mu,
-                sigma if sigma is not None else initial.sigma,
-                int(games),
-                status,
-                int(entrant),
-                language,
+            BoardLine(
+                p.rank, p.name, p.version, p.author, p.exposed, p.mu, p.sigma, p.games, p.status,
+                p.entrant_id, p.language, p.status == ACTIVE, last.get(p.entrant_id) or "",
             )
-            for bot, version, author, exposed, mu, sigma, games, status, entrant, language in rows
+            for p in placings(self.conn, board, competition_id=competition_id)
+        ]  # fmt: skip
+        in_play = [r for r in lines if r.in_play]
+        cutoff = ((now or datetime.now(UTC)) - RANK_CHANGE_OVER).isoformat(timespec="seconds")
+        then = self._ranks_at(competition_id, [r.entrant_id for r in in_play], cutoff)
+        return [
+            replace(r, rank_change=then[r.entrant_id] - r.rank if r.entrant_id in then else None)
+            if r.in_play
+            else r
+            for r in lines
         ]
-        lines.sort(key=lambda t: (-t[3], t[0], t[1]))
-        return [BoardLine(i, *line) for i, line in enumerate(lines, start=1)]
+
+    def _ranks_at(self, competition_id: int, entrants: list[int], cutoff: str) -> dict[int, int]:
+        """The ranks ``entrants`` held among themselves by their ratings on the competition's board
+        after the last game rated that finished before ``cutoff`` (those rated by then)."""
+        if not entrants:
+            return {}
+        marks = ", ".join("?" * len(entrants))
+        rows = self.conn.execute(
+            "SELECT h.entrant_id, h.mu_after, h.sigma_after, g.rating_seq FROM rating_history h "
+            "JOIN boards b ON b.id = h.board_id AND b.kind = ? AND b.tournament_id = ? "
+            "JOIN games g ON g.id = h.game_id "
+            f"WHERE h.entrant_id IN ({marks}) AND g.finished_at < ? AND g.rating_seq IS NOT NULL",
+            (COMPETITION, competition_id, *entrants, cutoff),
+        ).fetchall()
+        latest: dict[int, tuple[int, float]] = {}
+        for entrant, mu, sigma, seq in rows:
+            if entrant not in latest or seq > latest[entrant][0]:
+                latest[entrant] = (seq, mu - 3 * sigma)
+        order = sorted(latest, key=lambda e: -latest[e][1])
+        return {entrant: rank for rank, entrant in enumerate(order, start=1)}
 
     @_guarded
     def remote_tokens(self, competition_id: int) -> list[tuple[str, str]]:

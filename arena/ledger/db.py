@@ -6,10 +6,12 @@ before an earlier one waits, unrated, and is rated in the transaction of the gam
 prefix; so concurrency never changes a rating, and :meth:`Ledger.rebuild_ratings` recomputes exactly
 the stored numbers. A game is keyed by (tournament, key): recording it twice is a no-op.
 
-Most statements are plain SQL rather than sqlite-utils' table methods: the writes run inside explicit
-``BEGIN IMMEDIATE`` transactions whose every statement must be checked against the schedule, and
-sqlite-utils manages transactions of its own. sqlite-utils serves the row queries of the read side
-(:meth:`Ledger.games`, :meth:`Ledger.seat_rows`) and its users' browsing of the file.
+Every statement is plain SQL through the standard library's sqlite3: the writes run inside explicit
+``BEGIN IMMEDIATE`` transactions whose every statement must be checked against the schedule (a
+library that manages transactions of its own would take that from us), the schema is made and
+migrated by numbered migrations (:mod:`.schema`), and the read side's rows come from
+:class:`arena.ledger.queries.Queries`. Browsing the file needs no part of the arena: any SQLite tool
+opens it (sqlite3, sqlite-utils, Datasette).
 
 A ledger is used from one thread at a time; the tournament runner gives it a thread of its own, so that
 no lock wait or fsync ever runs on the event loop that times the bots.
@@ -25,18 +27,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from arena.ledger import boards, leases, records
+from arena.ledger import boards, head_to_head, leases, records
 from arena.ledger.errors import LOCKED, LeaseHeld, LedgerError, TournamentChanged, explain
 from arena.ledger.errors import guarded as _guarded
 from arena.ledger.identity import Registrable, canonical_spec, changed_fields, digest, harmless
 from arena.ledger.queries import Queries, fits
-from arena.ledger.schema import APPLICATION_ID, MIGRATIONS, REBUILD_AFTER
-from arena.tournament.schedule import ScheduledGame
-
-if TYPE_CHECKING:  # a command that reads the ledger does not load the spec's pydantic models
-    from arena.tournament.spec import Entrant
+from arena.ledger.rows import Entrant, ScheduledGame
+from arena.ledger.schema import APPLICATION_ID, HEAD_TO_HEAD_AFTER, MIGRATIONS, REBUILD_AFTER
 
 BUSY_TIMEOUT = 10.0  # seconds a write waits for another program's lock before failing
 LEDGER_TABLES = frozenset({"_migrations", "entrants", "tournaments", "games"})
@@ -127,7 +126,7 @@ class Ledger(Queries):
                 )
                 done = {r[0] for r in self.conn.execute("SELECT version FROM _migrations")}
                 self._refuse_newer(done)
-                rebuild = False
+                rebuild = count_heads = False
                 for version, sql in enumerate(MIGRATIONS, start=1):
                     if version not in done:
                         for statement in sql.split(";"):
@@ -137,8 +136,11 @@ class Ledger(Queries):
                             "INSERT INTO _migrations VALUES (?, ?)", (version, _now())
                         )
                         rebuild = rebuild or (version in REBUILD_AFTER and bool(done))
+                        count_heads = count_heads or (version in HEAD_TO_HEAD_AFTER and bool(done))
                 if rebuild:
                     boards.rebuild(self.conn)
+                if count_heads:
+                    head_to_head.rebuild(self.conn)
                 self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         except sqlite3.DatabaseError as exc:
             raise LedgerError(f"{self.path}: cannot prepare the ledger: {explain(exc)}") from exc
@@ -381,6 +383,7 @@ class Ledger(Queries):
                 "INSERT INTO game_records (game_id, record, encoding, schema) VALUES (?, ?, ?, ?)",
                 (game_id, blob, encoding, schema),
             )
+            head_to_head.record(self.conn, game_id)
             self._rate_ready(tournament_id)
         return game_id
 
@@ -467,7 +470,7 @@ class Ledger(Queries):
                     (tournament_id, key, variant, outcome, detail, players or "", finished, reason,
                      now, rec[0] if rec else "json", rec[1] if rec else "{}"),
                 )  # fmt: skip
-                for table in ("rating_history", "game_records", "game_seats"):
+                for table in ("rating_history", "game_records", "game_seats", "seat_reports"):
                     self.conn.execute(f"DELETE FROM {table} WHERE game_id = ?", (game_id,))
                 self.conn.execute("DELETE FROM games WHERE id = ?", (game_id,))
             first = rows[0][2]
@@ -479,6 +482,7 @@ class Ledger(Queries):
                 "UPDATE tournaments SET finished_at = NULL WHERE id = ?", (tournament_id,)
             )
             boards.rebuild(self.conn)
+            head_to_head.rebuild(self.conn, tournament_id)
             self._rate_ready(tournament_id)
         return [r[1] for r in rows]
 

@@ -27,15 +27,27 @@ Tables (open the file with sqlite-utils or Datasette to browse them):
   run and build commands) or a remote entrant (a hash of the token it dials in with), its status
   (building, checking, active, failed, suspended, withdrawn, replaced) with the reason and the build and
   check log, and the entrant it plays as once active.
+- ``submission_history``: every change of a submission's status (building, checking, active,
+  suspended, reinstated as active, replaced, withdrawn, failed) with its time and reason; ``public``
+  marks a reason that quotes nothing of a bot's output (shown on the public entrant page).
+- ``seat_reports``: per game and seat (and member) of a competition: the tail of what the bot wrote
+  during the game (zlib-compressed, at most the competition's ``output_kib``; ``output_bytes`` is how
+  much it wrote in all), its time per decision in milliseconds (packed 32-bit little-endian integers)
+  and its bank left at the end. Removed with its game.
 - ``competition_state``: whether a competition's matchmaking is paused.
 - ``boards``: the leaderboards: one per tournament (``kind`` tournament, named after it), one per
   variant pooling every tournament of that variant (``kind`` pooled), and one per competition (``kind``
   competition; its games count on no other board).
 - ``ratings``: each entrant's current TrueSkill rating on each board, with games played.
 - ``rating_history``: every rating update: board, game, entrant, mu and sigma before and after.
+- ``head_to_head``: each event's head to head, every two entrants that met in its two-seat games,
+  kept as games are recorded (:mod:`arena.ledger.head_to_head`).
+- ``head_to_head_sets``: the duplicate sets those lines count (a pairing's games on one deal).
 """
 
 from __future__ import annotations
+
+from arena.ledger import head_to_head
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the first schema.
@@ -252,11 +264,46 @@ MIGRATIONS: tuple[str, ...] = (
     # 8: no table changes; the ratings are rebuilt (REBUILD_AFTER): players sharing a seat in
     # consultation now share its weight, where two allies were rated as twice a single player.
     "",
+    # 9: the author's side of a competition: every change of a submission's status with its time and
+    # reason (the submissions there were start with their status now), and per game and seat what
+    # the bot wrote (its tail) and the time it took for each decision.
+    """
+    CREATE TABLE IF NOT EXISTS submission_history (
+        id INTEGER PRIMARY KEY,
+        submission_id INTEGER NOT NULL REFERENCES submissions(id),
+        status TEXT NOT NULL,
+        reason TEXT NOT NULL DEFAULT '',
+        public INTEGER NOT NULL DEFAULT 0,
+        at TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS submission_history_by_submission ON submission_history (submission_id, id);
+    INSERT INTO submission_history (submission_id, status, reason, public, at)
+        SELECT id, status, reason, 0, updated_at FROM submissions
+        WHERE NOT EXISTS (SELECT 1 FROM submission_history) ORDER BY id;
+    CREATE TABLE IF NOT EXISTS seat_reports (
+        game_id INTEGER NOT NULL REFERENCES games(id),
+        seat INTEGER NOT NULL,
+        member INTEGER NOT NULL,
+        entrant_id INTEGER NOT NULL REFERENCES entrants(id),
+        output BLOB NOT NULL,
+        output_bytes INTEGER NOT NULL,
+        times BLOB NOT NULL,
+        bank_left_ms INTEGER,
+        PRIMARY KEY (game_id, seat, member)
+    );
+    CREATE INDEX IF NOT EXISTS seat_reports_by_entrant ON seat_reports (entrant_id, game_id);
+    """,
+    # 10: head to head kept as games are recorded (arena.ledger.head_to_head), built from the games of
+    # a ledger made before (BUILD_AFTER): a page reads the lines it shows, never an event's games.
+    head_to_head.SCHEMA,
 )
 
 # Migrations after which the ratings are rebuilt from the games (they, or how they are computed,
 # changed).
 REBUILD_AFTER = frozenset({3, 8})
+
+# Migrations after which head to head is counted from the games (its tables are new).
+HEAD_TO_HEAD_AFTER = frozenset({10})
 
 # Marks the file as a Bezique Arena ledger (PRAGMA application_id): "BZQA".
 APPLICATION_ID = 0x425A5141

@@ -11,6 +11,8 @@ Modes (``[limits] sandbox`` in a tournament file, ``--sandbox`` on the command l
 gives the command that runs one bot process under it, and the :class:`Confinement` that starts it
 (:meth:`Confinement.spawn`: a start called off half-way leaves nothing running), finds its processes
 and releases what it held when the bot is gone.
+
+It may use :mod:`arena.common` only.
 """
 
 from arena.sandbox.core import (
@@ -18,8 +20,7 @@ from arena.sandbox.core import (
     MODES,
     Confinement,
     Probe,
-    Referee,
-    Rlimits,
+    RefereeAddress,
     SandboxError,
     SandboxUnavailable,
     completed_or_undone,
@@ -28,6 +29,7 @@ from arena.sandbox.core import (
     require,
 )
 from arena.sandbox.mounts import HOME, SOCKET, SOCKET_ADDRESS
+from arena.sandbox.rlimits import Rlimits
 
 __all__ = [
     "HOME",
@@ -37,7 +39,7 @@ __all__ = [
     "SOCKET_ADDRESS",
     "Confinement",
     "Probe",
-    "Referee",
+    "RefereeAddress",
     "Rlimits",
     "SandboxError",
     "SandboxUnavailable",

@@ -9,12 +9,9 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from arena.sandbox import mounts, workspace
-
-if TYPE_CHECKING:
-    from arena.sandbox.core import Rlimits
+from arena.sandbox.rlimits import Rlimits
 
 # The kernel's OOM killer takes the process of the highest badness, and this makes a bot's the highest:
 # a machine that runs out of memory (a bot that leaks, in many processes) loses bots before the

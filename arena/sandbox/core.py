@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -38,8 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from arena.common.scratch_dirs import run_dir, scratch_dir
 from arena.sandbox import cgroups, commands, mounts, procs, runtime, seccomp, uids, workspace
-from arena.scratch import run_dir, scratch_dir
+from arena.sandbox.rlimits import Rlimits
 
 T = TypeVar("T")
 P = TypeVar("P", bound=asyncio.BaseProtocol)
@@ -90,51 +90,6 @@ class Probe:
             f"warning: sandbox: light, because {self.reason}: bots run as this user and can read "
             "what it can; use it only for bots you trust"
         )
-
-
-@dataclass(frozen=True, slots=True)
-class Rlimits:
-    """Resource limits as the kernel takes them (0: none)."""
-
-    address_space: int = 0  # bytes
-    cpu_seconds: int = 0
-    processes: int = 0
-    file_size: int = 0  # bytes
-    open_files: int = 0
-    home_bytes: int = 256 * 1024 * 1024  # the writable space of an isolated bot (0: no limit)
-    cpus: int = 0  # CPUs its processes together may keep busy (a cgroup's quota; 0: no limit)
-    freeze: bool = False  # its processes are to be frozen together between turns (a freezer group)
-
-    def prlimit_args(self) -> list[str]:
-        out = []
-        for flag, which, value in (
-            ("--as", resource.RLIMIT_AS, self.address_space),
-            ("--cpu", resource.RLIMIT_CPU, self.cpu_seconds),
-            ("--nproc", resource.RLIMIT_NPROC, self.processes),
-            ("--fsize", resource.RLIMIT_FSIZE, self.file_size),
-            ("--nofile", resource.RLIMIT_NOFILE, self.open_files),
-        ):
-            if value > 0:
-                out.append(f"{flag}={_lowered(which, value)}")
-        return out
-
-    def values(self) -> list[int]:
-        return [
-            _lowered(which, value) if value > 0 else 0
-            for which, value in (
-                (resource.RLIMIT_AS, self.address_space),
-                (resource.RLIMIT_CPU, self.cpu_seconds),
-                (resource.RLIMIT_NPROC, self.processes),
-                (resource.RLIMIT_FSIZE, self.file_size),
-                (resource.RLIMIT_NOFILE, self.open_files),
-            )
-        ]
-
-
-def _lowered(which: int, value: int) -> int:
-    """A limit never above the arena's own hard limit (raising it would fail)."""
-    _soft, hard = resource.getrlimit(which)
-    return value if hard == resource.RLIM_INFINITY else min(value, hard)
 
 
 # ------------------------------------------------------------------------------------- the probe
@@ -213,7 +168,7 @@ def _tools_needed() -> tuple[str, ...]:
 
 
 @dataclass(frozen=True, slots=True)
-class Referee:
+class RefereeAddress:
     """Where a bot finds the referee: TCP (light mode) and a Unix socket (any mode)."""
 
     tcp: str = ""  # HOST:PORT
@@ -425,7 +380,7 @@ def confine(
     *,
     mode: str = "auto",
     rlimits: Rlimits | None = None,
-    referee: Referee | None = None,
+    referee: RefereeAddress | None = None,
     hide: Sequence[Path] = (),
     workdir: Path | None = None,
 ) -> Confinement:
@@ -440,7 +395,7 @@ def confine(
     :class:`SandboxError` when the bot cannot be confined."""
     found = require(mode)
     limits = rlimits or Rlimits()
-    referee = referee or Referee()
+    referee = referee or RefereeAddress()
     env = dict(env)
     groups = _groups(limits)
     try:
@@ -474,7 +429,7 @@ def _confined(
     argv: Sequence[str],
     env: dict[str, str],
     limits: Rlimits,
-    referee: Referee,
+    referee: RefereeAddress,
     hide: Sequence[Path],
     workdir: Path | None,
 ) -> Confinement:
@@ -537,7 +492,7 @@ def _light(
     argv: Sequence[str],
     env: dict[str, str],
     limits: Rlimits,
-    referee: Referee,
+    referee: RefereeAddress,
     given: Path | None = None,
 ) -> Confinement:
     address = referee.tcp or (f"unix:{referee.socket}" if referee.socket else "")

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from arena.scratch import scratch_dir
+from arena.common.scratch_dirs import scratch_dir
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"  # what every HTTP/2 client sends first
 FDS_PER_CONNECTION = 3  # the client's socket, the relay's to gRPC, and gRPC's end of it

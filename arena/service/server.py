@@ -27,11 +27,11 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from arena.bots.limits import Limits
+from arena.common.secret_tokens import new_token
 from arena.service.listener_caps import Caps, Guard, caps_for, marking
-from arena.service.manager import MatchManager
+from arena.service.match_manager import ManagerOptions, MatchManager
 from arena.service.servicers import GATEWAY_SERVICE, Admin, BotGateway, add_gateway
 from arena.service.sockets import BotSockets
-from arena.tokens import new_token
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc
 
 ADMIN_SERVICE = admin_pb2.DESCRIPTOR.services_by_name["Admin"].full_name
@@ -299,21 +299,20 @@ async def create_server(
     deal_key: bytes = b"",
     gateway: Callable[[MatchManager], BotGateway] = BotGateway,
     guarded: bool = False,
+    options: ManagerOptions | None = None,
 ) -> tuple[ArenaServer, int, MatchManager]:
     """A started referee: the bot listener on ``address`` (port 0: any free port; at most
     :func:`tcp_connections` at a time, this process's open files raised to their hard limit), a Unix
     socket for each sandboxed bot (arena.service.sockets), its port, and its manager. With ``admin_address``, also the admin listener there, whose calls must
     carry ``admin_token`` (a fresh one is made when none is given: ``server.admin_token``). ``limits``
     and ``deal_key`` are the server's policy for matches that name none (those started through the
-    admin service). ``gateway`` makes the bot gateway servicer (a subclass may watch the streams).
-    ``guarded``: each TCP listener (the bots', the admin's) is a :class:`listener_caps.Guard`'s, with
-    caps per client, deadlines and room kept for clients that showed a token (for a server anyone on
-    the network may reach: ``arena serve``, a competition)."""
+    admin service). ``gateway`` makes the bot gateway servicer (a subclass may watch the streams);
+    ``options``, how the manager treats the bots it launches. ``guarded``: each TCP listener (the
+    bots', the admin's) is a :class:`listener_caps.Guard`'s, with caps per client, deadlines and room
+    kept for clients that showed a token (for a server anyone on the network may reach: ``arena
+    serve``, a competition)."""
     if admin_token and not admin_address:
         raise ValueError("an admin token was given without an admin address to serve it on")
-    manager = MatchManager(
-        records_dir=records_dir, logs_dir=logs_dir, limits=limits, deal_key=deal_key
-    )
     open_files = open_files_limit()
     tcp_cap = ("grpc.max_allowed_incoming_connections", tcp_connections(open_files))
     guards: list[Guard] = []
@@ -326,12 +325,9 @@ async def create_server(
         guards.append(bot_guard)
         tcp_cap = ("grpc.max_allowed_incoming_connections", bot_guard.caps.connections)
     bots = grpc.aio.server(options=[*BOT_SERVER_OPTIONS, tcp_cap, *HANDSHAKE_OPTIONS])
-    servicer = gateway(manager)
-    if bot_guard is not None:
-        servicer.on_authenticated = bot_guard.authenticated
-    add_gateway(servicer, bots)
     bot_health = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(bot_health, bots)
+    # Bound first, so that the manager is made knowing where its bots dial in; the services are
+    # added before the server starts.
     if bot_guard is not None:
         bind(bots, bot_guard.backend_address, "bots")
         try:
@@ -342,16 +338,28 @@ async def create_server(
     else:
         port = bind(bots, address, "bots")
     host = address.rsplit(":", 1)[0]
-    manager.address = f"{host}:{port}"
-    if bot_guard is not None:
-        manager.local_address = bot_guard.backend_address
 
     # A Unix socket for each sandboxed bot (no network): see arena.service.sockets.
     def register(server: grpc.aio.Server) -> None:
         add_gateway(servicer, server)
         health_pb2_grpc.add_HealthServicer_to_server(bot_health, server)
 
-    manager.sockets = sockets = BotSockets(register, BOT_SERVER_OPTIONS)
+    sockets = BotSockets(register, BOT_SERVER_OPTIONS)
+    manager = MatchManager(
+        records_dir=records_dir,
+        logs_dir=logs_dir,
+        limits=limits,
+        deal_key=deal_key,
+        address=f"{host}:{port}",
+        local_address=bot_guard.backend_address if bot_guard is not None else "",
+        sockets=sockets,
+        options=options,
+    )
+    servicer = gateway(manager)
+    if bot_guard is not None:
+        servicer.on_authenticated = bot_guard.authenticated
+    add_gateway(servicer, bots)
+    health_pb2_grpc.add_HealthServicer_to_server(bot_health, bots)
 
     admin: grpc.aio.Server | None = None
     admin_health = health.aio.HealthServicer()

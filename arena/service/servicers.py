@@ -15,9 +15,9 @@ import grpc
 from arena.bots.launcher import LaunchError, check_command
 from arena.game import RULES_VERSION, VariantError
 from arena.referee import FailurePolicy, MatchConfig, Outcome, Policies, TimeControl
-from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
-from arena.service.ports import Outgoing, StreamPort
+from arena.service.match_manager import MatchEntry, MatchManager, PlayerSpec
 from arena.service.sessions import BotSession
+from arena.service.stream_port import Outgoing, StreamPort
 from arena.wire import serde
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, bot_pb2_grpc
 
@@ -172,7 +172,7 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
             )
             return
         port, why = self.manager.claim(hello.token)
-        lobby = self.manager.join_lobby(hello.token) if port is None else None
+        lobby = self.manager.lobby.join(hello.token) if port is None else None
         if port is None and lobby is None:
             await self.refuse(context, hello.token, why)
             return
@@ -213,7 +213,7 @@ class BotGateway(bot_pb2_grpc.BotGatewayServicer):
         finally:
             reader.cancel()
             session.lost(Outcome.DISCONNECT, "the stream ended")
-            self.manager.leave_lobby(session)
+            self.manager.lobby.leave(session)
             for done in (port, current):
                 if done is not None:
                     done.drained.set()

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from arena.bots.launcher import BotProcess
 from arena.bots.limits import Limits
 from arena.referee import Outcome
-from arena.service.ports import StreamPort
+from arena.service.stream_port import StreamPort
 from arena.wire.v1 import bot_pb2
 
 RECENT_MATCHES = 4  # matches whose late replies a session still routes (and ignores)

@@ -24,7 +24,7 @@ from typing import Any
 
 import grpc
 
-from arena.scratch import scratch_dir
+from arena.common.scratch_dirs import scratch_dir
 
 # A bot dials once (every example SDK keeps one connection for all its matches); a few more leave
 # room for a reconnect while the old connection closes, or a health check beside the stream.

@@ -44,7 +44,7 @@ class Model(Enum):
     LOGISTIC = "logistic"
 
 
-class Decision(Enum):
+class SprtDecision(Enum):
     CONTINUE = "continue"
     H0 = "H0 accepted"
     H1 = "H1 accepted"
@@ -92,12 +92,12 @@ class Sprt:
     def llr(self, counts: Counts) -> float:
         return llr(counts, self.elo0, self.elo1, self.model)
 
-    def decide(self, value: float) -> Decision:
+    def decide(self, value: float) -> SprtDecision:
         if value >= self.upper:
-            return Decision.H1
+            return SprtDecision.H1
         if value <= self.lower:
-            return Decision.H0
-        return Decision.CONTINUE
+            return SprtDecision.H0
+        return SprtDecision.CONTINUE
 
     def report(self, counts: Counts) -> SprtReport:
         value = self.llr(counts)
@@ -115,7 +115,7 @@ class SprtReport:
     sprt: Sprt
     counts: Counts
     llr: float
-    decision: Decision
+    decision: SprtDecision
     elo: EloEstimate
 
     @property

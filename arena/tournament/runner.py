@@ -5,41 +5,43 @@ recorded and plays the rest; none is lost or played twice. Up to ``concurrency``
 in-process referee server; each is a one-game match between local bot processes.
 
 One process runs a tournament at a time (a lease in the ledger). Every ledger call runs on a thread of
-its own (:mod:`arena.tournament.worker`), never on the event loop that times the bots; a game that ended
-on time while that loop was stalled is played again, not charged to the bot (:mod:`.stalls`). A fatal
+its own (:mod:`arena.play.ledger_thread`), never on the event loop that times the bots; a game that ended
+on time while that loop was stalled is played again, not charged to the bot (:mod:`arena.play.stall_watch`). A fatal
 error (the ledger locked for longer than its busy timeout, a full disk) ends the run at once: every game
 is cancelled and every bot stopped before the error is raised.
 
 With a Ray cluster (``cluster`` in the file, ``arena run --cluster``) the games are played on its nodes
-instead (:mod:`arena.cluster`): the entrants are checked there, and each game's record comes back here
-to be written exactly as a local game's is. Ray is imported only then.
+instead: the command line connects to it and hands the runner the cluster's player
+(:class:`RemotePlayer`, :class:`arena.cluster.player.ClusterPlayer`); the entrants are checked there,
+and each game's record comes back here to be written exactly as a local game's is. The runner itself
+never imports the cluster.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol
 
 from arena.bots.launcher import resolve_paths
+from arena.bots.limits import Limits
 from arena.ledger import Ledger
 from arena.ledger.leases import RENEW_SECONDS
+from arena.ledger.rows import ScheduledGame
+from arena.play.game import CONNECT_TIMEOUT, GamePlayer, GameRules, Played
+from arena.play.ledger_thread import LedgerWorker
+from arena.play.seatings import is_series
+from arena.play.stall_watch import StallWatch
 from arena.referee import MatchConfig
+from arena.referee.series import allies_won
 from arena.sandbox import require
-from arena.service.manager import MatchManager, PlayerSpec
+from arena.service.match_manager import ManagerOptions, MatchManager, PlayerSpec
 from arena.service.server import create_server
-from arena.tournament.games import CONNECT_TIMEOUT, GamePlayer, Played, Rules
-from arena.tournament.schedule import ScheduledGame, full_schedule, games_for_round, swiss_pairings
+from arena.tournament.schedule import full_schedule, games_for_round, swiss_pairings
 from arena.tournament.spec import TournamentSpec
-from arena.tournament.stalls import StallWatch
-from arena.tournament.worker import LedgerWorker
-
-if TYPE_CHECKING:
-    from arena.cluster.connect import Cluster
-    from arena.cluster.player import ClusterPlayer
 
 SWISS_ROUND_STRIDE = 1_000_000  # ord of round r starts at r * stride: rounds rate in order
 TICK = 1.0  # seconds between progress reports while games run
@@ -67,6 +69,37 @@ class Player(Protocol):
     async def play(self, game: ScheduledGame, commands: dict[str, str]) -> Played: ...
 
 
+class RemotePlayer(Player, Protocol):
+    """A player of games on other machines (a Ray cluster: :class:`arena.cluster.player.ClusterPlayer`),
+    handed to the runner by the command line: it checks the entrants where they will play, is told
+    the rules once the tournament is registered, and says how many games it can take at once."""
+
+    rules: GameRules | None
+    hidden: tuple[str, ...]  # paths never shown to a bot
+
+    async def preflight(
+        self,
+        commands: Mapping[str, str],
+        variant: str,
+        options: tuple[tuple[str, str], ...],
+        limits: Limits,
+        concurrency: int,
+    ) -> tuple[str, list[str]]: ...
+
+    def in_flight(self) -> int: ...
+
+    async def finish(self) -> None: ...
+
+
+def hidden_paths(spec: TournamentSpec, ledger: Ledger) -> list[Path]:
+    """Never shown to a bot, nor sent to a node: the ledger, the tournament file, its deal suite."""
+    return [
+        Path(ledger.path),
+        *([Path(spec.source)] if spec.source else []),
+        *([Path(spec.deals_file)] if spec.deals_file else []),
+    ]
+
+
 class EntrantCannotStart(Exception):
     """Entrants that did not start, dial in and say Hello (one line each, with why)."""
 
@@ -83,7 +116,7 @@ class TournamentRunner:
         on_progress: ProgressSink | None = None,
         logs_dir: Path | None = None,
         deal_key: bytes | None = None,
-        cluster: Cluster | None = None,
+        remote: RemotePlayer | None = None,
     ) -> None:
         self.spec = spec
         self.ledger = ledger
@@ -94,9 +127,8 @@ class TournamentRunner:
         self.commands = {e.name: resolve_paths(e.command, spec.base_dir) for e in spec.entrants}
         self.deal_key: bytes | None = None
         self.tid = 0
-        # Games go to this Ray cluster (connected by the caller), or to the one the file names.
-        self.cluster = cluster
-        self.cluster_player: ClusterPlayer | None = None
+        # Games go to this player on other machines (a Ray cluster's, connected by the caller).
+        self.remote = remote
         self.isolation = ""  # on a cluster: the sandbox a node gave the entrants' check
         # Entrants the pre-run check left out of play (on_check_failure = "exclude"), and why.
         self.excluded: dict[str, str] = {}
@@ -108,19 +140,23 @@ class TournamentRunner:
         tournament requires isolation that this machine (on a cluster: a node) cannot give, and
         :class:`EntrantCannotStart` when an entrant does not start, dial in and say Hello (each is
         tried once, unless the tournament is already finished)."""
-        if self.cluster is not None or self.spec.cluster:
-            return await self._run_on_cluster()
+        if self.remote is not None:
+            return await self._run_remote(self.remote)
         spec = self.spec
         self.sandbox = require(spec.limits.sandbox)
-        server, _, manager = await create_server(logs_dir=self.logs_dir)
-        # Never shown to a sandboxed bot, even inside a folder it may see.
-        manager.hide(*self._hidden())
-        # Enough waiting bot processes of each entrant for every game that may run at once.
-        manager.idle_per_kind = spec.concurrency + 1
+        server, _, manager = await create_server(
+            logs_dir=self.logs_dir,
+            options=ManagerOptions(
+                # Never shown to a sandboxed bot, even inside a folder it may see.
+                hidden=tuple(self._hidden()),
+                # Enough waiting bot processes of each entrant for every game that may run at once.
+                idle_per_kind=spec.concurrency + 1,
+            ),
+        )
         watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
         try:
 
-            async def play(rules: Rules) -> None:
+            async def play(rules: GameRules) -> None:
                 watch.start()
                 try:
                     self.player = GamePlayer(manager, rules, watch)
@@ -134,54 +170,33 @@ class TournamentRunner:
             await server.stop(0)
         return self.tid
 
-    async def _run_on_cluster(self) -> int:
-        """Each game a Ray task (:mod:`arena.cluster`); the records come back to be written here."""
-        from arena.cluster import connect, player
+    async def _run_remote(self, on: RemotePlayer) -> int:
+        """Each game played elsewhere (a Ray task); the records come back to be written here."""
+        on.hidden = tuple(str(p) for p in self._hidden())
 
-        own = self.cluster is None
-        if self.cluster is None:
-            self.cluster = await asyncio.to_thread(connect.connect, self.spec.cluster)
-        try:
-            exclude = [*self._hidden(), *([self.logs_dir] if self.logs_dir else [])]
-            on = self.cluster_player = await asyncio.to_thread(
-                player.for_tournament, self.cluster, self.spec, exclude, self.logs_dir
+        async def preflight() -> None:
+            spec = self.spec
+            self.isolation, failures = await on.preflight(
+                self.commands, spec.variant, spec.options, spec.limits, spec.concurrency
             )
-            on.hidden = tuple(str(p) for p in self._hidden())
+            self._judge_check(failures)
 
-            async def preflight() -> None:
-                spec = self.spec
-                self.isolation, failures = await on.preflight(
-                    self.commands, spec.variant, spec.options, spec.limits, spec.concurrency
-                )
-                self._judge_check(failures)
+        async def play(rules: GameRules) -> None:
+            on.rules = rules
+            await self._run_with(on)
 
-            async def play(rules: Rules) -> None:
-                on.rules = rules
-                await self._run_with(on)
-
-            await self._run_ledger(preflight, play)
-            # The bots' logs that the nodes still hold come back before the cluster goes (or this
-            # run's worker processes with it, when the cluster is the caller's).
-            await on.finish()
-        finally:
-            if own:
-                self.cluster.close()
+        await self._run_ledger(preflight, play)
+        # The bots' logs that the nodes still hold come back before the cluster goes.
+        await on.finish()
         return self.tid
 
     def _hidden(self) -> list[Path]:
-        """Never shown to a bot, nor sent to a node: the ledger, the tournament file, its deal
-        suite."""
-        spec = self.spec
-        return [
-            Path(self.ledger.path),
-            *([Path(spec.source)] if spec.source else []),
-            *([Path(spec.deals_file)] if spec.deals_file else []),
-        ]
+        return hidden_paths(self.spec, self.ledger)
 
     async def _run_ledger(
         self,
         preflight: Callable[[], Awaitable[None]],
-        play: Callable[[Rules], Awaitable[None]],
+        play: Callable[[GameRules], Awaitable[None]],
     ) -> None:
         """The entrants checked (unless the tournament is finished), the tournament registered and
         leased, then its games played by ``play``."""
@@ -196,7 +211,7 @@ class TournamentRunner:
             try:
                 self.ids = await db.call(self.ledger.entrant_ids, spec.entrants)
                 await play(
-                    Rules(
+                    GameRules(
                         spec.variant,
                         spec.options,
                         spec.time_control,
@@ -340,21 +355,56 @@ class TournamentRunner:
         self.progress.resumed += already
         self.progress.done += already
         self.on_progress(self.progress)
-        pending = iter(todo)
+        jobs: list[Callable[[], Awaitable[Any]]]
+        if is_series(spec):
+            # A consultation series: each pairing's games one after the other (pairings at once).
+            series: dict[tuple[int, int], list[ScheduledGame]] = {}
+            for g in games:
+                series.setdefault((g.round, g.pairing), []).append(g)
+            jobs = [
+                _job(self._series, player, run, done)
+                for run in series.values()
+                if any(g.key not in done for g in run)
+            ]
+        else:
+            jobs = [_job(self._one, player, g) for g in todo]
+        pending = iter(jobs)
         at_once = spec.concurrency
-        if self.cluster_player is not None and todo:
+        if self.remote is not None and jobs:
             # As many games as the cluster's nodes have room for, and one waiting per node.
-            at_once = await asyncio.to_thread(self.cluster_player.in_flight)
-        workers = [
-            asyncio.create_task(self._work(player, pending)) for _ in range(min(at_once, len(todo)))
-        ]
+            at_once = await asyncio.to_thread(self.remote.in_flight)
+        workers = [asyncio.create_task(_work(pending)) for _ in range(min(at_once, len(jobs)))]
         await _all_or_none(workers)
 
-    async def _work(self, player: Player, pending: Iterator[ScheduledGame]) -> None:
-        for game in pending:
-            await self._one(player, game)
+    async def _series(self, player: Player, games: list[ScheduledGame], done: set[str]) -> None:
+        """A pairing's consultation series (docs/rules.md §3.2), its games in deal order: the first
+        seated by the three players' cut, each next one by the seating and result of the one before
+        (the single player stays unless the allies won; then the two cut), every cut drawn by the
+        referee from the seed of the game it comes before. A resumed series starts at its first game
+        not recorded, after the record of the game before it (its seating and result, read from the
+        ledger): the same cut from the same seed, so the same seating as an uninterrupted run. A game
+        the arena could not play stops its series there (the next run resumes it)."""
+        before: dict[str, Any] | None = None
+        for i, game in enumerate(games):
+            if game.key in done:
+                before = None
+                continue
+            if i > 0:
+                if before is None:
+                    before = await self.db.call(self.ledger.recorded, self.tid, games[i - 1].key)
+                if before is None:  # (not recorded: the game before has not been played)
+                    self.progress.errors += 1
+                    self.progress.last = f"{game.key}: {games[i - 1].key} is not recorded"
+                    return
+                g = before["games"][0]
+                seating = tuple(tuple(seat) for seat in g["seating"])
+                game = replace(game, series_before=(seating, allies_won(g["result"]["ranking"])))
+            before = await self._one(player, game)
+            if before is None:
+                return
 
-    async def _one(self, player: Player, game: ScheduledGame) -> None:
+    async def _one(self, player: Player, game: ScheduledGame) -> dict[str, Any] | None:
+        """Play one game and record it; returns its record (None: the arena could not play it)."""
         self.progress.running += 1
         self.on_progress(self.progress)
         try:
@@ -363,17 +413,43 @@ class TournamentRunner:
             if played.record is None:
                 self.progress.errors += 1
                 self.progress.last = f"{game.key}: {played.error}"
-                return
+                return None
+            record = played.record.to_dict()
             await self.db.call(
-                self.ledger.record_game, self.tid, self.spec.variant, game, self.ids, played.record
+                self.ledger.record_game,
+                self.tid,
+                self.spec.variant,
+                _as_seated(game, record),
+                self.ids,
+                record,
             )
             if played.outcome != "normal":
                 self.progress.failures += 1
             self.progress.done += 1
             self.progress.last = f"{game.key}: {played.outcome}"
+            return record
         finally:
             self.progress.running -= 1
             self.on_progress(self.progress)
+
+
+def _as_seated(game: ScheduledGame, record: dict[str, Any]) -> ScheduledGame:
+    """The game with the seats it was played in: a consultation series' game records its seating
+    (indexes into the match's players, as planned), which the ledger's seats and ratings follow."""
+    seating = record["games"][0].get("seating") or []
+    if not seating:
+        return game
+    roster = game.players
+    return replace(game, seats=tuple(tuple(roster[i] for i in seat) for seat in seating))
+
+
+def _job(fn: Callable[..., Awaitable[Any]], *args: Any) -> Callable[[], Awaitable[Any]]:
+    return lambda: fn(*args)
+
+
+async def _work(pending: Iterator[Callable[[], Awaitable[Any]]]) -> None:
+    for job in pending:
+        await job()
 
 
 async def _all_or_none(tasks: Iterable[asyncio.Task[None]]) -> None:

@@ -13,47 +13,22 @@ the canonical order, in which ratings are updated whatever order games finish in
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from arena.game import Variant
+from arena.ledger.rows import ScheduledGame
+from arena.play.seatings import (
+    arrangements,
+    deal_seed,
+    is_series,
+    players_per_game,
+    team_splits,
+    two_teams_of_two,
+)
 
 if TYPE_CHECKING:  # (the spec's pydantic models are not loaded to read a schedule from the ledger)
     from arena.tournament.spec import TournamentSpec
-
-
-@dataclass(frozen=True, slots=True)
-class ScheduledGame:
-    key: str
-    ord: int
-    round: int
-    pairing: int
-    deal: int
-    rotation: int
-    seed: int
-    seats: tuple[tuple[str, ...], ...]  # entrant names per seat (several when players share a seat)
-    group: tuple[str, ...]  # the pairing's entrants in base order
-
-    @property
-    def players(self) -> tuple[str, ...]:
-        return tuple(name for seat in self.seats for name in seat)
-
-
-def deal_seed(spec_seed: int, round_: int, pairing: int, deal: int) -> int:
-    digest = hashlib.sha256(f"arena-deal:{spec_seed}:{round_}:{pairing}:{deal}".encode()).digest()
-    return int.from_bytes(digest[:6], "big")
-
-
-class HasVariant(Protocol):
-    def build_variant(self) -> Variant: ...
-
-
-def players_per_game(spec: HasVariant) -> tuple[int, ...]:
-    v = spec.build_variant()
-    return tuple(v.team_size(s) for s in range(v.seats))
 
 
 def pairings(spec: TournamentSpec) -> list[tuple[str, ...]]:
@@ -69,44 +44,9 @@ def pairings(spec: TournamentSpec) -> list[tuple[str, ...]]:
         groups = list(itertools.combinations(names, size))
         if spec.format == "double-round-robin":
             groups += [tuple(reversed(g)) for g in groups]
-    if _two_teams_of_two(spec):
-        groups = [split for g in groups for split in _team_splits(g)]
+    if two_teams_of_two(spec):
+        groups = [split for g in groups for split in team_splits(g)]
     return groups
-
-
-def _two_teams_of_two(spec: HasVariant) -> bool:
-    """Partners (seats 0 and 2 against 1 and 3), or two seats each shared by two players: a group of
-    four meets in its three team splits, not in rotations (which keep two of the teams apart)."""
-    v = spec.build_variant()
-    return bool(v.partnerships) or tuple(v.team_size(s) for s in range(v.seats)) == (2, 2)
-
-
-def _team_splits(group: tuple[str, ...]) -> list[tuple[str, ...]]:
-    a, b, c, d = group
-    return [(a, c, b, d), (a, b, c, d), (a, b, d, c)]  # teams {a,b}, {a,c}, {a,d}
-
-
-def arrangements(spec: HasVariant, group: tuple[str, ...]) -> list[tuple[tuple[str, ...], ...]]:
-    """The seatings of one deal's duplicate set: each player through every position (with partners:
-    the two teams exchange sides). Each seating gives the players of each seat."""
-    sizes = players_per_game(spec)
-    orders: list[tuple[str, ...]]
-    if spec.build_variant().partnerships:
-        a, c, b, d = group  # seats 0, 1, 2, 3: team {a, b} against {c, d}
-        orders = [(a, c, b, d), (c, a, d, b)]
-    elif _two_teams_of_two(spec):
-        a, c, b, d = group  # seat 0 shared by {a, b}, seat 1 by {c, d}
-        orders = [(a, b, c, d), (c, d, a, b)]
-    else:
-        orders = [group[r:] + group[:r] for r in range(len(group))]
-    out = []
-    for players in orders:
-        seats, i = [], 0
-        for n in sizes:
-            seats.append(tuple(players[i : i + n]))
-            i += n
-        out.append(tuple(seats))
-    return out
 
 
 def games_for_round(
@@ -114,17 +54,22 @@ def games_for_round(
 ) -> list[ScheduledGame]:
     out: list[ScheduledGame] = []
     ord_ = first_ord
+    # A consultation series seats its players by the results (the runner, as the games are played):
+    # every game of the pairing is planned in the base order, the series' roster.
+    series = is_series(spec)
     for p, group in enumerate(groups):
         seatings = arrangements(spec, group)
         for deal in range(spec.deals_per_pairing):
             # With a deal suite, deal d of every pairing is the suite's deal d (the same cards for
-            # all); its dealer and decks are set when the game is played (Rules.deals).
+            # all); its dealer and decks are set when the game is played (GameRules.deals).
             if spec.deals is not None:
                 seed = spec.deals.deal(deal).seed
             else:
                 seed = deal_seed(spec.seed, round_, p, deal)
             # Duplicate: every seating on the same deal. Otherwise deals take the seatings in turn.
-            rots = range(len(seatings)) if spec.duplicate else (deal % len(seatings),)
+            rots = (
+                range(len(seatings)) if spec.duplicate else (0 if series else deal % len(seatings),)
+            )
             for rot in rots:
                 # Zero-padded so that keys sort in the canonical order (a million pairings, 10000 deals).
                 key = f"r{round_:03d}-p{p:06d}-d{deal:04d}-s{rot}"

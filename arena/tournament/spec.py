@@ -63,15 +63,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import pydantic
 from pydantic import BaseModel, Field, StringConstraints
 
 from arena.bots.launcher import LaunchError, check_command
 from arena.bots.limits import Limits
-from arena.cluster.address import address_problem
-from arena.game import VARIANT_NAMES, Variant, VariantError, options_help, variant
-from arena.referee import Policies, TimeControl
-from arena.tournament.bounds import (
+from arena.common.bounds import (
     MAX_CONCURRENCY,
     MAX_DEALS_PER_PAIRING,
     MAX_ENTRANTS,
@@ -80,26 +76,23 @@ from arena.tournament.bounds import (
     MAX_ROUNDS,
     MAX_SEED,
 )
-from arena.tournament.deals import DealFileError, DealSuite, load_deals
-from arena.tournament.files import (
+from arena.game import VARIANT_NAMES, Variant, VariantError, options_help, variant
+from arena.ledger.rows import Entrant
+from arena.play.cluster_address import address_problem
+from arena.play.deals import DealFileError, DealSuite, load_deals
+from arena.play.file_models import (
+    SERIES_WITH_DUPLICATE,
     STRICT,
     LimitsModel,
     PoliciesModel,
+    SpecFile,
     Text,
     TimeControlModel,
     checked,
-    describe_errors,
     entrant_field,
-    read_toml,
     to_policies,
 )
-
-# A tournament's or competition's game is a one-game match whose seats the schedule gives.
-SERIES_IN_ONE_GAME_MATCHES = (
-    "consultation = 'series' seats the players game by game within one match of several games "
-    "(arena match --games N -o consultation=series); each game here is a match of its own whose "
-    "seats the schedule gives: use consultation = 'per-game'"
-)
+from arena.referee import Policies, TimeControl
 
 FORMATS = ("round-robin", "double-round-robin", "gauntlet", "swiss")
 
@@ -107,19 +100,6 @@ FORMATS = ("round-robin", "double-round-robin", "gauntlet", "swiss")
 class TournamentFileError(ValueError):
     """A tournament file that cannot be used; the message names the file and the field (one line per
     problem, every problem of the file)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Entrant:
-    name: str
-    command: str
-    language: str = ""
-    version: str = ""
-
-    @property
-    def command_hash(self) -> str:
-        """Identifies a program: the same name with another command or version is another entrant."""
-        return hashlib.sha256(f"{self.command}\0{self.version}".encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,33 +255,6 @@ class TournamentModel(BaseModel):
     )
 
 
-def json_schema() -> dict[str, Any]:
-    """The JSON Schema of tournament files, for editors (``arena schema``)."""
-    schema = TournamentModel.model_json_schema()
-    schema["title"] = "Bezique Arena tournament file"
-    return schema
-
-
-# ---------------------------------------------------------------- loading
-
-
-def load(path: str | Path) -> TournamentSpec:
-    """Read and validate a tournament file."""
-    return parse(read_toml(path, TournamentFileError), str(path))
-
-
-def parse(data: dict[str, Any], source: str = "<tournament>") -> TournamentSpec:
-    try:
-        model = TournamentModel.model_validate(data)
-    except pydantic.ValidationError as exc:
-        raise TournamentFileError(describe_errors(exc, TournamentModel, source, data)) from None
-    checks, spec = _check(model, source)
-    if checks:
-        raise TournamentFileError("\n".join(f"{source}: {k}: {m}" for k, m in checks))
-    assert spec is not None
-    return spec
-
-
 def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], TournamentSpec | None]:
     """What the model alone cannot say: the variant's options, the format's fields, the size of the
     schedule, the limits' own checks."""
@@ -312,9 +265,8 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
     except VariantError as exc:
         problems.append(("options", str(exc)))
         v = None
-    if v is not None and v.consultation == "series":  # docs/rules.md §3.2
-        problems.append(("options", SERIES_IN_ONE_GAME_MATCHES))
-        v = None
+    if v is not None and v.consultation == "series" and m.duplicate:  # docs/rules.md §3.2
+        problems.append(("duplicate", SERIES_WITH_DUPLICATE))
     seen: set[str] = set()
     for i, e in enumerate(m.entrants):
         if e.name in seen:
@@ -460,3 +412,11 @@ def planned_games(spec: TournamentSpec) -> int:
     if v.partnerships or tuple(sizes) == (2, 2):
         groups *= 3  # each group of four meets in its three team splits
     return groups * per_pairing
+
+
+_FILE = SpecFile(
+    "Bezique Arena tournament file", TournamentModel, TournamentFileError, _check, "<tournament>"
+)
+json_schema = _FILE.json_schema  # for editors (arena schema)
+load = _FILE.load  # read and validate a tournament file
+parse = _FILE.parse

@@ -5,7 +5,7 @@ costs more than everything else the referee does for a decision. Most of a reque
 decision to the next (the variant, the seats' views, the legal actions, every card's text), so here
 each part is encoded once and kept, and a request is the concatenation of its parts' bytes: what the
 protocol-buffer encoding of a message is. Field numbers come from the generated descriptors, never
-written out by hand; ``tests/service/test_request_bytes.py`` checks that the bytes parse to exactly the message
+written out by hand; ``tests/wire/test_request_bytes.py`` checks that the bytes parse to exactly the message
 :func:`arena.wire.serde.fill_observation` builds, decision by decision, in every variant.
 
 Only the referee's requests are written this way; every other message is built with the protocol

@@ -114,7 +114,7 @@ def test_a_frozen_bot_runs_on_none_of_its_opponents_turns(tmp_path: Path, mode: 
     at most what runs as its reply travels and its request does (8 ms here, 0.26 s on a machine
     loaded six times over: the bound is half the opponent's second)."""
     from arena.referee import MatchConfig, TimeControl
-    from arena.service.manager import PlayerSpec
+    from arena.service.match_manager import PlayerSpec
     from arena.service.server import create_server
 
     watched = bot_script(tmp_path / "watched", WATCHED)
@@ -237,8 +237,8 @@ def test_a_frozen_bot_that_leaves_its_match_runs_on_none_of_its_opponents_turns(
     and ran on through its opponent's turns, to the end of the match. Now it stays frozen but on
     its own time (its next decision, which waits to learn whether it crashed)."""
     from arena.referee import MatchConfig, TimeControl
-    from arena.service import ports
-    from arena.service.manager import PlayerSpec
+    from arena.service import stream_port as ports
+    from arena.service.match_manager import PlayerSpec
     from arena.service.server import create_server
 
     monkeypatch.setattr(ports, "SETTLE_SECONDS", 2.0)

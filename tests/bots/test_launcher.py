@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from arena import scratch
 from arena.bots.launcher import BotProcess, LaunchError, check_command, marked_processes
 from arena.bots.limits import Limits
+from arena.common import scratch_dirs as scratch
 from arena.sandbox import cgroups
 
 PY = shlex.quote(sys.executable)
@@ -441,7 +441,7 @@ def test_freeze_stops_the_bot_between_its_turns(tmp_path: Path) -> None:
 
 def test_a_match_with_frozen_bots_plays_normally() -> None:
     from arena.referee import MatchConfig
-    from arena.service.manager import PlayerSpec
+    from arena.service.match_manager import PlayerSpec
     from arena.service.server import create_server
 
     async def go() -> list[str]:
@@ -465,3 +465,21 @@ def test_a_match_with_frozen_bots_plays_normally() -> None:
             await server.stop(None)
 
     assert asyncio.run(go()) == ["normal"]
+
+
+def test_the_output_since_it_was_last_taken_is_kept_as_a_tail(tmp_path: Path) -> None:
+    """A competition keeps each game's bot output: the tail of what the bot wrote since the last
+    game's was taken, and how much it wrote in all."""
+    cmd = _script(
+        tmp_path,
+        "noisy.py",
+        """
+        import sys
+        sys.stdout.write("a" * 5000 + "\\n")
+        sys.stdout.write("the end\\n")
+        """,
+    )
+    bot, _ = asyncio.run(_run(cmd, tmp_path))
+    tail, written = bot.take_output(12)
+    assert (tail, written) == (b"aaa\nthe end\n", 5009)
+    assert bot.take_output(12) == (b"", 0), "taken: the next game's starts afresh"

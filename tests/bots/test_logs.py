@@ -11,7 +11,7 @@ import pytest
 
 from arena.bots import logs
 from arena.bots.logs import LogFolder
-from arena.service.manager import MatchManager
+from arena.service.match_manager import ManagerOptions, MatchManager
 
 
 def _logs(folder: Path, sizes: dict[str, int]) -> None:
@@ -50,6 +50,6 @@ def test_a_servers_manager_holds_its_logs_folder(tmp_path: Path) -> None:
     manager = MatchManager(logs_dir=tmp_path)
     asyncio.run(manager.prune_logs())  # no bound set: all kept
     assert len(list(tmp_path.iterdir())) == 3
-    manager.log_folder = LogFolder(tmp_path, 2500)
+    manager = MatchManager(logs_dir=tmp_path, options=ManagerOptions(LogFolder(tmp_path, 2500)))
     asyncio.run(manager.prune_logs())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m1-seat1-0-b.log", "m2-seat0-0-a.log"]

@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import PY, bot_script, require_the_sandbox
 
-from arena import scratch
 from arena.bots.launcher import BotProcess
 from arena.bots.limits import Limits
+from arena.common import scratch_dirs as scratch
 from arena.competition import intake
 from arena.competition.bundles import Manifest
 from arena.referee import MatchConfig
 from arena.sandbox import HOME, SOCKET, probe, require, seccomp, uids
-from arena.service.manager import PlayerSpec
+from arena.service.match_manager import PlayerSpec
 from arena.service.server import create_server
 
 pytestmark = pytest.mark.slow

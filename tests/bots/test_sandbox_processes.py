@@ -20,9 +20,9 @@ from typing import NamedTuple
 import pytest
 from sandbox_helpers import bot_script, require_the_sandbox
 
-from arena import scratch
 from arena.bots.launcher import BotProcess
 from arena.bots.limits import Limits
+from arena.common import scratch_dirs as scratch
 from arena.sandbox import cgroups, procs, uids
 
 pytestmark = pytest.mark.slow

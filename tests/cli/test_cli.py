@@ -1,7 +1,7 @@
 """The ``arena`` command: every command has help and is in the README; ``arena match`` end to end with
 real bot processes, and its usage errors; ``arena serve`` until SIGTERM; ``arena play`` still works.
 
-(``arena check-bot`` is tested in tests/bots/test_conformance.py.)
+(``arena check-bot`` is tested in tests/play/test_conformance.py.)
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def test_match_end_to_end(tmp_path: Path) -> None:
 
 
 def test_match_exit_code_1_when_a_bot_fails(tmp_path: Path) -> None:
-    broken = ROOT / "tests" / "bots" / "fixtures" / "broken_bot.py"
+    broken = ROOT / "tests" / "play" / "fixtures" / "broken_bot.py"
     result = runner.invoke(
         app,
         [

@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.cli.main import app
-from arena.tournament.bounds import MAX_CONCURRENCY
-from arena.tournament.deals import MAX_DEALS, fresh_deals
+from arena.common.bounds import MAX_CONCURRENCY
+from arena.play.deals import MAX_DEALS, fresh_deals
 
 runner = CliRunner()
 FIRST = "{python} -m arena_bot.first_bot"

@@ -10,18 +10,18 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from arena.abtest.duplicate_pairs import AbTestState, GameReport, PairReport
 from arena.cli.main import app
 from arena.cli.sprt_lines import progress_line
 from arena.ledger import Ledger
+from arena.play.deals import fresh_deals, load_deals
 from arena.stats import Sprt
-from arena.tournament.abtest import AbTestState, GameReport, PairReport
-from arena.tournament.deals import fresh_deals, load_deals
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = shlex.quote(sys.executable)
 FIRST = "{python} -m arena_bot.first_bot"
 RANDOM = f"{PYTHON} -m arena_bot.random_bot"
-BROKEN = f"{PYTHON} {shlex.quote(str(ROOT / 'tests' / 'bots' / 'fixtures' / 'broken_bot.py'))}"
+BROKEN = f"{PYTHON} {shlex.quote(str(ROOT / 'tests' / 'play' / 'fixtures' / 'broken_bot.py'))}"
 SLOW_CLOCK = ["--budget-ms", "10000", "--bank-ms", "60000"]  # a loaded machine is never a timeout
 
 runner = CliRunner()

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from arena.referee import MatchConfig, TimeControl
-from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
+from arena.service.match_manager import MatchEntry, MatchManager, PlayerSpec
 from arena.service.server import create_server
 from arena_bot.first_bot import FirstBot
 from arena_bot.sdk import play

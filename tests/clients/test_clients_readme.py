@@ -29,11 +29,11 @@ from sdk_helpers import (
     serving,
 )
 
-from arena.bots import conformance
 from arena.cli import match as cli_match
+from arena.play import conformance
 from arena.referee import MatchConfig
 from arena.service import servicers
-from arena.service.manager import MatchManager, PlayerSpec
+from arena.service.match_manager import MatchManager, PlayerSpec
 from arena.service.server import MAX_BOT_RECEIVE_BYTES, create_server
 from arena.tournament import runner
 from arena.wire.v1 import bot_pb2, bot_pb2_grpc

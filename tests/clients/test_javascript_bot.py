@@ -16,7 +16,7 @@ import pytest
 from arena.game import Action
 from arena.referee import MatchConfig, MatchRecord, TimeControl
 from arena.referee.record import replay
-from arena.service.manager import PlayerSpec
+from arena.service.match_manager import PlayerSpec
 from arena.service.server import admin_channel, create_server
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, game_pb2
 

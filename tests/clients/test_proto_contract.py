@@ -9,14 +9,16 @@ import inspect
 import re
 from pathlib import Path
 
-from arena.bots import conformance, launcher
+from arena.bots import launcher
 from arena.bots.launcher import BotProcess
 from arena.cli import match as cli_match
+from arena.play import conformance
+from arena.play import game as games
 from arena.sandbox import mounts
-from arena.service import ports, servicers, sockets
-from arena.service.manager import MatchManager
+from arena.service import servicers, sockets
+from arena.service import stream_port as ports
+from arena.service.match_manager import MatchManager
 from arena.service.server import MAX_BOT_RECEIVE_BYTES, MAX_STREAMS_PER_BOT_CONNECTION
-from arena.tournament import games
 
 PROTO = Path(__file__).resolve().parents[2] / "proto" / "arena" / "wire" / "v1"
 

@@ -24,7 +24,7 @@ from arena.game import (
 )
 from arena.game.cards import SUIT_CHARS, TEN, parse_card
 from arena.referee import MatchConfig, TimeControl
-from arena.service.manager import PlayerSpec
+from arena.service.match_manager import PlayerSpec
 from arena.service.server import create_server
 from arena_bot import EXIT_USAGE, Bot, Clock, run
 from arena_bot.first_bot import FirstBot

@@ -42,7 +42,7 @@ from sdk_helpers import (
 
 from arena.referee import TimeControl
 from arena.referee.record import MatchRecord
-from arena.service.manager import MatchEntry
+from arena.service.match_manager import MatchEntry
 from arena.service.server import create_server
 from arena.wire.v1 import bot_pb2, bot_pb2_grpc
 from arena_bot import sdk

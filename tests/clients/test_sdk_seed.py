@@ -19,7 +19,7 @@ from sdk_helpers import JS_SDK, TC, WAIT, javascript_against_first, node_executa
 from arena.game import GameState, observe, variant
 from arena.referee import MatchConfig
 from arena.referee.record import MatchRecord
-from arena.service.manager import MatchEntry, PlayerSpec
+from arena.service.match_manager import MatchEntry, PlayerSpec
 from arena.service.server import create_server
 from arena.wire.serde import observation_to_pb
 from arena_bot import sdk

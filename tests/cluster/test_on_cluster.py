@@ -36,12 +36,13 @@ from arena.cluster import player as cluster_player
 from arena.competition import bundles
 from arena.competition import spec as competition_spec
 from arena.competition.server import CompetitionServer
+from arena.competition.submission_api import serve_submissions
 from arena.ledger import Ledger, records
 from arena.ledger import competitions as store
+from arena.play.game import GameRules
 from arena.referee import MatchRecord
 from arena.sandbox import procs
-from arena.tournament.games import Rules
-from arena.tournament.runner import EntrantCannotStart, TournamentRunner
+from arena.tournament.runner import EntrantCannotStart, TournamentRunner, hidden_paths
 from arena.tournament.schedule import full_schedule
 from arena.tournament.spec import TournamentSpec, load
 from arena.wire.v1 import competition_pb2, competition_pb2_grpc
@@ -182,6 +183,14 @@ def write_tournament(
     return path
 
 
+def on_cluster(
+    cluster: cluster_connect.Cluster, spec: TournamentSpec, led: Ledger, logs: Path | None = None
+) -> cluster_player.ClusterPlayer:
+    """The cluster's player of a tournament, as the command line hands it to the runner."""
+    exclude = [*hidden_paths(spec, led), *([logs] if logs else [])]
+    return cluster_player.for_tournament(cluster, spec, exclude, logs)
+
+
 def run(
     spec: TournamentSpec,
     ledger: Path,
@@ -189,7 +198,8 @@ def run(
     logs: Path | None = None,
 ) -> TournamentRunner:
     led = Ledger(ledger)
-    runner = TournamentRunner(spec, led, logs_dir=logs, deal_key=KEY, cluster=cluster)
+    remote = on_cluster(cluster, spec, led, logs) if cluster is not None else None
+    runner = TournamentRunner(spec, led, logs_dir=logs, deal_key=KEY, remote=remote)
     try:
         asyncio.run(asyncio.wait_for(runner.run(), RUN_TIMEOUT))
     finally:
@@ -289,8 +299,8 @@ def test_the_same_games_and_ratings_as_on_this_machine(
     played_on = nodes_of(there)
     alive = {n.id for n in handle.nodes()}
     assert set(played_on) <= alive and len(set(played_on)) >= 2, "spread over the nodes"
-    assert runner.cluster_player is not None
-    assert sum(runner.cluster_player.nodes.values()) == len(full_schedule(spec))
+    assert isinstance(runner.remote, cluster_player.ClusterPlayer)
+    assert sum(runner.remote.nodes.values()) == len(full_schedule(spec))
 
 
 def test_a_node_plays_the_files_it_was_sent(
@@ -310,7 +320,7 @@ def test_a_node_plays_the_files_it_was_sent(
     )
     logs = tmp_path / "logs"
     player = cluster_player.for_tournament(handle, spec, logs_dir=logs)
-    player.rules = Rules(
+    player.rules = GameRules(
         spec.variant, spec.options, spec.time_control, spec.policies, spec.limits, deal_key=KEY
     )
     commands = {e.name: resolve_paths(e.command, spec.base_dir) for e in spec.entrants}
@@ -318,12 +328,14 @@ def test_a_node_plays_the_files_it_was_sent(
     played = asyncio.run(player.play(full_schedule(spec)[0], commands))
     assert played.record is not None, played.error
     assert played.outcome == "normal"
-    assert played.record["node"]["id"] in {n.id for n in handle.nodes()}
-    assert MatchRecord.from_dict(played.record).node == played.record["node"]  # replays read it
+    assert played.record.node is not None
+    assert played.record.node["id"] in {n.id for n in handle.nodes()}
+    # replays read it
+    assert MatchRecord.from_dict(played.record.to_dict()).node == played.record.node
     # the bots' logs came back from the node: one per bot process, named after the match, the seat
     # and the player
-    match = played.record["match_id"]
-    names = [seat[0] for seat in played.record["players"]]
+    match = played.record.match_id
+    names = [seat[0] for seat in played.record.players]
     assert sorted(p.name for p in logs.iterdir()) == [
         f"{match}-seat0-0-{names[0]}.log",
         f"{match}-seat1-0-{names[1]}.log",
@@ -424,7 +436,9 @@ async def competition_on(handle: cluster_connect.Cluster, tmp_path: Path) -> Non
         }
     )
     led = Ledger(tmp_path / "ledger.sqlite")
-    server = CompetitionServer(spec, led, tmp_path / "data", cluster=handle)
+    server = CompetitionServer(
+        spec, led, tmp_path / "data", cluster=handle, serve_submissions=serve_submissions
+    )
     await server.start()
     try:
         comp = store.Competitions(led)
@@ -536,7 +550,7 @@ def test_a_worker_or_a_node_that_dies_mid_run_loses_only_its_games(
     planned = len(full_schedule(spec))  # six pairings on two seatings: twelve games
     ledger = tmp_path / "ledger.sqlite"
     led = Ledger(ledger)
-    runner = TournamentRunner(spec, led, deal_key=KEY, cluster=handle)
+    runner = TournamentRunner(spec, led, deal_key=KEY, remote=on_cluster(handle, spec, led))
     failed: list[BaseException] = []
 
     def coordinator() -> None:
@@ -574,6 +588,6 @@ def test_a_worker_or_a_node_that_dies_mid_run_loses_only_its_games(
     assert not failed, failed
     assert runner.progress.errors == 0, runner.progress.last
     check_complete(ledger, spec)
-    assert runner.cluster_player is not None
-    assert runner.cluster_player.resent >= 2, "the worker's game and the node's were sent again"
+    assert isinstance(runner.remote, cluster_player.ClusterPlayer)
+    assert runner.remote.resent >= 2, "the worker's game and the node's were sent again"
     assert planned == 12

@@ -2,7 +2,7 @@
 that does not answer fails at once with a clear error (exit 2) and leaves the ledger alone, a
 tournament file's cluster field is checked, and a node starts bots under a Ray worker's loop policy
 and refuses a game whose bots must be isolated when it cannot isolate them (the bots' files:
-test_shipping.py)."""
+test_bot_files.py)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from arena.cluster.address import address_problem
 from arena.cluster.connect import connect
 from arena.cluster.errors import ClusterError
+from arena.play.cluster_address import address_problem
 from arena.tournament.spec import TournamentFileError, load
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,8 +16,9 @@ import pytest
 
 from arena.bots.limits import Limits
 from arena.competition import bundles, intake
-from arena.competition.server import CompetitionServer, SubmissionError
+from arena.competition.server import CompetitionServer
 from arena.competition.spec import parse
+from arena.competition.submission_api import SubmissionError, serve_submissions
 from arena.ledger import Ledger
 from arena.ledger import competitions as store
 
@@ -55,13 +56,13 @@ class Gates:
 
     async def build(
         self, manifest: bundles.Manifest, source: Path, into: Path, limits: Limits, seconds: int
-    ) -> intake.Outcome:
+    ) -> intake.IntakeResult:
         self.started.append(manifest.version)
         if manifest.version in self.closed:
             await self.closed[manifest.version].wait()
         if manifest.version in self.errors:
             raise self.errors[manifest.version]
-        return intake.Outcome(True, "", f"built {manifest.version}")
+        return intake.IntakeResult(True, "", f"built {manifest.version}")
 
     async def check(
         self,
@@ -71,8 +72,8 @@ class Gates:
         seconds: int,
         hide: object = (),
         shown: str | None = None,
-    ) -> intake.Outcome:
-        return intake.Outcome(True, "", "checked")
+    ) -> intake.IntakeResult:
+        return intake.IntakeResult(True, "", "checked")
 
 
 @contextlib.asynccontextmanager
@@ -91,7 +92,7 @@ async def running(
             "submissions": submissions,
         }
     )
-    server = CompetitionServer(spec, led, tmp_path / "data")
+    server = CompetitionServer(spec, led, tmp_path / "data", serve_submissions=serve_submissions)
     await server.start()
     try:
         comp = store.Competitions(led)

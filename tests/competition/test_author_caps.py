@@ -126,9 +126,9 @@ async def max_bots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     full refresh on the ledger's thread (games recorded fell from 19 to 1-3 per 10 s). Bots are
     capped per author, bundles and remote entrants together (a new version is no new bot), and
     registrations that come together share one refresh."""
-    from arena.competition import server as server_module
+    from arena.competition import roster
 
-    monkeypatch.setattr(server_module, "REFRESH_SECONDS", 3600.0)  # no refresh but the calls'
+    monkeypatch.setattr(roster, "REFRESH_SECONDS", 3600.0)  # no refresh but the calls'
     gates = Gates()
     async with running(tmp_path, monkeypatch, gates, max_bots_per_author=3) as (server, comp, ada):
         await server.submit(ada, bundle("1"))

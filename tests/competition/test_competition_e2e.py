@@ -28,6 +28,7 @@ import pytest
 from arena.competition import bundles
 from arena.competition.server import CompetitionServer
 from arena.competition.spec import parse
+from arena.competition.submission_api import serve_submissions
 from arena.ledger import Ledger
 from arena.ledger import competitions as store
 from arena.wire.v1 import competition_pb2 as pb
@@ -92,7 +93,9 @@ class Author:
 @contextlib.asynccontextmanager
 async def running(tmp_path: Path, **over: Any) -> AsyncIterator[tuple[CompetitionServer, Ledger]]:
     led = Ledger(tmp_path / "ledger.sqlite")
-    server = CompetitionServer(parse(spec_data(**over)), led, tmp_path / "data")
+    server = CompetitionServer(
+        parse(spec_data(**over)), led, tmp_path / "data", serve_submissions=serve_submissions
+    )
     await server.start()
     try:
         yield server, led
@@ -163,7 +166,7 @@ async def authors_submit_and_the_board_moves(tmp_path: Path) -> None:
         assert ("ada-bot", "withdrawn") in statuses and ("ada-bot-2", "active") in statuses
         # Out of play, the withdrawn bot's processes no longer wait for games.
         await until(lambda: "ada-bot" not in {e.submission.bot for e in server.entries.values()})
-        assert server.manager.pooled("ada-bot") == 0
+        assert server.manager.pool.pooled("ada-bot") == 0
         games = led.conn.execute(
             "SELECT count(*), count(DISTINCT key) FROM games WHERE tournament_id = ?", (server.cid,)
         ).fetchone()
@@ -271,7 +274,8 @@ async def a_bot_that_fails_is_suspended(tmp_path: Path) -> None:
         hook = (
             "    def on_welcome(self, welcome):\n"
             "        if 'ada-bot' in welcome.seat_names:\n"
-            "            import os\n"
+            "            import os, sys\n"
+            "            print(f'quitting in {__file__}', file=sys.stderr, flush=True)\n"
             "            os._exit(3)\n\n"
             "    def decide("
         )
@@ -291,6 +295,26 @@ async def a_bot_that_fails_is_suspended(tmp_path: Path) -> None:
         assert re.match(r"suspended: it caused (\d) of its last \1 games to fail", mine.reason)
         assert "(the limit is 50%); the last: crash: " in mine.reason
         assert "exited with code 3" in mine.reason
+        # What the author is shown names no path of the server's; the bot's own file is named as
+        # the bundle names it.
+        server_paths = str(tmp_path.resolve())
+        assert server_paths not in mine.reason
+        logged = await bob.stub.GetLog(
+            pb.GetLogRequest(submission_id=bad.submission_id), metadata=bob.md
+        )
+        assert logged.failures and all(f.outcome == "crash" for f in logged.failures)
+        assert all(server_paths not in f.detail for f in logged.failures)
+        assert [c.status for c in logged.history][-1] == "suspended"
+        assert logged.history[-1].reason == mine.reason
+        assert logged.time_use.failures["crash"] == len(logged.failures)
+        # Each failed game's output is kept per seat: bob reads his bot's, never ada's.
+        game_id = logged.failures[0].game_id
+        own = await bob.stub.GetGameLog(pb.GetGameLogRequest(game_id=game_id), metadata=bob.md)
+        assert [s.bot for s in own.seats] == ["quitter"]
+        assert "quitting in bot.py" in own.seats[0].output, own.seats[0].output
+        assert server_paths not in own.seats[0].output
+        hers = await ada.stub.GetGameLog(pb.GetGameLogRequest(game_id=game_id), metadata=ada.md)
+        assert [s.bot for s in hers.seats] == ["ada-bot"]
         await ada.channel.close()
         await bob.channel.close()
 

@@ -20,7 +20,7 @@ from intake_helpers import Gates, bundle, run, running, until
 
 from arena.bots.limits import Limits
 from arena.competition import bundles, intake
-from arena.competition.server import SubmissionError
+from arena.competition.submission_api import SubmissionError
 from arena.ledger import LedgerError
 from arena.ledger import competitions as store
 from arena.sandbox import probe
@@ -194,11 +194,11 @@ class LinkingGates(Gates):
 
     async def build(
         self, manifest: bundles.Manifest, source: Path, into: Path, limits: Limits, seconds: int
-    ) -> intake.Outcome:
+    ) -> intake.IntakeResult:
         into.mkdir(parents=True)
         (into / "bot.py").write_text("pass\n")
         (into / "escape").symlink_to("..")
-        return intake.Outcome(True, "", "built")
+        return intake.IntakeResult(True, "", "built")
 
 
 def test_a_submission_whose_run_line_leads_out_of_its_build_fails_and_nothing_is_shown(
@@ -375,10 +375,10 @@ class TellingGates(Gates):
 
     async def build(
         self, manifest: bundles.Manifest, source: Path, into: Path, limits: Limits, seconds: int
-    ) -> intake.Outcome:
+    ) -> intake.IntakeResult:
         into.mkdir(parents=True)
         (into / "bot.py").write_text(TELLER)
-        return intake.Outcome(True, "", f"built in {into}")
+        return intake.IntakeResult(True, "", f"built in {into}")
 
     check = staticmethod(intake.check)
 
@@ -414,15 +414,15 @@ class FailingGates(Gates):
 
     async def build(
         self, manifest: bundles.Manifest, source: Path, into: Path, limits: Limits, seconds: int
-    ) -> intake.Outcome:
+    ) -> intake.IntakeResult:
         await super().build(manifest, source, into, limits, seconds)
         into.mkdir(parents=True)
         (into / "bot.py").write_bytes(bytes(1 << 20))
         if manifest.version in self.fails:
-            return intake.Outcome(
+            return intake.IntakeResult(
                 False, "no compiler here", f"building {manifest.version}\nno compiler here"
             )
-        return intake.Outcome(True, "", "built")
+        return intake.IntakeResult(True, "", "built")
 
 
 def test_a_failed_submission_leaves_no_files_but_its_log(
@@ -546,7 +546,7 @@ def test_a_failed_check_of_a_bare_python_says_to_run_it_with_the_arenas(
 ) -> None:
     """In the sandbox a bare python is whatever PATH finds there: a version manager's shim failed
     with its own "No such file or directory", and nothing told the author why."""
-    from arena.bots.conformance import Mistake, Report
+    from arena.play.conformance import Mistake, Report
 
     async def failing(command: str, variant: str, **_: object) -> Report:
         return Report(command, mistakes=[Mistake("crash", "", "the bot never connected")])

@@ -22,6 +22,7 @@ import pytest
 from arena.competition import bundles, runtimes
 from arena.competition.server import CompetitionServer
 from arena.competition.spec import parse
+from arena.competition.submission_api import serve_submissions
 from arena.ledger import Ledger
 from arena.ledger import competitions as store
 from arena.sandbox import probe
@@ -98,7 +99,7 @@ async def running(tmp_path: Path) -> AsyncIterator[tuple[CompetitionServer, Ledg
         }
     )
     led = Ledger(tmp_path / "ledger.sqlite")
-    server = CompetitionServer(spec, led, tmp_path / "data")
+    server = CompetitionServer(spec, led, tmp_path / "data", serve_submissions=serve_submissions)
     await server.start()
     try:
         yield server, led

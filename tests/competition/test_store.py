@@ -10,6 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.cli.main import app
+from arena.competition import intake
+from arena.competition.bundles import Manifest
 from arena.competition.spec import CompetitionFileError, load, parse
 from arena.ledger import Ledger, LedgerError
 from arena.ledger.competitions import (
@@ -17,13 +19,14 @@ from arena.ledger.competitions import (
     BUILDING,
     CHECKING,
     FAILED,
+    MAX_REASON,
     REPLACED,
     SUSPENDED,
     WITHDRAWN,
     Competitions,
     hash_token,
 )
-from arena.tournament.schedule import ScheduledGame
+from arena.ledger.rows import ScheduledGame
 
 
 @pytest.fixture
@@ -68,13 +71,19 @@ def test_a_new_version_replaces_the_old_in_play(comp: tuple[Ledger, Competitions
     _, store, cid = comp
     ada = store.author_of(cid, store.add_author(cid, "ada"))
     assert ada
-    one, _ = store.submit(cid, ada.id, "smart", "1", "python", bundle="a" * 64, run="r")
+    one, _ = store.submit(
+        cid, ada.id, "smart", "1", "python", bundle="a" * 64, run="r", build="make"
+    )
     assert store.submission(one).status == BUILDING
     e1 = store.activate(one, "bundle:aaaa:r")
-    two, _ = store.submit(cid, ada.id, "smart", "2", "python", bundle="b" * 64, run="r")
+    two, _ = store.submit(
+        cid, ada.id, "smart", "2", "python", bundle="b" * 64, run="r", build="make"
+    )
     store.set_status(two, FAILED, "the build failed", log="error: ...")
     assert store.submission(one).status == ACTIVE, "a failed version replaces nothing"
-    three, _ = store.submit(cid, ada.id, "smart", "3", "python", bundle="c" * 64, run="r")
+    three, _ = store.submit(
+        cid, ada.id, "smart", "3", "python", bundle="c" * 64, run="r", build="make"
+    )
     e3 = store.activate(three, "bundle:cccc:r")
     assert e3 != e1
     assert [s.status for s in store.submissions(cid)] == [REPLACED, FAILED, ACTIVE]
@@ -96,10 +105,12 @@ def test_logs_are_capped(comp: tuple[Ledger, Competitions, int]) -> None:
     _, store, cid = comp
     ada = store.author_of(cid, store.add_author(cid, "ada"))
     assert ada
-    sid, _ = store.submit(cid, ada.id, "noisy", "1", "python", bundle="a" * 64, run="r")
+    sid, _ = store.submit(
+        cid, ada.id, "noisy", "1", "python", bundle="a" * 64, run="r", build="make"
+    )
     store.set_status(sid, FAILED, "x" * 10_000, log="y" * 1_000_000)
     assert len(store.log(sid)) < 70_000
-    assert len(store.submission(sid).reason) <= 500
+    assert len(store.submission(sid).reason) <= MAX_REASON
 
 
 def test_pause_switch(comp: tuple[Ledger, Competitions, int]) -> None:
@@ -133,8 +144,8 @@ def test_failures_standings_and_forgotten_plans(comp: tuple[Ledger, Competitions
     ada = store.author_of(cid, store.add_author(cid, "ada"))
     bob = store.author_of(cid, store.add_author(cid, "bob"))
     assert ada and bob
-    a, _ = store.submit(cid, ada.id, "a", "1", "python", bundle="a" * 64, run="r")
-    b, _ = store.submit(cid, bob.id, "b", "1", "python", bundle="b" * 64, run="r")
+    a, _ = store.submit(cid, ada.id, "a", "1", "python", bundle="a" * 64, run="r", build="make")
+    b, _ = store.submit(cid, bob.id, "b", "1", "python", bundle="b" * 64, run="r", build="make")
     ids = {"a": store.activate(a, "bundle:a"), "b": store.activate(b, "bundle:b")}
     games = [game(i, "a", "b") for i in range(4)]
     led.plan(cid, games)
@@ -170,8 +181,8 @@ def test_the_rest_of_a_pairing_begun_stays_planned(comp: tuple[Ledger, Competiti
     led, store, cid = comp
     ada = store.author_of(cid, store.add_author(cid, "ada"))
     assert ada
-    a, _ = store.submit(cid, ada.id, "a", "1", "python", bundle="a" * 64, run="r")
-    b, _ = store.submit(cid, ada.id, "b", "1", "python", bundle="b" * 64, run="r")
+    a, _ = store.submit(cid, ada.id, "a", "1", "python", bundle="a" * 64, run="r", build="make")
+    b, _ = store.submit(cid, ada.id, "b", "1", "python", bundle="b" * 64, run="r", build="make")
     ids = {"a": store.activate(a, "bundle:a"), "b": store.activate(b, "bundle:b")}
     begun = [
         ScheduledGame(f"c{r:09d}-s{r}", r, 0, 0, 0, r, 7, (("ab"[r],), ("ba"[r],)), ("a", "b"))
@@ -222,16 +233,18 @@ def test_a_failed_version_may_be_submitted_again(comp: tuple[Ledger, Competition
     _, store, cid = comp
     ada = store.author_of(cid, store.add_author(cid, "ada"))
     assert ada
-    sid, _ = store.submit(cid, ada.id, "b", "1", "python", bundle="a" * 64, run="r")
+    sid, _ = store.submit(cid, ada.id, "b", "1", "python", bundle="a" * 64, run="r", build="make")
     store.set_status(sid, FAILED, "the build failed", log="boom")
-    again, _ = store.submit(cid, ada.id, "b", "1", "python", bundle="c" * 64, run="r2")
+    again, _ = store.submit(
+        cid, ada.id, "b", "1", "python", bundle="c" * 64, run="r2", build="make"
+    )
     assert again == sid
     sub = store.submission(sid)
     assert (sub.status, sub.bundle, sub.run, sub.reason) == (BUILDING, "c" * 64, "r2", "")
     assert store.log(sid) == ""
     store.activate(sid, "bundle:c")
     with pytest.raises(LedgerError, match="submitted already"):
-        store.submit(cid, ada.id, "b", "1", "python", bundle="d" * 64, run="r")
+        store.submit(cid, ada.id, "b", "1", "python", bundle="d" * 64, run="r", build="make")
 
 
 def test_matches_per_process_is_read_and_checked() -> None:
@@ -261,7 +274,7 @@ def test_a_step_taken_on_an_old_status_does_not_undo_a_withdrawal(
     _, store, cid = comp
     ada = store.author_of(cid, store.add_author(cid, "ada"))
     assert ada
-    sid, _ = store.submit(cid, ada.id, "b", "1", "python", bundle="a" * 64, run="r")
+    sid, _ = store.submit(cid, ada.id, "b", "1", "python", bundle="a" * 64, run="r", build="make")
     assert store.set_status(sid, WITHDRAWN, "withdrawn by its author")
     assert not store.set_status(sid, CHECKING, "", "built", when=(BUILDING, CHECKING))
     assert store.activate(sid, "bundle:a") is None
@@ -279,19 +292,22 @@ def test_the_later_version_stays_in_play_whichever_passes_first(
     _, store, cid = comp
     ada = store.author_of(cid, store.add_author(cid, "ada"))
     assert ada
-    one, _ = store.submit(cid, ada.id, "b", "1", "python", bundle="a" * 64, run="r")
-    two, _ = store.submit(cid, ada.id, "b", "2", "python", bundle="b" * 64, run="r")
+    one, _ = store.submit(cid, ada.id, "b", "1", "python", bundle="a" * 64, run="r", build="make")
+    two, _ = store.submit(cid, ada.id, "b", "2", "python", bundle="b" * 64, run="r", build="make")
     assert store.activate(one, "bundle:a") is not None
     assert [s.status for s in store.submissions(cid)] == [ACTIVE, BUILDING], "2 goes on"
     assert store.activate(two, "bundle:b") is not None
     assert [s.status for s in store.submissions(cid)] == [REPLACED, ACTIVE]
     # Version 3 fails; version 4 enters play; 3, fixed, is submitted again and passes last.
-    three, _ = store.submit(cid, ada.id, "b", "3", "python", bundle="c" * 64, run="r")
+    three, _ = store.submit(cid, ada.id, "b", "3", "python", bundle="c" * 64, run="r", build="make")
     store.set_status(three, FAILED, "the build failed")
-    four, _ = store.submit(cid, ada.id, "b", "4", "python", bundle="d" * 64, run="r")
+    four, _ = store.submit(cid, ada.id, "b", "4", "python", bundle="d" * 64, run="r", build="make")
     e4 = store.activate(four, "bundle:d")
     store.set_status(four, SUSPENDED, "suspended: too many crashes")
-    assert store.submit(cid, ada.id, "b", "3", "python", bundle="e" * 64, run="r")[0] == three
+    assert (
+        store.submit(cid, ada.id, "b", "3", "python", bundle="e" * 64, run="r", build="make")[0]
+        == three
+    )
     assert store.activate(three, "bundle:e") is None
     assert [(s.version, s.status, s.reason) for s in store.submissions(cid)] == [
         ("1", REPLACED, "replaced by version 2"),
@@ -300,6 +316,19 @@ def test_the_later_version_stays_in_play_whichever_passes_first(
         ("4", SUSPENDED, "suspended: too many crashes"),
     ]
     assert store.submission(four).entrant_id == e4
+
+
+def test_a_bundles_manifest_is_stored_and_rebuilt_whole(
+    comp: tuple[Ledger, Competitions, int],
+) -> None:
+    """The manifest is flattened into the submission's columns and rebuilt from them in one place
+    (competition.intake): every field comes back, the build command too."""
+    _, store, cid = comp
+    ada = store.author_of(cid, store.add_author(cid, "ada"))
+    assert ada is not None
+    manifest = Manifest("smart", "1.2", "python", "{python} bot.py --fast", "make all")
+    sid, _ = store.submit(cid, ada.id, bundle="a" * 64, **intake.manifest_columns(manifest))
+    assert intake.manifest_of(store.submission(sid)) == manifest
 
 
 def test_a_name_like_another_authors_bot_is_refused(
@@ -312,17 +341,19 @@ def test_a_name_like_another_authors_bot_is_refused(
     ada = store.author_of(cid, store.add_author(cid, "ada"))
     eve = store.author_of(cid, store.add_author(cid, "eve"))
     assert ada and eve
-    store.submit(cid, ada.id, "py-trickster", "1", "python", bundle="a" * 64, run="r")
+    store.submit(cid, ada.id, "py-trickster", "1", "python", bundle="a" * 64, run="r", build="make")
     for alike in (
         "Py-Trickster", "py-trickster.", "py_trickster", "PY.TRICKSTER", "py-tr1ckster",
         "pytrickster", "py-tricks\u0442er", "\u0440\u0443-trickster", "py-trick5ter",
     ):  # fmt: skip
         with pytest.raises(LedgerError, match=f"'{alike}' is too like 'py-trickster', another "):
-            store.submit(cid, eve.id, alike, "1", "python", bundle="b" * 64, run="r")
-    store.submit(cid, eve.id, "py-trickster-2", "1", "python", bundle="c" * 64, run="r")
-    store.submit(cid, eve.id, "py-tricks", "1", "python", bundle="d" * 64, run="r")
+            store.submit(cid, eve.id, alike, "1", "python", bundle="b" * 64, run="r", build="make")
+    store.submit(
+        cid, eve.id, "py-trickster-2", "1", "python", bundle="c" * 64, run="r", build="make"
+    )
+    store.submit(cid, eve.id, "py-tricks", "1", "python", bundle="d" * 64, run="r", build="make")
     # the owner's own names are not refused for looking like each other
-    store.submit(cid, ada.id, "Py_Trickster", "1", "python", bundle="e" * 64, run="r")
+    store.submit(cid, ada.id, "Py_Trickster", "1", "python", bundle="e" * 64, run="r", build="make")
     with pytest.raises(LedgerError, match="'Eve' is too like another author's, 'eve'"):
         store.add_author(cid, "Eve")
     with pytest.raises(LedgerError, match="too like another author's, 'ada'"):

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from arena.ledger import Ledger
-from arena.tournament.schedule import ScheduledGame, full_schedule
+from arena.ledger.rows import ScheduledGame
+from arena.tournament.schedule import full_schedule
 from arena.tournament.spec import TournamentSpec, parse
 
 REAL_CONNECT: Callable[..., sqlite3.Connection] = sqlite3.connect

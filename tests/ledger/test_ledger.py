@@ -30,9 +30,10 @@ from ledger_helpers import (
 from arena.ledger import LeaseHeld, Ledger, LedgerError, TournamentChanged
 from arena.ledger import schema as ledger_schema
 from arena.ledger.boards import rate_seats
+from arena.ledger.rows import ScheduledGame
 from arena.ledger.schema import MIGRATIONS
 from arena.rating import Rating, initial, rate_game
-from arena.tournament.schedule import ScheduledGame, full_schedule
+from arena.tournament.schedule import full_schedule
 from arena.tournament.spec import TournamentSpec, parse
 
 

@@ -23,8 +23,9 @@ from typer.testing import CliRunner
 
 from arena.cli.main import app
 from arena.ledger import Ledger, LedgerError
+from arena.ledger.rows import ScheduledGame
 from arena.ledger.schema import MIGRATIONS
-from arena.tournament.schedule import ScheduledGame, full_schedule
+from arena.tournament.schedule import full_schedule
 
 
 @pytest.fixture

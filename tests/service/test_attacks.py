@@ -30,7 +30,7 @@ from arena.bots.limits import Limits
 from arena.ledger import Ledger
 from arena.referee import MatchConfig, TimeControl
 from arena.sandbox import probe, procs, uids
-from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
+from arena.service.match_manager import MatchEntry, MatchManager, PlayerSpec
 from arena.service.server import ArenaServer, create_server
 from arena.service.sockets import MAX_CONNECTIONS_PER_BOT
 

@@ -25,7 +25,7 @@ from raw_connections import (
 
 from arena.referee import MatchConfig, TimeControl
 from arena.service import servicers
-from arena.service.manager import MatchEntry, PlayerSpec
+from arena.service.match_manager import MatchEntry, PlayerSpec
 from arena.service.server import (
     MAX_BOT_RECEIVE_BYTES,
     MAX_STREAMS_PER_BOT_CONNECTION,

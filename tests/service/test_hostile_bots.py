@@ -14,7 +14,7 @@ import pytest
 
 from arena.bots.limits import Limits
 from arena.referee import FailurePolicy, MatchConfig, Policies, TimeControl
-from arena.service.manager import MatchEntry, PlayerSpec
+from arena.service.match_manager import MatchEntry, PlayerSpec
 from arena.service.server import create_server
 
 pytestmark = pytest.mark.slow

@@ -156,7 +156,7 @@ def test_local_light_bots_dial_past_the_guard() -> None:
 
     from arena.bots.limits import Limits
     from arena.referee import MatchConfig
-    from arena.service.manager import PlayerSpec
+    from arena.service.match_manager import PlayerSpec
     from arena.service.server import create_server
 
     async def go() -> tuple[object, str, str, str]:

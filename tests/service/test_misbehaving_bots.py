@@ -29,7 +29,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena.bots.limits import Limits
 from arena.referee import FailurePolicy, MatchConfig, Policies, TimeControl
-from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
+from arena.service.match_manager import MatchEntry, MatchManager, PlayerSpec
 from arena.service.server import create_server
 from arena.wire.v1 import bot_pb2, bot_pb2_grpc
 from arena_bot import run
@@ -348,7 +348,10 @@ def test_an_unknown_token_is_refused(tmp_path: Path) -> None:
 def test_a_refused_hello_is_the_crashs_reason(tmp_path: Path) -> None:
     """The bot connected, but its Hello was refused (another protocol version), and it exited: its
     crash says so, and why, rather than that it exited before connecting."""
-    done = scenario(tmp_path, bad("protocol-2"), connect_timeout=5.0)
+    # The supervisor ends the seat as soon as the process exits, so the long connect timeout costs
+    # nothing: it only keeps a slow start on a loaded machine from ending the seat first (as "the
+    # referee refused its Hello", without the exit).
+    done = scenario(tmp_path, bad("protocol-2"), connect_timeout=60.0)
     check(
         done,
         "crash",

@@ -37,7 +37,7 @@ from arena.game.declarations import COMBO_MARKS
 from arena.game.events import event_text
 from arena.referee import MatchConfig, MatchRecord, TimeControl
 from arena.referee.record import replay
-from arena.service.manager import PlayerSpec
+from arena.service.match_manager import PlayerSpec
 from arena.service.server import create_server
 from arena.wire import serde
 from arena.wire.v1 import bot_pb2

@@ -11,8 +11,8 @@ import pytest
 
 from arena.game import GameState, observe, variant
 from arena.referee import Decision, Match, MatchConfig, MatchRecord, Outcome, TimeControl
-from arena.service import ports as ports_module
-from arena.service.ports import Outgoing, StreamPort
+from arena.service import stream_port as ports_module
+from arena.service.stream_port import Outgoing, StreamPort
 from arena.wire.v1 import bot_pb2
 
 SHORT = TimeControl(budget_ms=200, bank_ms=0, grace_ms=50)

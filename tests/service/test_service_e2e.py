@@ -25,7 +25,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from arena.bots.limits import Limits
 from arena.sandbox import SOCKET_ADDRESS
 from arena.sandbox import probe as sandbox_probe
-from arena.service.manager import MatchManager
+from arena.service.match_manager import MatchManager
 from arena.service.server import admin_channel, create_server
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, game_pb2
 from arena_bot import run

@@ -16,10 +16,10 @@ import pytest
 
 from arena.bots.limits import Limits
 from arena.referee import MatchConfig, TimeControl
-from arena.service.manager import MatchEntry, MatchManager, PlayerSpec
-from arena.service.ports import SETTLE_SECONDS, StreamPort
+from arena.service.match_manager import ManagerOptions, MatchEntry, MatchManager, PlayerSpec
 from arena.service.server import create_server
 from arena.service.sessions import BotSession, SessionKey
+from arena.service.stream_port import SETTLE_SECONDS, StreamPort
 
 PY = shlex.quote(sys.executable)
 RANDOM = f"{PY} -m arena_bot.random_bot"
@@ -31,9 +31,11 @@ LIMITS = Limits()  # the server's own (create_server's default): a match that na
 pytestmark = pytest.mark.slow
 
 
-def run(body: Callable[[MatchManager], Awaitable[Any]]) -> Any:
+def run(
+    body: Callable[[MatchManager], Awaitable[Any]], options: ManagerOptions | None = None
+) -> Any:
     async def go() -> Any:
-        server, _, manager = await create_server("127.0.0.1:0")
+        server, _, manager = await create_server("127.0.0.1:0", options=options)
         try:
             return await asyncio.wait_for(body(manager), TIMEOUT)
         finally:
@@ -123,7 +125,7 @@ def test_a_checked_bot_plays_the_first_matches_of_its_quota() -> None:
                 await manager.preflight(PlayerSpec(name, command), config, LIMITS, 120.0, 2) == ""
             )
         checked = {
-            s.process.proc.pid: s for idle in manager._idle.values() for s in idle if s.process
+            s.process.proc.pid: s for idle in manager.pool._idle.values() for s in idle if s.process
         }
         assert len(checked) == 2 and all(s.idle for s in checked.values())
         first = await play(manager, seed=1, quota=2)
@@ -137,10 +139,10 @@ def test_a_checked_bot_plays_the_first_matches_of_its_quota() -> None:
             assert session.process is not None and session.process.returncode is not None
         # One process per match: the checked process is stopped at once.
         assert await manager.preflight(PlayerSpec("r", RANDOM), config, LIMITS, 120.0, 1) == ""
-        assert not manager._idle.get(SessionKey("r", RANDOM, LIMITS))
+        assert not manager.pool._idle.get(SessionKey("r", RANDOM, LIMITS))
         # A checked process that no match takes is stopped when the server closes.
         assert await manager.preflight(PlayerSpec("g", GREEDY), config, LIMITS, 120.0, 3) == ""
-        (waiting,) = manager._idle[SessionKey("g", GREEDY, LIMITS)]
+        (waiting,) = manager.pool._idle[SessionKey("g", GREEDY, LIMITS)]
         leftover.append(waiting)
 
     leftover: list[BotSession] = []
@@ -156,25 +158,25 @@ def test_the_waiting_processes_of_other_commands_are_ended_on_demand() -> None:
 
     async def body(manager: MatchManager) -> None:
         first = await play(manager, seed=1, quota=3)
-        assert manager.pooled("random") == manager.pooled("greedy") == 1
-        assert manager.end_waiting({GREEDY}) == 1
-        assert manager.pooled("random") == 0 and manager.pooled("greedy") == 1
+        assert manager.pool.pooled("random") == manager.pool.pooled("greedy") == 1
+        assert manager.pool.end_waiting({GREEDY}) == 1
+        assert manager.pool.pooled("random") == 0 and manager.pool.pooled("greedy") == 1
         (random_bot,) = [s.process for s in first.sessions if s.key and s.key.name == "random"]
         assert random_bot is not None
         await asyncio.wait_for(random_bot.wait(), 30)
-        assert manager.end_waiting({GREEDY}) == 0
+        assert manager.pool.end_waiting({GREEDY}) == 0
         second = await play(manager, seed=2, quota=3)
         assert len(second.processes) == 1, "a new random process; the waiting greedy one plays"
         # A command out of play is not kept after its match either (a game that was under way when
         # its entrant left); the kept one waits again.
-        assert manager.pooled("random") == 0 and manager.pooled("greedy") == 1
+        assert manager.pool.pooled("random") == 0 and manager.pool.pooled("greedy") == 1
         (new_random,) = [s.process for s in second.sessions if s.key and s.key.name == "random"]
         assert new_random is not None
         await asyncio.wait_for(new_random.wait(), 30)
         # Named again, it is kept again (the greedy process has spent its quota of three).
-        assert manager.end_waiting({GREEDY, RANDOM}) == 0
+        assert manager.pool.end_waiting({GREEDY, RANDOM}) == 0
         await play(manager, seed=3, quota=3)
-        assert manager.pooled("random") == 1 and manager.pooled("greedy") == 0
+        assert manager.pool.pooled("random") == 1 and manager.pool.pooled("greedy") == 0
 
     run(body)
 
@@ -228,7 +230,6 @@ def test_one_process_per_match_by_default() -> None:
 
 def test_a_full_pool_retires_the_longest_waiting_process() -> None:
     async def body(manager: MatchManager) -> None:
-        manager.idle_per_kind = 1
         pair = (("random-a", RANDOM), ("random-b", RANDOM))
         # Two matches at once: two sessions of each kind wait afterwards, but the pool keeps one.
         first, second = await asyncio.gather(
@@ -248,7 +249,7 @@ def test_a_full_pool_retires_the_longest_waiting_process() -> None:
         assert third.processes == []
         assert pids(third) == {p.proc.pid for p in waiting}
 
-    run(body)
+    run(body, ManagerOptions(idle_per_kind=1))
 
 
 def test_closing_the_server_stops_waiting_processes() -> None:
@@ -346,7 +347,7 @@ def test_finished_matches_are_let_go_beyond_a_bound(monkeypatch: pytest.MonkeyPa
     """A standing server kept every match it had played (record, events, players: some 0.5 MB
     each), for ever. Past KEEP_FINISHED the oldest finished ones are let go, unless a process they
     launched still waits in the pool (a closing manager finds it through its first match)."""
-    from arena.service import manager as manager_module
+    from arena.service import match_manager as manager_module
 
     monkeypatch.setattr(manager_module, "KEEP_FINISHED", 2)
 

@@ -26,16 +26,16 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from arena.stats import Decision, Pentanomial, Sprt, Trinomial
+from arena.stats import Pentanomial, Sprt, SprtDecision, Trinomial
 from arena.stats.counts import distribution, mean_and_variance
 from arena.stats.elo import NELO_PER_T
 from arena.stats.sprt import _fixed_point_t_value, _mle_t_value
 
 # counts, elo0, elo1, the LLR before the fix, the independent reference, its decision
 REVIEWED = [
-    ((0, 0, 1000, 1, 0), -150, 150, 2.197425698, 7.714740657, Decision.H1),
-    ((0, 0, 905, 2, 0), 0, 50, -33.08533452, -28.14801317, Decision.H0),
-    ((0, 1, 100, 0, 2), -50, 0, 4.869245375, 4.696491981, Decision.H1),
+    ((0, 0, 1000, 1, 0), -150, 150, 2.197425698, 7.714740657, SprtDecision.H1),
+    ((0, 0, 905, 2, 0), 0, 50, -33.08533452, -28.14801317, SprtDecision.H0),
+    ((0, 1, 100, 0, 2), -50, 0, 4.869245375, 4.696491981, SprtDecision.H1),
 ]
 
 

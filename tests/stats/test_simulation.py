@@ -20,10 +20,10 @@ from collections.abc import Sequence
 
 import pytest
 
-from arena.stats import Decision, Model, Pentanomial, Sprt
+from arena.abtest.duplicate_pairs import NEW, OLD, GameReport, PairReport, run_ab_test
+from arena.stats import Model, Pentanomial, Sprt, SprtDecision
 from arena.stats.counts import mean_and_variance
 from arena.stats.elo import NELO_PER_T, score_from_elo
-from arena.tournament.abtest import NEW, OLD, GameReport, PairReport, run_ab_test
 
 RUNS = 150
 MAX_PAIRS = 5000  # never reached in these scenarios: every run decides
@@ -88,9 +88,9 @@ def tilted(target: float, normalized: bool) -> list[float]:
     return dist((lo + hi) / 2)
 
 
-def run_many(make_player: object, sprt: Sprt, runs: int = RUNS) -> dict[Decision, int]:
-    async def all_runs() -> dict[Decision, int]:
-        tally = dict.fromkeys(Decision, 0)
+def run_many(make_player: object, sprt: Sprt, runs: int = RUNS) -> dict[SprtDecision, int]:
+    async def all_runs() -> dict[SprtDecision, int]:
+        tally = dict.fromkeys(SprtDecision, 0)
         for _ in range(runs):
             state = await run_ab_test(make_player(), sprt, MAX_PAIRS, concurrency=1)  # type: ignore[operator]
             tally[state.decision] += 1
@@ -103,18 +103,18 @@ def test_a_better_bot_is_accepted_as_better_and_a_worse_one_as_not() -> None:
     rng = random.Random(181)
     sprt = Sprt(0, 150)  # normalized Elo
     better = run_many(lambda: SimulatedBots(0.8, rng), sprt, runs=20)
-    assert better == {Decision.H1: 20, Decision.H0: 0, Decision.CONTINUE: 0}
+    assert better == {SprtDecision.H1: 20, SprtDecision.H0: 0, SprtDecision.CONTINUE: 0}
     worse = run_many(lambda: SimulatedBots(-0.3, rng), sprt, runs=20)
-    assert worse == {Decision.H1: 0, Decision.H0: 20, Decision.CONTINUE: 0}
+    assert worse == {SprtDecision.H1: 0, SprtDecision.H0: 20, SprtDecision.CONTINUE: 0}
 
 
 def test_a_bot_against_itself_is_accepted_as_no_better_within_alpha() -> None:
     rng = random.Random(182)
     sprt = Sprt(0, 150)
     tally = run_many(lambda: SimulatedBots(0.0, rng), sprt)
-    assert tally[Decision.CONTINUE] == 0
-    assert tally[Decision.H1] <= bound(sprt.alpha)  # false positives: at most alpha
-    assert tally[Decision.H0] >= RUNS - bound(sprt.alpha)
+    assert tally[SprtDecision.CONTINUE] == 0
+    assert tally[SprtDecision.H1] <= bound(sprt.alpha)  # false positives: at most alpha
+    assert tally[SprtDecision.H0] >= RUNS - bound(sprt.alpha)
 
 
 @pytest.mark.parametrize("model", list(Model))
@@ -123,15 +123,15 @@ def test_error_rates_at_the_hypotheses(model: Model) -> None:
     sprt = Sprt(0, 150, alpha=0.05, beta=0.1, model=model)
     rng = random.Random(183 if model is Model.NORMALIZED else 184)
     for elo, wrong, rate in (
-        (sprt.elo0, Decision.H1, sprt.alpha),
-        (sprt.elo1, Decision.H0, sprt.beta),
+        (sprt.elo0, SprtDecision.H1, sprt.alpha),
+        (sprt.elo1, SprtDecision.H0, sprt.beta),
     ):
         if model is Model.NORMALIZED:
             probs = tilted(elo * math.sqrt(2) / NELO_PER_T, normalized=True)
         else:
             probs = tilted(score_from_elo(elo), normalized=False)
         tally = run_many(lambda p=probs: SimulatedPairs(p, rng), sprt)
-        assert tally[Decision.CONTINUE] == 0
+        assert tally[SprtDecision.CONTINUE] == 0
         assert tally[wrong] <= bound(rate), (elo, tally)
 
 

@@ -10,10 +10,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from arena.stats import (
-    Decision,
     Model,
     Pentanomial,
     Sprt,
+    SprtDecision,
     StatsError,
     Trinomial,
     elo_from_score,
@@ -115,11 +115,11 @@ def test_bounds_and_decisions() -> None:
     sprt = Sprt(0, 5, alpha=0.05, beta=0.1)
     assert sprt.lower == pytest.approx(math.log(0.1 / 0.95))
     assert sprt.upper == pytest.approx(math.log(0.9 / 0.05))
-    assert sprt.decide(sprt.upper) is Decision.H1
-    assert sprt.decide(sprt.lower) is Decision.H0
-    assert sprt.decide(0.0) is Decision.CONTINUE
-    assert sprt.report(Pentanomial.of((0, 0, 0, 0, 400))).decision is Decision.H1
-    assert sprt.report(Pentanomial.of((400, 0, 0, 0, 0))).decision is Decision.H0
+    assert sprt.decide(sprt.upper) is SprtDecision.H1
+    assert sprt.decide(sprt.lower) is SprtDecision.H0
+    assert sprt.decide(0.0) is SprtDecision.CONTINUE
+    assert sprt.report(Pentanomial.of((0, 0, 0, 0, 400))).decision is SprtDecision.H1
+    assert sprt.report(Pentanomial.of((400, 0, 0, 0, 0))).decision is SprtDecision.H0
 
 
 def test_a_test_with_no_spread_is_regularized_and_finite() -> None:

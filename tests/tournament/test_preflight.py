@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from arena.cli.main import app
 from arena.referee import MatchConfig
-from arena.service.manager import PlayerSpec
+from arena.service.match_manager import PlayerSpec
 from arena.service.server import create_server
 
 pytestmark = pytest.mark.slow

@@ -10,14 +10,9 @@ from typing import Any
 
 import pytest
 
-from arena.tournament.schedule import (
-    ScheduledGame,
-    deal_seed,
-    full_schedule,
-    games_for_round,
-    pairings,
-    swiss_pairings,
-)
+from arena.ledger.rows import ScheduledGame
+from arena.play.seatings import deal_seed
+from arena.tournament.schedule import full_schedule, games_for_round, pairings, swiss_pairings
 from arena.tournament.spec import TournamentSpec, parse
 
 

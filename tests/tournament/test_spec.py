@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from arena.ledger.rows import Entrant
+from arena.play import file_models as files
 from arena.referee import FailurePolicy
-from arena.tournament import files
 from arena.tournament.schedule import full_schedule
-from arena.tournament.spec import Entrant, TournamentFileError, json_schema, load, parse
+from arena.tournament.spec import TournamentFileError, json_schema, load, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "tournaments").glob("*.toml"))

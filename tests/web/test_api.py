@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -15,6 +16,9 @@ from arena.ledger import Ledger
 from arena.tournament.summary import pairing_lines, wilson
 from arena.web import head_to_head, queries
 from arena.web.app import create_app
+from arena.web.game_counts import Tally
+from arena.web.handlers.common import WebState
+from arena.web.reader import Reader
 
 # ---------------------------------------------------------------- the figures are the ledger's
 
@@ -186,12 +190,51 @@ def test_an_entrant_not_on_a_board_has_no_history_there(client: TestClient) -> N
     assert "not rated on board 999" in response.json()["error"]
 
 
+def test_two_apps_serve_their_own_ledgers(built_ledger: Path, ledger: Path) -> None:
+    """The handlers are module-level functions: each app's state (its ledger, counts, referee,
+    replays) is its own, on ``app.state``, so two apps in one process never mix their ledgers."""
+    execute(ledger, ("UPDATE tournaments SET name = ?", ("the copy",)))
+    first, second = create_app(built_ledger), create_app(ledger)
+    assert isinstance(first.state.web, WebState) and first.state.web is not second.state.web
+    assert first.state.web.tally.reader is first.state.web.reader
+    with TestClient(first) as a, TestClient(second) as b:
+        names = [c.get("/api/events").json()["events"][0]["name"] for c in (a, b, a)]
+        assert names == ["Web <fixture> & co", "the copy", "Web <fixture> & co"]
+        assert "the copy" in b.get("/").text and "the copy" not in a.get("/").text
+
+
+def test_a_tally_counts_through_the_reader_it_is_given(built_ledger: Path) -> None:
+    """The counts are the ledger's, read only through the Reader the Tally was given (no Reader owns a
+    Tally: the web's read-only connection knows nothing of the counts)."""
+    reads = 0
+
+    class CountingReader(Reader):
+        def read(self) -> Any:
+            nonlocal reads
+            reads += 1
+            return super().read()
+
+    tally = Tally(CountingReader(built_ledger))
+    reads = 0
+    counts = tally.events()
+    assert reads > 0
+    [(tid,)] = query(built_ledger, "SELECT id FROM tournaments")
+    assert (counts.played[tid], counts.planned[tid], counts.failures.get(tid, 0)) == (6, 6, 0)
+    [(board_id, kind, variant)] = query(
+        built_ledger, "SELECT id, kind, variant FROM boards WHERE tournament_id = ?", tid
+    )
+    games, firsts = tally.board({"id": board_id, "kind": kind, "variant": variant, "event_id": tid})
+    assert sum(games.values()) == 12  # six games, two entrants each
+    assert sum(firsts.values()) == pytest.approx(6.0)  # one first place a game, shared on a draw
+    assert not hasattr(Reader(built_ledger), "tally")
+
+
 def test_win_counts_follow_new_and_voided_games(
     ledger: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The counts behind win rates and game totals are brought up to date from the games added since
     (here two games at a time), and counted again after a game is voided."""
-    monkeypatch.setattr(queries.Tally, "CHUNK", 2)
+    monkeypatch.setattr(Tally, "CHUNK", 2)
     led = Ledger(ledger)
     try:
         record = led.game_record(6)
@@ -237,7 +280,7 @@ def test_a_competitions_board_names_each_bots_author(tmp_path: Path) -> None:
     play with no game yet included."""
     from arena.competition.spec import parse as parse_competition
     from arena.ledger.competitions import Competitions
-    from arena.tournament.schedule import ScheduledGame
+    from arena.ledger.rows import ScheduledGame
 
     led = Ledger(tmp_path / "comp.sqlite")
     cid = led.register(parse_competition({"name": "Ladder"}), kind="competition").id
@@ -275,13 +318,67 @@ def test_a_competitions_board_names_each_bots_author(tmp_path: Path) -> None:
         assert "ada" in client.get(f"/events/{event['id']}").text
 
 
+def test_a_competitions_board_ranks_only_the_versions_in_play(tmp_path: Path) -> None:
+    """A withdrawn bot stayed #1 on the web's board with a frozen rating: now the versions in play
+    are ranked and the others follow, unranked and greyed, with their last rating. An entrant's page
+    shows its public status history (no reason that quotes the bot) and its time use."""
+    from arena.competition.spec import parse as parse_competition
+    from arena.ledger import seat_reports
+    from arena.ledger.competitions import SUSPENDED, WITHDRAWN, Competitions
+    from arena.ledger.rows import ScheduledGame
+
+    led = Ledger(tmp_path / "comp.sqlite")
+    cid = led.register(parse_competition({"name": "Ladder"}), kind="competition").id
+    comp = Competitions(led)
+    ids, subs = {}, {}
+    for author, bot in (("ada", "smart"), ("bob", "bold"), ("cy", "calm")):
+        who = comp.author_of(cid, comp.add_author(cid, author))
+        assert who is not None
+        subs[bot], _ = comp.submit(cid, who.id, bot, "1", "python", bundle=bot * 8, run="r")
+        ids[bot] = comp.activate(subs[bot], f"bundle:{bot}")
+    result = {"sides": [[0], [1]], "ranking": [0, 1], "scores": [1000, 600]}
+    decisions = [{"seat": 0, "member": 0, "elapsed_ms": 7.0, "bank_ms": 500.0}]
+    for order, loser in enumerate(("bold", "calm")):
+        game = ScheduledGame(
+            f"c{order:09d}-s0", order, 0, order, 0, 0, order + 1, (("smart",), (loser,)),
+            ("smart", loser),
+        )  # fmt: skip
+        led.plan(cid, [game])
+        rec = {"games": [{"outcome": "normal", "detail": "", "culprit": -1, "result": result,
+                          "decisions": decisions}]}  # fmt: skip
+        game_id = led.record_game(
+            cid, "two-handed", game, {"smart": ids["smart"], loser: ids[loser]}, rec
+        )
+        comp.record_reports(
+            game_id, seat_reports.from_record(rec, [[ids["smart"]], [ids[loser]]], [])
+        )
+    comp.set_status(subs["smart"], WITHDRAWN, "withdrawn by its author")
+    comp.set_status(subs["calm"], SUSPENDED, "suspended: crash: SECRET-OUTPUT")
+    led.close()
+    with TestClient(create_app(tmp_path / "comp.sqlite")) as client:
+        rows = client.get(f"/api/events/{cid}").json()["leaderboard"]
+        assert [(r["entrant"], r["rank"]) for r in rows] == [
+            ("bold", 1),
+            ("smart", None),
+            ("calm", None),
+        ]
+        page = client.get(f"/events/{cid}").text
+        assert page.count('class="out-of-play"') == 2
+        entrant = client.get(f"/entrants/{ids['calm']}").text
+        assert 'id="status-history"' in entrant and "SECRET-OUTPUT" not in entrant
+        assert "status-suspended" in entrant
+        smart = client.get(f"/api/entrants/{ids['smart']}").json()["competition"]
+        assert [c["status"] for c in smart["status_history"]] == ["checking", "active", "withdrawn"]
+        assert smart["time_use"]["median_ms"] == 7.0 and smart["time_use"]["games"] == 2
+
+
 def test_head_to_head_tells_a_bots_versions_apart(tmp_path: Path) -> None:
     """A competition's versions of a bot are entrants of one name: each has a line of head to head of
     its own, as it has a row on the leaderboard, named with its version. Here version 1 loses both
     games of its duplicate pair against bold and version 2 wins both of its own."""
     from arena.competition.spec import parse as parse_competition
     from arena.ledger.competitions import Competitions
-    from arena.tournament.schedule import ScheduledGame
+    from arena.ledger.rows import ScheduledGame
 
     led = Ledger(tmp_path / "comp.sqlite")
     cid = led.register(parse_competition({"name": "Ladder"}), kind="competition").id

@@ -12,7 +12,7 @@ from typing import Any
 from starlette.testclient import TestClient
 
 from arena.ledger import Ledger, LedgerError
-from arena.tournament.schedule import ScheduledGame
+from arena.ledger.rows import ScheduledGame
 from arena.tournament.spec import TournamentSpec, parse
 from arena.web.app import create_app
 

@@ -24,13 +24,15 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x61rena/wire/v1/competition.proto\x12\x08\x61rena.v1\"\x1f\n\rSubmitRequest\x12\x0e\n\x06\x62undle\x18\x01 \x01(\x0c\"U\n\x0eSubmitResponse\x12\x15\n\rsubmission_id\x18\x01 \x01(\x04\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0e\n\x06status\x18\x04 \x01(\t\"G\n\x15RegisterRemoteRequest\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x10\n\x08language\x18\x03 \x01(\t\"O\n\x16RegisterRemoteResponse\x12\x15\n\rsubmission_id\x18\x01 \x01(\x04\x12\r\n\x05token\x18\x02 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x03 \x01(\t\"\x18\n\x16ListSubmissionsRequest\"\xaf\x01\n\x0eSubmissionInfo\x12\x15\n\rsubmission_id\x18\x01 \x01(\x04\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x10\n\x08language\x18\x04 \x01(\t\x12\x0c\n\x04kind\x18\x05 \x01(\t\x12\x0e\n\x06status\x18\x06 \x01(\t\x12\x0e\n\x06reason\x18\x07 \x01(\t\x12\x14\n\x0csubmitted_at\x18\x08 \x01(\t\x12\x12\n\nupdated_at\x18\t \x01(\t\"H\n\x17ListSubmissionsResponse\x12-\n\x0bsubmissions\x18\x01 \x03(\x0b\x32\x18.arena.v1.SubmissionInfo\"&\n\rGetLogRequest\x12\x15\n\rsubmission_id\x18\x01 \x01(\x04\"\x1d\n\x0eGetLogResponse\x12\x0b\n\x03log\x18\x01 \x01(\t\"\x1e\n\x0fWithdrawRequest\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\"%\n\x10WithdrawResponse\x12\x11\n\twithdrawn\x18\x01 \x01(\r\"\x14\n\x12LeaderboardRequest\"\xa9\x01\n\x0eLeaderboardRow\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0e\n\x06\x61uthor\x18\x04 \x01(\t\x12\x0f\n\x07\x65xposed\x18\x05 \x01(\x01\x12\n\n\x02mu\x18\x06 \x01(\x01\x12\r\n\x05sigma\x18\x07 \x01(\x01\x12\r\n\x05games\x18\x08 \x01(\r\x12\x0e\n\x06status\x18\t \x01(\t\x12\x10\n\x08language\x18\n \x01(\t\"R\n\x13LeaderboardResponse\x12\x13\n\x0b\x63ompetition\x18\x01 \x01(\t\x12&\n\x04rows\x18\x02 \x03(\x0b\x32\x18.arena.v1.LeaderboardRow2\xc3\x03\n\x0b\x43ompetition\x12;\n\x06Submit\x12\x17.arena.v1.SubmitRequest\x1a\x18.arena.v1.SubmitResponse\x12S\n\x0eRegisterRemote\x12\x1f.arena.v1.RegisterRemoteRequest\x1a .arena.v1.RegisterRemoteResponse\x12V\n\x0fListSubmissions\x12 .arena.v1.ListSubmissionsRequest\x1a!.arena.v1.ListSubmissionsResponse\x12;\n\x06GetLog\x12\x17.arena.v1.GetLogRequest\x1a\x18.arena.v1.GetLogResponse\x12\x41\n\x08Withdraw\x12\x19.arena.v1.WithdrawRequest\x1a\x1a.arena.v1.WithdrawResponse\x12J\n\x0bLeaderboard\x12\x1c.arena.v1.LeaderboardRequest\x1a\x1d.arena.v1.LeaderboardResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x61rena/wire/v1/competition.proto\x12\x08\x61rena.v1\"\x1f\n\rSubmitRequest\x12\x0e\n\x06\x62undle\x18\x01 \x01(\x0c\"U\n\x0eSubmitResponse\x12\x15\n\rsubmission_id\x18\x01 \x01(\x04\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0e\n\x06status\x18\x04 \x01(\t\"G\n\x15RegisterRemoteRequest\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x10\n\x08language\x18\x03 \x01(\t\"O\n\x16RegisterRemoteResponse\x12\x15\n\rsubmission_id\x18\x01 \x01(\x04\x12\r\n\x05token\x18\x02 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x03 \x01(\t\"\x18\n\x16ListSubmissionsRequest\"\xaf\x01\n\x0eSubmissionInfo\x12\x15\n\rsubmission_id\x18\x01 \x01(\x04\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x10\n\x08language\x18\x04 \x01(\t\x12\x0c\n\x04kind\x18\x05 \x01(\t\x12\x0e\n\x06status\x18\x06 \x01(\t\x12\x0e\n\x06reason\x18\x07 \x01(\t\x12\x14\n\x0csubmitted_at\x18\x08 \x01(\t\x12\x12\n\nupdated_at\x18\t \x01(\t\"H\n\x17ListSubmissionsResponse\x12-\n\x0bsubmissions\x18\x01 \x03(\x0b\x32\x18.arena.v1.SubmissionInfo\"&\n\rGetLogRequest\x12\x15\n\rsubmission_id\x18\x01 \x01(\x04\":\n\x0cStatusChange\x12\x0e\n\x06status\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\n\n\x02\x61t\x18\x03 \x01(\t\"a\n\x0bPlayFailure\x12\x0f\n\x07game_id\x18\x01 \x01(\x04\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\x0f\n\x07outcome\x18\x03 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x04 \x01(\t\x12\x13\n\x0b\x66inished_at\x18\x05 \x01(\t\"\xc8\x01\n\x07TimeUse\x12\r\n\x05games\x18\x01 \x01(\r\x12\x11\n\tdecisions\x18\x02 \x01(\r\x12\x11\n\tmedian_ms\x18\x03 \x01(\x01\x12\x0e\n\x06p99_ms\x18\x04 \x01(\x01\x12\x14\n\x0c\x62\x61nk_left_ms\x18\x05 \x01(\x01\x12\x31\n\x08\x66\x61ilures\x18\x06 \x03(\x0b\x32\x1f.arena.v1.TimeUse.FailuresEntry\x1a/\n\rFailuresEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\r:\x02\x38\x01\"\x94\x01\n\x0eGetLogResponse\x12\x0b\n\x03log\x18\x01 \x01(\t\x12\'\n\x07history\x18\x02 \x03(\x0b\x32\x16.arena.v1.StatusChange\x12\'\n\x08\x66\x61ilures\x18\x03 \x03(\x0b\x32\x15.arena.v1.PlayFailure\x12#\n\x08time_use\x18\x04 \x01(\x0b\x32\x11.arena.v1.TimeUse\"$\n\x11GetGameLogRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\x04\"n\n\nSeatOutput\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0e\n\x06member\x18\x02 \x01(\r\x12\x0b\n\x03\x62ot\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\t\x12\x0e\n\x06output\x18\x05 \x01(\t\x12\x14\n\x0coutput_bytes\x18\x06 \x01(\x04\"h\n\x12GetGameLogResponse\x12\x0f\n\x07game_id\x18\x01 \x01(\x04\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\x0f\n\x07outcome\x18\x03 \x01(\t\x12#\n\x05seats\x18\x04 \x03(\x0b\x32\x14.arena.v1.SeatOutput\"\x1e\n\x0fWithdrawRequest\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\"%\n\x10WithdrawResponse\x12\x11\n\twithdrawn\x18\x01 \x01(\r\"\x14\n\x12LeaderboardRequest\"\xf9\x01\n\x0eLeaderboardRow\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0e\n\x06\x61uthor\x18\x04 \x01(\t\x12\x0f\n\x07\x65xposed\x18\x05 \x01(\x01\x12\n\n\x02mu\x18\x06 \x01(\x01\x12\r\n\x05sigma\x18\x07 \x01(\x01\x12\r\n\x05games\x18\x08 \x01(\r\x12\x0e\n\x06status\x18\t \x01(\t\x12\x10\n\x08language\x18\n \x01(\t\x12\x0f\n\x07in_play\x18\x0b \x01(\x08\x12\x13\n\x0blast_played\x18\x0c \x01(\t\x12\x18\n\x0brank_change\x18\r \x01(\x11H\x00\x88\x01\x01\x42\x0e\n\x0c_rank_change\"R\n\x13LeaderboardResponse\x12\x13\n\x0b\x63ompetition\x18\x01 \x01(\t\x12&\n\x04rows\x18\x02 \x03(\x0b\x32\x18.arena.v1.LeaderboardRow2\x8c\x04\n\x0b\x43ompetition\x12;\n\x06Submit\x12\x17.arena.v1.SubmitRequest\x1a\x18.arena.v1.SubmitResponse\x12S\n\x0eRegisterRemote\x12\x1f.arena.v1.RegisterRemoteRequest\x1a .arena.v1.RegisterRemoteResponse\x12V\n\x0fListSubmissions\x12 .arena.v1.ListSubmissionsRequest\x1a!.arena.v1.ListSubmissionsResponse\x12;\n\x06GetLog\x12\x17.arena.v1.GetLogRequest\x1a\x18.arena.v1.GetLogResponse\x12G\n\nGetGameLog\x12\x1b.arena.v1.GetGameLogRequest\x1a\x1c.arena.v1.GetGameLogResponse\x12\x41\n\x08Withdraw\x12\x19.arena.v1.WithdrawRequest\x1a\x1a.arena.v1.WithdrawResponse\x12J\n\x0bLeaderboard\x12\x1c.arena.v1.LeaderboardRequest\x1a\x1d.arena.v1.LeaderboardResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'arena.wire.v1.competition_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
+  _globals['_TIMEUSE_FAILURESENTRY']._loaded_options = None
+  _globals['_TIMEUSE_FAILURESENTRY']._serialized_options = b'8\001'
   _globals['_SUBMITREQUEST']._serialized_start=45
   _globals['_SUBMITREQUEST']._serialized_end=76
   _globals['_SUBMITRESPONSE']._serialized_start=78
@@ -47,18 +49,32 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTSUBMISSIONSRESPONSE']._serialized_end=595
   _globals['_GETLOGREQUEST']._serialized_start=597
   _globals['_GETLOGREQUEST']._serialized_end=635
-  _globals['_GETLOGRESPONSE']._serialized_start=637
-  _globals['_GETLOGRESPONSE']._serialized_end=666
-  _globals['_WITHDRAWREQUEST']._serialized_start=668
-  _globals['_WITHDRAWREQUEST']._serialized_end=698
-  _globals['_WITHDRAWRESPONSE']._serialized_start=700
-  _globals['_WITHDRAWRESPONSE']._serialized_end=737
-  _globals['_LEADERBOARDREQUEST']._serialized_start=739
-  _globals['_LEADERBOARDREQUEST']._serialized_end=759
-  _globals['_LEADERBOARDROW']._serialized_start=762
-  _globals['_LEADERBOARDROW']._serialized_end=931
-  _globals['_LEADERBOARDRESPONSE']._serialized_start=933
-  _globals['_LEADERBOARDRESPONSE']._serialized_end=1015
-  _globals['_COMPETITION']._serialized_start=1018
-  _globals['_COMPETITION']._serialized_end=1469
+  _globals['_STATUSCHANGE']._serialized_start=637
+  _globals['_STATUSCHANGE']._serialized_end=695
+  _globals['_PLAYFAILURE']._serialized_start=697
+  _globals['_PLAYFAILURE']._serialized_end=794
+  _globals['_TIMEUSE']._serialized_start=797
+  _globals['_TIMEUSE']._serialized_end=997
+  _globals['_TIMEUSE_FAILURESENTRY']._serialized_start=950
+  _globals['_TIMEUSE_FAILURESENTRY']._serialized_end=997
+  _globals['_GETLOGRESPONSE']._serialized_start=1000
+  _globals['_GETLOGRESPONSE']._serialized_end=1148
+  _globals['_GETGAMELOGREQUEST']._serialized_start=1150
+  _globals['_GETGAMELOGREQUEST']._serialized_end=1186
+  _globals['_SEATOUTPUT']._serialized_start=1188
+  _globals['_SEATOUTPUT']._serialized_end=1298
+  _globals['_GETGAMELOGRESPONSE']._serialized_start=1300
+  _globals['_GETGAMELOGRESPONSE']._serialized_end=1404
+  _globals['_WITHDRAWREQUEST']._serialized_start=1406
+  _globals['_WITHDRAWREQUEST']._serialized_end=1436
+  _globals['_WITHDRAWRESPONSE']._serialized_start=1438
+  _globals['_WITHDRAWRESPONSE']._serialized_end=1475
+  _globals['_LEADERBOARDREQUEST']._serialized_start=1477
+  _globals['_LEADERBOARDREQUEST']._serialized_end=1497
+  _globals['_LEADERBOARDROW']._serialized_start=1500
+  _globals['_LEADERBOARDROW']._serialized_end=1749
+  _globals['_LEADERBOARDRESPONSE']._serialized_start=1751
+  _globals['_LEADERBOARDRESPONSE']._serialized_end=1833
+  _globals['_COMPETITION']._serialized_start=1836
+  _globals['_COMPETITION']._serialized_end=2360
 # @@protoc_insertion_point(module_scope)

@@ -5,8 +5,8 @@ The submission service of a standing competition (arena compete serve): authors 
 bundles, register remote entrants, follow their submissions and read the leaderboard.
 
 Every call carries the author's token as metadata "authorization: Bearer <token>" (the organiser
-gives each author one: arena compete author add NAME). This service listens on its own address,
-never on the one bots dial in to.
+gives each author one: arena compete author add NAME), but Leaderboard: the public board needs
+none. This service listens on its own address, never on the one bots dial in to.
 """
 
 from collections import abc as _abc
@@ -226,24 +226,245 @@ class GetLogRequest(_message.Message):
 Global___GetLogRequest: _TypeAlias = GetLogRequest  # noqa: Y015
 
 @_typing.final
+class StatusChange(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STATUS_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    AT_FIELD_NUMBER: _builtins.int
+    status: _builtins.str
+    """building, checking, active, failed, suspended, withdrawn, replaced"""
+    reason: _builtins.str
+    """why (built, in play, reinstated by the organiser, the suspension's reason...)"""
+    at: _builtins.str
+    """when (ISO 8601, UTC)"""
+    def __init__(
+        self,
+        *,
+        status: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        at: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "reason", b"reason", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StatusChange: _TypeAlias = StatusChange  # noqa: Y015
+
+@_typing.final
+class PlayFailure(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    KEY_FIELD_NUMBER: _builtins.int
+    OUTCOME_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.int
+    key: _builtins.str
+    outcome: _builtins.str
+    """timeout, illegal-action, crash, disconnect, protocol-error"""
+    detail: _builtins.str
+    """what the referee saw (the bot's last output), with no path of the server's"""
+    finished_at: _builtins.str
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.int = ...,
+        key: _builtins.str = ...,
+        outcome: _builtins.str = ...,
+        detail: _builtins.str = ...,
+        finished_at: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "finished_at", b"finished_at", "game_id", b"game_id", "key", b"key", "outcome", b"outcome"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayFailure: _TypeAlias = PlayFailure  # noqa: Y015
+
+@_typing.final
+class TimeUse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class FailuresEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.int
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    GAMES_FIELD_NUMBER: _builtins.int
+    DECISIONS_FIELD_NUMBER: _builtins.int
+    MEDIAN_MS_FIELD_NUMBER: _builtins.int
+    P99_MS_FIELD_NUMBER: _builtins.int
+    BANK_LEFT_MS_FIELD_NUMBER: _builtins.int
+    FAILURES_FIELD_NUMBER: _builtins.int
+    games: _builtins.int
+    """the games it is computed over (the entrant's last ones)"""
+    decisions: _builtins.int
+    median_ms: _builtins.float
+    """time per decision"""
+    p99_ms: _builtins.float
+    bank_left_ms: _builtins.float
+    """the median of the bank left at a game's end"""
+    @_builtins.property
+    def failures(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
+        """games it caused to fail, by outcome"""
+
+    def __init__(
+        self,
+        *,
+        games: _builtins.int = ...,
+        decisions: _builtins.int = ...,
+        median_ms: _builtins.float = ...,
+        p99_ms: _builtins.float = ...,
+        bank_left_ms: _builtins.float = ...,
+        failures: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_left_ms", b"bank_left_ms", "decisions", b"decisions", "failures", b"failures", "games", b"games", "median_ms", b"median_ms", "p99_ms", b"p99_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TimeUse: _TypeAlias = TimeUse  # noqa: Y015
+
+@_typing.final
 class GetLogResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     LOG_FIELD_NUMBER: _builtins.int
+    HISTORY_FIELD_NUMBER: _builtins.int
+    FAILURES_FIELD_NUMBER: _builtins.int
+    TIME_USE_FIELD_NUMBER: _builtins.int
     log: _builtins.str
     """the build's and the conformance check's output"""
+    @_builtins.property
+    def history(self) -> _containers.RepeatedCompositeFieldContainer[Global___StatusChange]: ...
+    @_builtins.property
+    def failures(self) -> _containers.RepeatedCompositeFieldContainer[Global___PlayFailure]:
+        """the last games it caused to fail, newest first"""
+
+    @_builtins.property
+    def time_use(self) -> Global___TimeUse: ...
     def __init__(
         self,
         *,
         log: _builtins.str = ...,
+        history: _abc.Iterable[Global___StatusChange] | None = ...,
+        failures: _abc.Iterable[Global___PlayFailure] | None = ...,
+        time_use: Global___TimeUse | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["time_use", b"time_use"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["log", b"log"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["failures", b"failures", "history", b"history", "log", b"log", "time_use", b"time_use"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetLogResponse: _TypeAlias = GetLogResponse  # noqa: Y015
+
+@_typing.final
+class GetGameLogRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.int
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetGameLogRequest: _TypeAlias = GetGameLogRequest  # noqa: Y015
+
+@_typing.final
+class SeatOutput(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    MEMBER_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    OUTPUT_FIELD_NUMBER: _builtins.int
+    OUTPUT_BYTES_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    member: _builtins.int
+    bot: _builtins.str
+    version: _builtins.str
+    output: _builtins.str
+    """the last of what it wrote during the game (the competition's cap)"""
+    output_bytes: _builtins.int
+    """how much it wrote in all"""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        member: _builtins.int = ...,
+        bot: _builtins.str = ...,
+        version: _builtins.str = ...,
+        output: _builtins.str = ...,
+        output_bytes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "member", b"member", "output", b"output", "output_bytes", b"output_bytes", "seat", b"seat", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatOutput: _TypeAlias = SeatOutput  # noqa: Y015
+
+@_typing.final
+class GetGameLogResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    KEY_FIELD_NUMBER: _builtins.int
+    OUTCOME_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.int
+    key: _builtins.str
+    outcome: _builtins.str
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatOutput]:
+        """the caller's own bots' seats only"""
+
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.int = ...,
+        key: _builtins.str = ...,
+        outcome: _builtins.str = ...,
+        seats: _abc.Iterable[Global___SeatOutput] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "key", b"key", "outcome", b"outcome", "seats", b"seats"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetGameLogResponse: _TypeAlias = GetGameLogResponse  # noqa: Y015
 
 @_typing.final
 class WithdrawRequest(_message.Message):
@@ -313,6 +534,9 @@ class LeaderboardRow(_message.Message):
     GAMES_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
     LANGUAGE_FIELD_NUMBER: _builtins.int
+    IN_PLAY_FIELD_NUMBER: _builtins.int
+    LAST_PLAYED_FIELD_NUMBER: _builtins.int
+    RANK_CHANGE_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     bot: _builtins.str
     version: _builtins.str
@@ -325,6 +549,12 @@ class LeaderboardRow(_message.Message):
     status: _builtins.str
     language: _builtins.str
     """its manifest's (python, node, cpp, go, java, binary) or a remote label"""
+    in_play: _builtins.bool
+    """ranked; false: withdrawn, replaced or suspended, listed apart (rank 0)"""
+    last_played: _builtins.str
+    """when it last finished a game ("" never)"""
+    rank_change: _builtins.int
+    """places gained over the last 24 hours (unset: not ranked then)"""
     def __init__(
         self,
         *,
@@ -338,12 +568,17 @@ class LeaderboardRow(_message.Message):
         games: _builtins.int = ...,
         status: _builtins.str = ...,
         language: _builtins.str = ...,
+        in_play: _builtins.bool = ...,
+        last_played: _builtins.str = ...,
+        rank_change: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_rank_change", b"_rank_change", "rank_change", b"rank_change"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "bot", b"bot", "exposed", b"exposed", "games", b"games", "language", b"language", "mu", b"mu", "rank", b"rank", "sigma", b"sigma", "status", b"status", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rank_change", b"_rank_change", "author", b"author", "bot", b"bot", "exposed", b"exposed", "games", b"games", "in_play", b"in_play", "language", b"language", "last_played", b"last_played", "mu", b"mu", "rank", b"rank", "rank_change", b"rank_change", "sigma", b"sigma", "status", b"status", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__rank_change: _TypeAlias = _typing.Literal["rank_change"]  # noqa: Y015
+    _WhichOneofArgType__rank_change: _TypeAlias = _typing.Literal["_rank_change", b"_rank_change"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__rank_change) -> _WhichOneofReturnType__rank_change | None: ...
 
 Global___LeaderboardRow: _TypeAlias = LeaderboardRow  # noqa: Y015
 

@@ -54,6 +54,11 @@ class CompetitionStub:
                 request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.GetLogRequest.SerializeToString,
                 response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.GetLogResponse.FromString,
                 _registered_method=True)
+        self.GetGameLog = channel.unary_unary(
+                '/arena.v1.Competition/GetGameLog',
+                request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.GetGameLogRequest.SerializeToString,
+                response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.GetGameLogResponse.FromString,
+                _registered_method=True)
         self.Withdraw = channel.unary_unary(
                 '/arena.v1.Competition/Withdraw',
                 request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.WithdrawRequest.SerializeToString,
@@ -92,7 +97,17 @@ class CompetitionServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetLog(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """A submission of the caller's: its build and check log, its status history, the games it caused
+        to fail and its time use.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetGameLog(self, request, context):
+        """What the caller's own bot wrote during one game (by the game's id, as the web names it); another
+        author's bot's output is never given.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -131,6 +146,11 @@ def add_CompetitionServicer_to_server(servicer, server):
                     servicer.GetLog,
                     request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.GetLogRequest.FromString,
                     response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.GetLogResponse.SerializeToString,
+            ),
+            'GetGameLog': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetGameLog,
+                    request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.GetGameLogRequest.FromString,
+                    response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.GetGameLogResponse.SerializeToString,
             ),
             'Withdraw': grpc.unary_unary_rpc_method_handler(
                     servicer.Withdraw,
@@ -251,6 +271,33 @@ class Competition:
             '/arena.v1.Competition/GetLog',
             arena_dot_wire_dot_v1_dot_competition__pb2.GetLogRequest.SerializeToString,
             arena_dot_wire_dot_v1_dot_competition__pb2.GetLogResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetGameLog(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/GetGameLog',
+            arena_dot_wire_dot_v1_dot_competition__pb2.GetGameLogRequest.SerializeToString,
+            arena_dot_wire_dot_v1_dot_competition__pb2.GetGameLogResponse.FromString,
             options,
             channel_credentials,
             insecure,

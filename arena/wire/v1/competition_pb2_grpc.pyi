@@ -5,8 +5,8 @@ The submission service of a standing competition (arena compete serve): authors 
 bundles, register remote entrants, follow their submissions and read the leaderboard.
 
 Every call carries the author's token as metadata "authorization: Bearer <token>" (the organiser
-gives each author one: arena compete author add NAME). This service listens on its own address,
-never on the one bots dial in to.
+gives each author one: arena compete author add NAME), but Leaderboard: the public board needs
+none. This service listens on its own address, never on the one bots dial in to.
 """
 
 from arena.wire.v1 import competition_pb2 as _competition_pb2
@@ -47,6 +47,13 @@ class CompetitionStub:
     """
     ListSubmissions: _grpc.UnaryUnaryMultiCallable[_competition_pb2.ListSubmissionsRequest, _competition_pb2.ListSubmissionsResponse]
     GetLog: _grpc.UnaryUnaryMultiCallable[_competition_pb2.GetLogRequest, _competition_pb2.GetLogResponse]
+    """A submission of the caller's: its build and check log, its status history, the games it caused
+    to fail and its time use.
+    """
+    GetGameLog: _grpc.UnaryUnaryMultiCallable[_competition_pb2.GetGameLogRequest, _competition_pb2.GetGameLogResponse]
+    """What the caller's own bot wrote during one game (by the game's id, as the web names it); another
+    author's bot's output is never given.
+    """
     Withdraw: _grpc.UnaryUnaryMultiCallable[_competition_pb2.WithdrawRequest, _competition_pb2.WithdrawResponse]
     Leaderboard: _grpc.UnaryUnaryMultiCallable[_competition_pb2.LeaderboardRequest, _competition_pb2.LeaderboardResponse]
 
@@ -63,6 +70,13 @@ class CompetitionAsyncStub(CompetitionStub):
     """
     ListSubmissions: _aio.UnaryUnaryMultiCallable[_competition_pb2.ListSubmissionsRequest, _competition_pb2.ListSubmissionsResponse]  # type: ignore[assignment]
     GetLog: _aio.UnaryUnaryMultiCallable[_competition_pb2.GetLogRequest, _competition_pb2.GetLogResponse]  # type: ignore[assignment]
+    """A submission of the caller's: its build and check log, its status history, the games it caused
+    to fail and its time use.
+    """
+    GetGameLog: _aio.UnaryUnaryMultiCallable[_competition_pb2.GetGameLogRequest, _competition_pb2.GetGameLogResponse]  # type: ignore[assignment]
+    """What the caller's own bot wrote during one game (by the game's id, as the web names it); another
+    author's bot's output is never given.
+    """
     Withdraw: _aio.UnaryUnaryMultiCallable[_competition_pb2.WithdrawRequest, _competition_pb2.WithdrawResponse]  # type: ignore[assignment]
     Leaderboard: _aio.UnaryUnaryMultiCallable[_competition_pb2.LeaderboardRequest, _competition_pb2.LeaderboardResponse]  # type: ignore[assignment]
 
@@ -99,7 +113,20 @@ class CompetitionServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _competition_pb2.GetLogRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_competition_pb2.GetLogResponse, _abc.Awaitable[_competition_pb2.GetLogResponse]]: ...
+    ) -> _typing.Union[_competition_pb2.GetLogResponse, _abc.Awaitable[_competition_pb2.GetLogResponse]]:
+        """A submission of the caller's: its build and check log, its status history, the games it caused
+        to fail and its time use.
+        """
+
+    @_abc_1.abstractmethod
+    def GetGameLog(
+        self,
+        request: _competition_pb2.GetGameLogRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.GetGameLogResponse, _abc.Awaitable[_competition_pb2.GetGameLogResponse]]:
+        """What the caller's own bot wrote during one game (by the game's id, as the web names it); another
+        author's bot's output is never given.
+        """
 
     @_abc_1.abstractmethod
     def Withdraw(

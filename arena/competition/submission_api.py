@@ -1,0 +1,435 @@
+"""The submission service's gRPC servicer: thin, it checks the author's token, calls the competition's
+submissions desk (any :class:`Desk`: the competition server is one) and encodes the answer; only here
+do errors become status codes. The command line starts it beside the server it serves.
+
+It listens on its own address (never the one bots dial in to), and every call must carry an author's
+token (``authorization: Bearer <token>``). The token is checked by an interceptor before the request is
+read: a call without one is refused while its body is still on the wire (checked in the handler, a
+stranger's 20 MB bundle was received and parsed first, and forty at once took 4 GB of memory).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+import grpc
+
+from arena.ledger import LedgerError, seat_reports, status_history
+from arena.ledger import competitions as store
+from arena.service.listener_caps import Caps, Guard, caps_for, marking
+from arena.service.server import HANDSHAKE_OPTIONS, bind, check_free, open_files_limit
+from arena.wire.v1 import competition_pb2 as pb
+from arena.wire.v1 import competition_pb2_grpc
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    Handler: TypeAlias = grpc.RpcMethodHandler[Any, Any]  # not subscriptable at run time
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+# The author the interceptor found for the call under way (set in the call's own handler task).
+CALLER: contextvars.ContextVar[store.Author | None] = contextvars.ContextVar("caller", default=None)
+
+MAX_ID = 2**63 - 1  # the largest id SQLite can hold; a larger one names no submission
+# An author's calls under way at a time. Each Submit holds its bundle (up to the cap) in memory until
+# the author's earlier ones are taken in, one at a time: forty at once of 19 MB each took the server
+# past 4 GB. Counted before a request is read, as the token is checked.
+CALLS_PER_AUTHOR = 4
+# Room above the bundle's cap in a Submit message: its field's tag and length (a few bytes), so that a
+# bundle a little over the cap is refused by name rather than by the transport.
+MESSAGE_MARGIN = 64 * 1024
+
+
+class SubmissionError(Exception):
+    """A submission refused; the message is for its author."""
+
+
+class Desk(Protocol):
+    """What the submission service asks of a competition: its submissions desk."""
+
+    @property
+    def competition_name(self) -> str: ...
+
+    @property
+    def bots_address(self) -> str: ...  # where remote entrants dial in
+
+    async def submit(self, author: store.Author, data: bytes) -> store.Submission: ...
+
+    async def register_remote(
+        self, author: store.Author, bot: str, version: str, language: str
+    ) -> tuple[store.Submission, str]: ...
+
+    async def withdraw(self, author: store.Author, bot: str) -> int: ...
+
+    async def submissions_of(self, author: store.Author) -> list[store.Submission]: ...
+
+    async def submission(self, submission_id: int) -> store.Submission: ...
+
+    async def log(self, submission_id: int) -> str: ...
+
+    async def author_of(self, token: str) -> store.Author | None: ...
+
+    async def board(self) -> list[store.BoardLine]: ...
+
+    async def history(self, submission_id: int) -> list[status_history.StatusChange]: ...
+
+    async def play_failures(self, entrant_id: int) -> list[store.PlayFailure]: ...
+
+    async def time_use(self, entrant_id: int) -> seat_reports.TimeUse: ...
+
+    async def game_log(
+        self, author: store.Author, game_id: int
+    ) -> tuple[str, str, list[seat_reports.SeatOutput]]: ...
+
+
+# The calls anyone may make, with no author's token: the public board.
+PUBLIC_METHODS = frozenset({"/arena.v1.Competition/Leaderboard"})
+
+
+# Starts the submission service for a desk on an address, its bundles capped at a size in MB:
+# (the gRPC server, the address it listens on). :func:`serve_submissions` is one.
+SubmissionsStarter = Callable[[Desk, str, int], Awaitable[tuple["SubmissionListener", str]]]
+
+
+def _info(s: store.Submission) -> pb.SubmissionInfo:
+    return pb.SubmissionInfo(
+        submission_id=s.id, bot=s.bot, version=s.version, language=s.language, kind=s.kind,
+        status=s.status, reason=s.reason, submitted_at=s.submitted_at, updated_at=s.updated_at,
+    )  # fmt: skip
+
+
+class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
+    def __init__(self, desk: Desk) -> None:
+        self.desk = desk
+
+    async def _author(self, context: Context) -> store.Author:
+        """The caller, as the interceptor found it; looked up again when the servicer is served
+        without it (never unchecked)."""
+        author = CALLER.get()
+        if author is None:
+            author, refusal = await find_author(self.desk, context.invocation_metadata())
+            if author is None:
+                await context.abort(grpc.StatusCode.UNAUTHENTICATED, refusal)
+        assert author is not None
+        return author
+
+    async def Submit(self, request: pb.SubmitRequest, context: Context) -> pb.SubmitResponse:
+        author = await self._author(context)
+        try:
+            sub = await self.desk.submit(author, request.bundle)
+        except SubmissionError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        return pb.SubmitResponse(
+            submission_id=sub.id, bot=sub.bot, version=sub.version, status=sub.status
+        )
+
+    async def RegisterRemote(
+        self, request: pb.RegisterRemoteRequest, context: Context
+    ) -> pb.RegisterRemoteResponse:
+        author = await self._author(context)
+        try:
+            sub, token = await self.desk.register_remote(
+                author, request.bot, request.version, request.language
+            )
+        except SubmissionError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        return pb.RegisterRemoteResponse(
+            submission_id=sub.id, token=token, address=self.desk.bots_address
+        )
+
+    async def ListSubmissions(
+        self, request: pb.ListSubmissionsRequest, context: Context
+    ) -> pb.ListSubmissionsResponse:
+        author = await self._author(context)
+        subs = await self.desk.submissions_of(author)
+        return pb.ListSubmissionsResponse(submissions=[_info(s) for s in subs])
+
+    async def GetLog(self, request: pb.GetLogRequest, context: Context) -> pb.GetLogResponse:
+        author = await self._author(context)
+        sub = None
+        if 0 < request.submission_id <= MAX_ID:  # beyond, SQLite cannot even compare it
+            with contextlib.suppress(LedgerError):
+                sub = await self.desk.submission(request.submission_id)
+        if sub is None or sub.author_id != author.id:
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND, f"you have no submission {request.submission_id}"
+            )
+        assert sub is not None
+        text = await self.desk.log(sub.id)
+        history = [
+            pb.StatusChange(status=c.status, reason=c.reason, at=c.at)
+            for c in await self.desk.history(sub.id)
+        ]
+        answer = pb.GetLogResponse(log=text, history=history)
+        if sub.entrant_id is not None:
+            answer.failures.extend(
+                pb.PlayFailure(
+                    game_id=f.game_id, key=f.key, outcome=f.outcome, detail=f.detail,
+                    finished_at=f.finished_at,
+                )
+                for f in await self.desk.play_failures(sub.entrant_id)
+            )  # fmt: skip
+            use = await self.desk.time_use(sub.entrant_id)
+            answer.time_use.CopyFrom(
+                pb.TimeUse(
+                    games=use.games, decisions=use.decisions, median_ms=use.median_ms,
+                    p99_ms=use.p99_ms, bank_left_ms=use.bank_left_ms, failures=use.failures,
+                )
+            )  # fmt: skip
+        return answer
+
+    async def GetGameLog(
+        self, request: pb.GetGameLogRequest, context: Context
+    ) -> pb.GetGameLogResponse:
+        author = await self._author(context)
+        if not 0 < request.game_id <= MAX_ID:
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND, f"no bot of yours played a game {request.game_id}"
+            )
+        try:
+            key, outcome, outputs = await self.desk.game_log(author, request.game_id)
+        except SubmissionError as exc:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+        return pb.GetGameLogResponse(
+            game_id=request.game_id,
+            key=key,
+            outcome=outcome,
+            seats=[
+                pb.SeatOutput(
+                    seat=o.seat, member=o.member, bot=o.bot, version=o.version, output=o.output,
+                    output_bytes=o.output_bytes,
+                )
+                for o in outputs
+            ],
+        )  # fmt: skip
+
+    async def Withdraw(self, request: pb.WithdrawRequest, context: Context) -> pb.WithdrawResponse:
+        author = await self._author(context)
+        try:
+            count = await self.desk.withdraw(author, request.bot)
+        except SubmissionError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        if not count:
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND, f"you have no bot {request.bot!r} in play or in intake"
+            )
+        return pb.WithdrawResponse(withdrawn=count)
+
+    async def Leaderboard(
+        self, request: pb.LeaderboardRequest, context: Context
+    ) -> pb.LeaderboardResponse:
+        # The public board: anyone may read it, with no token (PUBLIC_METHODS).
+        rows = [_board_row(line) for line in await self.desk.board()]
+        return pb.LeaderboardResponse(competition=self.desk.competition_name, rows=rows)
+
+
+async def find_author(
+    desk: Desk, metadata: Any, known: KnownAuthors | None = None
+) -> tuple[store.Author | None, str]:
+    """The author whose token the call's metadata carries; (None, why) when there is none. With
+    ``known``, an author found before is not looked up again, and a lookup waits for the one before."""
+    given = dict(metadata or ()).get("authorization", "")
+    token = given.removeprefix("Bearer ").strip() if isinstance(given, str) else ""
+    if token:
+        if known is not None:
+            author = await known.find(desk, token)
+        else:
+            author = await desk.author_of(token)
+        if author is not None:
+            return author, ""
+    given_one = (
+        "the token given is no author's of this competition"
+        if token
+        else "an author's token is needed (metadata 'authorization: Bearer <token>')"
+    )
+    return None, f"{given_one}; the organiser gives one with: arena compete author add NAME"
+
+
+class KnownAuthors:
+    """The authors whose tokens have been seen, by their token's hash, and the lookups of the others
+    one at a time. Every call with a wrong token costs a lookup on the ledger's one thread, where the
+    competition records its games and submissions: a flood of them, all at once, queued that many
+    lookups ahead of the competition's own work. Now a flood waits here, in the event loop, with one
+    lookup of the ledger at a time; an author's calls after the first are not looked up at all (an
+    author's token is never revoked), and an author added while the server runs is found at once."""
+
+    def __init__(self) -> None:
+        self.by_hash: dict[str, store.Author] = {}
+        self._turn = asyncio.Lock()
+
+    async def find(self, desk: Desk, token: str) -> store.Author | None:
+        digest = store.hash_token(token)
+        author = self.by_hash.get(digest)
+        if author is None:
+            async with self._turn:
+                author = await desk.author_of(token)
+            if author is not None:
+                self.by_hash[digest] = author
+        return author
+
+
+class AuthorGuard(grpc.aio.ServerInterceptor):
+    """Checks the author's token from the call's metadata, before its request is read: a refused
+    call's handler reads nothing (it is request-streaming, and aborts without taking a message), so
+    its body never reaches the server's memory whole. An accepted call runs with its author known
+    (:data:`CALLER`)."""
+
+    def __init__(self, desk: Desk, on_authenticated: Callable[[str], None] | None = None) -> None:
+        self.desk = desk
+        self.known = KnownAuthors()
+        self.under_way: Counter[int] = Counter()  # each author's calls under way, by id
+        self.on_authenticated = on_authenticated  # the listener's guard, told of a token shown
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Handler | None:
+        metadata = handler_call_details.invocation_metadata
+        author, refusal = await find_author(self.desk, metadata, self.known)
+        if (
+            author is None
+            and handler_call_details.method in PUBLIC_METHODS
+            and not dict(metadata or ()).get("authorization")
+        ):
+            # Anyone's call, with no token (a wrong one is refused, as on every call): its request
+            # is a few bytes.
+            return await continuation(handler_call_details)
+        if author is None:
+            return _refuse(refusal)
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.unary_unary is None:
+            return handler  # unknown method: UNIMPLEMENTED (the service has unary calls only)
+        if self.on_authenticated is not None:
+            return marking(_as(author, handler, self.under_way), self.on_authenticated)
+        return _as(author, handler, self.under_way)
+
+
+def _refuse(refusal: str) -> Handler:
+    async def abort(requests: object, context: Context) -> None:
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, refusal)
+
+    # No deserializer either: nothing of the request is ever taken.
+    return grpc.stream_unary_rpc_method_handler(abort)
+
+
+def _as(author: store.Author, handler: Handler, under_way: Counter[int]) -> Handler:
+    """``handler`` run with ``author`` as the caller, when the author has fewer than
+    :data:`CALLS_PER_AUTHOR` calls ``under_way``: counted before the request is read (the handler
+    takes its request as a stream of one message, read only when asked), so that a call past them
+    is refused with its body still on the wire."""
+    behaviour: Any = handler.unary_unary  # a coroutine function on grpc.aio (the stubs say not)
+
+    async def call(requests: AsyncIterator[Any], context: Context) -> Any:
+        if under_way[author.id] >= CALLS_PER_AUTHOR:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"you have {CALLS_PER_AUTHOR} calls under way, the most at a time; "
+                "wait for one to end",
+            )
+        under_way[author.id] += 1
+        try:
+            request = await anext(aiter(requests), None)
+            if request is None:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the call has no request")
+            CALLER.set(author)  # the handler's own task: no other call sees it
+            return await behaviour(request, context)
+        finally:
+            under_way[author.id] -= 1
+            if not under_way[author.id]:
+                del under_way[author.id]
+
+    return grpc.stream_unary_rpc_method_handler(
+        call,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )
+
+
+def _board_row(r: store.BoardLine) -> pb.LeaderboardRow:
+    row = pb.LeaderboardRow(
+        rank=r.rank,
+        bot=r.bot,
+        version=r.version,
+        author=r.author,
+        exposed=r.exposed,
+        mu=r.mu,
+        sigma=r.sigma,
+        games=r.games,
+        status=r.status,
+        in_play=r.in_play,
+        last_played=r.last_played,
+        language=r.language,
+    )
+    if r.rank_change is not None:
+        row.rank_change = r.rank_change
+    return row
+
+
+class SubmissionListener:
+    """The submission service's gRPC server, and the guard in front of it (none on a Unix socket)."""
+
+    def __init__(self, server: grpc.aio.Server, guard: Guard | None) -> None:
+        self.server = server
+        self.guard = guard
+
+    async def stop(self, grace: float | None) -> None:
+        if self.guard is not None:
+            await self.guard.close()
+        await self.server.stop(grace)
+
+
+async def serve_submissions(
+    desk: Desk, address: str, max_bundle_mb: int
+) -> tuple[SubmissionListener, str]:
+    """The submission service for ``desk``, started on ``address``; (its listener, address)."""
+    # A bundle travels as raw bytes (a protobuf bytes field, not base64): the largest message is the
+    # bundle and a few bytes of framing. A bundle a little over the cap is told so by name; one far
+    # over it is stopped by the transport (RESOURCE_EXHAUSTED) before it is held whole.
+    limit = min(max_bundle_mb * 1024 * 1024 + MESSAGE_MARGIN, 2**31 - 1)
+    # Anyone on the network may reach it: a guard's caps per client and deadlines, its connections
+    # a share of the open files (20,174 idle ones once spent them all, the ledger's included).
+    guard = None
+    if not address.startswith("unix:"):
+        check_free(address, "submissions")
+        guard = Guard("submissions", submission_caps(open_files_limit()))
+    grpc_server = grpc.aio.server(
+        interceptors=[AuthorGuard(desk, guard.authenticated if guard else None)],
+        options=[
+            ("grpc.max_receive_message_length", limit),
+            ("grpc.so_reuseport", 0),  # a port in use is an error, not shared
+            *HANDSHAKE_OPTIONS,
+            *([("grpc.max_allowed_incoming_connections", guard.caps.connections)] if guard else []),
+        ],
+    )
+    competition_pb2_grpc.add_CompetitionServicer_to_server(CompetitionServicer(desk), grpc_server)
+    if guard is not None:
+        bind(grpc_server, guard.backend_address, "submissions")
+        try:
+            port = await guard.listen(address)
+        except OSError:
+            await guard.close()
+            raise
+    else:
+        port = bind(grpc_server, address, "submissions")
+    try:
+        await grpc_server.start()
+    except BaseException:
+        if guard is not None:
+            await guard.close()
+        raise
+    host = address.rsplit(":", 1)[0]
+    return SubmissionListener(grpc_server, guard), f"{host}:{port}"
+
+
+def submission_caps(open_files: int) -> Caps:
+    """The submission listener's caps: an eighth of the open files, at most 256 connections (an
+    author has CALLS_PER_AUTHOR calls at a time, each a connection at most), 4 anonymous ones per
+    client."""
+    return caps_for(open_files, 8, 256, per_client=4)

@@ -1,0 +1,150 @@
+"""Per game and seat of a competition, what its author may read of their bot beside the record: the
+tail of what the bot wrote during the game, its time per decision and its bank left at the end
+(table ``seat_reports``, written as each game is recorded and removed with it).
+
+An entrant's time use (:func:`time_use`) is read over its last ``TIME_WINDOW`` games: a bounded read
+however long it has played (about 10,000 decision times for a two-handed bot).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import statistics
+import struct
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+TIME_WINDOW = 100  # an entrant's last games its time use is computed over
+
+
+@dataclass(frozen=True, slots=True)
+class SeatReport:
+    seat: int
+    member: int
+    entrant_id: int
+    output: bytes  # the tail kept of what it wrote during the game
+    output_bytes: int  # how much it wrote in all
+    times_ms: tuple[int, ...]  # its time per decision, in order
+    bank_left_ms: int | None  # its bank after its last decision (None: it made none)
+
+
+@dataclass(frozen=True, slots=True)
+class SeatOutput:
+    seat: int
+    member: int
+    entrant_id: int
+    bot: str
+    version: str
+    output: str
+    output_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class TimeUse:
+    games: int = 0  # the games it is computed over
+    decisions: int = 0
+    median_ms: float = 0.0
+    p99_ms: float = 0.0
+    bank_left_ms: float = 0.0  # the median of the bank left at a game's end
+    failures: dict[str, int] = field(default_factory=dict)  # games it caused to fail, by outcome
+
+
+def from_record(
+    record: dict[str, Any], seats: list[list[int]], outputs: Iterable[tuple[int, int, bytes, int]]
+) -> list[SeatReport]:
+    """The reports of a one-game match record (``seats``: the entrant of each seat's members;
+    ``outputs``: (seat, member, tail, bytes written) of each bot process)."""
+    game = record["games"][0]
+    times: dict[tuple[int, int], list[int]] = {}
+    bank: dict[tuple[int, int], int] = {}
+    for d in game["decisions"]:
+        key = (int(d["seat"]), int(d["member"]))
+        times.setdefault(key, []).append(round(float(d.get("elapsed_ms", 0.0))))
+        bank[key] = round(float(d.get("bank_ms", 0.0)))
+    written = {(seat, member): (tail, n) for seat, member, tail, n in outputs}
+    out = []
+    for seat, members in enumerate(seats):
+        for member, entrant in enumerate(members):
+            tail, n = written.get((seat, member), (b"", 0))
+            out.append(
+                SeatReport(
+                    seat, member, entrant, tail, n, tuple(times.get((seat, member), ())),
+                    bank.get((seat, member)),
+                )
+            )  # fmt: skip
+    return out
+
+
+def write(conn: sqlite3.Connection, game_id: int, reports: Iterable[SeatReport]) -> None:
+    """Store a game's seat reports (inside the caller's transaction; a game's reports are written
+    once)."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO seat_reports (game_id, seat, member, entrant_id, output, "
+        "output_bytes, times, bank_left_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (game_id, r.seat, r.member, r.entrant_id, zlib.compress(r.output), r.output_bytes,
+             struct.pack(f"<{len(r.times_ms)}I", *(max(0, t) for t in r.times_ms)),
+             r.bank_left_ms)
+            for r in reports
+        ],
+    )  # fmt: skip
+
+
+def outputs(conn: sqlite3.Connection, game_id: int) -> list[SeatOutput]:
+    """What each seat's bot wrote during the game (decoded, undecodable bytes replaced)."""
+    rows = conn.execute(
+        "SELECT r.seat, r.member, r.entrant_id, e.name, e.version, r.output, r.output_bytes "
+        "FROM seat_reports r JOIN entrants e ON e.id = r.entrant_id WHERE r.game_id = ? "
+        "ORDER BY r.seat, r.member",
+        (game_id,),
+    )
+    return [
+        SeatOutput(
+            seat, member, entrant, bot, version,
+            zlib.decompress(blob).decode("utf-8", "replace"), written,
+        )
+        for seat, member, entrant, bot, version, blob, written in rows
+    ]  # fmt: skip
+
+
+def time_use(conn: sqlite3.Connection, competition_id: int, entrant_id: int) -> TimeUse:
+    """The entrant's time per decision (median, 99th percentile) and bank left at a game's end
+    (median) over its last TIME_WINDOW games, and the games it caused to fail, by outcome."""
+    rows = conn.execute(
+        "SELECT r.times, r.bank_left_ms FROM seat_reports r JOIN games g ON g.id = r.game_id "
+        "WHERE r.entrant_id = ? AND g.tournament_id = ? ORDER BY r.game_id DESC LIMIT ?",
+        (entrant_id, competition_id, TIME_WINDOW),
+    ).fetchall()
+    failures = {
+        str(outcome): int(n)
+        for outcome, n in conn.execute(
+            "SELECT g.outcome, count(*) FROM game_seats s JOIN games g ON g.id = s.game_id "
+            "WHERE s.entrant_id = ? AND g.tournament_id = ? AND g.outcome != 'normal' "
+            "AND g.culprit = s.seat GROUP BY g.outcome ORDER BY g.outcome",
+            (entrant_id, competition_id),
+        )
+    }
+    times = sorted(t for blob, _ in rows for t in struct.unpack(f"<{len(blob) // 4}I", blob))
+    banks = [int(b) for _, b in rows if b is not None]
+    if not times:
+        return TimeUse(len(rows), 0, 0.0, 0.0, statistics.median(banks) if banks else 0.0, failures)
+    return TimeUse(
+        len(rows),
+        len(times),
+        float(statistics.median(times)),
+        float(percentile(times, 0.99)),
+        float(statistics.median(banks)) if banks else 0.0,
+        failures,
+    )
+
+
+def percentile(ordered: list[int], q: float) -> float:
+    """The ``q`` quantile of sorted values, by the nearest rank (the value at or above which a share
+    of at least 1 - ``q`` lies): of 100 values, the 99th."""
+    if not ordered:
+        return 0.0
+    rank = max(1, math.ceil(q * len(ordered)))
+    return float(ordered[rank - 1])
