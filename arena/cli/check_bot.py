@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from arena.cli.bots import SANDBOX_HELP, SandboxMode, sandbox_probe, stop_on_sigterm
+from arena.cli.bots import SandboxMode, sandbox_probe, stop_on_sigterm
+from arena.cli.options import SandboxOption
 from arena.game import VARIANT_NAMES, VariantError, variant
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def check_bot(
         ),
     ] = 2000,
     show: Annotated[int, typer.Option(min=0, help="Mistakes spelt out per kind.")] = 10,
-    sandbox: Annotated[SandboxMode, typer.Option(help=SANDBOX_HELP)] = SandboxMode.auto,
+    sandbox: SandboxOption = SandboxMode.auto,
 ) -> None:
     """Check that a bot follows the protocol, and report every mistake it makes.
 

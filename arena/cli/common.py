@@ -1,4 +1,4 @@
-"""Options and helpers shared by the command modules.
+"""Helpers shared by the command modules (the options they share: :mod:`arena.cli.options`).
 
 Text that comes from a bot or a tournament file (names, versions, failure details, replies) is data:
 it reaches a table through :func:`plain`, which shows it as it is, never as rich markup.
@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
-
-from arena.bots import logs as bot_logs
-from arena.common.bounds import MAX_MB, MAX_MS
-from arena.referee import FailurePolicy
 
 if TYPE_CHECKING:
     from arena.ledger import BoardRow, Ledger
@@ -28,46 +24,7 @@ if TYPE_CHECKING:
 # tournaments, pydantic, grpc, ...) inside the commands, so that each command pays for its own.
 
 
-DEFAULT_LEDGER = "arena.sqlite"
 MAX_CELL = 200  # characters of bot-provided text shown in a table cell
-
-LedgerOption = Annotated[
-    Path,
-    typer.Option(
-        "--ledger",
-        "-l",
-        help="The SQLite ledger file (default: $ARENA_LEDGER or ./arena.sqlite).",
-        envvar="ARENA_LEDGER",
-    ),
-]
-
-# The time control and failure policies of a match, as `arena match`, `arena start` and `arena sprt`
-# take them (each command keeps its own defaults).
-# Each at most MAX_MS: what the bot protocol can tell a bot.
-BudgetOption = Annotated[
-    int, typer.Option(min=0, max=MAX_MS, help="Time for each decision, in ms.")
-]
-BankOption = Annotated[
-    int,
-    typer.Option(
-        min=0, max=MAX_MS, help="Time bank of each seat for a game, used past the budget."
-    ),
-]
-GraceOption = Annotated[
-    int,
-    typer.Option(min=0, max=MAX_MS, help="Allowance for transport per decision, never charged."),
-]
-OnFailureOption = Annotated[
-    FailurePolicy,
-    typer.Option(
-        help="On a timeout, illegal action, crash or protocol error: forfeit the game, or play "
-        "a random legal action for the seat and count a strike."
-    ),
-]
-MaxStrikesOption = Annotated[
-    int,
-    typer.Option(min=0, help="With random-action: forfeit at this many strikes (0: never)."),
-]
 
 # Wide enough for every table's columns when the output goes to a file or a pipe (rich would cut
 # cells at 80 columns there).
@@ -155,20 +112,6 @@ def cluster_address(given: str | None, from_file: str) -> str:
     else:
         address = given.strip()
     return "" if address == "none" else address
-
-
-# The bound on --logs of a server that runs for good (arena serve, arena compete serve).
-DEFAULT_LOGS_MB = bot_logs.DEFAULT_MB
-LogsMaxOption = Annotated[
-    int,
-    typer.Option(
-        "--logs-max-mb",
-        min=0,
-        max=MAX_MB,
-        help="With --logs: remove the oldest logs once they take more than this (MiB; 0: keep "
-        "them all).",
-    ),
-]
 
 
 def logs_folder(logs: Path | None) -> None:

@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from arena.cli.common import console, errors
+from arena.cli.options import VariantOption
 from arena.game import VARIANT_NAMES
 from arena.play.deals import MAX_DEALS, DealFileError, fresh_deals, load_deals
 
@@ -22,9 +23,7 @@ deals_app = typer.Typer(
 def make(
     count: Annotated[int, typer.Argument(min=1, max=MAX_DEALS, help="How many deals.")],
     file: Annotated[Path, typer.Argument(help="The file to write.")],
-    variant_name: Annotated[
-        str, typer.Option("--variant", "-v", help=f"One of: {', '.join(VARIANT_NAMES)}.")
-    ] = "two-handed",
+    variant_name: VariantOption = "two-handed",
     force: Annotated[bool, typer.Option(help="Overwrite FILE if it exists.")] = False,
 ) -> None:
     """Write a deal suite of COUNT deals with fresh random seeds to FILE."""

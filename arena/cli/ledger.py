@@ -13,16 +13,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from arena.cli.common import (
-    DEFAULT_LEDGER,
-    LedgerOption,
-    console,
-    errors,
-    fail,
-    open_ledger,
-    plain,
-    print_board,
-)
+from arena.cli.common import console, errors, fail, open_ledger, plain, print_board
+from arena.cli.options import DEFAULT_LEDGER, LedgerOption
 from arena.game import VARIANT_NAMES, Action, GameState
 from arena.game.transcript import Narrator
 from arena.referee.config import Outcome

@@ -7,7 +7,7 @@ import gc
 import inspect
 
 import typer
-from typer.models import CommandInfo
+from typer.models import CommandInfo, TyperInfo
 
 from arena.cli.check_bot import check_bot
 from arena.cli.compete import app as compete_app
@@ -66,16 +66,13 @@ def reflowed(text: str) -> str:
 
 
 def _reflow_help(group: typer.Typer) -> None:
-    infos: list[CommandInfo] = list(group.registered_commands)
-    for command in infos:
-        text = command.help or inspect.getdoc(command.callback)
+    infos: list[CommandInfo | TyperInfo] = list(group.registered_commands)
+    if group.registered_callback is not None:
+        infos.append(group.registered_callback)
+    for info in infos:
+        text = info.help or inspect.getdoc(info.callback)
         if text:
-            command.help = reflowed(text)
-    callback = group.registered_callback
-    if callback is not None:
-        text = callback.help or inspect.getdoc(callback.callback)
-        if text:
-            callback.help = reflowed(text)
+            info.help = reflowed(text)
     for sub in group.registered_groups:
         if sub.typer_instance is not None:
             _reflow_help(sub.typer_instance)

@@ -19,25 +19,27 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.cli.bots import (
-    SANDBOX_HELP,
     SandboxMode,
     name_of,
     sandbox_probe,
     stop_on_sigterm,
     unique_names,
 )
-from arena.cli.common import (
+from arena.cli.common import errors, logs_folder
+from arena.cli.options import (
     BankOption,
+    BotLogsOption,
     BudgetOption,
     GraceOption,
     MaxStrikesOption,
     OnFailureOption,
-    errors,
-    logs_folder,
+    SandboxOption,
+    VariantOption,
+    VariantOptionsOption,
 )
 from arena.cli.play import parse_options
 from arena.common.bounds import MAX_SEED
-from arena.game import VARIANT_NAMES, GameState, Variant, VariantError, variant, variant_options
+from arena.game import GameState, Variant, VariantError, variant, variant_options
 from arena.referee import FailurePolicy, MatchConfig, MatchRecord, Outcome, Policies, TimeControl
 from arena.referee.match import GameEnd
 from arena.referee.record import seat_view
@@ -75,18 +77,8 @@ def match(
             show_default=False,
         ),
     ] = None,
-    variant_name: Annotated[
-        str, typer.Option("--variant", "-v", help=f"One of: {', '.join(VARIANT_NAMES)}.")
-    ] = "two-handed",
-    option: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--option",
-            "-o",
-            help="A variant option NAME=VALUE; repeat for several.",
-            show_default=False,
-        ),
-    ] = None,
+    variant_name: VariantOption = "two-handed",
+    option: VariantOptionsOption = None,
     games: Annotated[
         int | None,
         typer.Option(
@@ -139,16 +131,11 @@ def match(
             help="Write each seat's view of the match (JSON) into this folder.", show_default=False
         ),
     ] = None,
-    logs: Annotated[
-        Path | None,
-        typer.Option(
-            help="Write each bot's output to a log file in this folder.", show_default=False
-        ),
-    ] = None,
+    logs: BotLogsOption = None,
     connect_timeout: Annotated[
         float, typer.Option(min=0.1, help="Seconds for the bots to connect.")
     ] = 30.0,
-    sandbox: Annotated[SandboxMode, typer.Option(help=SANDBOX_HELP)] = SandboxMode.auto,
+    sandbox: SandboxOption = SandboxMode.auto,
 ) -> None:
     """Play a match between bots started as local processes, with a live progress line.
 

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from arena.game import VARIANT_NAMES, GameState, VariantError, variant
+from arena.cli.options import VariantOption, VariantOptionsOption
+from arena.game import GameState, VariantError, variant
 from arena.game.transcript import Policy, narrate_game
 
 
@@ -36,14 +37,9 @@ def parse_options(options: list[str]) -> dict[str, str]:
 
 
 def play(
-    variant_name: Annotated[
-        str, typer.Option("--variant", "-v", help=f"One of: {', '.join(VARIANT_NAMES)}.")
-    ] = "two-handed",
+    variant_name: VariantOption = "two-handed",
     seed: Annotated[int, typer.Option(help="Seed of the deals and of the random players.")] = 1,
-    option: Annotated[
-        list[str] | None,
-        typer.Option("--option", "-o", help="A variant option NAME=VALUE; repeat for several."),
-    ] = None,
+    option: VariantOptionsOption = None,
     seat: Annotated[
         int | None, typer.Option(help="Show only what this seat sees (default: every hand).")
     ] = None,

@@ -11,14 +11,15 @@ import typer
 from rich.markup import escape
 
 from arena.cli.bots import name_of, unique_names
-from arena.cli.common import (
+from arena.cli.common import console, errors
+from arena.cli.options import (
+    AdminTokenOption,
     BankOption,
     BudgetOption,
     GraceOption,
     MaxStrikesOption,
     OnFailureOption,
-    console,
-    errors,
+    RefereeOption,
 )
 from arena.cli.serve import read_token, token_file
 from arena.common.bounds import MAX_SEED
@@ -27,25 +28,6 @@ from arena.referee import FailurePolicy
 if TYPE_CHECKING:
     import grpc
 
-ServerOption = Annotated[
-    str,
-    typer.Option(
-        "--server",
-        "-s",
-        help="The referee's admin address (arena serve --admin-address).",
-        envvar="ARENA_SERVER",
-    ),
-]
-TokenOption = Annotated[
-    str | None,
-    typer.Option(
-        "--admin-token",
-        envvar="ARENA_ADMIN_TOKEN",
-        help="The referee's admin token (default: the one a local arena serve wrote for this "
-        "address).",
-        show_default=False,
-    ),
-]
 DEFAULT_SERVER = "127.0.0.1:50052"
 
 
@@ -79,7 +61,7 @@ def _fail(exc: grpc.aio.AioRpcError, server: str) -> typer.Exit:
 
 
 def start(
-    server: ServerOption = DEFAULT_SERVER,
+    server: RefereeOption = DEFAULT_SERVER,
     bot: Annotated[
         list[str] | None,
         typer.Option(
@@ -127,7 +109,7 @@ def start(
             "minutes); a player still missing then loses by a crash at its first decision.",
         ),
     ] = 10.0,
-    admin_token: TokenOption = None,
+    admin_token: AdminTokenOption = None,
 ) -> None:
     """Start a match on a running referee: local bots by command line, remote bots by token."""
     import grpc
@@ -192,7 +174,7 @@ def start(
     )
 
 
-def matches(server: ServerOption = DEFAULT_SERVER, admin_token: TokenOption = None) -> None:
+def matches(server: RefereeOption = DEFAULT_SERVER, admin_token: AdminTokenOption = None) -> None:
     """List the matches of a running referee."""
     import grpc
 
@@ -224,8 +206,8 @@ def matches(server: ServerOption = DEFAULT_SERVER, admin_token: TokenOption = No
 
 def watch(
     match_id: Annotated[str, typer.Argument(help="The match (see arena matches).")],
-    server: ServerOption = DEFAULT_SERVER,
-    admin_token: TokenOption = None,
+    server: RefereeOption = DEFAULT_SERVER,
+    admin_token: AdminTokenOption = None,
 ) -> None:
     """Follow a match's public events live (never a hidden card), then print its results."""
     import grpc

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from arena.cli.bots import SANDBOX_HELP, SandboxMode, sandbox_probe
-from arena.cli.common import DEFAULT_LOGS_MB, LogsMaxOption, logs_folder
 from arena.cli.common import deal_key as parse_deal_key
+from arena.cli.common import logs_folder
+from arena.cli.options import DEFAULT_LOGS_MB, LogsMaxOption
 from arena.common.bounds import MAX_CPUS, MAX_MB
 
 if TYPE_CHECKING:

@@ -15,26 +15,26 @@ import typer
 from rich.markup import escape
 
 from arena.cli.bots import (
-    SANDBOX_HELP,
     SandboxMode,
     name_of,
     sandbox_probe,
     stop_on_sigterm,
     unique_names,
 )
-from arena.cli.common import (
+from arena.cli.common import deal_key, errors, logs_folder, open_ledger
+from arena.cli.options import (
     BankOption,
+    BotLogsOption,
     BudgetOption,
     GraceOption,
-    deal_key,
-    errors,
-    logs_folder,
-    open_ledger,
+    SandboxOption,
+    VariantOption,
+    VariantOptionsOption,
 )
 from arena.cli.play import parse_options
 from arena.cli.sprt_lines import failure_lines, progress_line, report_lines, summary
 from arena.common.bounds import MAX_CONCURRENCY, MAX_PLANNED_GAMES, MAX_SEED
-from arena.game import VARIANT_NAMES, Variant, VariantError, variant, variant_options
+from arena.game import Variant, VariantError, variant, variant_options
 from arena.play.deals import DealFileError, DealSuite, load_deals, seeded_deals
 from arena.referee import Policies, TimeControl
 from arena.stats import Model, Pentanomial, Sprt, SprtDecision, StatsError, Trinomial
@@ -106,13 +106,8 @@ def sprt(
             help="Three- and four-handed: the fixed opponent in the other seats, as a command line."
         ),
     ] = DEFAULT_OPPONENT,
-    variant_name: Annotated[
-        str, typer.Option("--variant", "-v", help=f"One of: {', '.join(VARIANT_NAMES)}.")
-    ] = "two-handed",
-    option: Annotated[
-        list[str] | None,
-        typer.Option("--option", "-o", help="A variant option NAME=VALUE; repeat for several."),
-    ] = None,
+    variant_name: VariantOption = "two-handed",
+    option: VariantOptionsOption = None,
     deals: Annotated[
         Path | None,
         typer.Option(
@@ -155,13 +150,8 @@ def sprt(
             min=1, help="Games a bot process may play before it is replaced (never a deal twice)."
         ),
     ] = 1,
-    logs: Annotated[
-        Path | None,
-        typer.Option(
-            help="Write each bot's output to a log file in this folder.", show_default=False
-        ),
-    ] = None,
-    sandbox: Annotated[SandboxMode, typer.Option(help=SANDBOX_HELP)] = SandboxMode.auto,
+    logs: BotLogsOption = None,
+    sandbox: SandboxOption = SandboxMode.auto,
     ledger: Annotated[
         Path | None,
         typer.Option(

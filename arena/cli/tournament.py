@@ -14,8 +14,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from arena.cli.common import (
-    DEFAULT_LEDGER,
-    LedgerOption,
     cluster_address,
     console,
     deal_key,
@@ -26,6 +24,7 @@ from arena.cli.common import (
     plain,
     print_board,
 )
+from arena.cli.options import DEFAULT_LEDGER, LedgerOption
 from arena.cluster.errors import ClusterError
 
 if TYPE_CHECKING:

@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from arena.cli.common import DEFAULT_LEDGER, LedgerOption, fail
+from arena.cli.common import fail
+from arena.cli.options import DEFAULT_LEDGER, LedgerOption
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -72,7 +73,7 @@ def web(
     from arena.cli.serve import read_token
     from arena.service.server import is_loopback
     from arena.web.app import create_app
-    from arena.web.queries import LedgerUnavailable
+    from arena.web.reader import LedgerUnavailable
 
     if server and not admin_token:
         admin_token = read_token(server)  # a local arena serve's, as arena start finds it

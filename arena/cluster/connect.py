@@ -6,7 +6,8 @@ An address is one of:
 - ``HOST:PORT``: a head node's address (``ray start --head`` prints it; port 6379 by default);
 - ``ray://HOST:PORT``: a head node's Ray Client server (port 10001 by default), for a coordinator
   outside the cluster's network;
-- ``local``: a Ray instance of this machine's own, started for the run and stopped after it.
+- ``local``: a Ray instance of this machine's own, started for the run and stopped after it, every
+  one of its services on loopback (:func:`_on_loopback`) and behind Ray's token.
 
 Ray waits a minute or more before it gives up on an address that does not answer; the coordinator
 first checks that a gRPC server (Ray's control service or its client server) answers there, so that a
@@ -15,6 +16,7 @@ typing slip fails in seconds.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import logging
@@ -22,6 +24,7 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -33,6 +36,10 @@ from arena.play.cluster_address import FORMS, address_problem
 PROBE_SECONDS = 5.0  # for the address to answer a gRPC handshake
 LOST_ATTEMPTS = 2  # times the head must not answer, PROBE_SECONDS apart, for the cluster to be lost
 NAMESPACE = "bezique-arena"
+LOOPBACK = "127.0.0.1"
+# Ray's own switch for a Ray that runs on one machine only (its default on macOS and Windows): with
+# it off, Ray keeps a node address of 127.0.0.1 as given, and its services then listen on loopback.
+ONE_MACHINE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 
 def import_ray() -> ModuleType:
@@ -105,15 +112,18 @@ def connect(address: str) -> Cluster:
     if address != "local":
         target = _target(address)
         _probe(address, target)
+    local = address == "local"
     try:
-        ray.init(
-            address=address,
-            namespace=NAMESPACE,
-            logging_level=logging.WARNING,
-            log_to_driver=False,  # a node's messages stay in its logs, not in the arena's output
-            include_dashboard=False if address == "local" else None,
-            ignore_reinit_error=False,
-        )
+        with _on_loopback(ray) if local else contextlib.nullcontext():
+            ray.init(
+                address=address,
+                namespace=NAMESPACE,
+                logging_level=logging.WARNING,
+                log_to_driver=False,  # a node's messages stay in its logs, not in the arena's output
+                include_dashboard=False if local else None,
+                ignore_reinit_error=False,
+                _node_ip_address=LOOPBACK if local else None,
+            )
     except ClusterError:
         raise
     except Exception as exc:
@@ -125,6 +135,30 @@ def connect(address: str) -> Cluster:
         cluster.close()
         raise ClusterError(f"the Ray cluster at {address} has no node with CPUs to play games on")
     return cluster
+
+
+@contextlib.contextmanager
+def _on_loopback(ray: ModuleType) -> Iterator[None]:
+    """While a ``local`` Ray starts: Ray told that it runs on this machine only, so that it keeps
+    the node address 127.0.0.1 that it is given, and its services (the GCS, the raylet, the workers,
+    the agents and their metrics) listen on loopback only. Otherwise Ray replaces 127.0.0.1 with the
+    machine's own address, and its C++ services listen on every interface. The processes it starts
+    inherit the switch; this process's environment and Ray's reading of it are restored after."""
+    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
+    before = os.environ.get(ONE_MACHINE)
+    was = getattr(constants, "ENABLE_RAY_CLUSTER", None)
+    os.environ[ONE_MACHINE] = "0"
+    if constants is not None and was is not None:
+        constants.ENABLE_RAY_CLUSTER = False  # read by Ray when it was imported
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ONE_MACHINE, None)
+        else:
+            os.environ[ONE_MACHINE] = before
+        if constants is not None and was is not None:
+            constants.ENABLE_RAY_CLUSTER = was
 
 
 def _auth_hint() -> str:

@@ -57,7 +57,7 @@ from arena.competition.runtimes import LANGUAGES
 from arena.game import VARIANT_NAMES, Variant, VariantError, options_help, variant
 from arena.play.cluster_address import address_problem
 from arena.play.file_models import (
-    SERIES_IN_ONE_GAME_MATCHES,
+    SERIES_IN_COMPETITIONS,
     STRICT,
     LimitsModel,
     PoliciesModel,
@@ -250,7 +250,7 @@ def _check(
         problems.append(("options", str(exc)))
         v = None
     if v is not None and v.consultation == "series":  # docs/rules.md §3.2
-        problems.append(("options", SERIES_IN_ONE_GAME_MATCHES))
+        problems.append(("options", SERIES_IN_COMPETITIONS))
         v = None
     if m.server.submissions == m.server.bots and not m.server.bots.endswith(":0"):
         problems.append(("server.bots", "the bots' address must differ from the submissions'"))

@@ -20,9 +20,9 @@ from arena.ledger.boards import COMPETITION
 from arena.ledger.db import PLANNED_COLUMNS, Ledger, _now, planned_game
 from arena.ledger.errors import LedgerError
 from arena.ledger.errors import guarded as _guarded
+from arena.ledger.leaderboard import competition_board, placings
 from arena.ledger.names import skeleton
 from arena.ledger.rows import Entrant, ScheduledGame
-from arena.rating import initial as rating_initial
 
 # Submission statuses.
 BUILDING = "building"
@@ -521,40 +521,31 @@ class Competitions:
         apart, unranked, with their last rating. Each with its author, status, when it last played
         and the places it gained over the last 24 hours among the versions in play (by their
         ratings then; None for one not rated then)."""
-        rows = self.conn.execute(
-            "SELECT s.bot, s.version, a.name, r.exposed, r.mu, r.sigma, coalesce(r.games, 0), "
-            "s.status, s.entrant_id, s.language, (SELECT max(g.finished_at) FROM game_seats gs "
-            "JOIN games g ON g.id = gs.game_id WHERE gs.entrant_id = s.entrant_id "
-            "AND g.tournament_id = s.competition_id) "
-            "FROM submissions s JOIN authors a ON a.id = s.author_id "
-            "LEFT JOIN boards b ON b.kind = ? AND b.tournament_id = s.competition_id "
-            "LEFT JOIN ratings r ON r.board_id = b.id AND r.entrant_id = s.entrant_id "
-            "WHERE s.competition_id = ? AND s.entrant_id IS NOT NULL "
-            "AND (r.entrant_id IS NOT NULL OR s.status = ?)",
-            (COMPETITION, competition_id, ACTIVE),
-        ).fetchall()
-        initial = rating_initial()
+        board = competition_board(self.conn, competition_id)
+        last = dict(
+            self.conn.execute(
+                "SELECT gs.entrant_id, max(g.finished_at) FROM game_seats gs "
+                "JOIN games g ON g.id = gs.game_id WHERE g.tournament_id = ? GROUP BY gs.entrant_id",
+                (competition_id,),
+            ).fetchall()
+        )
+        # Read by arena.ledger.leaderboard.placings, as every leaderboard is.
         lines = [
             BoardLine(
-                0, bot, version, author,
-                exposed if exposed is not None else initial.exposed,
-                mu if mu is not None else initial.mu,
-                sigma if sigma is not None else initial.sigma,
-                int(games), status, int(entrant), language, status == ACTIVE, last or "",
+                p.rank, p.name, p.version, p.author, p.exposed, p.mu, p.sigma, p.games, p.status,
+                p.entrant_id, p.language, p.status == ACTIVE, last.get(p.entrant_id) or "",
             )
-            for bot, version, author, exposed, mu, sigma, games, status, entrant, language, last
-            in rows
+            for p in placings(self.conn, board, competition_id=competition_id)
         ]  # fmt: skip
-        lines.sort(key=lambda r: (-r.exposed, r.bot, r.version))
         in_play = [r for r in lines if r.in_play]
         cutoff = ((now or datetime.now(UTC)) - RANK_CHANGE_OVER).isoformat(timespec="seconds")
         then = self._ranks_at(competition_id, [r.entrant_id for r in in_play], cutoff)
-        ranked = []
-        for rank, r in enumerate(in_play, start=1):
-            before = then.get(r.entrant_id)
-            change = before - rank if before is not None else None
-            ranked.append(replace(r, rank=rank, rank_change=change))
-        return ranked + [r for r in lines if not r.in_play]
+        return [
+            replace(r, rank_change=then[r.entrant_id] - r.rank if r.entrant_id in then else None)
+            if r.in_play
+            else r
+            for r in lines
+        ]
 
     def _ranks_at(self, competition_id: int, entrants: list[int], cutoff: str) -> dict[int, int]:
         """The ranks ``entrants`` held among themselves by their ratings on the competition's board

@@ -32,13 +32,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from arena.ledger import boards, leases, records
+from arena.ledger import boards, head_to_head, leases, records
 from arena.ledger.errors import LOCKED, LeaseHeld, LedgerError, TournamentChanged, explain
 from arena.ledger.errors import guarded as _guarded
 from arena.ledger.identity import Registrable, canonical_spec, changed_fields, digest, harmless
 from arena.ledger.queries import Queries, fits
 from arena.ledger.rows import Entrant, ScheduledGame
-from arena.ledger.schema import APPLICATION_ID, MIGRATIONS, REBUILD_AFTER
+from arena.ledger.schema import APPLICATION_ID, HEAD_TO_HEAD_AFTER, MIGRATIONS, REBUILD_AFTER
 
 BUSY_TIMEOUT = 10.0  # seconds a write waits for another program's lock before failing
 LEDGER_TABLES = frozenset({"_migrations", "entrants", "tournaments", "games"})
@@ -147,7 +147,7 @@ class Ledger(Queries):
                 )
                 done = {r[0] for r in self.conn.execute("SELECT version FROM _migrations")}
                 self._refuse_newer(done)
-                rebuild = False
+                rebuild = count_heads = False
                 for version, sql in enumerate(MIGRATIONS, start=1):
                     if version not in done:
                         for statement in statements(sql):
@@ -156,8 +156,11 @@ class Ledger(Queries):
                             "INSERT INTO _migrations VALUES (?, ?)", (version, _now())
                         )
                         rebuild = rebuild or (version in REBUILD_AFTER and bool(done))
+                        count_heads = count_heads or (version in HEAD_TO_HEAD_AFTER and bool(done))
                 if rebuild:
                     boards.rebuild(self.conn)
+                if count_heads:
+                    head_to_head.rebuild(self.conn)
                 self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         except sqlite3.DatabaseError as exc:
             raise LedgerError(f"{self.path}: cannot prepare the ledger: {explain(exc)}") from exc
@@ -405,6 +408,7 @@ class Ledger(Queries):
                 "INSERT INTO game_records (game_id, record, encoding, schema) VALUES (?, ?, ?, ?)",
                 (game_id, blob, encoding, schema),
             )
+            head_to_head.record(self.conn, game_id)
             self._rate_ready(tournament_id)
         return game_id
 
@@ -503,6 +507,7 @@ class Ledger(Queries):
                 "UPDATE tournaments SET finished_at = NULL WHERE id = ?", (tournament_id,)
             )
             boards.rebuild(self.conn)
+            head_to_head.rebuild(self.conn, tournament_id)
             self._rate_ready(tournament_id)
         return [r[1] for r in rows]
 

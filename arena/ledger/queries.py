@@ -9,6 +9,7 @@ from typing import Any
 from arena.ledger import boards, records
 from arena.ledger.errors import LedgerError
 from arena.ledger.errors import guarded as _guarded
+from arena.ledger.leaderboard import placings
 
 # The largest integer SQLite stores: an id or a count beyond it names nothing in the ledger (and
 # binding it would raise OverflowError, not a LedgerError).
@@ -131,7 +132,8 @@ class Queries:
         self, variant: str | None = None, *, tournament: str | None = None
     ) -> list[BoardRow]:
         """A board by mu - 3 sigma: a tournament's own (a standing competition's, given its name), or
-        (given a variant) the pooled board of every tournament of that variant."""
+        (given a variant) the pooled board of every tournament of that variant. Its entrants rated on
+        it (:func:`arena.ledger.leaderboard.placings`, the query every leaderboard is read by)."""
         if (variant is None) == (tournament is None):
             raise ValueError("give a variant (the pooled board) or a tournament's name")
         kinds, name = (
@@ -139,13 +141,19 @@ class Queries:
             if tournament is not None
             else ((boards.POOLED, boards.POOLED), variant)
         )
-        rows = self.conn.execute(
-            "SELECT e.name, e.version, b.variant, r.mu, r.sigma, r.exposed, r.games, e.id "
-            "FROM ratings r JOIN boards b ON b.id = r.board_id JOIN entrants e ON e.id = r.entrant_id "
-            "WHERE b.kind IN (?, ?) AND b.name = ? ORDER BY r.exposed DESC, e.name, e.version",
+        found = self.conn.execute(
+            "SELECT id, variant FROM boards WHERE kind IN (?, ?) AND name = ? ORDER BY id LIMIT 1",
             (*kinds, name),
-        ).fetchall()
-        return [BoardRow(*r) for r in rows]
+        ).fetchone()
+        if found is None:
+            return []
+        variant_of_board = found[1]
+        return [
+            BoardRow(name, version, variant_of_board, mu, sigma, exposed, games, entrant_id)
+            for _, entrant_id, name, version, _, _, _, mu, sigma, exposed, games in placings(
+                self.conn, found[0]
+            )
+        ]
 
     @_guarded
     def variants(self) -> list[str]:
@@ -197,6 +205,15 @@ class Queries:
             return records.decode(row[0], row[1])
         except records.RecordError as exc:
             raise LedgerError(f"{self.path}: game {game_id}: {exc}") from exc
+
+    @_guarded
+    def recorded(self, tournament_id: int, key: str) -> dict[str, Any] | None:
+        """The record of a tournament's game by its key; None while it is not recorded."""
+        row = self.conn.execute(
+            "SELECT g.id FROM games g WHERE g.tournament_id = ? AND g.key = ?",
+            (tournament_id, key),
+        ).fetchone()
+        return None if row is None else self.game_record(int(row[0]))
 
     @_guarded
     def seat_rows(self, tournament_id: int) -> list[dict[str, Any]]:

@@ -33,6 +33,10 @@ class ScheduledGame:
     seed: int
     seats: tuple[tuple[str, ...], ...]  # entrant names per seat (several when players share a seat)
     group: tuple[str, ...]  # the pairing's entrants in base order
+    # A consultation series' game after its first (docs/rules.md §3.2), as it is played: the seating
+    # of the pairing's game before it (indexes into ``seats``' players) and whether that game's allies
+    # won it. Set by the runner when it plays the game; never stored with the schedule.
+    series_before: tuple[tuple[tuple[int, ...], ...], bool] | None = None
 
     @property
     def players(self) -> tuple[str, ...]:

@@ -41,9 +41,14 @@ Tables (open the file with sqlite-utils or Datasette to browse them):
   competition; its games count on no other board).
 - ``ratings``: each entrant's current TrueSkill rating on each board, with games played.
 - ``rating_history``: every rating update: board, game, entrant, mu and sigma before and after.
+- ``head_to_head``: each event's head to head, every two entrants that met in its two-seat games,
+  kept as games are recorded (:mod:`arena.ledger.head_to_head`).
+- ``head_to_head_sets``: the duplicate sets those lines count (a pairing's games on one deal).
 """
 
 from __future__ import annotations
+
+from arena.ledger import head_to_head
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the first schema.
@@ -289,7 +294,10 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX IF NOT EXISTS seat_reports_by_entrant ON seat_reports (entrant_id, game_id);
     """,
-    # 10: a competition's server reads only the submissions changed since its last look: each insert
+    # 10: head to head kept as games are recorded (arena.ledger.head_to_head), built from the games of
+    # a ledger made before (BUILD_AFTER): a page reads the lines it shows, never an event's games.
+    head_to_head.SCHEMA,
+    # 11: a competition's server reads only the submissions changed since its last look: each insert
     # or update of a submission takes the next change_seq (its triggers; writers take turns, so the
     # numbers appear in the order they were written), where it read them all every 2 s (issue 47).
     """
@@ -313,6 +321,9 @@ MIGRATIONS: tuple[str, ...] = (
 # Migrations after which the ratings are rebuilt from the games (they, or how they are computed,
 # changed).
 REBUILD_AFTER = frozenset({3, 8})
+
+# Migrations after which head to head is counted from the games (its tables are new).
+HEAD_TO_HEAD_AFTER = frozenset({10})
 
 # Marks the file as a Bezique Arena ledger (PRAGMA application_id): "BZQA".
 APPLICATION_ID = 0x425A5141

@@ -21,11 +21,18 @@ from arena.referee import FailurePolicy, Policies, TimeControl
 MAX_FILE_BYTES = 16 * 2**20
 
 
-# A tournament's or competition's game is a one-game match whose seats the schedule gives.
-SERIES_IN_ONE_GAME_MATCHES = (
-    "consultation = 'series' seats the players game by game within one match of several games "
-    "(arena match --games N -o consultation=series); each game here is a match of its own whose "
-    "seats the schedule gives: use consultation = 'per-game'"
+# A competition pairs whoever is free, game by game, and keeps no pairing of three for several games in
+# a row; a series (docs/rules.md §3.2) needs one (a tournament's pairing plays it).
+SERIES_IN_COMPETITIONS = (
+    "consultation = 'series' seats the same three players game after game by the results of the "
+    "games before; a competition pairs the entrants anew for each game, so it plays "
+    "consultation = 'per-game' (a tournament or arena match plays the series)"
+)
+# A tournament's series is a pairing's games in a row, seated by the results, not by the rotations of
+# duplicate deals.
+SERIES_WITH_DUPLICATE = (
+    "consultation = 'series' seats the players by the results of the pairing's games before, "
+    "not by rotating the seats on each deal: set duplicate = false"
 )
 
 

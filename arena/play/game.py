@@ -106,6 +106,7 @@ class GamePlayer:
                 policies=policies,
                 game_seeds=(game.seed,),
                 deal_key=rules.deal_key or b"",
+                series_before=game.series_before,
             )
             if rules.deals is not None:
                 config = rules.deals.deal(game.deal).configure(config)

@@ -35,6 +35,12 @@ def two_teams_of_two(spec: HasVariant) -> bool:
     return bool(v.partnerships) or tuple(v.team_size(s) for s in range(v.seats)) == (2, 2)
 
 
+def is_series(spec: HasVariant) -> bool:
+    """Three-handed consultation played as a series (docs/rules.md §3.2): a pairing's games are played
+    one after the other, each seated by the results of the ones before, not by the schedule."""
+    return spec.build_variant().consultation == "series"
+
+
 def team_splits(group: tuple[str, ...]) -> list[tuple[str, ...]]:
     a, b, c, d = group
     return [(a, c, b, d), (a, b, c, d), (a, b, d, c)]  # teams {a,b}, {a,c}, {a,d}

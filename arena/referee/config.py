@@ -90,6 +90,11 @@ class MatchConfig:
     # public seed alone, which anyone can compute deals from (reproducible tests). Never recorded,
     # never shown (the records keep every deal's shuffled cards, enough to replay).
     deal_key: bytes = field(default=b"", repr=False)
+    # A consultation series (docs/rules.md §3.2) played on from a game before this match: that game's
+    # seating and whether its allies won it. A tournament plays each game of a series as a match of
+    # its own; its first game then follows the series as the match's next game would. Empty: the
+    # series starts with this match (the three players cut).
+    series_before: tuple[tuple[tuple[int, ...], ...], bool] | None = None
 
     def build_variant(self) -> Variant:
         return variant(self.variant, **dict(self.options))

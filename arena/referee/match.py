@@ -30,7 +30,7 @@ from arena.referee.record import (
     result_to_dict,
 )
 from arena.referee.seat_port import Decision, GameEnd, SeatFailure, SeatPort
-from arena.referee.series import Seating, first_seating, next_seating
+from arena.referee.series import Seating, allies_won, first_seating, next_seating
 
 
 class PublicEvent(NamedTuple):
@@ -101,7 +101,11 @@ class Match:
         self._deadline = _Deadline()
         series = self.variant.consultation == "series"
         roster = [p for ports in self.players for p in ports]  # the players, as given
+        # A series played on from a game before this match (a tournament's): its seating and result.
         seating: Seating = ()
+        allies_won_before = False
+        if series and self.config.series_before is not None:
+            seating, allies_won_before = self.config.series_before
         try:
             for game in range(self.config.games):
                 cut = None
@@ -112,8 +116,12 @@ class Match:
                     if not seating:
                         seating, cut = first_seating(seed)
                     else:
-                        allies_won = self.ends[-1].result.ranking == (1, 0)
-                        seating, cut = next_seating(seating, allies_won, seed)
+                        won = (
+                            allies_won(self.ends[-1].result.ranking)
+                            if self.ends
+                            else allies_won_before
+                        )
+                        seating, cut = next_seating(seating, won, seed)
                     self.players = [[roster[i] for i in seat] for seat in seating]
                 rec = await self._play_game(game, seating)
                 if series:

@@ -10,6 +10,8 @@ it comes before (keyed by the referee's secret like that game's deals), and reco
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from arena.game.cutting import Cut, draw_cut
 
 Seating = tuple[tuple[int, ...], ...]
@@ -35,3 +37,9 @@ def next_seating(seating: Seating, allies_won: bool, seed: int) -> tuple[Seating
         return seating, None
     cut = draw_cut(seed, seating[1], PACKS, PURPOSE)
     return _around(cut.winner), cut
+
+
+def allies_won(ranking: Sequence[int]) -> bool:
+    """Whether a game's result (each side's place: the single player's side 0, the allies' side 1)
+    was won by the allies: what brings the next cut."""
+    return tuple(ranking) == (1, 0)

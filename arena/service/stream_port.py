@@ -31,6 +31,26 @@ SETTLE_SECONDS = 10.0
 MATCH_OVER = "the match is over"  # how the manager closes every port of a finished match
 
 
+def match_points(games: Sequence[GameEnd]) -> list[float]:
+    """MatchOver's points: for each game, 1 shared among the sides ranked first, each seat of such a
+    side getting its side's share. Per seat; but per player of the match (in the order its players
+    were given) when the games carry a seating (a consultation series, docs/rules.md §3.2), whose
+    players change seats game by game: the points follow the players, not the seats."""
+    if not games:
+        return []
+    seated = bool(games[0].seating)
+    size = sum(map(len, games[0].seating)) if seated else len(games[0].result.scores)
+    points = [0.0] * size
+    for end in games:
+        r = end.result
+        firsts = [side for side, place in enumerate(r.ranking) if place == 0]
+        for side in firsts:
+            for seat in r.sides[side]:
+                for who in end.seating[seat] if seated else (seat,):
+                    points[who] += 1.0 / len(firsts)
+    return points
+
+
 class StreamPort:
     """One player of one seat of one match, over a bot's stream."""
 
@@ -144,19 +164,12 @@ class StreamPort:
             if self._settling:
                 self._settle_on_its_turn()  # it has waited frozen since its stream closed
         if self._closed is None and self.attached.is_set():
-            points = [0.0] * (len(games[0].result.scores) if games else 0)
-            for end in games:
-                r = end.result
-                firsts = [side for side, place in enumerate(r.ranking) if place == 0]
-                for side in firsts:
-                    for seat in r.sides[side]:
-                        points[seat] += 1.0 / len(firsts)
             message = bot_pb2.MatchOver(
                 match_id=match_id,
                 games=[
                     serde.result_to_pb(e.result, int(e.outcome), e.detail, e.culprit) for e in games
                 ],
-                points=points,
+                points=match_points(games),
             )
             await self._send(bot_pb2.RefereeMessage(match_over=message))
         self.finished.set()  # the servicer closes the stream

@@ -22,9 +22,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from arena.bots.launcher import resolve_paths
 from arena.bots.limits import Limits
@@ -33,8 +33,10 @@ from arena.ledger.leases import RENEW_SECONDS
 from arena.ledger.rows import ScheduledGame
 from arena.play.game import CONNECT_TIMEOUT, GamePlayer, GameRules, Played
 from arena.play.ledger_thread import LedgerWorker
+from arena.play.seatings import is_series
 from arena.play.stall_watch import StallWatch
 from arena.referee import MatchConfig
+from arena.referee.series import allies_won
 from arena.sandbox import require
 from arena.service.match_manager import ManagerOptions, MatchManager, PlayerSpec
 from arena.service.server import create_server
@@ -353,21 +355,56 @@ class TournamentRunner:
         self.progress.resumed += already
         self.progress.done += already
         self.on_progress(self.progress)
-        pending = iter(todo)
+        jobs: list[Callable[[], Awaitable[Any]]]
+        if is_series(spec):
+            # A consultation series: each pairing's games one after the other (pairings at once).
+            series: dict[tuple[int, int], list[ScheduledGame]] = {}
+            for g in games:
+                series.setdefault((g.round, g.pairing), []).append(g)
+            jobs = [
+                _job(self._series, player, run, done)
+                for run in series.values()
+                if any(g.key not in done for g in run)
+            ]
+        else:
+            jobs = [_job(self._one, player, g) for g in todo]
+        pending = iter(jobs)
         at_once = spec.concurrency
-        if self.remote is not None and todo:
+        if self.remote is not None and jobs:
             # As many games as the cluster's nodes have room for, and one waiting per node.
             at_once = await asyncio.to_thread(self.remote.in_flight)
-        workers = [
-            asyncio.create_task(self._work(player, pending)) for _ in range(min(at_once, len(todo)))
-        ]
+        workers = [asyncio.create_task(_work(pending)) for _ in range(min(at_once, len(jobs)))]
         await _all_or_none(workers)
 
-    async def _work(self, player: Player, pending: Iterator[ScheduledGame]) -> None:
-        for game in pending:
-            await self._one(player, game)
+    async def _series(self, player: Player, games: list[ScheduledGame], done: set[str]) -> None:
+        """A pairing's consultation series (docs/rules.md §3.2), its games in deal order: the first
+        seated by the three players' cut, each next one by the seating and result of the one before
+        (the single player stays unless the allies won; then the two cut), every cut drawn by the
+        referee from the seed of the game it comes before. A resumed series starts at its first game
+        not recorded, after the record of the game before it (its seating and result, read from the
+        ledger): the same cut from the same seed, so the same seating as an uninterrupted run. A game
+        the arena could not play stops its series there (the next run resumes it)."""
+        before: dict[str, Any] | None = None
+        for i, game in enumerate(games):
+            if game.key in done:
+                before = None
+                continue
+            if i > 0:
+                if before is None:
+                    before = await self.db.call(self.ledger.recorded, self.tid, games[i - 1].key)
+                if before is None:  # (not recorded: the game before has not been played)
+                    self.progress.errors += 1
+                    self.progress.last = f"{game.key}: {games[i - 1].key} is not recorded"
+                    return
+                g = before["games"][0]
+                seating = tuple(tuple(seat) for seat in g["seating"])
+                game = replace(game, series_before=(seating, allies_won(g["result"]["ranking"])))
+            before = await self._one(player, game)
+            if before is None:
+                return
 
-    async def _one(self, player: Player, game: ScheduledGame) -> None:
+    async def _one(self, player: Player, game: ScheduledGame) -> dict[str, Any] | None:
+        """Play one game and record it; returns its record (None: the arena could not play it)."""
         self.progress.running += 1
         self.on_progress(self.progress)
         try:
@@ -376,22 +413,43 @@ class TournamentRunner:
             if played.record is None:
                 self.progress.errors += 1
                 self.progress.last = f"{game.key}: {played.error}"
-                return
+                return None
+            record = played.record.to_dict()
             await self.db.call(
                 self.ledger.record_game,
                 self.tid,
                 self.spec.variant,
-                game,
+                _as_seated(game, record),
                 self.ids,
-                played.record.to_dict(),
+                record,
             )
             if played.outcome != "normal":
                 self.progress.failures += 1
             self.progress.done += 1
             self.progress.last = f"{game.key}: {played.outcome}"
+            return record
         finally:
             self.progress.running -= 1
             self.on_progress(self.progress)
+
+
+def _as_seated(game: ScheduledGame, record: dict[str, Any]) -> ScheduledGame:
+    """The game with the seats it was played in: a consultation series' game records its seating
+    (indexes into the match's players, as planned), which the ledger's seats and ratings follow."""
+    seating = record["games"][0].get("seating") or []
+    if not seating:
+        return game
+    roster = game.players
+    return replace(game, seats=tuple(tuple(roster[i] for i in seat) for seat in seating))
+
+
+def _job(fn: Callable[..., Awaitable[Any]], *args: Any) -> Callable[[], Awaitable[Any]]:
+    return lambda: fn(*args)
+
+
+async def _work(pending: Iterator[Callable[[], Awaitable[Any]]]) -> None:
+    for job in pending:
+        await job()
 
 
 async def _all_or_none(tasks: Iterable[asyncio.Task[None]]) -> None:

@@ -21,6 +21,7 @@ from arena.ledger.rows import ScheduledGame
 from arena.play.seatings import (
     arrangements,
     deal_seed,
+    is_series,
     players_per_game,
     team_splits,
     two_teams_of_two,
@@ -53,6 +54,9 @@ def games_for_round(
 ) -> list[ScheduledGame]:
     out: list[ScheduledGame] = []
     ord_ = first_ord
+    # A consultation series seats its players by the results (the runner, as the games are played):
+    # every game of the pairing is planned in the base order, the series' roster.
+    series = is_series(spec)
     for p, group in enumerate(groups):
         seatings = arrangements(spec, group)
         for deal in range(spec.deals_per_pairing):
@@ -63,7 +67,9 @@ def games_for_round(
             else:
                 seed = deal_seed(spec.seed, round_, p, deal)
             # Duplicate: every seating on the same deal. Otherwise deals take the seatings in turn.
-            rots = range(len(seatings)) if spec.duplicate else (deal % len(seatings),)
+            rots = (
+                range(len(seatings)) if spec.duplicate else (0 if series else deal % len(seatings),)
+            )
             for rot in rots:
                 # Zero-padded so that keys sort in the canonical order (a million pairings, 10000 deals).
                 key = f"r{round_:03d}-p{p:06d}-d{deal:04d}-s{rot}"

@@ -81,7 +81,7 @@ from arena.ledger.rows import Entrant
 from arena.play.cluster_address import address_problem
 from arena.play.deals import DealFileError, DealSuite, load_deals
 from arena.play.file_models import (
-    SERIES_IN_ONE_GAME_MATCHES,
+    SERIES_WITH_DUPLICATE,
     STRICT,
     LimitsModel,
     PoliciesModel,
@@ -265,9 +265,8 @@ def _check(m: TournamentModel, source: str) -> tuple[list[tuple[str, str]], Tour
     except VariantError as exc:
         problems.append(("options", str(exc)))
         v = None
-    if v is not None and v.consultation == "series":  # docs/rules.md §3.2
-        problems.append(("options", SERIES_IN_ONE_GAME_MATCHES))
-        v = None
+    if v is not None and v.consultation == "series" and m.duplicate:  # docs/rules.md §3.2
+        problems.append(("duplicate", SERIES_WITH_DUPLICATE))
     seen: set[str] = set()
     for i, e in enumerate(m.entrants):
         if e.name in seen:

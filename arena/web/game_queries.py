@@ -11,7 +11,8 @@ from typing import Any
 
 from arena.ledger import records
 from arena.referee.match import public_detail
-from arena.web.queries import GAMES_PAGE, MAX_DETAIL, LedgerUnavailable, NotFound, cap
+from arena.web.queries import GAMES_PAGE, MAX_DETAIL, NotFound, cap
+from arena.web.reader import LedgerUnavailable
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,7 @@
 """Head to head on the web: every two entrants of an event's two-player games, as ``arena run``'s
-pairings table shows them (read from the ledger the pages read, see :mod:`arena.web.queries`)."""
+pairings table shows them, and one entrant's opponents. Read from the lines the ledger keeps as games
+are recorded (:mod:`arena.ledger.head_to_head`): a page reads the lines it shows, never the event's
+games."""
 
 from __future__ import annotations
 
@@ -7,23 +9,40 @@ import sqlite3
 from collections import Counter
 from typing import Any
 
-from arena.stats import Pentanomial
-from arena.tournament.summary import PairingLine, pairing_lines
+from arena.ledger import head_to_head as stored
+from arena.stats import Pentanomial, Trinomial, estimate
+from arena.tournament.summary import PairingLine, wilson
 from arena.web.queries import cap
 
-# Head to head is a table of every two entrants: worth computing (and reading) for a tournament's
-# field, not for a competition of hundreds (a thousand entrants: half a million lines).
+# Head to head is a table of every two entrants: worth showing whole for a tournament's field, not for
+# a competition of hundreds (a thousand entrants: half a million lines), where each entrant's page
+# shows its own opponents instead, a page at a time.
 MAX_PAIRING_ENTRANTS = 32
+OPPONENTS_PAGE = 100
 
 
 def pairing_entrants(conn: sqlite3.Connection, event_id: int) -> int:
-    """How many entrants played in an event's games."""
-    row = conn.execute(
-        "SELECT count(DISTINCT s.entrant_id) FROM games g JOIN game_seats s ON s.game_id = g.id "
-        "WHERE g.tournament_id = ?",
-        (event_id,),
-    ).fetchone()
-    return int(row[0])
+    """How many entrants met another in an event's two-player games."""
+    return stored.entrants(conn, event_id)
+
+
+def line(p: stored.Pair, a: str, b: str) -> PairingLine:
+    """A stored line as the summary's pairing line between ``a`` (p.a) and ``b``."""
+    counts = Pentanomial(p.pairs) if sum(p.pairs) else Trinomial(p.losses, p.draws, p.wins)
+    points = p.wins + p.draws / 2
+    low, high = wilson(points, p.games)
+    return PairingLine(
+        a, b, p.games, p.wins, p.losses, p.draws, p.forfeits_a, p.forfeits_b,
+        p.points_a / p.played if p.played else None, p.points_b / p.played if p.played else None,
+        p.sets_won, p.sets_lost, p.sets_tied, points / p.games, low, high, counts,
+        estimate(counts) if counts.total else None,
+    )  # fmt: skip
+
+
+def _names(conn: sqlite3.Connection, ids: set[int]) -> dict[int, tuple[str, str]]:
+    marks = ", ".join("?" * len(ids))
+    rows = conn.execute(f"SELECT id, name, version FROM entrants WHERE id IN ({marks})", list(ids))
+    return {int(r[0]): (r[1], r[2]) for r in rows}
 
 
 def pairings(conn: sqlite3.Connection, event_id: int) -> list[dict[str, Any]]:
@@ -33,18 +52,27 @@ def pairings(conn: sqlite3.Connection, event_id: int) -> list[dict[str, Any]]:
     which: ``pentanomial``, pairs scored 0..2, or ``trinomial``, games' losses, draws, wins).
 
     Lines are entrants', as on the leaderboard: a competition's versions of one bot are entrants of
-    one name, each with a line of its own, named with its version (:func:`entrant_labels`)."""
-    rows = conn.execute(
-        "SELECT g.id AS game_id, g.pairing, g.deal, g.outcome, g.culprit, s.seat, s.side, s.place, "
-        "s.score, e.id AS entrant_id, e.name, e.version FROM games g "
-        "JOIN game_seats s ON s.game_id = g.id JOIN entrants e ON e.id = s.entrant_id "
-        "WHERE g.tournament_id = ? ORDER BY g.ord, s.seat",
-        (event_id,),
-    ).fetchall()
-    labels = entrant_labels({r["entrant_id"]: (r["name"], r["version"]) for r in rows})
-    ids = {label: entrant_id for entrant_id, label in labels.items()}
-    seats = [dict(r) | {"entrant": labels[r["entrant_id"]]} for r in rows]
-    return [_pairing(line, ids) for line in pairing_lines(seats)]
+    one name, each with a line of its own, named with its version (:func:`entrant_labels`). Each
+    line's entrant is the first of the two by label, the lines in the labels' order."""
+    found = stored.pairs(conn, event_id)
+    if not found:
+        return []
+    labels = entrant_labels(_names(conn, {i for p in found for i in (p.a, p.b)}))
+    turned = [p if labels[p.a] <= labels[p.b] else p.turned() for p in found]
+    turned.sort(key=lambda p: (labels[p.a], labels[p.b]))
+    return [_pairing(line(p, labels[p.a], labels[p.b]), p.a, p.b) for p in turned]
+
+
+def opponents(
+    conn: sqlite3.Connection, event_id: int, entrant_id: int, page: int
+) -> tuple[list[dict[str, Any]], int]:
+    """An entrant's head to head in an event, against each opponent, most games first: page ``page``
+    (from 1) of :data:`OPPONENTS_PAGE` lines, and how many lines there are."""
+    found, total = stored.opponents(
+        conn, event_id, entrant_id, offset=(page - 1) * OPPONENTS_PAGE, limit=OPPONENTS_PAGE
+    )
+    labels = entrant_labels(_names(conn, {i for p in found for i in (p.a, p.b)} | {entrant_id}))
+    return [_pairing(line(p, labels[p.a], labels[p.b]), p.a, p.b) for p in found], total
 
 
 def entrant_labels(entrants: dict[int, tuple[str, str]]) -> dict[int, str]:
@@ -59,12 +87,12 @@ def entrant_labels(entrants: dict[int, tuple[str, str]]) -> dict[int, str]:
     return {i: label if taken[label] == 1 else f"{label} #{i}" for i, label in labels.items()}
 
 
-def _pairing(line: PairingLine, ids: dict[str, int]) -> dict[str, Any]:
+def _pairing(line: PairingLine, a: int, b: int) -> dict[str, Any]:
     e = line.elo
     out: dict[str, Any] = {
-        "entrant_id": ids[line.a],
+        "entrant_id": a,
         "entrant": cap(line.a),
-        "opponent_id": ids[line.b],
+        "opponent_id": b,
         "opponent": cap(line.b),
         "games": line.games,
         "wins": line.wins,

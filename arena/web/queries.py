@@ -1,43 +1,36 @@
 """Read-only queries over the ledger for the web pages and the JSON API: events, boards,
-leaderboards, entrants (the game list and replays: :mod:`arena.web.game_queries`).
-
-The ledger is opened read-only (``mode=ro``) and every page reads in one short transaction: a running
-tournament or competition, the ledger's only writer, is never made to wait for longer than a query takes
-(its busy timeout is ten seconds; our queries take milliseconds). No query selects the tournaments'
-``deal_key``: it never leaves the ledger.
+leaderboards, entrants (the game list and replays: :mod:`arena.web.game_queries`; the read-only
+connection: :mod:`arena.web.reader`). No query selects the tournaments' ``deal_key``: it never leaves
+the ledger.
 
 Text that bots or tournament files provide (entrant names, versions, languages, authors, failure details)
 is data: it is capped here (:data:`MAX_TEXT`) and escaped by the templates.
 
 Win rates need every game of a board: on a large ledger that is the costly part of a leaderboard, so
-:class:`arena.web.tally.Tally` keeps them per board (and the games of each event) and brings them up to date
-incrementally from the games added since (game ids only grow; voiding, the only deletion, starts the
-count again).
+:class:`arena.web.game_counts.Tally` keeps them per board (and the games of each event) and brings them up
+to date incrementally from the games added since (game ids only grow; voiding, the only deletion, starts
+the count again). The queries that need those counts take the app's :class:`Tally`, which reads through
+the :class:`Reader` it was given.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
-import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from arena.ledger import seat_reports, status_history
+from arena.ledger.leaderboard import Placing, like_pattern, placings, placings_page, rank_of
 from arena.ledger.leases import RENEW_SECONDS
-from arena.ledger.schema import MIGRATIONS
-from arena.rating import initial as rating_initial
 from arena.tournament.summary import wilson
-from arena.web.tally import EventCount, Tally
+from arena.web.game_counts import EventCount, Tally
 
 MAX_TEXT = 200  # characters of any bot- or file-provided text served
 MAX_DETAIL = 500  # characters of a game's failure detail
-BUSY_TIMEOUT = 5.0  # seconds a read waits while a writer commits (commits take milliseconds)
 GAMES_PAGE = 50
+BOARD_PAGE = 100  # leaderboard lines a page shows
+MAX_SEARCH = 100  # characters of a name searched for
 
 # Outcomes a game can have (arena/referee): the game list's filter offers these.
 OUTCOMES = (
@@ -50,10 +43,6 @@ OUTCOMES = (
     "adjudicated",
 )
 EVENT_KINDS = ("tournament", "competition")
-
-
-class LedgerUnavailable(Exception):
-    """The ledger cannot be read (missing, not a ledger, busy for too long, of another schema)."""
 
 
 class NotFound(LookupError):
@@ -73,90 +62,6 @@ def cap(value: object, limit: int = MAX_TEXT) -> str:
     """``value`` as text, cut at ``limit`` characters (an ellipsis marks the cut)."""
     text = "" if value is None else str(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-class Reader:
-    """Read-only access to one ledger file, from any thread (a connection per thread)."""
-
-    def __init__(self, path: str | Path, timeout: float = BUSY_TIMEOUT) -> None:
-        self.path = Path(path)
-        self.timeout = timeout
-        self.tally = Tally()
-        self._local = threading.local()
-        if not self.path.is_file():
-            raise LedgerUnavailable(
-                f"no ledger at {self.path} (run a tournament first: arena run FILE)"
-            )
-        with self.read() as conn:
-            check_schema(conn, self.path)
-
-    def _connection(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
-            try:
-                conn = sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
-            except sqlite3.Error as exc:
-                raise LedgerUnavailable(f"{self.path}: cannot open the ledger: {exc}") from exc
-            conn.row_factory = sqlite3.Row
-            self._local.conn = conn
-        return conn
-
-    @contextlib.contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
-        """One read transaction: a consistent view of the ledger, its shared lock held only while the
-        caller queries."""
-        conn = self._connection()
-        try:
-            conn.execute("BEGIN")
-            try:
-                yield conn
-            finally:
-                if conn.in_transaction:
-                    conn.execute("COMMIT")
-        except sqlite3.OperationalError as exc:
-            text = str(exc).lower()
-            if "locked" in text or "busy" in text:
-                raise LedgerUnavailable(
-                    f"the ledger is busy (a writer held it for more than {self.timeout:g} s); try again"
-                ) from exc
-            _left_mid_write(exc, self.path)
-            raise LedgerUnavailable(f"{self.path}: cannot read the ledger: {exc}") from exc
-        except sqlite3.DatabaseError as exc:
-            raise LedgerUnavailable(f"{self.path}: cannot read the ledger: {exc}") from exc
-
-
-def _left_mid_write(exc: sqlite3.Error, path: Path) -> None:
-    """A writer killed in the middle of a write leaves a hot journal: the ledger's old pages, to be
-    put back before anyone reads it, which a read-only connection may not do."""
-    if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_READONLY_ROLLBACK:
-        raise LedgerUnavailable(
-            f"{path}: a writer stopped in the middle of a write and left its journal "
-            f"({path.name}-journal), which only a writer can roll back: open the ledger once for "
-            f"writing (arena tournaments --ledger {path}) and serve it again"
-        ) from exc
-
-
-def check_schema(conn: sqlite3.Connection, path: Path) -> None:
-    try:
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    except sqlite3.DatabaseError as exc:
-        _left_mid_write(exc, path)
-        raise LedgerUnavailable(f"{path}: not a SQLite ledger: {exc}") from exc
-    if "_migrations" not in tables:
-        raise LedgerUnavailable(f"{path}: not an arena ledger (no _migrations table)")
-    version = conn.execute("SELECT coalesce(max(version), 0) FROM _migrations").fetchone()[0]
-    if version < len(MIGRATIONS):
-        raise LedgerUnavailable(
-            f"{path}: the ledger has schema version {version} and this arena reads version "
-            f"{len(MIGRATIONS)}; upgrade it once with a command that opens it for writing "
-            f"(arena tournaments --ledger {path})"
-        )
-    if version > len(MIGRATIONS):
-        raise LedgerUnavailable(
-            f"{path}: schema version {version} is newer than this arena ({len(MIGRATIONS)}); "
-            "upgrade the arena"
-        )
 
 
 def _has_table(conn: sqlite3.Connection, table: str) -> bool:
@@ -180,11 +85,6 @@ def _submission_sql(conn: sqlite3.Connection, alias: str, what: str) -> str:
 def _author_sql(conn: sqlite3.Connection, alias: str) -> str:
     """An entrant's author: the author of the competition submission it plays as."""
     return _submission_sql(conn, alias, "a.name")
-
-
-def _status_sql(conn: sqlite3.Connection, alias: str) -> str:
-    """A competition entrant's status: active, replaced, suspended, withdrawn..."""
-    return _submission_sql(conn, alias, "s.status")
 
 
 # ---------------------------------------------------------------- events and boards
@@ -261,18 +161,18 @@ def _event(row: sqlite3.Row, counts: EventCount, paused: set[int]) -> dict[str, 
     }
 
 
-def events(reader: Reader) -> list[dict[str, Any]]:
+def events(tally: Tally) -> list[dict[str, Any]]:
     """Tournaments and competitions, newest first."""
-    counts = reader.tally.events(reader)
-    with reader.read() as conn:
+    counts = tally.events()
+    with tally.reader.read() as conn:
         rows = conn.execute(_EVENT_SQL + " ORDER BY t.id DESC").fetchall()
         paused = _paused(conn)
     return [_event(r, counts, paused) for r in rows]
 
 
-def event(reader: Reader, event_id: int) -> dict[str, Any]:
-    counts = reader.tally.events(reader)
-    with reader.read() as conn:
+def event(tally: Tally, event_id: int) -> dict[str, Any]:
+    counts = tally.events()
+    with tally.reader.read() as conn:
         row = conn.execute(_EVENT_SQL + " WHERE t.id = ?", (event_id,)).fetchone()
         paused = _paused(conn)
     if row is None:
@@ -314,14 +214,14 @@ def board(conn: sqlite3.Connection, board_id: int) -> dict[str, Any]:
     return _board(row)
 
 
-def warm(reader: Reader) -> None:
+def warm(tally: Tally) -> None:
     """Count what the pages need (every board's win rates, every event's games) ahead of the first
     request; on a ledger of many games the first count takes a moment."""
-    reader.tally.events(reader)
-    with reader.read() as conn:
+    tally.events()
+    with tally.reader.read() as conn:
         found = boards(conn)
     for b in found:
-        reader.tally.board(reader, b)
+        tally.board(b)
 
 
 def _win_rate(firsts: float, games: int) -> dict[str, Any]:
@@ -338,71 +238,78 @@ def _win_rate(firsts: float, games: int) -> dict[str, Any]:
 # ---------------------------------------------------------------- leaderboards
 
 
-def leaderboard(reader: Reader, b: dict[str, Any]) -> list[dict[str, Any]]:
-    """A board by mu - 3 sigma, with each entrant's win rate (first places over games recorded on
-    the board) and its 95% Wilson interval."""
-    games, firsts = reader.tally.board(reader, b)
-    with reader.read() as conn:
-        return _board_rows(conn, b, games, firsts)
+def leaderboard(tally: Tally, b: dict[str, Any]) -> list[dict[str, Any]]:
+    """A whole board by mu - 3 sigma, with each entrant's win rate (first places over games recorded
+    on the board) and its 95% Wilson interval."""
+    games, firsts = tally.board(b)
+    with tally.reader.read() as conn:
+        found = placings(conn, b["id"], competition_id=_competition(b))
+    return _board_rows(found, games, firsts)
+
+
+def _competition(b: dict[str, Any]) -> int | None:
+    return b["event_id"] if b["kind"] == "competition" else None
+
+
+def leaderboard_page(
+    tally: Tally, b: dict[str, Any], page: int, search: str | None = None
+) -> tuple[list[dict[str, Any]], int]:
+    """Page ``page`` (from 1) of a board's lines, :data:`BOARD_PAGE` a page, those whose name holds
+    ``search`` when given (each with its rank on the whole board); and how many lines match."""
+    games, firsts = tally.board(b)
+    with tally.reader.read() as conn:
+        found, total = placings_page(
+            conn,
+            b["id"],
+            competition_id=_competition(b),
+            offset=(page - 1) * BOARD_PAGE,
+            limit=BOARD_PAGE,
+            name=search,
+        )
+    return _board_rows(found, games, firsts), total
+
+
+def board_rank(conn: sqlite3.Connection, b: dict[str, Any], entrant_id: int) -> int | None:
+    """An entrant's rank on a board, as the board's page ranks it (None: not on it, or a
+    competition's version out of play, listed apart unranked)."""
+    found = rank_of(conn, b["id"], entrant_id, competition_id=_competition(b))
+    return (found[0] or None) if found else None
+
+
+def board_line(conn: sqlite3.Connection, b: dict[str, Any], entrant_id: int) -> int | None:
+    """The place of an entrant's line on the whole board, from 1 (None: it has no line): the page
+    that shows it is the one holding that place."""
+    found = rank_of(conn, b["id"], entrant_id, competition_id=_competition(b))
+    return found[1] if found else None
 
 
 def _board_rows(
-    conn: sqlite3.Connection, b: dict[str, Any], games: dict[int, int], firsts: dict[int, float]
+    found: list[Placing], games: dict[int, int], firsts: dict[int, float]
 ) -> list[dict[str, Any]]:
-    rows = conn.execute(
-        f"SELECT e.id, e.name, e.version, e.language, {_author_sql(conn, 'e')} AS author, "
-        f"{_status_sql(conn, 'e')} AS status, "
-        "r.mu, r.sigma, r.exposed, r.games FROM ratings r JOIN entrants e ON e.id = r.entrant_id "
-        "WHERE r.board_id = ? ORDER BY r.exposed DESC, e.name, e.version",
-        (b["id"],),
-    ).fetchall()
-    competition = b["kind"] == "competition" and _has_table(conn, "submissions")
-    if competition:
-        # The versions in play ranked; those out of play (withdrawn, replaced, suspended) after them,
-        # unranked, with their last rating.
-        rows = sorted(
-            [*rows, *_unrated(conn, b)],
-            key=lambda r: (r["status"] != "active", -r["exposed"], r["name"], r["version"]),
-        )
-    out = []
-    ranked = 0
-    for r in rows:
-        in_play = not competition or r["status"] == "active"
-        ranked += in_play
-        out.append(
-            {
-                "rank": ranked if in_play else None,  # None: out of play, listed apart
-                "entrant_id": r["id"],
-                "entrant": cap(r["name"]),
-                "version": cap(r["version"]),
-                "language": cap(r["language"]),
-                "author": cap(r["author"]),
-                "status": r["status"],  # a competition's: active, replaced, suspended, withdrawn
-                "exposed": r["exposed"],
-                "mu": r["mu"],
-                "sigma": r["sigma"],
-                "games": r["games"],
-                **_win_rate(firsts.get(r["id"], 0.0), games.get(r["id"], 0)),
-            }
-        )
-    return out
-
-
-def _unrated(conn: sqlite3.Connection, b: dict[str, Any]) -> list[dict[str, Any]]:
-    """A competition's versions in play that have no game yet: on its board at the initial rating,
-    as ``arena compete leaderboard`` shows them."""
-    start = rating_initial()
-    rows = conn.execute(
-        "SELECT e.id, e.name, e.version, e.language, a.name AS author, s.status "
-        "FROM submissions s JOIN entrants e ON e.id = s.entrant_id "
-        "JOIN authors a ON a.id = s.author_id WHERE s.competition_id = ? AND s.status = 'active' "
-        "AND s.entrant_id NOT IN (SELECT entrant_id FROM ratings WHERE board_id = ?)",
-        (b["event_id"], b["id"]),
-    )
     return [
-        {**dict(r), "mu": start.mu, "sigma": start.sigma, "exposed": start.exposed, "games": 0}
-        for r in rows
+        {
+            "rank": p.rank or None,  # None: a competition's version out of play, listed apart
+            "entrant_id": p.entrant_id,
+            "entrant": cap(p.name),
+            "version": cap(p.version),
+            "language": cap(p.language),
+            "author": cap(p.author),
+            "status": p.status,  # a competition's: active, replaced, suspended, withdrawn
+            "exposed": p.exposed,
+            "mu": p.mu,
+            "sigma": p.sigma,
+            "games": p.games,
+            **_win_rate(firsts.get(p.entrant_id, 0.0), games.get(p.entrant_id, 0)),
+        }
+        # The ledger's one leaderboard query, as arena leaderboard and arena compete read it.
+        for p in found
     ]
+
+
+def board_size(conn: sqlite3.Connection, board_id: int) -> int:
+    """How many entrants a board rates."""
+    row = conn.execute("SELECT count(*) FROM ratings WHERE board_id = ?", (board_id,)).fetchone()
+    return int(row[0])
 
 
 def event_board(conn: sqlite3.Connection, event_id: int) -> dict[str, Any] | None:
@@ -444,12 +351,16 @@ def competition_side(conn: sqlite3.Connection, entrant_id: int) -> dict[str, Any
     }
 
 
-def entrants(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    """Every entrant, by name and version (for choosing one)."""
-    return [
-        {"id": r["id"], "name": cap(r["name"]), "version": cap(r["version"])}
-        for r in conn.execute("SELECT id, name, version FROM entrants ORDER BY name, version, id")
-    ]
+def search_entrants(conn: sqlite3.Connection, text: str, limit: int) -> list[dict[str, Any]]:
+    """Entrants whose name holds ``text`` (any case), by name and version, at most ``limit`` (for
+    choosing one without sending every name)."""
+    like = like_pattern(text)
+    rows = conn.execute(
+        "SELECT id, name, version FROM entrants WHERE name LIKE ? ESCAPE '\\' "
+        "ORDER BY name, version, id LIMIT ?",
+        (like, limit),
+    )
+    return [{"id": r["id"], "name": cap(r["name"]), "version": cap(r["version"])} for r in rows]
 
 
 def entrant(conn: sqlite3.Connection, entrant_id: int) -> dict[str, Any]:
@@ -487,26 +398,26 @@ def entrant_board_ids(conn: sqlite3.Connection, entrant_id: int) -> list[int]:
     ]
 
 
-def entrant_boards(reader: Reader, entrant_id: int) -> list[dict[str, Any]]:
+def entrant_boards(tally: Tally, entrant_id: int) -> list[dict[str, Any]]:
     """The boards an entrant is rated on, with its rating, rank and win rate on each."""
-    with reader.read() as conn:
+    with tally.reader.read() as conn:
         rows = conn.execute(
             "SELECT b.id, b.kind, b.name, b.variant, b.tournament_id, r.mu, r.sigma, r.exposed, "
-            "r.games, (SELECT count(*) FROM ratings o WHERE o.board_id = r.board_id) AS entrants, "
-            "1 + (SELECT count(*) FROM ratings o WHERE o.board_id = r.board_id "
-            "AND o.exposed > r.exposed) AS rank "
+            "r.games, (SELECT count(*) FROM ratings o WHERE o.board_id = r.board_id) AS entrants "
             "FROM ratings r JOIN boards b ON b.id = r.board_id WHERE r.entrant_id = ? "
             "ORDER BY b.kind = 'pooled', b.id DESC",
             (entrant_id,),
         ).fetchall()
+        ranks = [board_rank(conn, _board(r), entrant_id) for r in rows]
     out = []
-    for r in rows:
+    for r, rank in zip(rows, ranks, strict=True):
         b = _board(r)
-        games, firsts = reader.tally.board(reader, b)
+        games, firsts = tally.board(b)
         out.append(
             {
                 "board": b,
-                "rank": r["rank"],
+                "rank": rank,
+                "page": 1 + (rank - 1) // BOARD_PAGE if rank else 1,
                 "mu": r["mu"],
                 "sigma": r["sigma"],
                 "exposed": r["exposed"],

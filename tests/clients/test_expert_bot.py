@@ -325,3 +325,21 @@ def test_every_variant_through_the_real_referee() -> None:
         assert outcome == "normal", (name, other, detail)
     variants_played = collections.Counter(pid for *_, experts in results for pid in experts)
     assert max(variants_played.values()) > 1, "no expert process played a second variant"
+
+
+def test_the_evaluation_stands_apart_from_the_policy() -> None:
+    """The expert's evaluation (arena_bot.expert_evaluation) knows nothing of its policy
+    (arena_bot.expert_bot), which decides on it; each stays a module a person can read."""
+    import ast
+    import inspect
+
+    from arena_bot import expert_bot, expert_evaluation
+
+    tree = ast.parse(inspect.getsource(expert_evaluation))
+    imported = {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert "arena_bot.expert_bot" not in imported
+    assert expert_bot.Evaluator is expert_evaluation.Evaluator
+    for module in (expert_bot, expert_evaluation):
+        assert len(inspect.getsource(module).splitlines()) < 600, module.__name__

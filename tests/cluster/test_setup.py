@@ -6,6 +6,7 @@ test_bot_files.py)."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -249,3 +250,24 @@ def test_a_node_that_cannot_isolate_refuses_a_game_whose_bots_must_be(
         node_side.check_isolation("required", False, here)
     node_side.check_isolation("auto", False, here)  # light where the checked node was light too
     node_side.check_isolation("none", False, here)
+
+
+def test_a_local_ray_starts_told_it_runs_on_one_machine_and_everything_is_put_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--cluster local`` keeps Ray's services on loopback (tests/cluster/test_exposure.py, on real
+    processes): only while it starts, and the arena's own environment is left as it was."""
+    from types import SimpleNamespace
+
+    from arena.cluster import connect as connecting
+
+    constants = SimpleNamespace(ENABLE_RAY_CLUSTER=True)
+    ray: Any = SimpleNamespace(_private=SimpleNamespace(ray_constants=constants))
+    monkeypatch.delenv(connecting.ONE_MACHINE, raising=False)
+    with connecting._on_loopback(ray):
+        assert os.environ[connecting.ONE_MACHINE] == "0" and constants.ENABLE_RAY_CLUSTER is False
+    assert connecting.ONE_MACHINE not in os.environ and constants.ENABLE_RAY_CLUSTER is True
+    monkeypatch.setenv(connecting.ONE_MACHINE, "1")
+    with pytest.raises(RuntimeError), connecting._on_loopback(ray):
+        raise RuntimeError("ray.init failed")
+    assert os.environ[connecting.ONE_MACHINE] == "1" and constants.ENABLE_RAY_CLUSTER is True

@@ -89,15 +89,15 @@ def test_an_authors_leaderboard_with_a_token_asks_the_running_competition(
 ) -> None:
     """An author has a token, not the ledger: `leaderboard --token T` asks the competition at
     submit's default address, not an ./arena.sqlite that has no competition."""
-    from arena.cli import compete
+    from arena.cli.compete import shared
 
     asked: list[tuple[str, str]] = []
 
     def call(server: str, token: str, _: object) -> object:
         asked.append((server, token))
-        raise compete.fail("stop here", 1)
+        raise shared.fail("stop here", 1)
 
-    monkeypatch.setattr(compete, "_call", call)
+    monkeypatch.setattr(shared, "call", call)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ARENA_LEDGER", raising=False)
     result = CliRunner().invoke(app, ["compete", "leaderboard", "--token", "t"])
@@ -119,11 +119,11 @@ def test_a_submissions_log_is_printed_with_its_escape_sequences_shown_not_acted_
 ) -> None:
     """A build's output is its author's: printed raw, an escape sequence in it moved the cursor,
     set the terminal's title or wrote its clipboard (OSC 52) wherever the log was read."""
-    from arena.cli import compete
+    from arena.cli.compete import shared
     from arena.wire.v1 import competition_pb2 as pb
 
     log = "step 1\n\x1b]52;c;cHduZWQ=\x07\x1b[1Aok\tdone\nlast"
-    monkeypatch.setattr(compete, "_call", lambda *_: pb.GetLogResponse(log=log))
+    monkeypatch.setattr(shared, "call", lambda *_: pb.GetLogResponse(log=log))
     result = CliRunner().invoke(app, ["compete", "log", "3", "--token", "t"])
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.output and "\x07" not in result.output
@@ -165,12 +165,39 @@ def test_submit_waits_within_its_timeout(tmp_path: Path) -> None:
         server.stop(None)
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["submit", "no-such-folder"],
+        ["submissions"],
+        ["log", "3"],
+        ["withdraw", "bot"],
+        ["remote", "bot", "--version", "1"],
+    ],
+)
+def test_an_authors_command_without_a_token_asks_nothing(
+    args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each author's command (arena.cli.compete.author) wants the author's token before it packs or
+    sends anything: refused with the one-line usage error, nothing asked of a competition."""
+    from arena.cli.compete import shared
+
+    def call(*_: object) -> object:
+        raise AssertionError("a competition was asked without a token")
+
+    monkeypatch.setattr(shared, "call", call)
+    monkeypatch.delenv("ARENA_AUTHOR_TOKEN", raising=False)
+    result = CliRunner().invoke(app, ["compete", *args])
+    assert result.exit_code == 2, result.output
+    assert "give your author token: --token or $ARENA_AUTHOR_TOKEN" in result.output
+
+
 def test_a_submissions_log_shows_its_history_its_failures_in_play_and_its_time_use(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """compete log showed only the build and check: an author could not see why their bot failed
     in play. Now its status history, each failure's game and detail (whole) and its time use."""
-    from arena.cli import compete
+    from arena.cli.compete import shared
     from arena.wire.v1 import competition_pb2 as pb
 
     trace = "crash: its output:\n" + "\n".join(f"    | frame {i}" for i in range(40))
@@ -186,7 +213,7 @@ def test_a_submissions_log_shows_its_history_its_failures_in_play_and_its_time_u
             failures={"crash": 2, "timeout": 1},
         ),
     )  # fmt: skip
-    monkeypatch.setattr(compete, "_call", lambda *_: answer)
+    monkeypatch.setattr(shared, "call", lambda *_: answer)
     result = CliRunner().invoke(app, ["compete", "log", "3", "--token", "t"])
     assert result.exit_code == 0, result.output
     assert "2026-01-01T00:00:00+00:00  active: in play" in result.output
@@ -200,14 +227,14 @@ def test_a_submissions_log_shows_its_history_its_failures_in_play_and_its_time_u
 
 
 def test_a_submissions_reason_is_shown_whole_at_any_width(monkeypatch: pytest.MonkeyPatch) -> None:
-    from arena.cli import compete
+    from arena.cli.compete import shared
     from arena.wire.v1 import competition_pb2 as pb
 
     reason = "suspended: the last: crash: " + " ".join(f"word{i}" for i in range(80))
     listed = pb.ListSubmissionsResponse(
         submissions=[pb.SubmissionInfo(submission_id=1, bot="b", status="suspended", reason=reason)]
     )
-    monkeypatch.setattr(compete, "_call", lambda *_: listed)
+    monkeypatch.setattr(shared, "call", lambda *_: listed)
     for width in ("80", "400"):
         result = CliRunner().invoke(
             app, ["compete", "submissions", "--token", "t"], env={"COLUMNS": width}
@@ -229,7 +256,7 @@ def test_a_game_log_needs_a_token_or_the_ledger_and_one_of_id_or_game() -> None:
 def test_the_board_lists_out_of_play_versions_apart_with_last_played_and_rank_change(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from arena.cli import compete
+    from arena.cli.compete import shared
     from arena.wire.v1 import competition_pb2 as pb
 
     rows = [
@@ -247,7 +274,7 @@ def test_the_board_lists_out_of_play_versions_apart_with_last_played_and_rank_ch
         asked.append(token)
         return answer
 
-    monkeypatch.setattr(compete, "_call", call)
+    monkeypatch.setattr(shared, "call", call)
     result = CliRunner().invoke(
         app, ["compete", "leaderboard", "--server", "h:1"], env={"COLUMNS": "200"}
     )
@@ -313,7 +340,7 @@ def test_status_shows_the_games_played_and_the_last_games(tmp_path: Path) -> Non
 
 
 def test_history_prints_every_change_of_status(monkeypatch: pytest.MonkeyPatch) -> None:
-    from arena.cli import compete
+    from arena.cli.compete import shared
     from arena.wire.v1 import competition_pb2 as pb
 
     answer = pb.GetLogResponse(
@@ -322,7 +349,7 @@ def test_history_prints_every_change_of_status(monkeypatch: pytest.MonkeyPatch) 
             pb.StatusChange(status="active", reason="reinstated by the organiser", at="t2"),
         ]
     )
-    monkeypatch.setattr(compete, "_call", lambda *_: answer)
+    monkeypatch.setattr(shared, "call", lambda *_: answer)
     result = CliRunner().invoke(app, ["compete", "history", "4", "--token", "t"])
     assert result.exit_code == 0, result.output
     assert result.output == "t1  building: submitted\nt2  active: reinstated by the organiser\n"

@@ -405,7 +405,7 @@ def test_a_java_build_finds_the_jdks_libraries_without_proc() -> None:
 def test_the_leaderboard_command_shows_the_language_column() -> None:
     from rich.console import Console
 
-    from arena.cli.compete import _board
+    from arena.cli.compete.shared import _board
 
     line = store.BoardLine(1, "cpp-bot", "1", "ada", 1.0, 25.0, 8.0, 3, "active", 7, "cpp")
     console = Console(width=200, record=True)

@@ -22,6 +22,7 @@ import pytest
 from arena.competition import bundles, runtimes
 from arena.competition.server import CompetitionServer
 from arena.competition.spec import parse
+from arena.competition.submission_api import serve_submissions
 from arena.ledger import Ledger
 from arena.ledger import competitions as store
 from arena.sandbox import probe
@@ -98,7 +99,7 @@ async def running(tmp_path: Path) -> AsyncIterator[tuple[CompetitionServer, Ledg
         }
     )
     led = Ledger(tmp_path / "ledger.sqlite")
-    server = CompetitionServer(spec, led, tmp_path / "data")
+    server = CompetitionServer(spec, led, tmp_path / "data", serve_submissions=serve_submissions)
     await server.start()
     try:
         yield server, led
@@ -118,7 +119,11 @@ def test_a_bundle_in_each_language_is_built_checked_and_rated(tmp_path: Path) ->
 
 async def every_language(tmp_path: Path, folders: dict[str, Path]) -> None:
     async with running(tmp_path) as (server, led):
-        comp = store.Competitions(led)
+        # The test's own reads and writes go through a connection of their own: the server's is
+        # used by its ledger thread, and a write through it from here would meet that thread's
+        # transaction.
+        own = Ledger(led.path)
+        comp = store.Competitions(own)
         authors: dict[str, Author] = {}
         sids: dict[str, int] = {}
         for language, folder in folders.items():
@@ -159,3 +164,4 @@ async def every_language(tmp_path: Path, folders: dict[str, Path]) -> None:
         }
         for each in authors.values():
             await each.channel.close()
+        own.close()

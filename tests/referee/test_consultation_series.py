@@ -80,3 +80,38 @@ def test_per_game_consultation_keeps_the_seats_as_given() -> None:
     assert all(g.seating == [] and g.single_cut == "" for g in record.games)
     assert {d.seat for d in ann.decisions} == {0} and {d.seat for d in bob.decisions} == {1}
     assert record.games[0].to_dict()["seating"] == []
+
+
+def test_a_match_played_on_from_a_game_before_seats_as_the_series_would() -> None:
+    """A tournament plays a series game by game, each a match of its own told the seating and result
+    of the game before (MatchConfig.series_before): it seats and cuts exactly as the next game of
+    one match of several games does (the cut drawn from the seed of the game it comes before)."""
+    config = MatchConfig(
+        variant="three-handed-consultation",
+        options=SERIES,
+        seed=31,
+        games=6,
+        time_control=GENEROUS,
+        deal_key=b"k",
+    )
+    ann, bob, cy = _players()
+    games = play(config, [[ann], [bob, cy]]).games
+    cuts = 0
+    for before, game in itertools.pairwise(games):
+        seating = tuple(tuple(seat) for seat in before.seating)
+        alone = MatchConfig(
+            variant="three-handed-consultation",
+            options=SERIES,
+            games=1,
+            time_control=GENEROUS,
+            game_seeds=(config.game_seed(game.index),),
+            deal_key=b"k",
+            series_before=(seating, before.result["ranking"] == [1, 0]),
+        )
+        ann, bob, cy = _players()
+        (one,) = play(alone, [[ann], [bob, cy]]).games
+        assert one.seating == game.seating and one.single_cut == game.single_cut
+        cuts += one.single_cut != ""
+        # each player was asked for the seat this seating gives it
+        assert all(0 in one.seating[d.seat] for d in ann.decisions)
+    assert cuts > 0  # the seed shows a cut after a game the allies won

@@ -86,24 +86,3 @@ def test_the_json_schemas_describe_the_target() -> None:
         described = schema["properties"]["options"]["description"]
         assert "target = 2000 | 2500 | 3000 | 4000 | 5000 (polish)" in described
         assert "game_end = end-of-deal | immediate" in described
-
-
-def test_a_consultation_series_is_refused_in_one_game_matches(tmp_path: Path) -> None:
-    """A tournament's or competition's games are one-game matches whose seats the schedule gives:
-    the series (docs/rules.md §3.2) needs a match of several games, and the files say so."""
-    path = tmp_path / "t.toml"
-    three = ENTRANTS + '\n[[entrants]]\nname = "c"\ncommand = "{python} -m arena_bot.random_bot"\n'
-    head = 'name = "T"\nvariant = "three-handed-consultation"\n[options]\n'
-    path.write_text(head + 'consultation = "series"\n' + three)
-    with pytest.raises(tournament.TournamentFileError) as info:
-        tournament.load(path)
-    assert str(info.value).startswith(f"{path}: options: consultation = 'series'")
-    assert "\n" not in str(info.value)
-    path.write_text(head + 'consultation = "per-game"\n' + three)
-    assert dict(tournament.load(path).options)["consultation"] == "per-game"
-    cpath = tmp_path / "c.toml"
-    cpath.write_text(
-        'name = "C"\nvariant = "three-handed-consultation"\n[options]\nconsultation = "series"\n'
-    )
-    with pytest.raises(competition.CompetitionFileError, match="options: consultation = 'series'"):
-        competition.load(cpath)

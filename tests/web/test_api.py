@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -15,6 +16,9 @@ from arena.ledger import Ledger
 from arena.tournament.summary import pairing_lines, wilson
 from arena.web import head_to_head, queries
 from arena.web.app import create_app
+from arena.web.game_counts import Tally
+from arena.web.handlers.common import WebState
+from arena.web.reader import Reader
 
 # ---------------------------------------------------------------- the figures are the ledger's
 
@@ -186,12 +190,51 @@ def test_an_entrant_not_on_a_board_has_no_history_there(client: TestClient) -> N
     assert "not rated on board 999" in response.json()["error"]
 
 
+def test_two_apps_serve_their_own_ledgers(built_ledger: Path, ledger: Path) -> None:
+    """The handlers are module-level functions: each app's state (its ledger, counts, referee,
+    replays) is its own, on ``app.state``, so two apps in one process never mix their ledgers."""
+    execute(ledger, ("UPDATE tournaments SET name = ?", ("the copy",)))
+    first, second = create_app(built_ledger), create_app(ledger)
+    assert isinstance(first.state.web, WebState) and first.state.web is not second.state.web
+    assert first.state.web.tally.reader is first.state.web.reader
+    with TestClient(first) as a, TestClient(second) as b:
+        names = [c.get("/api/events").json()["events"][0]["name"] for c in (a, b, a)]
+        assert names == ["Web <fixture> & co", "the copy", "Web <fixture> & co"]
+        assert "the copy" in b.get("/").text and "the copy" not in a.get("/").text
+
+
+def test_a_tally_counts_through_the_reader_it_is_given(built_ledger: Path) -> None:
+    """The counts are the ledger's, read only through the Reader the Tally was given (no Reader owns a
+    Tally: the web's read-only connection knows nothing of the counts)."""
+    reads = 0
+
+    class CountingReader(Reader):
+        def read(self) -> Any:
+            nonlocal reads
+            reads += 1
+            return super().read()
+
+    tally = Tally(CountingReader(built_ledger))
+    reads = 0
+    counts = tally.events()
+    assert reads > 0
+    [(tid,)] = query(built_ledger, "SELECT id FROM tournaments")
+    assert (counts.played[tid], counts.planned[tid], counts.failures.get(tid, 0)) == (6, 6, 0)
+    [(board_id, kind, variant)] = query(
+        built_ledger, "SELECT id, kind, variant FROM boards WHERE tournament_id = ?", tid
+    )
+    games, firsts = tally.board({"id": board_id, "kind": kind, "variant": variant, "event_id": tid})
+    assert sum(games.values()) == 12  # six games, two entrants each
+    assert sum(firsts.values()) == pytest.approx(6.0)  # one first place a game, shared on a draw
+    assert not hasattr(Reader(built_ledger), "tally")
+
+
 def test_win_counts_follow_new_and_voided_games(
     ledger: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The counts behind win rates and game totals are brought up to date from the games added since
     (here two games at a time), and counted again after a game is voided."""
-    monkeypatch.setattr(queries.Tally, "CHUNK", 2)
+    monkeypatch.setattr(Tally, "CHUNK", 2)
     led = Ledger(ledger)
     try:
         record = led.game_record(6)

@@ -22,7 +22,7 @@ from arena.tournament.schedule import full_schedule
 from arena.tournament.spec import load
 from arena.web import queries
 from arena.web.app import create_app
-from arena.web.queries import LedgerUnavailable, Reader
+from arena.web.reader import LedgerUnavailable, Reader
 
 
 def every_url(client: TestClient) -> list[str]:

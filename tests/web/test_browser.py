@@ -16,7 +16,7 @@ from typing import Any
 import grpc
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Request, sync_playwright
-from web_helpers import Referee, WebServer, query, stored_record
+from web_helpers import Referee, WebServer, crowd_ledger, query, stored_record
 
 from arena.ledger import Ledger
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2
@@ -290,3 +290,70 @@ def test_a_live_match_is_followed_to_its_end(browser: Browser, built_ledger: Pat
                 context.close()
     finally:
         referee.close()
+
+
+@pytest.fixture(scope="module")
+def crowd_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
+    path = tmp_path_factory.mktemp("crowd") / "ledger.sqlite"
+    crowd_ledger(path)
+    with WebServer(path) as server:
+        yield server
+
+
+@pytest.fixture
+def crowd_page(browser: Browser, crowd_site: WebServer) -> Iterator[Watch]:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    watch = Watch(context.new_page(), crowd_site.url)
+    watch.page.set_default_timeout(WAIT_MS)
+    try:
+        yield watch
+    finally:
+        context.close()
+    assert watch.errors == [] and watch.foreign == []
+
+
+def test_the_board_pages_searches_and_shows_an_entrants_own_line(
+    crowd_page: Watch, crowd_site: WebServer
+) -> None:
+    p = crowd_page.page
+    first_cells = "#leaderboard tbody tr td:first-child"
+    p.goto(crowd_site.url + "events/1")
+    assert p.locator("#leaderboard tbody tr").count() == 100
+    assert "page 1 of 3" in p.inner_text("#board-pager")
+    p.click("#board-next")
+    p.wait_for_url("**/events/1?page=2")
+    ranks = [int(t) for t in p.locator(first_cells).all_inner_texts()]
+    assert ranks == list(range(101, 201))
+    p.fill("#board-search input[name=q]", "bot24")
+    p.click("#board-search button")
+    p.wait_for_url("**/events/1?q=bot24")
+    names = p.locator("#leaderboard tbody tr td:nth-child(2)").all_inner_texts()
+    assert sorted(names) == [f"bot24{i}" for i in range(10)]
+    assert "10 entrants named like" in p.inner_text("#board-found")
+    p.goto(crowd_site.url + "entrants/237")
+    rank = int(p.inner_text("a.rank"))
+    p.click("a.rank")
+    p.wait_for_url("**/events/1?entrant=237#leaderboard")
+    mine = p.locator("#shown-entrant")
+    assert mine.is_visible()
+    assert mine.locator("td").nth(0).inner_text() == str(rank)
+    assert mine.locator("td").nth(1).inner_text() == "bot237"
+
+
+def test_the_games_filter_offers_entrants_as_a_name_is_typed(
+    crowd_page: Watch, crowd_site: WebServer
+) -> None:
+    p = crowd_page.page
+    p.goto(crowd_site.url + "games")
+    assert p.locator("#entrant-options option").count() == 0  # no name is sent with the page
+    p.fill("#entrant-search", "bot04")
+    p.wait_for_selector('#entrant-options[data-for="bot04"]', state="attached")
+    offered = [o.get_attribute("value") for o in p.locator("#entrant-options option").all()]
+    assert offered == [f"bot04{i} (1)" for i in range(10)]
+    p.fill("#entrant-search", "bot042 (1)")
+    assert p.input_value("#entrant-id") == "42"
+    p.click("#game-filters button[type=submit]")
+    p.wait_for_url("**/games?*entrant=42*")
+    assert p.inner_text("h1") == "Games of bot042 (1)"
+    seats = set(p.locator("#games a[href^='/entrants/']").all_inner_texts())
+    assert "bot042" in seats and seats <= {"bot041", "bot042", "bot043"}

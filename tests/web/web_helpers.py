@@ -158,3 +158,47 @@ class Referee:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(30)
         self.loop.close()
+
+
+CROWD = 250  # entrants of crowd_ledger: three pages of a board
+
+
+def crowd_ledger(path: Path, entrants: int = CROWD) -> int:
+    """A ledger of one tournament whose board rates ``entrants`` entrants (bot001, bot002, ...; ten of
+    them alike in mu - 3 sigma, ordered by name), with one game between each two neighbours by
+    number; returns the tournament's id."""
+    Ledger(path).close()
+    conn = sqlite3.connect(path)
+    now = "2026-01-01T00:00:00+00:00"
+    with conn:
+        conn.executemany(
+            "INSERT INTO entrants (id, name, command, command_hash, language, version, created_at) "
+            "VALUES (?, ?, 'bot', ?, 'python', '1', ?)",
+            [(i, f"bot{i:03d}", f"{i:064x}", now) for i in range(1, entrants + 1)],
+        )
+        conn.execute(
+            "INSERT INTO tournaments (id, name, spec_hash, spec, variant, created_at) "
+            "VALUES (1, 'Crowd', 'h', '{}', 'two-handed', ?)",
+            (now,),
+        )
+        conn.execute(
+            "INSERT INTO boards (id, kind, name, variant, tournament_id) "
+            "VALUES (1, 'tournament', 'Crowd', 'two-handed', 1)"
+        )
+        conn.executemany(
+            "INSERT INTO ratings VALUES (1, ?, ?, 2.0, ?, 1)",
+            [(i, 30.0 - (i // 10) * 0.1, 24.0 - (i // 10) * 0.1) for i in range(1, entrants + 1)],
+        )
+        for g in range(1, entrants):
+            conn.execute(
+                "INSERT INTO games (id, tournament_id, key, ord, round, pairing, deal, rotation, "
+                "variant, seed, outcome, finished_at, rating_seq) "
+                "VALUES (?, 1, ?, ?, 0, ?, 0, 0, 'two-handed', ?, 'normal', ?, ?)",
+                (g, f"g{g}", g, g, g, now, g),
+            )
+            conn.executemany(
+                "INSERT INTO game_seats VALUES (?, ?, 0, ?, ?, ?, 100)",
+                [(g, 0, g, 0, 0), (g, 1, g + 1, 1, 1)],
+            )
+    conn.close()
+    return 1

@@ -42,3 +42,51 @@
     });
   }
 })();
+
+// The games page's entrant filter: a search box offering the entrants whose names hold what is typed
+// (at most 20, from /api/entrants), never a list of every entrant. Choosing one puts its id in the
+// form; without this script the form sends the name and the page offers the matching entrants.
+(() => {
+  const box = document.getElementById("entrant-search");
+  const options = document.getElementById("entrant-options");
+  const chosen = document.getElementById("entrant-id");
+  if (!box || !options || !chosen) return;
+  let offered = new Map(); // an option's text -> its entrant id
+  let asked = "";
+  let timer = 0;
+  const label = (e, names) => {
+    const text = e.version ? `${e.name} (${e.version})` : e.name;
+    return names.get(text) > 1 ? `${text} #${e.id}` : text;
+  };
+  const offer = async (text) => {
+    asked = text;
+    const response = await fetch(`/api/entrants?q=${encodeURIComponent(text)}&limit=20`);
+    if (!response.ok || asked !== text) return;
+    const found = (await response.json()).entrants;
+    const names = new Map();
+    for (const e of found) {
+      const t = e.version ? `${e.name} (${e.version})` : e.name;
+      names.set(t, (names.get(t) || 0) + 1);
+    }
+    offered = new Map(found.map((e) => [label(e, names), e.id]));
+    options.replaceChildren(
+      ...Array.from(offered.keys(), (text) => {
+        const option = document.createElement("option");
+        option.value = text;
+        return option;
+      }),
+    );
+    options.dataset.for = text; // what the offered entrants match (tests wait for it)
+    pick();
+  };
+  const pick = () => {
+    const id = offered.get(box.value);
+    chosen.value = id === undefined ? "" : String(id);
+  };
+  box.addEventListener("input", () => {
+    pick();
+    const text = box.value.trim();
+    clearTimeout(timer);
+    if (text && !offered.has(box.value)) timer = setTimeout(() => offer(text), 150);
+  });
+})();

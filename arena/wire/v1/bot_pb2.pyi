@@ -586,7 +586,14 @@ class MatchOver(_message.Message):
     def games(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.GameResult]: ...
     @_builtins.property
     def points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
-        """match points per seat: 1 for each game won, shared on a draw"""
+        """Match points: 1 for each game won, shared on a draw (each seat of a side in first place gets the
+        side's share). Per seat, except in a consultation series (option consultation = series), whose
+        players change seats game by game: then per player of the match, in the order of the Welcome's
+        seat_names and, within a seat, its members. A bot's own entry is the number of players of the
+        Welcome's seats before its seat plus its team_member: for three-handed-consultation, seat 0 is
+        points[0] and seat 1's members 0 and 1 are points[1] and points[2]. (The Welcome's seat is the
+        bot's place in the match as given, not the seat it plays a game in: the cuts decide that.)
+        """
 
     def __init__(
         self,

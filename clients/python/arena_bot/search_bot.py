@@ -50,7 +50,8 @@ from arena.game.sampling import SampleError, Tracker
 from arena.game.variants import Family
 from arena_bot.endgame import OutOfTime
 from arena_bot.engine import EngineBot
-from arena_bot.expert_bot import DEFAULT_WEIGHTS, Evaluator, Expert, Weights
+from arena_bot.expert_bot import Expert
+from arena_bot.expert_evaluation import DEFAULT_WEIGHTS, Evaluator, Weights
 from arena_bot.sdk import Clock, GameEnd, parser, run
 from arena_bot.tracking import Knowledge
 

@@ -1,6 +1,7 @@
 """Counts that need every game of the ledger (win rates per board, games per event), kept up to date
 incrementally by :class:`Tally` for :mod:`arena.web.queries`, instead of counted on every page: game
-ids only grow, and voiding, the only deletion, starts a count again."""
+ids only grow, and voiding, the only deletion, starts a count again. A :class:`Tally` reads through the
+:class:`arena.web.reader.Reader` it is given."""
 
 from __future__ import annotations
 
@@ -8,10 +9,9 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from arena.web.queries import Reader
+from arena.web.reader import Reader
 
 
 def _scope(b: dict[str, Any]) -> tuple[str, list[Any]]:
@@ -93,7 +93,8 @@ class Tally:
 
     CHUNK = 20_000
 
-    def __init__(self) -> None:
+    def __init__(self, reader: Reader) -> None:
+        self.reader = reader
         self._boards: dict[int, _Count] = {}
         self._events = EventCount()
         self._lock = threading.Lock()
@@ -103,19 +104,19 @@ class Tally:
         with self._lock:
             return self._catching.setdefault(key, threading.Lock())
 
-    def board(self, reader: Reader, b: dict[str, Any]) -> tuple[dict[int, int], dict[int, float]]:
+    def board(self, b: dict[str, Any]) -> tuple[dict[int, int], dict[int, float]]:
         """(games, first places) per entrant on board ``b``. A first place shared by k sides counts
         1/k (a draw between two is half a win)."""
         with self._catch_up(("board", b["id"])):
-            return self._board(reader, b)
+            return self._board(b)
 
-    def _board(self, reader: Reader, b: dict[str, Any]) -> tuple[dict[int, int], dict[int, float]]:
+    def _board(self, b: dict[str, Any]) -> tuple[dict[int, int], dict[int, float]]:
         with self._lock:
             count = self._boards.get(b["id"]) or _Count()
         where, args = _scope(b)
         fresh = False
         while True:
-            with reader.read() as conn:
+            with self.reader.read() as conn:
                 m = marks(conn)
                 if count.last_voided != m.voided or count.last_game > m.game:
                     count, fresh = _Count(last_voided=m.voided), True
@@ -140,17 +141,17 @@ class Tally:
                 self._boards[b["id"]] = count
         return count.games, count.firsts
 
-    def events(self, reader: Reader) -> EventCount:
+    def events(self) -> EventCount:
         """Games played, failed and planned per event."""
         with self._catch_up("events"):
-            return self._events_now(reader)
+            return self._events_now()
 
-    def _events_now(self, reader: Reader) -> EventCount:
+    def _events_now(self) -> EventCount:
         with self._lock:
             count = self._events
         fresh = False
         while True:
-            with reader.read() as conn:
+            with self.reader.read() as conn:
                 m = marks(conn)
                 if count.last_voided != m.voided or count.last_game > m.game:
                     count = EventCount(last_voided=m.voided, last_planned=count.last_planned,
