@@ -34,11 +34,16 @@ from arena.competition import runtimes
 from arena.competition.bundles import BundleError, Manifest, outside
 from arena.ledger.competitions import Submission
 from arena.play.conformance import check_bot
+from arena.referee import TimeControl
 from arena.sandbox import SandboxError, confine, workspace
 
 LOG_LIMIT = 64 * 1024  # bytes of a build's output kept
 TAIL = 4096  # bytes of its end kept beyond that, for the last line (which says why it failed)
 MAX_REASON = 300  # characters of a failed build's last line kept as its reason
+# The conformance check's clock at the least (arena check-bot's own defaults): a competition's may be
+# more generous, never less.
+CHECK_BUDGET_MS = 2000
+CHECK_GRACE_MS = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,17 +171,25 @@ async def check(
     seconds: int,
     hide: Sequence[Path] = (),
     shown: str | None = None,
+    time_control: TimeControl | None = None,
 ) -> IntakeResult:
     """The conformance check of the built bot, confined with the competition's limits, never shown
     ``hide`` (the ledger, the other bundles) nor a path its command does not resolve within its own
     folder; passes when it makes no mistake. ``shown``: the command as its log names it (the
-    manifest's run line: the resolved one holds the server's own paths)."""
+    manifest's run line: the resolved one holds the server's own paths). ``time_control``: the
+    competition's; the check's clock is never stricter than it, nor than check-bot's own (a budget of
+    CHECK_BUDGET_MS), so that a bot that will have a bank in play has it in its check too (a JVM's
+    first decisions on a busy server, say)."""
     lines: list[str] = []
+    tc = time_control or TimeControl(budget_ms=CHECK_BUDGET_MS, bank_ms=0, grace_ms=CHECK_GRACE_MS)
     try:
         async with asyncio.timeout(seconds):
             report = await check_bot(
                 command,
                 variant,
+                budget_ms=max(CHECK_BUDGET_MS, tc.budget_ms),
+                grace_ms=max(CHECK_GRACE_MS, tc.grace_ms),
+                bank_ms=tc.bank_ms,
                 on_progress=lines.append,
                 limits=limits,
                 hide=hide,

@@ -100,7 +100,7 @@ class IntakeQueue(Roster):
             return
         checked = await intake.check(
             command, self.spec.variant, self.spec.limits, caps.check_seconds, self._hidden(),
-            shown=manifest.run,
+            shown=manifest.run, time_control=self.spec.time_control,
         )  # fmt: skip
         log_text = "\n".join(t for t in (result.log, checked.log) if t)
         if not checked.ok:

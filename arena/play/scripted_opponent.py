@@ -51,14 +51,14 @@ class ScriptedMatch:
     options: tuple[tuple[str, str], ...] = ()
     seed: int = 1
 
-    def config(self, budget_ms: int, grace_ms: int) -> MatchConfig:
+    def config(self, budget_ms: int, grace_ms: int, bank_ms: int = 0) -> MatchConfig:
         keep_going = FailurePolicy.RANDOM_ACTION
         return MatchConfig(
             variant=self.variant,
             options=self.options,
             seed=self.seed,
             games=len(self.games),
-            time_control=TimeControl(budget_ms=budget_ms, bank_ms=0, grace_ms=grace_ms),
+            time_control=TimeControl(budget_ms=budget_ms, bank_ms=bank_ms, grace_ms=grace_ms),
             policies=Policies(keep_going, keep_going, keep_going, keep_going, max_strikes=0),
             dealers=tuple(g.dealer for g in self.games),
             decks=tuple((g.deck(self.variant, self.options),) for g in self.games),

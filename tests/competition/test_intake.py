@@ -25,6 +25,7 @@ from arena.competition.submission_api import SubmissionError
 from arena.ledger import Ledger, LedgerError
 from arena.ledger import competitions as store
 from arena.ledger.rows import ScheduledGame
+from arena.referee import TimeControl
 from arena.sandbox import probe
 
 NOBODY = 65534  # a uid of no one's, to build as when the tests run as root
@@ -640,3 +641,32 @@ def test_a_failed_check_of_a_bare_python_says_to_run_it_with_the_arenas(
     assert not outcome.ok
     assert (hint in outcome.reason, hint in outcome.log) == (hinted, hinted)
     assert outcome.reason.startswith("the conformance check found 1 mistake(s): crash")
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        # A competition's clock with a bank: the check has it too (a JVM's first decisions on a busy
+        # server drew on it; with none the check timed them out).
+        (TimeControl(budget_ms=5000, bank_ms=60_000, grace_ms=1000), (5000, 1000, 60_000)),
+        # Never stricter than arena check-bot's own clock.
+        (TimeControl(budget_ms=500, bank_ms=10_000, grace_ms=50), (2000, 100, 10_000)),
+        # No competition's clock: arena check-bot's.
+        (None, (2000, 100, 0)),
+    ],
+)
+def test_the_check_plays_by_the_competitions_clock_never_a_stricter_one(
+    monkeypatch: pytest.MonkeyPatch,
+    given: TimeControl | None,
+    expected: tuple[int, int, int],
+) -> None:
+    seen: list[tuple[int, int, int]] = []
+
+    async def fake_check_bot(command: str, variant: str, **kw: object) -> object:
+        seen.append((int(kw["budget_ms"]), int(kw["grace_ms"]), int(kw["bank_ms"])))  # type: ignore[call-overload]
+        raise TimeoutError  # enough: the clock it was given is what this test reads
+
+    monkeypatch.setattr(intake, "check_bot", fake_check_bot)
+    result = asyncio.run(intake.check("./bot", "two-handed", Limits(), 60, time_control=given))
+    assert not result.ok
+    assert seen == [expected]

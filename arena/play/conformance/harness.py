@@ -140,6 +140,7 @@ async def check_bot(
     variant_name: str = "two-handed",
     budget_ms: int = 2000,
     grace_ms: int = 100,
+    bank_ms: int = 0,
     opponent: str = FIRST_BOT,
     matches: Sequence[ScriptedMatch] | None = None,
     connect_timeout: float = CONNECT_TIMEOUT,
@@ -158,7 +159,7 @@ async def check_bot(
     tokens: set[str] = set()
     try:
         for scripted in script:
-            config = scripted.config(budget_ms, grace_ms)
+            config = scripted.config(budget_ms, grace_ms, bank_ms)
             v = config.build_variant()
             specs = [
                 [
