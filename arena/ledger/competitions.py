@@ -10,19 +10,19 @@ shown once, when it is made.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
 from typing import Any
 
 from arena.common.secret_tokens import new_token
 from arena.ledger import seat_reports, status_history
-from arena.ledger.boards import COMPETITION
-from arena.ledger.db import PLANNED_COLUMNS, Ledger, _now, planned_game
+from arena.ledger.competition_board import BoardLine as BoardLine  # read as this module's
+from arena.ledger.competition_board import CompetitionBoard
+from arena.ledger.competition_play import CompetitionPlay
+from arena.ledger.db import Ledger, _now
 from arena.ledger.errors import LedgerError
 from arena.ledger.errors import guarded as _guarded
-from arena.ledger.leaderboard import competition_board, placings
 from arena.ledger.names import skeleton
-from arena.ledger.rows import Entrant, ScheduledGame
+from arena.ledger.rows import Entrant
 
 # Submission statuses.
 BUILDING = "building"
@@ -48,28 +48,6 @@ class Author:
     id: int
     name: str
     created_at: str
-
-
-@dataclass(frozen=True, slots=True)
-class BoardLine:
-    rank: int
-    bot: str
-    version: str
-    author: str
-    exposed: float
-    mu: float
-    sigma: float
-    games: int
-    status: str
-    entrant_id: int
-    language: str = ""  # its manifest's (python, cpp, binary...) or a remote entrant's label
-    in_play: bool = True  # ranked; else withdrawn, replaced or suspended: listed apart (rank 0)
-    last_played: str = ""  # when it last finished a game ("" never)
-    rank_change: int | None = None  # places gained over the last 24 hours (None: not ranked then)
-
-
-# A rank's change is measured over this long (ISO times compare as text in the ledger's one zone).
-RANK_CHANGE_OVER = timedelta(hours=24)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +128,7 @@ class Changes:
     marks: Marks
 
 
-class Competitions:
+class Competitions(CompetitionPlay, CompetitionBoard):
     """The competition tables of one ledger (its connection, its transactions)."""
 
     def __init__(self, ledger: Ledger) -> None:
@@ -515,59 +493,6 @@ class Competitions:
         return Submission(*row) if row else None
 
     @_guarded
-    def board(self, competition_id: int, now: datetime | None = None) -> list[BoardLine]:
-        """The competition's leaderboard by mu - 3 sigma: the versions in play ranked (one with no
-        game yet at the initial rating), then those out of play (suspended, withdrawn, replaced)
-        apart, unranked, with their last rating. Each with its author, status, when it last played
-        and the places it gained over the last 24 hours among the versions in play (by their
-        ratings then; None for one not rated then)."""
-        board = competition_board(self.conn, competition_id)
-        last = dict(
-            self.conn.execute(
-                "SELECT gs.entrant_id, max(g.finished_at) FROM game_seats gs "
-                "JOIN games g ON g.id = gs.game_id WHERE g.tournament_id = ? GROUP BY gs.entrant_id",
-                (competition_id,),
-            ).fetchall()
-        )
-        # Read by arena.ledger.leaderboard.placings, as every leaderboard is.
-        lines = [
-            BoardLine(
-                p.rank, p.name, p.version, p.author, p.exposed, p.mu, p.sigma, p.games, p.status,
-                p.entrant_id, p.language, p.status == ACTIVE, last.get(p.entrant_id) or "",
-            )
-            for p in placings(self.conn, board, competition_id=competition_id)
-        ]  # fmt: skip
-        in_play = [r for r in lines if r.in_play]
-        cutoff = ((now or datetime.now(UTC)) - RANK_CHANGE_OVER).isoformat(timespec="seconds")
-        then = self._ranks_at(competition_id, [r.entrant_id for r in in_play], cutoff)
-        return [
-            replace(r, rank_change=then[r.entrant_id] - r.rank if r.entrant_id in then else None)
-            if r.in_play
-            else r
-            for r in lines
-        ]
-
-    def _ranks_at(self, competition_id: int, entrants: list[int], cutoff: str) -> dict[int, int]:
-        """The ranks ``entrants`` held among themselves by their ratings on the competition's board
-        after the last game rated that finished before ``cutoff`` (those rated by then)."""
-        if not entrants:
-            return {}
-        marks = ", ".join("?" * len(entrants))
-        rows = self.conn.execute(
-            "SELECT h.entrant_id, h.mu_after, h.sigma_after, g.rating_seq FROM rating_history h "
-            "JOIN boards b ON b.id = h.board_id AND b.kind = ? AND b.tournament_id = ? "
-            "JOIN games g ON g.id = h.game_id "
-            f"WHERE h.entrant_id IN ({marks}) AND g.finished_at < ? AND g.rating_seq IS NOT NULL",
-            (COMPETITION, competition_id, *entrants, cutoff),
-        ).fetchall()
-        latest: dict[int, tuple[int, float]] = {}
-        for entrant, mu, sigma, seq in rows:
-            if entrant not in latest or seq > latest[entrant][0]:
-                latest[entrant] = (seq, mu - 3 * sigma)
-        order = sorted(latest, key=lambda e: -latest[e][1])
-        return {entrant: rank for rank, entrant in enumerate(order, start=1)}
-
-    @_guarded
     def remote_tokens(self, competition_id: int) -> list[tuple[str, str]]:
         """(token hash, bot name) of every active remote entrant."""
         return [
@@ -578,58 +503,6 @@ class Competitions:
                 (competition_id, ACTIVE),
             )
         ]
-
-    # ------------------------------------------------------------------ matchmaking
-
-    @_guarded
-    def paused(self, competition_id: int) -> bool:
-        row = self.conn.execute(
-            "SELECT paused FROM competition_state WHERE competition_id = ?", (competition_id,)
-        ).fetchone()
-        return bool(row and row[0])
-
-    @_guarded
-    def set_paused(self, competition_id: int, paused: bool) -> None:
-        with self.ledger.transaction():
-            self.conn.execute(
-                "INSERT OR REPLACE INTO competition_state VALUES (?, ?, ?)",
-                (competition_id, int(paused), _now()),
-            )
-
-    @_guarded
-    def standings(self, competition_id: int) -> dict[int, tuple[float, float, int, int]]:
-        """Per entrant on the competition's board: (mu, sigma, games, order of its last game). Read
-        from the board and, per entrant, its last seat (an index step each): no pass over the
-        games, which took 8.6 s at a million."""
-        out = {}
-        for entrant, mu, sigma, games in self.conn.execute(
-            "SELECT r.entrant_id, r.mu, r.sigma, r.games FROM ratings r JOIN boards b "
-            "ON b.id = r.board_id WHERE b.kind = ? AND b.tournament_id = ?",
-            (COMPETITION, competition_id),
-        ):
-            out[int(entrant)] = (float(mu), float(sigma), int(games), -1)
-        for entrant, (mu, sigma, games, _) in out.items():
-            out[entrant] = (mu, sigma, games, self._last_order(competition_id, entrant))
-        return out
-
-    def _last_order(self, competition_id: int, entrant_id: int) -> int:
-        """The order of the entrant's last game in the competition (-1: none): its last seat row
-        is that game's, unless the same program also played elsewhere (then its games are read)."""
-        row = self.conn.execute(
-            "SELECT g.ord, g.tournament_id FROM game_seats s JOIN games g ON g.id = s.game_id "
-            "WHERE s.rowid = (SELECT max(rowid) FROM game_seats WHERE entrant_id = ?)",
-            (entrant_id,),
-        ).fetchone()
-        if row is None:
-            return -1
-        if row[1] == competition_id:
-            return int(row[0])
-        row = self.conn.execute(
-            "SELECT max(g.ord) FROM game_seats s JOIN games g ON g.id = s.game_id "
-            "WHERE s.entrant_id = ? AND g.tournament_id = ?",
-            (entrant_id, competition_id),
-        ).fetchone()
-        return -1 if row[0] is None else int(row[0])
 
     @_guarded
     def changes(self, competition_id: int, since: Marks) -> Changes:
@@ -668,121 +541,6 @@ class Competitions:
         else:
             standings = self._rated(competition_id, since.rating_seq, rating_seq)
         return Changes(paused, subs, standings, whole, Marks(sub_seq, rating_seq, voided))
-
-    def _rated(
-        self, competition_id: int, after: int, upto: int
-    ) -> dict[int, tuple[float, float, int, int]]:
-        """The standings of the entrants whose games were rated after ``after`` up to ``upto``."""
-        last: dict[int, int] = {}
-        for entrant, order in self.conn.execute(
-            "SELECT s.entrant_id, g.ord FROM games g JOIN game_seats s ON s.game_id = g.id "
-            # "+": by the rating order's index (what was rated since), never by the competition's
-            # (every game it holds: 0.5 s at a million).
-            "WHERE g.rating_seq > ? AND g.rating_seq <= ? AND +g.tournament_id = ?",
-            (after, upto, competition_id),
-        ):
-            last[int(entrant)] = max(last.get(int(entrant), -1), int(order))
-        if not last:
-            return {}
-        board = self.conn.execute(
-            "SELECT id FROM boards WHERE kind = ? AND tournament_id = ?",
-            (COMPETITION, competition_id),
-        ).fetchone()
-        out = {}
-        ids = sorted(last)
-        for start in range(0, len(ids), 500):  # within SQLite's count of bound values
-            chunk = ids[start : start + 500]
-            for entrant, mu, sigma, games in self.conn.execute(
-                "SELECT entrant_id, mu, sigma, games FROM ratings WHERE board_id = ? "
-                f"AND entrant_id IN ({', '.join('?' * len(chunk))})",
-                (board[0] if board else -1, *chunk),
-            ):
-                out[int(entrant)] = (float(mu), float(sigma), int(games), last[int(entrant)])
-        return out
-
-    @_guarded
-    def failures(self, competition_id: int, entrant_id: int, window: int) -> tuple[int, int]:
-        """Of the entrant's last ``window`` games: how many it caused to fail, and how many there were."""
-        rows = self.conn.execute(
-            "SELECT g.outcome, g.culprit, s.seat FROM games g JOIN game_seats s ON s.game_id = g.id "
-            "WHERE g.tournament_id = ? AND s.entrant_id = ? ORDER BY g.ord DESC LIMIT ?",
-            (competition_id, entrant_id, window),
-        ).fetchall()
-        caused = sum(
-            1 for outcome, culprit, seat in rows if outcome != "normal" and culprit == seat
-        )
-        return caused, len(rows)
-
-    @_guarded
-    def last_failure(self, competition_id: int, entrant_id: int) -> str:
-        """The last game the entrant caused to fail: its outcome and why (empty when none)."""
-        row = self.conn.execute(
-            "SELECT g.outcome, g.detail FROM games g JOIN game_seats s ON s.game_id = g.id "
-            "WHERE g.tournament_id = ? AND s.entrant_id = ? AND g.outcome != 'normal' "
-            "AND g.culprit = s.seat ORDER BY g.ord DESC LIMIT 1",
-            (competition_id, entrant_id),
-        ).fetchone()
-        return f"{row[0]}: {row[1]}" if row else ""
-
-    @_guarded
-    def next_ord(self, competition_id: int) -> int:
-        row = self.conn.execute(
-            "SELECT coalesce(max(ord), -1) FROM planned_games WHERE tournament_id = ?",
-            (competition_id,),
-        ).fetchone()
-        return int(row[0]) + 1
-
-    @_guarded
-    def unplan_unplayed(
-        self, competition_id: int, keys: tuple[str, ...] = (), *, keep_begun: bool = False
-    ) -> int:
-        """Forget planned games that were never recorded (all of them, or these keys): a competition
-        that stopped mid-game pairs afresh, and the games after them can be rated. With
-        ``keep_begun`` the rest of a pairing begun (a deal played in some of its seat rotations)
-        stays planned, for :meth:`begun_pairings` to finish."""
-        where = f"AND key IN ({', '.join('?' * len(keys))})" if keys else ""
-        if keep_begun:
-            where += (
-                " AND NOT EXISTS (SELECT 1 FROM games g WHERE g.tournament_id = "
-                "planned_games.tournament_id AND g.pairing = planned_games.pairing)"
-            )
-        with self.ledger.transaction():
-            cur = self.conn.execute(
-                "DELETE FROM planned_games WHERE tournament_id = ? AND NOT EXISTS "
-                "(SELECT 1 FROM games g WHERE g.tournament_id = planned_games.tournament_id "
-                f"AND g.key = planned_games.key) {where}",
-                (competition_id, *keys),
-            )
-            self.ledger._rate_ready(competition_id)
-        return int(cur.rowcount)
-
-    @_guarded
-    def begun_pairings(
-        self, competition_id: int
-    ) -> list[tuple[list[ScheduledGame], dict[str, int]]]:
-        """The rest of every pairing a stop cut short: its planned games never recorded, in order,
-        with the entrant that played under each name in its recorded games."""
-        rows = self.conn.execute(
-            f"SELECT {PLANNED_COLUMNS} FROM planned_games p WHERE p.tournament_id = ? "
-            "AND NOT EXISTS (SELECT 1 FROM games g WHERE g.tournament_id = p.tournament_id "
-            "AND g.key = p.key) AND EXISTS (SELECT 1 FROM games g WHERE g.tournament_id = "
-            "p.tournament_id AND g.pairing = p.pairing) ORDER BY p.ord",
-            (competition_id,),
-        ).fetchall()
-        pairings: dict[int, list[ScheduledGame]] = {}
-        for row in rows:
-            game = planned_game(row)
-            pairings.setdefault(game.pairing, []).append(game)
-        out = []
-        for pairing, games in pairings.items():
-            played = self.conn.execute(
-                "SELECT DISTINCT e.name, e.id FROM games g JOIN game_seats s ON s.game_id = g.id "
-                "JOIN entrants e ON e.id = s.entrant_id "
-                "WHERE g.tournament_id = ? AND g.pairing = ?",
-                (competition_id, pairing),
-            ).fetchall()
-            out.append((games, {str(name): int(entrant) for name, entrant in played}))
-        return out
 
 
 def _cap(log: str | None) -> str | None:

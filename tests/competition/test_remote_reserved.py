@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from pathlib import Path
+from types import SimpleNamespace
 
 from intake_helpers import run, until
 
@@ -54,7 +55,8 @@ class SlowToClaim:
                 if session is None:
                     self.unclaimed.append(name)
                     continue
-                session.give(object())  # type: ignore[arg-type]  # claimed: no longer idle
+                # claimed by a stand-in match: no longer idle
+                session.give(SimpleNamespace(match_id=f"stand-in-{game.key}"))  # type: ignore[arg-type]
                 sessions.append(session)
             await asyncio.sleep(0.05)
             for session in sessions:
