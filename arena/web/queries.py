@@ -269,18 +269,21 @@ def leaderboard_page(
     return _board_rows(found, games, firsts), total
 
 
+def board_place(
+    conn: sqlite3.Connection, b: dict[str, Any], entrant_id: int
+) -> tuple[int | None, int] | None:
+    """An entrant's rank on a board, as the board's page ranks it (None: a competition's version out
+    of play, listed apart unranked), and the place of its line on the whole board, from 1 (the page
+    that shows it is the one holding that place); None when it has no line. One ranking of the
+    board for both."""
+    found = rank_of(conn, b["id"], entrant_id, competition_id=_competition(b))
+    return (found[0] or None, found[1]) if found else None
+
+
 def board_rank(conn: sqlite3.Connection, b: dict[str, Any], entrant_id: int) -> int | None:
-    """An entrant's rank on a board, as the board's page ranks it (None: not on it, or a
-    competition's version out of play, listed apart unranked)."""
-    found = rank_of(conn, b["id"], entrant_id, competition_id=_competition(b))
-    return (found[0] or None) if found else None
-
-
-def board_line(conn: sqlite3.Connection, b: dict[str, Any], entrant_id: int) -> int | None:
-    """The place of an entrant's line on the whole board, from 1 (None: it has no line): the page
-    that shows it is the one holding that place."""
-    found = rank_of(conn, b["id"], entrant_id, competition_id=_competition(b))
-    return found[1] if found else None
+    """An entrant's rank on a board (None: not on it, or out of play)."""
+    place = board_place(conn, b, entrant_id)
+    return place[0] if place else None
 
 
 def _board_rows(

@@ -97,10 +97,10 @@ def _lines(st: WebState, b: dict[str, Any], view: BoardView) -> dict[str, Any]:
     rank = None
     if view.entrant is not None:
         with st.reader.read() as conn:
-            line = q.board_line(conn, b, view.entrant)
-            rank = q.board_rank(conn, b, view.entrant)
-        if line is None:
+            place = q.board_place(conn, b, view.entrant)
+        if place is None:
             raise q.NotFound(f"entrant {view.entrant} is not on leaderboard {b['id']}")
+        rank, line = place
         if view.search is None:
             number_ = 1 + (line - 1) // q.BOARD_PAGE
     rows, total = q.leaderboard_page(st.tally, b, number_, view.search)
