@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from arena.competition.matchmaker import Candidate
 from arena.competition.server import CompetitionServer
 from arena.competition.spec import parse
 from arena.ledger import Ledger
@@ -95,9 +96,22 @@ async def fair_start(tmp: Path) -> None:
         played = {name for _, group in sorted(fake.games)[:first_pass] for name in group}
         assert played == set(names), f"no game for {sorted(set(names) - played)[:10]}"
         # A newcomer enters play (from another connection, as the intake's activation is seen).
+        # Any refresh may be the one that puts it in the pool (the periodic one, or one after a
+        # game ends, can come before the one awaited here): the pairing order at that moment is
+        # noted, and the first pairing made from then on must be the newcomer's.
+        joined: list[int] = []
+        put = server.pool.put
+
+        def noting_put(c: Candidate) -> None:
+            if c.name == "newcomer" and not joined:
+                joined.append(server.order)
+            put(c)
+
+        server.pool.put = noting_put  # type: ignore[method-assign]
         await asyncio.to_thread(enter, comp, cid, tmp / "data" / "builds", ["newcomer"])
         await server._refresh()
-        since = server.order
+        assert joined, "the newcomer is not in the pool after a refresh"
+        since = joined[0]
         while not any(o >= since for o, _ in fake.games):
             assert time.monotonic() < deadline, "no pairing after the newcomer entered play"
             await asyncio.sleep(0.02)
