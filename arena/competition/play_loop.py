@@ -9,8 +9,8 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from arena.competition import intake
+from arena.competition.challenges import Challenges
 from arena.competition.matchmaker import Candidate
-from arena.competition.roster import Roster
 from arena.ledger import competitions as store
 from arena.ledger import seat_reports
 from arena.ledger.rows import ScheduledGame
@@ -23,20 +23,29 @@ if TYPE_CHECKING:
 MIN_GAMES_JUDGED = 3  # games an entrant plays before its error rate can suspend it
 
 
-class PlayLoop(Roster):
+class PlayLoop(Challenges):
     def _rotations(self) -> int:
         return len(arrangements(self.spec, tuple(f"p{i}" for i in range(self.spec.players))))
 
     async def _matchmake(self) -> None:
         mm = self.spec.matchmaking
         while True:
-            if self.paused or self.running >= mm.games_at_once:
+            if self.paused or self.running + self.challenge_running >= mm.games_at_once:
                 await self._sleep(mm.pause_seconds)
+                continue
+            # A free place: to a challenge game when one waits, within the challenges' share, and
+            # the last place went to a ranked pairing (or none can be made now).
+            challenge_may = (
+                self.challenge_running < mm.challenge_slots and self._challenge_waiting()
+            )
+            if challenge_may and not self.challenge_had_last_place and await self._challenge():
                 continue
             game = self.pool.pick(self.spec.players, mm.opponent_window, self.rng)
             if game is None:
-                await self._sleep(mm.pause_seconds)
+                if not (challenge_may and await self._challenge()):
+                    await self._sleep(mm.pause_seconds)
                 continue
+            self.challenge_had_last_place = False
             names = tuple(c.name for c in game)
             pairing = self.order
             seed = deal_seed(self.spec.seed, 0, pairing, 0)
@@ -67,6 +76,15 @@ class PlayLoop(Roster):
             commands = {c.name: self.entries[c.entrant].command for c in game}
             ids = {c.name: c.entrant for c in game}
             self._start_play(games, commands, ids, {c.entrant for c in remote})
+
+    async def _challenge(self) -> bool:
+        """Start the next challenge game, if one can be played now."""
+        found = await self._next_challenge()
+        if found is None:
+            return False
+        self._start_challenge(*found)
+        self.challenge_had_last_place = True
+        return True
 
     async def _sleep(self, seconds: float) -> None:
         self._wake.clear()

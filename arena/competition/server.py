@@ -28,9 +28,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+from dataclasses import replace
 from pathlib import Path
 
 from arena.cluster.errors import ClusterError
+from arena.competition.challenges import challenge_key
 from arena.competition.desk import SubmissionsDesk
 from arena.competition.play_loop import PlayLoop
 from arena.ledger import competitions as store
@@ -88,6 +90,10 @@ class CompetitionServer(SubmissionsDesk, PlayLoop):
             output_bytes=spec.submissions.output_kib * 1024,
         )  # fmt: skip
         self.player = GamePlayer(self.manager, rules, self.watch)
+        # Challenges deal from a stream of their own (arena.competition.challenges), always here.
+        self.challenge_player = GamePlayer(
+            self.manager, replace(rules, deal_key=challenge_key(self.deal_key)), self.watch
+        )
         if self.cluster is not None:
             from arena.cluster.bot_files import Shipment
             from arena.cluster.player import ClusterPlayer
@@ -102,6 +108,7 @@ class CompetitionServer(SubmissionsDesk, PlayLoop):
                 self, spec.server.submissions, spec.submissions.max_bundle_mb
             )
         await self._refresh()
+        await self._load_challenges()
         await self._resume()
         for sub in await self.db.call(
             self.store.submissions, self.cid, None, (store.BUILDING, store.CHECKING)

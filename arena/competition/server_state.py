@@ -21,6 +21,7 @@ from arena.competition.retention import Disk
 from arena.competition.spec import CompetitionSpec
 from arena.competition.submission_api import SubmissionListener, SubmissionsStarter
 from arena.ledger import Ledger, LedgerError
+from arena.ledger import challenges as ch
 from arena.ledger import competitions as store
 from arena.play.game import GamePlayer
 from arena.play.ledger_thread import LedgerWorker
@@ -139,6 +140,12 @@ class CompetitionState:
         self.cluster_player: ClusterPlayer | None = None
         self.shipped: set[int] = set()  # entrants whose build the cluster's nodes have
         self.unplayable: set[int] = set()  # entrants in play whose command is refused (said once)
+        # Authors' challenges (arena.competition.challenges): the open ones by id (every write to
+        # them goes through this server), those with a game under way, and how many games those are.
+        self.open_challenges: dict[int, ch.Challenge] = {}
+        self.challenge_busy: set[int] = set()
+        self.challenge_running = 0
+        self.challenge_had_last_place = False  # the last place freed went to a challenge game
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(work)

@@ -18,6 +18,8 @@ submission settings, validated like tournament files (every problem at once, nam
     error_window = 10             # ... counting its last this many games
     pause_seconds = 1.0           # how long the matchmaker waits when nobody can be paired
     matches_per_process = 1       # games a bundle's process may play before it is replaced
+    challenge_share = 0.2         # of games_at_once, the most given to authors' challenges at once
+                                  # (at least 1, none when 0)
 
     [submissions]
     max_bundle_mb = 20            # a bundle's size, packed
@@ -33,6 +35,8 @@ submission settings, validated like tournament files (every problem at once, nam
     languages = ["python", "node", "cpp", "go", "java", "binary"]   # the manifest languages
                                   # accepted (the default: all; arena compete runtimes says which
                                   # this server can build)
+    max_challenge_games = 50      # games one challenge may ask for (arena compete challenge)
+    challenge_games_per_day = 200 # an author's challenge games over the last 24 hours (0: none)
 
     [server]
     submissions = "127.0.0.1:50061"   # the submission service (authors, organisers)
@@ -85,6 +89,16 @@ class Matchmaking:
     # Games a bundle's bot process may play, one after another over its connection (never a deal it
     # has seen), before it is replaced: as a tournament's matches_per_process.
     matches_per_process: int = 1
+    # The share of games_at_once that authors' challenges may take at once: at most
+    # max(1, floor(share * games_at_once)) challenge games, none when 0 (arena.competition.challenges).
+    challenge_share: float = 0.2
+
+    @property
+    def challenge_slots(self) -> int:
+        """Challenge games at a time, at most."""
+        if self.challenge_share <= 0:
+            return 0
+        return max(1, int(self.challenge_share * self.games_at_once + 1e-9))
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +120,9 @@ class Submissions:
     output_kib: int = 64
     # The manifest languages a bundle may be written in (arena.competition.runtimes).
     languages: tuple[str, ...] = LANGUAGES
+    # Games one challenge may ask for, and an author's challenge games over the last 24 hours.
+    max_challenge_games: int = 50
+    challenge_games_per_day: int = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +189,11 @@ class MatchmakingModel(BaseModel):
     error_window: Annotated[int, Field(ge=1, le=10_000)] = _MM.error_window
     pause_seconds: Annotated[float, Field(gt=0, le=3600)] = _MM.pause_seconds
     matches_per_process: Annotated[int, Field(ge=1, le=10_000)] = _MM.matches_per_process
+    challenge_share: Annotated[float, Field(ge=0, le=1)] = Field(
+        default=_MM.challenge_share,
+        description="The share of games_at_once that authors' challenges may take at once: at most "
+        "max(1, floor(share * games_at_once)) challenge games, none when 0",
+    )
 
 
 class SubmissionsModel(BaseModel):
@@ -187,6 +209,14 @@ class SubmissionsModel(BaseModel):
         _SUB.max_submissions_per_day
     )
     output_kib: Annotated[int, Field(ge=0, le=1024)] = _SUB.output_kib
+    max_challenge_games: Annotated[int, Field(ge=1, le=1000)] = Field(
+        default=_SUB.max_challenge_games,
+        description="The games one challenge may ask for (arena compete challenge --games)",
+    )
+    challenge_games_per_day: Annotated[int, Field(ge=0, le=1_000_000)] = Field(
+        default=_SUB.challenge_games_per_day,
+        description="An author's challenge games over the last 24 hours (0: no challenges)",
+    )
     languages: list[Literal[LANGUAGES]] = Field(  # type: ignore[valid-type]
         default=list(_SUB.languages),
         min_length=1,

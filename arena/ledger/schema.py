@@ -44,11 +44,18 @@ Tables (open the file with sqlite-utils or Datasette to browse them):
 - ``head_to_head``: each event's head to head, every two entrants that met in its two-seat games,
   kept as games are recorded (:mod:`arena.ledger.head_to_head`).
 - ``head_to_head_sets``: the duplicate sets those lines count (a pairing's games on one deal).
+- ``challenges``: an author's challenges (:mod:`arena.ledger.challenges`): their bot's submission, the
+  opponent's, the games asked, seat rotations per deal, status (open, done, cancelled, stopped) with
+  its reason, asked and finished times.
+- ``challenge_games``: each challenge game played: number, deal, rotation, seed, seats (JSON), outcome,
+  detail, culprit, the challenger's seat, scores and places (JSON) and the record (as in
+  ``game_records``). Never rated, never in ``games``.
 """
 
 from __future__ import annotations
 
 from arena.ledger import head_to_head
+from arena.ledger.challenges import SCHEMA as CHALLENGES_SCHEMA
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the first schema.
@@ -316,6 +323,10 @@ MIGRATIONS: tuple[str, ...] = (
             WHERE id = NEW.id;
     END;
     """,
+    # 12: an author's challenges (arena.ledger.challenges): unrated games of a bot of theirs against
+    # another entrant, kept apart from the competition's games (no board, standings, head to head or
+    # public list reads them), each with its record.
+    CHALLENGES_SCHEMA,
 )
 
 # Migrations after which the ratings are rebuilt from the games (they, or how they are computed,

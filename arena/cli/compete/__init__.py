@@ -4,7 +4,8 @@ For the organiser (on the ledger, :mod:`.organiser`): ``serve`` runs it; ``autho
 a token; ``status``, ``leaderboard``, ``pause``/``resume``, ``suspend``/``reinstate``; ``runtimes``
 says which bundle languages this machine can build and run. For authors (over
 the network, with their token, :mod:`.author`): ``submit``, ``submissions``, ``log``, ``withdraw``,
-``remote``, and ``leaderboard --server``. What both use, ``leaderboard`` among it: :mod:`.shared`.
+``remote``, ``challenge``, ``challenges``, ``challenge-cancel``, ``challenge-replay``, and
+``leaderboard --server``. What both use, ``leaderboard`` among it: :mod:`.shared`.
 """
 
 from __future__ import annotations
@@ -37,3 +38,7 @@ app.command("log")(author.log)
 app.command("history")(author.history)
 app.command("withdraw")(author.withdraw)
 app.command("remote")(author.remote)
+app.command("challenge")(author.challenge)
+app.command("challenges")(author.challenges)
+app.command("challenge-cancel")(author.challenge_cancel)
+app.command("challenge-replay")(author.challenge_replay)
