@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from arena.cli.main import app
 from arena.competition.challenges import CHALLENGE_ROUND, challenge_key
 from arena.competition.server import CompetitionServer
 from arena.competition.spec import parse
-from arena.competition.submission_api import SubmissionError
+from arena.competition.submission_api import SubmissionError, serve_submissions
 from arena.ledger import Ledger
 from arena.ledger import challenges as ch
 from arena.ledger import competitions as store
@@ -26,7 +28,7 @@ from arena.play.game import Played
 from arena.referee import MatchConfig
 from arena.referee.record import GameRecord, MatchRecord
 
-TIMEOUT = 60.0
+TIMEOUT = 120.0
 
 
 class Counter:
@@ -74,9 +76,12 @@ class FakePlayer:
 class Arena:
     """A competition's server with fake players, and its authors."""
 
-    def __init__(self, server: CompetitionServer, comp: store.Competitions) -> None:
+    def __init__(
+        self, server: CompetitionServer, comp: store.Competitions, tokens: dict[str, str]
+    ) -> None:
         self.server = server
         self.comp = comp
+        self.tokens = tokens
         self.counter = Counter()
         self.ranked = FakePlayer(self.counter)
         self.challenges = FakePlayer(self.counter)
@@ -90,10 +95,14 @@ class Arena:
         return found[0]
 
 
-def enter(comp: store.Competitions, cid: int, builds: Path, bots: dict[str, list[str]]) -> None:
-    """Each author with their bots in play (each build a folder with a bot.py)."""
+def enter(
+    comp: store.Competitions, cid: int, builds: Path, bots: dict[str, list[str]]
+) -> dict[str, str]:
+    """Each author with their bots in play (each build a folder with a bot.py); their tokens."""
+    tokens = {}
     for name, names in bots.items():
-        author = comp.author_of(cid, comp.add_author(cid, name))
+        tokens[name] = comp.add_author(cid, name)
+        author = comp.author_of(cid, tokens[name])
         assert author is not None
         for bot in names:
             sid, _ = comp.submit(
@@ -102,6 +111,7 @@ def enter(comp: store.Competitions, cid: int, builds: Path, bots: dict[str, list
             (builds / str(sid)).mkdir(parents=True)
             (builds / str(sid) / "bot.py").write_text("")
             assert comp.activate(sid, f"bundle:{bot}") is not None
+    return tokens
 
 
 def run(
@@ -124,14 +134,15 @@ def run(
     led = Ledger(tmp / "ledger.sqlite")
     cid = led.register(spec, None, "competition").id
     comp = store.Competitions(led)
-    enter(comp, cid, tmp / "data" / "builds", bots)
+    tokens = enter(comp, cid, tmp / "data" / "builds", bots)
+    serving = serve_submissions if settings.pop("serve", False) else None
 
     async def main() -> None:
-        server = CompetitionServer(spec, led, tmp / "data")
+        server = CompetitionServer(spec, led, tmp / "data", serve_submissions=serving)
         # Paused until the fake players are in place (set after start, before any pairing).
         comp.set_paused(cid, True)
         await server.start()
-        arena = Arena(server, comp)
+        arena = Arena(server, comp, tokens)
         try:
             comp.set_paused(cid, False)
             await server._refresh()
@@ -406,3 +417,56 @@ def test_a_challenge_stops_when_its_bot_leaves_play(tmp_path: Path) -> None:
         assert (found.status, found.reason, found.played) == (ch.STOPPED, "b1 1 left play", 2)
 
     run(tmp_path, {"ada": ["a1"], "bob": ["b1"]}, body)
+
+
+def test_the_command_line_asks_lists_replays_and_cancels_over_the_submission_service(
+    tmp_path: Path,
+) -> None:
+    async def body(arena: Arena) -> None:
+        address = arena.server.submissions_address
+
+        def cli(author: str, *args: str) -> Any:
+            given = ["compete", *args, "--server", address, "--token", arena.tokens[author]]
+            return CliRunner().invoke(app, given, env={"COLUMNS": "200"})
+
+        async def call(author: str, *args: str) -> Any:
+            return await asyncio.to_thread(cli, author, *args)
+
+        asked = await call("ada", "challenge", "a1", "--against", "b1", "--games", "2")
+        assert asked.exit_code == 0, asked.output
+        assert "challenge 1: a1 1 against b1 1, 2 game(s), open" in asked.output
+        bad = await call("ada", "challenge", "a1", "--against", "b1", "--games", "99")
+        assert bad.exit_code != 0
+        assert "games: expected 1..50 (max_challenge_games), got 99" in bad.output
+        await until(done(arena, 1), "the challenge's games")
+        listed = await call("ada", "challenges")
+        assert listed.exit_code == 0, listed.output
+        # The first seat wins every fake game, and the seats swap between the deal's rotations.
+        assert "a1 1" in listed.output and "b1 1" in listed.output and "1-1-0" in listed.output
+        games = arena.comp.challenge_games(1)
+        shown = await call("ada", "challenges", "1")
+        assert shown.exit_code == 0, shown.output
+        assert all(str(g.id) in shown.output for g in games)
+        assert "1000-500" in shown.output and "500-1000" in shown.output
+        # Bob, the opponent's author, sees none of it and cannot act on it.
+        theirs = await call("bob", "challenges")
+        assert theirs.exit_code == 0 and "a1" not in theirs.output
+        refused = await call("bob", "challenge-replay", str(games[0].id))
+        assert refused.exit_code != 0 and "you have no challenge 1" in refused.output
+        refused = await call("bob", "challenge-cancel", "1")
+        assert refused.exit_code != 0 and "you have no challenge 1" in refused.output
+        out = tmp_path / "replay.json"
+        saved = await call("ada", "challenge-replay", str(games[0].id), "--out", str(out))
+        assert saved.exit_code == 0, saved.output
+        transcript = await asyncio.to_thread(
+            CliRunner().invoke, app, ["replay", "--record", str(out)]
+        )
+        assert transcript.exit_code == 0, transcript.output
+        arena.challenges.held = {0, 1}  # the next challenge's games wait
+        again = await call("ada", "challenge", "a1", "--against", "b1", "--games", "2")
+        assert again.exit_code == 0, again.output
+        cancelled = await call("ada", "challenge-cancel", "2")
+        assert cancelled.exit_code == 0, cancelled.output
+        assert "challenge 2: cancelled after 0 game(s)" in cancelled.output
+
+    run(tmp_path, {"ada": ["a1"], "bob": ["b1"]}, body, serve=True)
