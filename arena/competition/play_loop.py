@@ -10,17 +10,22 @@ from typing import TYPE_CHECKING
 
 from arena.competition import intake
 from arena.competition.challenges import Challenges
+from arena.competition.live import game_key
 from arena.competition.matchmaker import Candidate
 from arena.ledger import competitions as store
 from arena.ledger import seat_reports
 from arena.ledger.rows import ScheduledGame
 from arena.play.game import GamePlayer
 from arena.play.seatings import arrangements, deal_seed
+from arena.service.match_manager import MatchEntry
 
 if TYPE_CHECKING:
     from arena.cluster.player import ClusterPlayer
 
 MIN_GAMES_JUDGED = 3  # games an entrant plays before its error rate can suspend it
+# Games the live service remembers it may show: more than the finished matches the referee keeps
+# (arena.service.match_manager.KEEP_FINISHED) and those in play.
+SHOWN_KEPT = 1024
 
 
 class PlayLoop(Challenges):
@@ -118,7 +123,10 @@ class PlayLoop(Challenges):
         if self.cluster_player is not None and all(e in self.shipped for e in ids.values()):
             player = self.cluster_player  # bundles only, on the nodes: played anywhere
         try:
-            for game in games:
+            for i, game in enumerate(games):
+                if i == len(games) - 1 and player is self.player:
+                    # No game of its deal is left to play once it starts: it may be shown live.
+                    self._show_live(game)
                 played = await player.play(game, commands)
                 if played.record is None:
                     self.say(f"{game.key}: the arena could not play it: {played.error}")
@@ -145,6 +153,18 @@ class PlayLoop(Challenges):
             for entrant in reserved:
                 self._sync(entrant)  # free again: back in the pool once it waits in the lobby
             await self._refresh()
+
+    def _show_live(self, game: ScheduledGame) -> None:
+        self.shown_games[(game.seed, game.seats)] = None
+        while len(self.shown_games) > SHOWN_KEPT:
+            self.shown_games.popitem(last=False)
+
+    def _shown_live(self, entry: MatchEntry) -> bool:
+        """Whether the live games may show this match: a ranked game (never a challenge's, whose
+        deals are dealt with a key of their own) whose deal will not be played again."""
+        return (
+            entry.config.deal_key == (self.deal_key or b"") and game_key(entry) in self.shown_games
+        )
 
     async def _judge(self, entrant: int) -> None:
         """Suspend an entrant that caused too many of its recent games to fail."""

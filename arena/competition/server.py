@@ -34,6 +34,7 @@ from pathlib import Path
 from arena.cluster.errors import ClusterError
 from arena.competition.challenges import challenge_key
 from arena.competition.desk import SubmissionsDesk
+from arena.competition.live import serve_live
 from arena.competition.play_loop import PlayLoop
 from arena.ledger import competitions as store
 from arena.ledger.leases import RENEW_SECONDS
@@ -53,6 +54,8 @@ class CompetitionServer(SubmissionsDesk, PlayLoop):
         # Before the ledger: a competition that cannot listen is not registered in a new ledger.
         check_free(spec.server.submissions, "submissions")
         check_free(spec.server.bots, "bots")
+        if self.live_address:
+            check_free(self.live_address, "the live games")
         self.db = LedgerWorker("competition-ledger")
         entry = await self.db.call(self.ledger.register, spec, None, "competition")
         self.cid, self.deal_key = entry.id, entry.deal_key
@@ -82,6 +85,10 @@ class CompetitionServer(SubmissionsDesk, PlayLoop):
             ),
         )
         self.bots_address = self.manager.address
+        if self.live_address:
+            self.live_listener = await serve_live(
+                self.manager, self.live_address, self._shown_live, self.live_token
+            )
         self.watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
         self.watch.start()
         rules = GameRules(
@@ -156,6 +163,8 @@ class CompetitionServer(SubmissionsDesk, PlayLoop):
         await self.watch.stop()
         await self.manager.close()
         await self.referee.stop(0)
+        if self.live_listener is not None:
+            await self.live_listener.stop(0)
         if self.submissions is not None:
             await self.submissions.stop(0)
         with contextlib.suppress(Exception):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from arena.bots import logs as bot_logs
 from arena.cluster.errors import ClusterError
 from arena.competition import bundles
+from arena.competition.live import GameKey, LiveListener
 from arena.competition.matchmaker import Candidate, Pool
 from arena.competition.retention import Disk
 from arena.competition.spec import CompetitionSpec
@@ -72,8 +74,17 @@ class CompetitionState:
         cluster: Cluster | None = None,
         logs_max_mb: int = bot_logs.DEFAULT_MB,
         serve_submissions: SubmissionsStarter | None = None,
+        live_address: str = "",
+        live_token: str = "",
     ) -> None:
         self.spec = spec
+        # The live games for the web's Live page (arena.competition.live): where, with what token
+        # ("": a fresh one), and the games whose deal will not be played again that may be shown
+        # (the last keys, a pairing's last rotation or a single deal, as they were played).
+        self.live_address = live_address or spec.server.live
+        self.live_token = live_token
+        self.live_listener: LiveListener | None = None
+        self.shown_games: OrderedDict[GameKey, None] = OrderedDict()
         # The submission API the command line starts with the server (None: no submissions taken
         # but the desk's own calls).
         self.serve_submissions = serve_submissions

@@ -41,6 +41,9 @@ submission settings, validated like tournament files (every problem at once, nam
     [server]
     submissions = "127.0.0.1:50061"   # the submission service (authors, organisers)
     bots = "127.0.0.1:50062"          # where remote entrants dial in
+    live = "127.0.0.1:50063"          # optional: the live games for arena web --server (the
+                                      # games whose deal will not be played again; a token on
+                                      # every call); serve --live too
     cluster = "auto"                  # optional: games between bundles on a Ray cluster (auto,
                                       # HOST:PORT, ray://HOST:PORT or local); serve --cluster too
 """
@@ -130,6 +133,7 @@ class ServerSettings:
     submissions: str = "127.0.0.1:50061"
     bots: str = "127.0.0.1:50062"
     cluster: str = ""  # a Ray cluster for the games between submitted bundles ("": this machine)
+    live: str = ""  # the live games' address, for the web's Live page ("": none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +241,11 @@ class ServerModel(BaseModel):
     model_config = STRICT
     submissions: Text = _SRV.submissions
     bots: Text = _SRV.bots
+    live: str = Field(
+        default="",
+        description="HOST:PORT of the live games (the admin service's spectator calls, a token on "
+        "every call) that arena web --server follows; empty: none",
+    )
     cluster: str = Field(
         default="",
         description="Play the games between submitted bundles on a Ray cluster: auto, "
@@ -284,6 +293,11 @@ def _check(
         v = None
     if m.server.submissions == m.server.bots and not m.server.bots.endswith(":0"):
         problems.append(("server.bots", "the bots' address must differ from the submissions'"))
+    live = m.server.live.strip()
+    if live and not live.endswith(":0") and live in (m.server.submissions, m.server.bots):
+        problems.append(("server.live", "the live games' address must differ from the others"))
+    if live and not live.startswith("unix:") and not live.rpartition(":")[2].isdigit():
+        problems.append(("server.live", f"expected HOST:PORT, got {live!r}"))
     time_control, limits = checked(problems, m.time_control, m.limits)
     if problems or v is None or time_control is None or limits is None:
         return problems, None
