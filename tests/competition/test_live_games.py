@@ -69,6 +69,10 @@ class Watched:
             with pytest.raises(LiveError) as err:
                 await self.referee.match(entry.match_id)
             assert err.value.status == 404
+            # ... nor streamed: the web's event stream ends at once with the service's refusal.
+            events = [e async for e in self.referee.stream(entry.match_id, None)]
+            assert events[-1].startswith("event: failure") and "no match" in events[-1]
+            assert not any(e.startswith("id:") or "event: public" in e for e in events)
         else:
             assert (await self.referee.match(entry.match_id))["match_id"] == entry.match_id
         self.seen.append((game, entry.match_id, shown))
