@@ -80,8 +80,7 @@ def web(
     games, every game's replay (full view or one seat's), and the matches of a running referee live
     (--server). The ledger is opened read-only: a tournament running beside it is never held up.
 
-    With --submissions, a competition's author area: a "Sign in" link, sessions in cookies
-    (HttpOnly, SameSite=Strict, Secure when served beyond loopback: put it behind HTTPS then)."""
+    With --submissions, a competition's author area: a "Sign in" link for authors and the organiser, sessions in cookies (HttpOnly, SameSite=Strict, Secure when served beyond loopback: put it behind HTTPS then)."""
     # Imported here: the other commands start without the web's libraries.
     import uvicorn
 

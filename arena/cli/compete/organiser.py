@@ -105,8 +105,7 @@ def serve(
     Resumes where it stopped (after a crash too). Prints the two addresses: one for authors'
     submissions, one where remote entrants dial in. Ctrl-C or SIGTERM stops it cleanly.
 
-    The organiser's token (for acting on the running competition from elsewhere) is created on the
-    first start and shown once, or taken from --organiser-token-file."""
+    The organiser's token, to act on the running competition from elsewhere (the --server and --token of the organiser's commands, the web's organiser pages), is made on the first start and shown once; only its hash is kept. The file given with --organiser-token-file sets another."""
     from arena.competition.server import CompetitionServer
     from arena.competition.spec import CompetitionFileError, load
     from arena.competition.submission_api import serve_submissions
