@@ -6,7 +6,11 @@ token shown once, list the authors)."""
 from __future__ import annotations
 
 import asyncio
+import re
+import signal
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import grpc
@@ -157,3 +161,43 @@ async def remote_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert code == 0, out
     code, out = await arena("suspend", "b", "--reason", "again", *local)
     assert code == 2 and "no active submission of a bot named 'b'" in out
+
+
+def test_compete_serve_makes_the_organisers_token_once_and_takes_one_given(tmp_path: Path) -> None:
+    """The first start prints a new token once (its hash kept); the next start prints none and the
+    token still works; --organiser-token-file replaces it."""
+    toml = tmp_path / "c.toml"
+    toml.write_text(
+        'name = "Token Ladder"\n[server]\nsubmissions = "127.0.0.1:0"\nbots = "127.0.0.1:0"\n'
+    )
+    ledger = tmp_path / "ledger.sqlite"
+
+    def serve(*extra: str) -> str:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "arena.cli.main", "compete", "serve", str(toml),
+             "--ledger", str(ledger), *extra],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        assert process.stdout is not None
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            if "stop with Ctrl-C" in line:
+                break
+        process.send_signal(signal.SIGINT)
+        rest, _ = process.communicate(timeout=60)
+        return "".join(lines) + rest
+
+    first = serve()
+    assert "the organiser's token" in first, first
+    (token,) = re.findall(r"(?m)^([0-9a-f]{32,})$", first)
+    data = tmp_path / "ledger.sqlite.d"
+    assert organiser.is_organiser(data, token)
+    again = serve()
+    assert "the organiser's token" not in again and token not in again
+    assert organiser.is_organiser(data, token)
+    given = tmp_path / "token"
+    given.write_text(ORGANISER_TOKEN + "\n")
+    third = serve("--organiser-token-file", str(given))
+    assert ORGANISER_TOKEN not in third and "the organiser's token" not in third
+    assert organiser.is_organiser(data, ORGANISER_TOKEN) and not organiser.is_organiser(data, token)

@@ -15,8 +15,10 @@ from urllib.parse import urlsplit
 import httpx2 as httpx
 import pytest
 from area_helpers import ORGANISER_TOKEN, Browser, Competition, example_bundle
+from starlette.testclient import TestClient
 from web_helpers import WebServer
 
+from arena.web.app import create_app
 from arena.web.sessions import SessionStore
 from arena.web.uploads import FORM_MARGIN, UploadError, parse_form
 from arena.wire.v1 import competition_pb2 as pb
@@ -257,3 +259,11 @@ def test_the_upload_form_is_parsed_and_a_malformed_one_refused() -> None:
     for bad in (body[:-9], b"--XyZ\r\nno headers--XyZ--\r\n", b""):
         with pytest.raises(UploadError):
             parse_form(bad, b"XyZ")
+
+
+def test_without_submissions_there_is_no_author_area(setting: Setting) -> None:
+    with TestClient(create_app(setting.comp.ledger_path)) as client:
+        assert 'href="/signin"' not in client.get("/").text
+        for path in ("/signin", "/author", "/organiser"):
+            assert client.get(path).status_code == 404
+        assert client.post("/signin", data={"token": setting.ada}).status_code in (404, 405)
