@@ -119,6 +119,11 @@ def web(
         typer.echo(f"following the referee at {server} on the Live page", err=True)
     if submissions:
         typer.echo(f"the author area of the competition at {submissions}: /signin", err=True)
+        if not is_loopback(f"{host}:{port}"):
+            typer.echo(
+                "note: its session cookies are Secure (HTTPS only): serve it behind an HTTPS proxy",
+                err=True,
+            )
     typer.echo("stop with Ctrl-C", err=True)
     config = uvicorn.Config(
         app, loop="asyncio", http="h11", lifespan="on", log_level="warning", access_log=False

@@ -14,6 +14,17 @@ Pages (Jinja2 templates, autoescaped everywhere) and a JSON API under ``/api`` s
     /live, /live/MATCH      a running referee's matches, live     /api/live/matches[/MATCH],
                                                                   /live/MATCH/events (server-sent events)
 
+With the address of a competition's submission service (``arena web --submissions``), its author area
+too (:mod:`arena.web.handlers.author`, :mod:`arena.web.handlers.organiser`; sessions in
+:mod:`arena.web.sessions`), every action a call to that service:
+
+    /signin, /signout       an author's or the organiser's token exchanged for a session (POSTs)
+    /author                 the author's bots and submissions; upload a bundle (POST /author/upload)
+    /author/submissions/ID  its build and check log, status history, failures, time use, last games
+    /author/games/ID        the author's own bots' output of a game
+    /author/bots/BOT/withdraw   confirm, then POST
+    /organiser              pause/resume, suspend/reinstate, authors (POSTs under /organiser/...)
+
 Every asset is served from the package (``static/``): no page loads anything from another host, and the
 Content-Security-Policy says so to the browser too.
 

@@ -170,9 +170,9 @@ def test_the_author_and_the_organiser_walk_their_areas(
     boss = new_page(chromium, asked)
     sign_in(boss, site.url, ORGANISER_TOKEN)
     boss.wait_for_url(site.url + "/organiser")
-    # Two authors: ada (in the browser) and bob (her opponent, submitting over gRPC).
+    # Three authors: ada (in the browser), bob (her opponent, submitting over gRPC) and cy.
     tokens: dict[str, str] = {}
-    for name in ("ada", "bob"):
+    for name in ("ada", "bob", "cy"):
         boss.fill("#author-name", name)
         boss.click("#add-author")
         tokens[name] = boss.inner_text("#new-token").strip()
@@ -226,6 +226,14 @@ def test_the_author_and_the_organiser_walk_their_areas(
         assert "bobs-bot" in theirs.text
     finally:
         bob.close()
+    # Cy, who played no part in it, is refused it whole, by the service's own words.
+    cy = Browser(site.url)
+    try:
+        cy.sign_in(tokens["cy"])
+        refused = cy.get(game_url.removeprefix(site.url))
+        assert refused.status_code == 404 and "no bot of yours played a game" in refused.text
+    finally:
+        cy.close()
 
     # The organiser: pause, resume, suspend with a reason, reinstate.
     boss.goto(site.url + "/organiser")
