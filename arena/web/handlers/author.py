@@ -160,7 +160,9 @@ async def submission_page(request: Request) -> Response:
         session,
         lambda stub, md: stub.ListSubmissions(pb.ListSubmissionsRequest(), metadata=md),
     )
-    sub = next(s for s in listed.submissions if s.submission_id == sid)
+    sub = next((s for s in listed.submissions if s.submission_id == sid), None)
+    if sub is None:  # withdrawn and gone between the two calls: as the service says of it
+        raise HTTPException(404, f"you have no submission {sid}")
     games: list[dict[str, Any]] = []
     if sub.entrant_id:
 
