@@ -1,8 +1,7 @@
 """The author area's guards, over HTTP against a real competition server (its submission service in
 a thread) and the web served by uvicorn: sign-in and its cookie's flags, the token in no page, URL,
 cookie or log line, CSRF on every POST, a stale session refused, an author who cannot read or act
-for another, an oversize upload refused as it arrives; and the sessions' store and the upload's
-parser on their own."""
+for another, an oversize upload refused as it arrives, and no author area without --submissions."""
 
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ from starlette.testclient import TestClient
 from web_helpers import WebServer
 
 from arena.web.app import create_app
-from arena.web.sessions import SessionStore
-from arena.web.uploads import FORM_MARGIN, UploadError, parse_form
+from arena.web.uploads import FORM_MARGIN
 from arena.wire.v1 import competition_pb2 as pb
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("author-area")]
@@ -223,42 +221,6 @@ def test_an_oversize_upload_is_refused_as_it_arrives(setting: Setting, browser: 
     )
     assert answer.status_code == 413
     assert "over the competition&#39;s limit of 1 MB" in answer.text
-
-
-def test_a_session_ends_when_idle_too_long_or_too_old_and_the_oldest_goes_first() -> None:
-    now = [0.0]
-    store = SessionStore(idle=10, most=25, capacity=2, clock=lambda: now[0])
-    a = store.start("tok-a", "author", "a", "c", 1)
-    assert store.find(a.id) is a and "tok-a" not in repr(a)
-    now[0] = 9
-    assert store.find(a.id) is a
-    now[0] = 18
-    assert store.find(a.id) is a, "used at 9: not idle for 10 s yet"
-    now[0] = 26
-    assert store.find(a.id) is None, "over 25 s since it began"
-    b = store.start("tok-b", "author", "b", "c", 1)
-    now[0] = 37
-    assert store.find(b.id) is None, "idle for 11 s"
-    c, d = store.start("c", "author", "c", "c", 1), store.start("d", "author", "d", "c", 1)
-    e = store.start("e", "author", "e", "c", 1)
-    assert store.find(c.id) is None and store.find(d.id) is d and store.find(e.id) is e
-    store.end(d.id)
-    assert store.find(d.id) is None and len(store) == 1
-    assert store.find("") is None and store.find(None) is None
-
-
-def test_the_upload_form_is_parsed_and_a_malformed_one_refused() -> None:
-    body = (
-        b'--XyZ\r\nContent-Disposition: form-data; name="csrf"\r\n\r\nabc\r\n'
-        b'--XyZ\r\nContent-Disposition: form-data; name="bundle"; filename="b.tar.gz"\r\n'
-        b"Content-Type: application/gzip\r\n\r\n\x1f\x8b\r\n--X\x00\r\n--XyZ--\r\n"
-    )
-    parts = parse_form(body, b"XyZ")
-    assert parts["csrf"].data == b"abc"
-    assert parts["bundle"].filename == "b.tar.gz" and parts["bundle"].data == b"\x1f\x8b\r\n--X\x00"
-    for bad in (body[:-9], b"--XyZ\r\nno headers--XyZ--\r\n", b""):
-        with pytest.raises(UploadError):
-            parse_form(bad, b"XyZ")
 
 
 def test_without_submissions_there_is_no_author_area(setting: Setting) -> None:
