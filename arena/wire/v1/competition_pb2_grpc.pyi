@@ -56,6 +56,15 @@ class CompetitionStub:
     """
     Withdraw: _grpc.UnaryUnaryMultiCallable[_competition_pb2.WithdrawRequest, _competition_pb2.WithdrawResponse]
     Leaderboard: _grpc.UnaryUnaryMultiCallable[_competition_pb2.LeaderboardRequest, _competition_pb2.LeaderboardResponse]
+    SetWebhook: _grpc.UnaryUnaryMultiCallable[_competition_pb2.SetWebhookRequest, _competition_pb2.SetWebhookResponse]
+    """Notifications: the caller's webhook, told of their submissions' changes of status and, daily,
+    of the games their bots caused to fail (POSTs of JSON signed with HMAC-SHA256; README,
+    "Notifications"). SetWebhook registers it (or replaces it, enabled again) and answers its
+    secret, shown this once; ShowWebhook says how its deliveries go; RemoveWebhook drops it and its
+    queued deliveries.
+    """
+    ShowWebhook: _grpc.UnaryUnaryMultiCallable[_competition_pb2.ShowWebhookRequest, _competition_pb2.ShowWebhookResponse]
+    RemoveWebhook: _grpc.UnaryUnaryMultiCallable[_competition_pb2.RemoveWebhookRequest, _competition_pb2.RemoveWebhookResponse]
 
 @_typing.type_check_only
 class CompetitionAsyncStub(CompetitionStub):
@@ -79,6 +88,15 @@ class CompetitionAsyncStub(CompetitionStub):
     """
     Withdraw: _aio.UnaryUnaryMultiCallable[_competition_pb2.WithdrawRequest, _competition_pb2.WithdrawResponse]  # type: ignore[assignment]
     Leaderboard: _aio.UnaryUnaryMultiCallable[_competition_pb2.LeaderboardRequest, _competition_pb2.LeaderboardResponse]  # type: ignore[assignment]
+    SetWebhook: _aio.UnaryUnaryMultiCallable[_competition_pb2.SetWebhookRequest, _competition_pb2.SetWebhookResponse]  # type: ignore[assignment]
+    """Notifications: the caller's webhook, told of their submissions' changes of status and, daily,
+    of the games their bots caused to fail (POSTs of JSON signed with HMAC-SHA256; README,
+    "Notifications"). SetWebhook registers it (or replaces it, enabled again) and answers its
+    secret, shown this once; ShowWebhook says how its deliveries go; RemoveWebhook drops it and its
+    queued deliveries.
+    """
+    ShowWebhook: _aio.UnaryUnaryMultiCallable[_competition_pb2.ShowWebhookRequest, _competition_pb2.ShowWebhookResponse]  # type: ignore[assignment]
+    RemoveWebhook: _aio.UnaryUnaryMultiCallable[_competition_pb2.RemoveWebhookRequest, _competition_pb2.RemoveWebhookResponse]  # type: ignore[assignment]
 
 class CompetitionServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -141,5 +159,32 @@ class CompetitionServicer(metaclass=_abc_1.ABCMeta):
         request: _competition_pb2.LeaderboardRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_competition_pb2.LeaderboardResponse, _abc.Awaitable[_competition_pb2.LeaderboardResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def SetWebhook(
+        self,
+        request: _competition_pb2.SetWebhookRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.SetWebhookResponse, _abc.Awaitable[_competition_pb2.SetWebhookResponse]]:
+        """Notifications: the caller's webhook, told of their submissions' changes of status and, daily,
+        of the games their bots caused to fail (POSTs of JSON signed with HMAC-SHA256; README,
+        "Notifications"). SetWebhook registers it (or replaces it, enabled again) and answers its
+        secret, shown this once; ShowWebhook says how its deliveries go; RemoveWebhook drops it and its
+        queued deliveries.
+        """
+
+    @_abc_1.abstractmethod
+    def ShowWebhook(
+        self,
+        request: _competition_pb2.ShowWebhookRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.ShowWebhookResponse, _abc.Awaitable[_competition_pb2.ShowWebhookResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def RemoveWebhook(
+        self,
+        request: _competition_pb2.RemoveWebhookRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.RemoveWebhookResponse, _abc.Awaitable[_competition_pb2.RemoveWebhookResponse]]: ...
 
 def add_CompetitionServicer_to_server(servicer: CompetitionServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
