@@ -364,3 +364,15 @@ async def slow_receiver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
         assert len(comp.play_failures(server.cid, ids["b"])) == 1
         hook = await server.webhook(ada)
         assert hook is not None and (hook.queued, hook.delivered) == (2, 0)
+
+
+def test_the_competition_files_notifications_are_checked_by_name() -> None:
+    with pytest.raises(ValueError) as info:
+        parse({"name": "x", "notifications": {"allowed_hosts": ["http://x/"], "attempts": 0}}, "c")
+    assert str(info.value).splitlines() == [
+        "c: notifications.allowed_hosts: a host name or address, got 'http://x/'",
+        "c: notifications.attempts: expected an integer >= 1, got 0",
+    ]
+    spec = parse({"name": "x", "notifications": {"allowed_hosts": ["LocalHost", "[::1]"]}})
+    assert spec.notifications.allowed_hosts == ("localhost", "::1")
+    assert parse({"name": "x"}).notifications.allowed_hosts == ()
