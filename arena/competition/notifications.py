@@ -215,7 +215,8 @@ async def post(
         if writer is not None:
             writer.close()
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(writer.wait_closed(), 1.0)
+                async with asyncio.timeout(1.0):
+                    await writer.wait_closed()
     words = status_line.decode("latin-1").split()
     if len(words) < 2 or not words[0].startswith("HTTP/") or not words[1].isdigit():
         raise DeliveryError(f"not an HTTP answer: {status_line[:80]!r}")
@@ -263,10 +264,13 @@ class Notifier:
         await self.db.call(self.hooks.set_caps, self.cid, self.settings.max_queued)
         try:
             while True:
-                if time.monotonic() >= self._next_digest:
-                    self._next_digest = time.monotonic() + self.digest_look
-                    await self.digests(datetime.now(UTC))
-                await self.deliver_due()
+                try:
+                    if time.monotonic() >= self._next_digest:
+                        self._next_digest = time.monotonic() + self.digest_look
+                        await self.digests(datetime.now(UTC))
+                    await self.deliver_due()
+                except Exception as exc:  # the ledger's trouble is the play loop's to end the run
+                    self.say(f"notifications: {type(exc).__name__}: {exc}")
                 await asyncio.sleep(self.poll)
         finally:
             for task in self.under_way.values():
@@ -314,7 +318,12 @@ class Notifier:
     async def _attempt(self, delivery: Delivery, body: bytes, headers: dict[str, str]) -> None:
         s = self.settings
         try:
-            await post(delivery.url, body, headers, s.timeout_seconds, s.allowed_hosts)
+            try:
+                await post(delivery.url, body, headers, s.timeout_seconds, s.allowed_hosts)
+            except DeliveryError:
+                raise
+            except Exception as exc:  # whatever else went wrong is this attempt's failure too
+                raise DeliveryError(f"{type(exc).__name__}: {exc}") from exc
         except DeliveryError as exc:
             failure = await self.db.call(
                 self.hooks.failed, delivery, str(exc), time.time(), attempts=s.attempts,
