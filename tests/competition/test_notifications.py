@@ -10,6 +10,7 @@ import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -376,3 +377,54 @@ def test_the_competition_files_notifications_are_checked_by_name() -> None:
     spec = parse({"name": "x", "notifications": {"allowed_hosts": ["LocalHost", "[::1]"]}})
     assert spec.notifications.allowed_hosts == ("localhost", "::1")
     assert parse({"name": "x"}).notifications.allowed_hosts == ()
+
+
+def test_the_daily_digest_arrives_signed_once_a_day(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(digest_arrives, tmp_path, monkeypatch)
+
+
+async def digest_arrives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with (
+        Receiver() as receiver,
+        serving(tmp_path, monkeypatch, Gates()) as (server, comp, _),
+    ):
+        ada = comp.authors(server.cid)[0]
+        sub = await server.submit(ada, bundle("1"))
+        await until(lambda: not server._tasks, lambda: server._tasks)
+        _, secret = await server.set_webhook(ada, receiver.url())
+        bob = comp.author_of(server.cid, comp.add_author(server.cid, "bob"))
+        assert bob is not None
+        other, _ = comp.submit(server.cid, bob.id, "o", "1", "python", bundle="o" * 64)
+        ids = {"b": comp.submission(sub.id).entrant_id, "o": comp.activate(other, "bundle:o")}
+        games = [
+            ScheduledGame(f"c{i:09d}-s0", i, 0, i, 0, 0, i, (("b",), ("o",)), ("b", "o"))
+            for i in range(3)
+        ]
+        await server.db.call(server.ledger.plan, server.cid, games)
+        for g, outcome in zip(games, ("crash", "timeout", "crash"), strict=True):
+            record = {
+                "games": [
+                    {
+                        "outcome": outcome, "detail": "boom", "culprit": 0, "decisions": [],
+                        "result": {"sides": [[0], [1]], "ranking": [1, 0], "scores": [0, 1000]},
+                    }
+                ]
+            }  # fmt: skip
+            await server.db.call(
+                server.ledger.record_game, server.cid, "two-handed", g, ids, record
+            )
+        now = datetime.now(UTC) + timedelta(seconds=1)
+        await server.notifier.digests(now)
+        await until(lambda: len(receiver.requests) == 1, lambda: receiver.requests)
+        _, headers, body, _ = receiver.requests[0]
+        assert headers["x-arena-event"] == "digest"
+        assert verify(secret, headers["x-arena-timestamp"], body, headers["x-arena-signature"])
+        digest = json.loads(body)
+        assert digest["bots"] == [
+            {"bot": "b", "version": "1", "failed": {"crash": 2, "timeout": 1}, "games": 3}
+        ]
+        await server.notifier.digests(now + timedelta(hours=1))  # not again the same day
+        await asyncio.sleep(0.3)
+        assert len(receiver.requests) == 1
