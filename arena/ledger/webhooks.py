@@ -194,12 +194,16 @@ class Webhooks:
     @_guarded
     def set(self, author_id: int, url: str, nonce: str, max_queued: int) -> None:
         """Register (or replace) the author's webhook: enabled, its counts afresh; deliveries
-        still queued go to the new URL."""
+        still queued go to the new URL. When its last digest was looked for is kept: setting it
+        again never brings a second digest the same day."""
         with self.ledger.transaction():
-            self.conn.execute("DELETE FROM webhooks WHERE author_id = ?", (author_id,))
             self.conn.execute(
                 "INSERT INTO webhooks (author_id, url, nonce, created_at, max_queued) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (author_id) DO UPDATE SET url = excluded.url, "
+                "nonce = excluded.nonce, created_at = excluded.created_at, "
+                "max_queued = excluded.max_queued, failures = 0, disabled_at = NULL, "
+                "disabled_reason = '', delivered = 0, dropped = 0, abandoned = 0, "
+                "last_delivered_at = NULL, last_error = ''",
                 (author_id, url, nonce, _now(), max_queued),
             )
 

@@ -257,6 +257,14 @@ async def disabled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         assert result.exit_code == 0, result.output
         assert "status: disabled at" in result.output
         assert "the receiver answered 500" in result.output
+        result = await asyncio.to_thread(
+            CliRunner().invoke,
+            app,
+            ["compete", "submissions", "--server", server.submissions_address, "--token", token],
+        )
+        assert result.exit_code == 0, result.output
+        assert "your webhook is disabled (since " in result.output
+        assert "after 3 failed deliveries in a row" in result.output
         # Set again: enabled, and what waited is sent.
         receiver.default = 200
         result = await asyncio.to_thread(

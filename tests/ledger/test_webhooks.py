@@ -140,7 +140,8 @@ def test_a_failed_delivery_backs_off_doubling_and_a_webhook_failing_in_a_row_is_
     )
     assert hooks.due(cid, 1e12, 10) == [], "a disabled webhook is sent nothing"
     store.set_status(sid, SUSPENDED, "suspended again")
-    assert hook.queued == 1 and hooks.get(ada).queued == 1, "nothing queued while disabled"  # type: ignore[union-attr]
+    again = hooks.get(ada)
+    assert hook.queued == 1 and again is not None and again.queued == 1, "none queued if disabled"
     # Set again: enabled, its counts afresh, what was waiting sent.
     hooks.set(ada, "https://example.org/new", "n2", 100)
     hook = hooks.get(ada)
@@ -200,6 +201,8 @@ def test_the_daily_digest_counts_the_games_an_authors_bots_caused_to_fail_by_kin
     # Once a day: not due again until a day has passed.
     assert hooks.digest_due(cid, now + timedelta(hours=23)) == []
     assert hooks.digest_due(cid, now + timedelta(days=1)) == [ada, bob]
+    hooks.set(ada, "https://example.org/again", "n9", 100)  # set again: no second digest today
+    assert hooks.digest_due(cid, now + timedelta(hours=23)) == []
     # Two days on, nothing failed in the last 24 hours: nothing to say, nothing queued.
     assert hooks.digest(cid, ada, now + timedelta(days=2)) is None
     assert len([d for d in hooks.due(cid, 1e12, 100) if d.kind == "digest"]) == 2

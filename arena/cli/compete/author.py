@@ -124,14 +124,25 @@ def submit(
 def submissions(
     server: SubmissionServerOption = DEFAULT_COMPETITION_SERVER, token: AuthorTokenOption = ""
 ) -> None:
-    """List your submissions with their status and reason."""
+    """List your submissions with their status and reason (and say so when your webhook has been
+    disabled)."""
+    import grpc
+
     from arena.wire.v1 import competition_pb2 as pb
 
-    listed = _ask(
-        server,
-        token,
-        lambda stub, md: stub.ListSubmissions(pb.ListSubmissionsRequest(), metadata=md),
-    )
+    async def listing(
+        stub: competition_pb2_grpc.CompetitionAsyncStub, md: shared.Metadata
+    ) -> tuple[pb.ListSubmissionsResponse, pb.ShowWebhookResponse | None]:
+        listed = await stub.ListSubmissions(pb.ListSubmissionsRequest(), metadata=md)
+        try:
+            hook = await stub.ShowWebhook(pb.ShowWebhookRequest(), metadata=md)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() is not grpc.StatusCode.UNIMPLEMENTED:  # a server before notifications
+                raise
+            hook = None
+        return listed, hook
+
+    listed, hook = _ask(server, token, listing)
     table = Table(title="Your submissions")
     for col in ("id", "bot", "version", "kind", "status", "reason", "submitted"):
         # A reason is shown whole at any width (a suspension quotes the bot's last failure).
@@ -142,6 +153,11 @@ def submissions(
             plain(s.reason, len(s.reason) + 1), s.submitted_at,
         )  # fmt: skip
     console.print(table)
+    if hook is not None and hook.HasField("webhook") and not hook.webhook.enabled:
+        typer.echo(
+            f"your webhook is disabled (since {hook.webhook.disabled_at}): "
+            f"{literal(hook.webhook.disabled_reason)}; arena compete webhook show"
+        )
 
 
 def log(
