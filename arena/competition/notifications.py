@@ -48,6 +48,7 @@ import os
 import secrets
 import socket
 import ssl
+import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -80,12 +81,20 @@ class DeliveryError(Exception):
 
 
 def load_key(path: Path) -> bytes:
-    """The server's webhook key (made at first use, readable by its owner alone)."""
+    """The server's webhook key (made at first use, whole or not at all; readable by its owner
+    alone: a looser mode is tightened)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileExistsError):
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(secrets.token_hex(32))
+    if not path.exists():
+        fd, made = tempfile.mkstemp(dir=path.parent, prefix=".webhook-key-")  # mode 0600
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_hex(32))
+            with contextlib.suppress(FileExistsError):  # another server made it first
+                os.link(made, path)
+        finally:
+            os.unlink(made)
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o600)
     key = path.read_text().strip()
     if len(key) < 32:
         raise ValueError(f"{path}: the webhook key is too short; remove the file to make a new one")

@@ -436,3 +436,21 @@ async def digest_arrives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         await server.notifier.digests(now + timedelta(hours=1))  # not again the same day
         await asyncio.sleep(0.3)
         assert len(receiver.requests) == 1
+
+
+def test_the_servers_key_is_made_once_for_its_owner_alone_and_each_nonce_has_its_secret(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "data" / notifications.KEY_FILE
+    key = notifications.load_key(path)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert notifications.load_key(path) == key and len(key) == 64
+    path.chmod(0o644)
+    assert notifications.load_key(path) == key and path.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in path.parent.iterdir()] == [notifications.KEY_FILE]
+    one, two = notifications.secret_of(key, "n1"), notifications.secret_of(key, "n2")
+    assert one != two and notifications.secret_of(b"another key" * 4, "n1") != one
+    body, stamp = b'{"event": "built"}', "1700000000"
+    assert verify(one, stamp, body, notifications.sign(one, stamp, body))
+    assert not verify(two, stamp, body, notifications.sign(one, stamp, body))
+    assert not verify(one, stamp, body + b" ", notifications.sign(one, stamp, body))
