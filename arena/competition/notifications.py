@@ -114,7 +114,7 @@ def sign(secret: str, timestamp: str, body: bytes) -> str:
 
 def verify(secret: str, timestamp: str, body: bytes, signature: str) -> bool:
     """What a receiver does (the README shows the same in a few lines)."""
-    return hmac.compare_digest(sign(secret, timestamp, body), signature)
+    return hmac.compare_digest(sign(secret, timestamp, body).encode(), signature.encode())
 
 
 # --------------------------------------------------------------------------- the URL and its host
@@ -123,7 +123,8 @@ def verify(secret: str, timestamp: str, body: bytes, signature: str) -> bool:
 def url_problem(url: str, allowed: tuple[str, ...]) -> str | None:
     """Why ``url`` cannot be a webhook (None: it can, as far as its text says)."""
     if not url or len(url) > MAX_URL or not url.isprintable() or any(c.isspace() for c in url):
-        return f"a webhook is an http(s) URL of at most {MAX_URL} printable characters, got {url!r}"
+        shown = repr(url[:80]) + (f" ({len(url)} characters)" if len(url) > 80 else "")
+        return f"a webhook is an http(s) URL of at most {MAX_URL} printable characters, got {shown}"
     parts = urlsplit(url)
     try:
         parts.port  # noqa: B018 (a port out of range raises)

@@ -298,6 +298,11 @@ async def refused_hosts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert "http(s) URL" in (url_problem("ftp://example.org/", ()) or "")
     assert "printable" in (url_problem("https://example.org/\r\nX: y", ()) or "")
     assert url_problem("https://example.org/hook", ()) is None
+    assert url_problem("https://example.org/" + "a" * 5000, ()) == (
+        "a webhook is an http(s) URL of at most 2000 printable characters, got "
+        "'https://example.org/" + "a" * 60 + "' (5020 characters)"
+    )
+    assert "port is not a number" in (url_problem("https://example.org:99999/", ()) or "")
     for host in ("127.0.0.1", "localhost", "10.1.2.3", "169.254.169.254", "::1", "::ffff:7f00:1"):
         with pytest.raises(DeliveryError, match="not a public address"):
             await resolve(host, 443, ())
