@@ -22,6 +22,7 @@ import grpc
 from arena.competition import organiser
 from arena.ledger import LedgerError, seat_reports, status_history
 from arena.ledger import competitions as store
+from arena.ledger.webhooks import Webhook
 from arena.service.listener_caps import Caps, Guard, caps_for, marking
 from arena.service.server import HANDSHAKE_OPTIONS, bind, check_free, open_files_limit
 from arena.wire.v1 import competition_pb2 as pb
@@ -51,6 +52,9 @@ MESSAGE_MARGIN = 64 * 1024
 
 class SubmissionError(Exception):
     """A submission refused; the message is for its author."""
+
+
+_T = TypeVar("_T")
 
 
 class Desk(Protocol):
@@ -98,8 +102,13 @@ class Desk(Protocol):
 
     async def organise(self, action: Callable[..., _T], *args: Any) -> _T: ...
 
+    # Notifications (:mod:`arena.competition.notifications`).
+    async def set_webhook(self, author: store.Author, url: str) -> tuple[Webhook, str]: ...
 
-_T = TypeVar("_T")
+    async def webhook(self, author: store.Author) -> Webhook | None: ...
+
+    async def remove_webhook(self, author: store.Author) -> bool: ...
+
 
 # The calls anyone may make, with no author's token: the public board.
 PUBLIC_METHODS = frozenset({"/arena.v1.Competition/Leaderboard"})
@@ -250,6 +259,35 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
         # The public board: anyone may read it, with no token (PUBLIC_METHODS).
         rows = [_board_row(line) for line in await self.desk.board()]
         return pb.LeaderboardResponse(competition=self.desk.competition_name, rows=rows)
+
+    # ---- Notifications: the caller's webhook.
+
+    async def SetWebhook(
+        self, request: pb.SetWebhookRequest, context: Context
+    ) -> pb.SetWebhookResponse:
+        author = await self._author(context)
+        try:
+            hook, secret = await self.desk.set_webhook(author, request.url)
+        except SubmissionError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        return pb.SetWebhookResponse(webhook=_webhook_info(hook), secret=secret)
+
+    async def ShowWebhook(
+        self, request: pb.ShowWebhookRequest, context: Context
+    ) -> pb.ShowWebhookResponse:
+        author = await self._author(context)
+        hook = await self.desk.webhook(author)
+        if hook is None:
+            return pb.ShowWebhookResponse()
+        return pb.ShowWebhookResponse(webhook=_webhook_info(hook))
+
+    async def RemoveWebhook(
+        self, request: pb.RemoveWebhookRequest, context: Context
+    ) -> pb.RemoveWebhookResponse:
+        author = await self._author(context)
+        if not await self.desk.remove_webhook(author):
+            await context.abort(grpc.StatusCode.NOT_FOUND, "you have no webhook")
+        return pb.RemoveWebhookResponse()
 
     # ------------------------------------------------------------ the organiser's calls
 
@@ -480,6 +518,16 @@ def _as_organiser(handler: Handler) -> Handler:
         request_deserializer=handler.request_deserializer,
         response_serializer=handler.response_serializer,
     )
+
+
+def _webhook_info(hook: Webhook) -> pb.WebhookInfo:
+    return pb.WebhookInfo(
+        url=hook.url, enabled=hook.disabled_at is None, disabled_at=hook.disabled_at or "",
+        disabled_reason=hook.disabled_reason, failures=hook.failures, delivered=hook.delivered,
+        dropped=hook.dropped, abandoned=hook.abandoned, queued=hook.queued,
+        last_delivered_at=hook.last_delivered_at or "", last_error=hook.last_error,
+        created_at=hook.created_at,
+    )  # fmt: skip
 
 
 def _board_row(r: store.BoardLine) -> pb.LeaderboardRow:

@@ -924,3 +924,172 @@ class ListAuthorsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListAuthorsResponse: _TypeAlias = ListAuthorsResponse  # noqa: Y015
+
+@_typing.final
+class SetWebhookRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    URL_FIELD_NUMBER: _builtins.int
+    url: _builtins.str
+    """https, or http to a host the competition file allows"""
+    def __init__(
+        self,
+        *,
+        url: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["url", b"url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetWebhookRequest: _TypeAlias = SetWebhookRequest  # noqa: Y015
+
+@_typing.final
+class WebhookInfo(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    URL_FIELD_NUMBER: _builtins.int
+    ENABLED_FIELD_NUMBER: _builtins.int
+    DISABLED_AT_FIELD_NUMBER: _builtins.int
+    DISABLED_REASON_FIELD_NUMBER: _builtins.int
+    FAILURES_FIELD_NUMBER: _builtins.int
+    DELIVERED_FIELD_NUMBER: _builtins.int
+    DROPPED_FIELD_NUMBER: _builtins.int
+    ABANDONED_FIELD_NUMBER: _builtins.int
+    QUEUED_FIELD_NUMBER: _builtins.int
+    LAST_DELIVERED_AT_FIELD_NUMBER: _builtins.int
+    LAST_ERROR_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    url: _builtins.str
+    enabled: _builtins.bool
+    disabled_at: _builtins.str
+    """"" while enabled"""
+    disabled_reason: _builtins.str
+    """why it was disabled (the last failure quoted)"""
+    failures: _builtins.int
+    """attempts failed in a row"""
+    delivered: _builtins.int
+    dropped: _builtins.int
+    """deliveries dropped from a full queue"""
+    abandoned: _builtins.int
+    """deliveries given up after their last attempt"""
+    queued: _builtins.int
+    """deliveries waiting"""
+    last_delivered_at: _builtins.str
+    last_error: _builtins.str
+    created_at: _builtins.str
+    def __init__(
+        self,
+        *,
+        url: _builtins.str = ...,
+        enabled: _builtins.bool = ...,
+        disabled_at: _builtins.str = ...,
+        disabled_reason: _builtins.str = ...,
+        failures: _builtins.int = ...,
+        delivered: _builtins.int = ...,
+        dropped: _builtins.int = ...,
+        abandoned: _builtins.int = ...,
+        queued: _builtins.int = ...,
+        last_delivered_at: _builtins.str = ...,
+        last_error: _builtins.str = ...,
+        created_at: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["abandoned", b"abandoned", "created_at", b"created_at", "delivered", b"delivered", "disabled_at", b"disabled_at", "disabled_reason", b"disabled_reason", "dropped", b"dropped", "enabled", b"enabled", "failures", b"failures", "last_delivered_at", b"last_delivered_at", "last_error", b"last_error", "queued", b"queued", "url", b"url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WebhookInfo: _TypeAlias = WebhookInfo  # noqa: Y015
+
+@_typing.final
+class SetWebhookResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WEBHOOK_FIELD_NUMBER: _builtins.int
+    SECRET_FIELD_NUMBER: _builtins.int
+    secret: _builtins.str
+    """the key of its signatures: shown once, never again"""
+    @_builtins.property
+    def webhook(self) -> Global___WebhookInfo: ...
+    def __init__(
+        self,
+        *,
+        webhook: Global___WebhookInfo | None = ...,
+        secret: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["webhook", b"webhook"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["secret", b"secret", "webhook", b"webhook"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetWebhookResponse: _TypeAlias = SetWebhookResponse  # noqa: Y015
+
+@_typing.final
+class ShowWebhookRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ShowWebhookRequest: _TypeAlias = ShowWebhookRequest  # noqa: Y015
+
+@_typing.final
+class ShowWebhookResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WEBHOOK_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def webhook(self) -> Global___WebhookInfo:
+        """unset: none registered"""
+
+    def __init__(
+        self,
+        *,
+        webhook: Global___WebhookInfo | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["webhook", b"webhook"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["webhook", b"webhook"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ShowWebhookResponse: _TypeAlias = ShowWebhookResponse  # noqa: Y015
+
+@_typing.final
+class RemoveWebhookRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemoveWebhookRequest: _TypeAlias = RemoveWebhookRequest  # noqa: Y015
+
+@_typing.final
+class RemoveWebhookResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemoveWebhookResponse: _TypeAlias = RemoveWebhookResponse  # noqa: Y015

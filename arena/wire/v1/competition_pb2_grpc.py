@@ -104,6 +104,21 @@ class CompetitionStub:
                 request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.ListAuthorsRequest.SerializeToString,
                 response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.ListAuthorsResponse.FromString,
                 _registered_method=True)
+        self.SetWebhook = channel.unary_unary(
+                '/arena.v1.Competition/SetWebhook',
+                request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.SetWebhookRequest.SerializeToString,
+                response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.SetWebhookResponse.FromString,
+                _registered_method=True)
+        self.ShowWebhook = channel.unary_unary(
+                '/arena.v1.Competition/ShowWebhook',
+                request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.ShowWebhookRequest.SerializeToString,
+                response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.ShowWebhookResponse.FromString,
+                _registered_method=True)
+        self.RemoveWebhook = channel.unary_unary(
+                '/arena.v1.Competition/RemoveWebhook',
+                request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.RemoveWebhookRequest.SerializeToString,
+                response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.RemoveWebhookResponse.FromString,
+                _registered_method=True)
 
 
 class CompetitionServicer:
@@ -207,6 +222,29 @@ class CompetitionServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetWebhook(self, request, context):
+        """Notifications: the caller's webhook, told of their submissions' changes of status and, daily,
+        of the games their bots caused to fail (POSTs of JSON signed with HMAC-SHA256; README,
+        "Notifications"). SetWebhook registers it (or replaces it, enabled again) and answers its
+        secret, shown this once; ShowWebhook says how its deliveries go; RemoveWebhook drops it and its
+        queued deliveries.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ShowWebhook(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RemoveWebhook(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CompetitionServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -279,6 +317,21 @@ def add_CompetitionServicer_to_server(servicer, server):
                     servicer.ListAuthors,
                     request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.ListAuthorsRequest.FromString,
                     response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.ListAuthorsResponse.SerializeToString,
+            ),
+            'SetWebhook': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetWebhook,
+                    request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.SetWebhookRequest.FromString,
+                    response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.SetWebhookResponse.SerializeToString,
+            ),
+            'ShowWebhook': grpc.unary_unary_rpc_method_handler(
+                    servicer.ShowWebhook,
+                    request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.ShowWebhookRequest.FromString,
+                    response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.ShowWebhookResponse.SerializeToString,
+            ),
+            'RemoveWebhook': grpc.unary_unary_rpc_method_handler(
+                    servicer.RemoveWebhook,
+                    request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.RemoveWebhookRequest.FromString,
+                    response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.RemoveWebhookResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -659,6 +712,87 @@ class Competition:
             '/arena.v1.Competition/ListAuthors',
             arena_dot_wire_dot_v1_dot_competition__pb2.ListAuthorsRequest.SerializeToString,
             arena_dot_wire_dot_v1_dot_competition__pb2.ListAuthorsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetWebhook(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/SetWebhook',
+            arena_dot_wire_dot_v1_dot_competition__pb2.SetWebhookRequest.SerializeToString,
+            arena_dot_wire_dot_v1_dot_competition__pb2.SetWebhookResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ShowWebhook(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/ShowWebhook',
+            arena_dot_wire_dot_v1_dot_competition__pb2.ShowWebhookRequest.SerializeToString,
+            arena_dot_wire_dot_v1_dot_competition__pb2.ShowWebhookResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RemoveWebhook(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/RemoveWebhook',
+            arena_dot_wire_dot_v1_dot_competition__pb2.RemoveWebhookRequest.SerializeToString,
+            arena_dot_wire_dot_v1_dot_competition__pb2.RemoveWebhookResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -70,6 +70,15 @@ class CompetitionStub:
     Reinstate: _grpc.UnaryUnaryMultiCallable[_competition_pb2.ReinstateRequest, _competition_pb2.ReinstateResponse]
     AddAuthor: _grpc.UnaryUnaryMultiCallable[_competition_pb2.AddAuthorRequest, _competition_pb2.AddAuthorResponse]
     ListAuthors: _grpc.UnaryUnaryMultiCallable[_competition_pb2.ListAuthorsRequest, _competition_pb2.ListAuthorsResponse]
+    SetWebhook: _grpc.UnaryUnaryMultiCallable[_competition_pb2.SetWebhookRequest, _competition_pb2.SetWebhookResponse]
+    """Notifications: the caller's webhook, told of their submissions' changes of status and, daily,
+    of the games their bots caused to fail (POSTs of JSON signed with HMAC-SHA256; README,
+    "Notifications"). SetWebhook registers it (or replaces it, enabled again) and answers its
+    secret, shown this once; ShowWebhook says how its deliveries go; RemoveWebhook drops it and its
+    queued deliveries.
+    """
+    ShowWebhook: _grpc.UnaryUnaryMultiCallable[_competition_pb2.ShowWebhookRequest, _competition_pb2.ShowWebhookResponse]
+    RemoveWebhook: _grpc.UnaryUnaryMultiCallable[_competition_pb2.RemoveWebhookRequest, _competition_pb2.RemoveWebhookResponse]
 
 @_typing.type_check_only
 class CompetitionAsyncStub(CompetitionStub):
@@ -107,6 +116,15 @@ class CompetitionAsyncStub(CompetitionStub):
     Reinstate: _aio.UnaryUnaryMultiCallable[_competition_pb2.ReinstateRequest, _competition_pb2.ReinstateResponse]  # type: ignore[assignment]
     AddAuthor: _aio.UnaryUnaryMultiCallable[_competition_pb2.AddAuthorRequest, _competition_pb2.AddAuthorResponse]  # type: ignore[assignment]
     ListAuthors: _aio.UnaryUnaryMultiCallable[_competition_pb2.ListAuthorsRequest, _competition_pb2.ListAuthorsResponse]  # type: ignore[assignment]
+    SetWebhook: _aio.UnaryUnaryMultiCallable[_competition_pb2.SetWebhookRequest, _competition_pb2.SetWebhookResponse]  # type: ignore[assignment]
+    """Notifications: the caller's webhook, told of their submissions' changes of status and, daily,
+    of the games their bots caused to fail (POSTs of JSON signed with HMAC-SHA256; README,
+    "Notifications"). SetWebhook registers it (or replaces it, enabled again) and answers its
+    secret, shown this once; ShowWebhook says how its deliveries go; RemoveWebhook drops it and its
+    queued deliveries.
+    """
+    ShowWebhook: _aio.UnaryUnaryMultiCallable[_competition_pb2.ShowWebhookRequest, _competition_pb2.ShowWebhookResponse]  # type: ignore[assignment]
+    RemoveWebhook: _aio.UnaryUnaryMultiCallable[_competition_pb2.RemoveWebhookRequest, _competition_pb2.RemoveWebhookResponse]  # type: ignore[assignment]
 
 class CompetitionServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -225,5 +243,32 @@ class CompetitionServicer(metaclass=_abc_1.ABCMeta):
         request: _competition_pb2.ListAuthorsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_competition_pb2.ListAuthorsResponse, _abc.Awaitable[_competition_pb2.ListAuthorsResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def SetWebhook(
+        self,
+        request: _competition_pb2.SetWebhookRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.SetWebhookResponse, _abc.Awaitable[_competition_pb2.SetWebhookResponse]]:
+        """Notifications: the caller's webhook, told of their submissions' changes of status and, daily,
+        of the games their bots caused to fail (POSTs of JSON signed with HMAC-SHA256; README,
+        "Notifications"). SetWebhook registers it (or replaces it, enabled again) and answers its
+        secret, shown this once; ShowWebhook says how its deliveries go; RemoveWebhook drops it and its
+        queued deliveries.
+        """
+
+    @_abc_1.abstractmethod
+    def ShowWebhook(
+        self,
+        request: _competition_pb2.ShowWebhookRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.ShowWebhookResponse, _abc.Awaitable[_competition_pb2.ShowWebhookResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def RemoveWebhook(
+        self,
+        request: _competition_pb2.RemoveWebhookRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.RemoveWebhookResponse, _abc.Awaitable[_competition_pb2.RemoveWebhookResponse]]: ...
 
 def add_CompetitionServicer_to_server(servicer: CompetitionServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
