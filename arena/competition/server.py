@@ -35,6 +35,7 @@ from arena.cluster.errors import ClusterError
 from arena.competition.challenges import challenge_key
 from arena.competition.desk import SubmissionsDesk
 from arena.competition.live import serve_live
+from arena.competition.notifications import WebhookDesk
 from arena.competition.play_loop import PlayLoop
 from arena.ledger import competitions as store
 from arena.ledger.leases import RENEW_SECONDS
@@ -45,7 +46,7 @@ from arena.service.match_manager import ManagerOptions
 from arena.service.server import check_free, create_server
 
 
-class CompetitionServer(SubmissionsDesk, PlayLoop):
+class CompetitionServer(SubmissionsDesk, PlayLoop, WebhookDesk):
     """A standing competition until stopped: its lifecycle (start, resume, stop); the parts it is
     made of act on the state they share (:mod:`.server_state`)."""
 
@@ -127,6 +128,7 @@ class CompetitionServer(SubmissionsDesk, PlayLoop):
             asyncio.create_task(self._matchmake()),
             asyncio.create_task(self._refresher()),
             asyncio.create_task(self._renew_lease()),
+            self._start_notifier(),  # authors' webhooks, delivered apart from play
         ]
 
     async def _resume(self) -> None:

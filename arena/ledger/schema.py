@@ -44,6 +44,11 @@ Tables (open the file with sqlite-utils or Datasette to browse them):
 - ``head_to_head``: each event's head to head, every two entrants that met in its two-seat games,
   kept as games are recorded (:mod:`arena.ledger.head_to_head`).
 - ``head_to_head_sets``: the duplicate sets those lines count (a pairing's games on one deal).
+- ``webhooks``: an author's webhook (URL; a nonce the server derives its secret from, with a key
+  kept outside the ledger; its failures in a row, whether disabled and why, counts of deliveries
+  made, dropped and abandoned; when its last daily digest was looked for).
+- ``webhook_deliveries``: the notifications queued for a webhook: event kind, JSON payload, attempts
+  and when the next is due (:mod:`arena.ledger.webhooks`).
 - ``challenges``: an author's challenges (:mod:`arena.ledger.challenges`): their bot's submission, the
   opponent's, the games asked, seat rotations per deal, status (open, done, cancelled, stopped) with
   its reason, asked and finished times.
@@ -54,7 +59,7 @@ Tables (open the file with sqlite-utils or Datasette to browse them):
 
 from __future__ import annotations
 
-from arena.ledger import head_to_head
+from arena.ledger import head_to_head, webhooks
 from arena.ledger.challenges import SCHEMA as CHALLENGES_SCHEMA
 
 MIGRATIONS: tuple[str, ...] = (
@@ -323,7 +328,10 @@ MIGRATIONS: tuple[str, ...] = (
             WHERE id = NEW.id;
     END;
     """,
-    # 12: an author's challenges (arena.ledger.challenges): unrated games of a bot of theirs against
+    # 12: notifications (issue 45): an author's webhook and the deliveries queued for it
+    # (arena.ledger.webhooks).
+    webhooks.SCHEMA,
+    # 13: an author's challenges (arena.ledger.challenges): unrated games of a bot of theirs against
     # another entrant, kept apart from the competition's games (no board, standings, head to head or
     # public list reads them), each with its record.
     CHALLENGES_SCHEMA,
