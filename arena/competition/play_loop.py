@@ -66,6 +66,13 @@ class PlayLoop(Challenges):
                 games.append(ScheduledGame(key, self.order, 0, pairing, 0, rot, seed, seats, names))
                 self.order += 1
             await self.db.call(self.ledger.plan, self.cid, games)
+            if any(c.entrant not in self.entries for c in game):
+                # One of them left play (withdrawn, replaced, suspended) while the pairing was
+                # being planned: it is dropped, planned no more. (Its entry was looked up below,
+                # and a KeyError ended the matchmaker for good, silently: no game was paired again.)
+                keys = tuple(g.key for g in games)
+                await self.db.call(self.store.unplan_unplayed, self.cid, keys)
+                continue
             for c in game:
                 self.played[c.entrant] = self.played.get(c.entrant, 0) + len(games)
                 self.candidates[c.entrant] = Candidate(
