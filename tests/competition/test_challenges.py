@@ -82,6 +82,7 @@ class Arena:
         self.server = server
         self.comp = comp
         self.tokens = tokens
+        self.said: list[str] = []
         self.counter = Counter()
         self.ranked = FakePlayer(self.counter)
         self.challenges = FakePlayer(self.counter)
@@ -136,13 +137,19 @@ def run(
     comp = store.Competitions(led)
     tokens = enter(comp, cid, tmp / "data" / "builds", bots)
     serving = serve_submissions if settings.pop("serve", False) else None
+    prepare: Callable[[Arena], None] = settings.pop("prepare", lambda arena: None)
+    said: list[str] = []  # what the server says, shown when a wait times out
 
     async def main() -> None:
-        server = CompetitionServer(spec, led, tmp / "data", serve_submissions=serving)
+        server = CompetitionServer(
+            spec, led, tmp / "data", on_event=said.append, serve_submissions=serving
+        )
         # Paused until the fake players are in place (set after start, before any pairing).
         comp.set_paused(cid, True)
         await server.start()
         arena = Arena(server, comp, tokens)
+        arena.said = said
+        prepare(arena)  # before the first pairing
         try:
             comp.set_paused(cid, False)
             await server._refresh()
@@ -328,15 +335,20 @@ def test_a_larger_capacity_gives_challenges_more_places(tmp_path: Path) -> None:
     async def body(arena: Arena) -> None:
         s = arena.server
         ada, bob = arena.author("ada"), arena.author("bob")
-        arena.challenges.delay = 0.05
+        arena.challenges.held = set(range(4))  # every challenge game waits until let go
         asked = [
             await s.challenge(ada, "a1", "b1", 4),
             await s.challenge(bob, "b2", "c1", 4),
             await s.challenge(ada, "a2", "c2", 4),
         ]
+        await until(lambda: arena.challenges.running == 2, "two challenge games at once")
+        ranked = len(arena.ranked.games)
+        await until(lambda: len(arena.ranked.games) >= ranked + 10, "ranked games meanwhile")
+        assert arena.challenges.running == 2  # floor(0.2 * 10), however many places free up
+        arena.challenges.gate.set()
         for c in asked:
             await until(done(arena, c.id), f"challenge {c.id}")
-        assert arena.challenges.most == 2  # floor(0.2 * 10)
+        assert arena.challenges.most == 2
         assert arena.counter.most <= 10
 
     run(
@@ -411,7 +423,7 @@ def test_a_challenge_stops_when_its_bot_leaves_play(tmp_path: Path) -> None:
         await until(lambda: len(arena.challenges.games) == 2, "the second game to start")
         assert await s.withdraw(arena.author("bob"), "b1") == 1
         arena.challenges.gate.set()
-        await until(done(arena, mine.id), "the challenge to stop")
+        await until(done(arena, mine.id), f"the challenge to stop; {arena.said[-12:]}")
         found = arena.comp.challenge(s.cid, mine.id)
         assert found is not None
         assert (found.status, found.reason, found.played) == (ch.STOPPED, "b1 1 left play", 2)
