@@ -11,6 +11,7 @@ from typing import Any
 
 from arena.ledger import head_to_head as stored
 from arena.stats import Pentanomial, Trinomial, estimate
+from arena.stats.elo import elo_from_score
 from arena.tournament.summary import PairingLine, wilson
 from arena.web.queries import cap
 
@@ -19,6 +20,9 @@ from arena.web.queries import cap
 # shows its own opponents instead, a page at a time.
 MAX_PAIRING_ENTRANTS = 32
 OPPONENTS_PAGE = 100
+# A crosstable (entrant x entrant) is a square: 40 entrants make 1,600 cells, about what a page holds.
+MAX_CROSSTABLE_ENTRANTS = 40
+SWEEP_CONFIDENCE = 0.95  # of the one-sided bound given for a clean sweep
 
 
 def pairing_entrants(conn: sqlite3.Connection, event_id: int) -> int:
@@ -75,6 +79,60 @@ def opponents(
     return [_pairing(line(p, labels[p.a], labels[p.b]), p.a, p.b) for p in found], total
 
 
+def crosstable(conn: sqlite3.Connection, event_id: int, order: list[int]) -> dict[str, Any] | None:
+    """An event's crosstable: each entrant that met another against each, its score (points: a win
+    1, a draw 1/2) and games, read from the stored head to head (never the games); the entrants in
+    ``order`` (the board's), any other after them by label. None above
+    :data:`MAX_CROSSTABLE_ENTRANTS`: the caller checks the board's size first, as this reads every
+    line of the event.
+
+    ``entrants``: ``{id, name, games, points}`` in order (``points`` over ``games`` against all);
+    ``cells[i][j]``: ``{games, wins, losses, draws, points}`` of entrant i against j, None where they
+    never met (and on the diagonal, unless an entrant met itself)."""
+    found = stored.pairs(conn, event_id)
+    ids = {i for p in found for i in (p.a, p.b)}
+    if not ids or len(ids) > MAX_CROSSTABLE_ENTRANTS:
+        return None
+    labels = entrant_labels(_names(conn, ids))
+    place = {entrant: k for k, entrant in enumerate(order)}
+    shown = sorted(ids, key=lambda i: (place.get(i, len(place)), labels[i], i))
+    index = {entrant: k for k, entrant in enumerate(shown)}
+    cells: list[list[dict[str, Any] | None]] = [[None] * len(shown) for _ in shown]
+    totals = {entrant: [0, 0.0] for entrant in shown}  # games, points
+    for p in found:
+        for side in (p,) if p.a == p.b else (p, p.turned()):
+            points = side.wins + side.draws / 2
+            cells[index[side.a]][index[side.b]] = {
+                "games": side.games,
+                "wins": side.wins,
+                "losses": side.losses,
+                "draws": side.draws,
+                "points": points,
+            }
+            totals[side.a][0] += side.games
+            totals[side.a][1] += points
+    return {
+        "entrants": [
+            {"id": i, "name": cap(labels[i]), "games": totals[i][0], "points": totals[i][1]}
+            for i in shown
+        ],
+        "cells": cells,
+    }
+
+
+def sweep_bound(units: int, confidence: float = SWEEP_CONFIDENCE) -> float:
+    """The Elo difference that a clean sweep of ``units`` (pairs or games, each won outright) shows
+    at least, one-sided at ``confidence``.
+
+    A unit scores between 0 and 1; whatever its distribution, it scores 1 with probability at most
+    its mean score s, so ``units`` sweeps in a row happen with probability at most s ** units, below
+    1 - ``confidence`` whenever s < (1 - confidence) ** (1 / units): that is the score's lower bound
+    (Clopper-Pearson's for n successes in n), and its Elo the bound."""
+    if units < 1:
+        raise ValueError(f"a sweep needs at least one unit, got {units}")
+    return elo_from_score((1 - confidence) ** (1 / units))
+
+
 def entrant_labels(entrants: dict[int, tuple[str, str]]) -> dict[int, str]:
     """A label for each entrant (id: name and version) that tells it from the others: its name, with
     its version when another has the name too, and its id when that is shared too."""
@@ -115,7 +173,8 @@ def _pairing(line: PairingLine, a: int, b: int) -> dict[str, Any]:
             "values": [int(x) for x in str(line.counts).split(",")],
         }
         # Every pair (game) scored alike: the figures would be the regularization's, not the
-        # games' (one pair won twice reads +1041 and 100%): none is given.
+        # games' (one pair won twice reads +1041 and 100%): none is given. A clean sweep (every
+        # unit won by one side) gets a one-sided bound instead, and its LOS is 100% (or 0%).
         shown = not e.regularized
         out["elo"] = {
             "pairs": line.pairs,
@@ -124,5 +183,14 @@ def _pairing(line: PairingLine, a: int, b: int) -> dict[str, Any]:
                 for k in ("elo", "elo_low", "elo_high", "nelo", "nelo_low", "nelo_high", "los")
             },
             "regularized": e.regularized,
+            "sweep": None,  # "won" or "lost": every unit won by the entrant, or by the opponent
         }
+        values = out["counts"]["values"]
+        units = sum(values)
+        if e.regularized and values[-1] == units:  # every pair 2 points (game won) to the entrant
+            bound = sweep_bound(units)
+            out["elo"].update(sweep="won", elo_low=bound, los=1.0)
+        elif e.regularized and values[0] == units:
+            bound = sweep_bound(units)
+            out["elo"].update(sweep="lost", elo_high=-bound, los=0.0)
     return out

@@ -309,6 +309,11 @@ def _board_rows(
     ]
 
 
+def board_order(conn: sqlite3.Connection, b: dict[str, Any]) -> list[int]:
+    """A board's entrants in its lines' order (for a small board: it ranks the whole board)."""
+    return [p.entrant_id for p in placings(conn, b["id"], competition_id=_competition(b))]
+
+
 def board_size(conn: sqlite3.Connection, board_id: int) -> int:
     """How many entrants a board rates."""
     row = conn.execute("SELECT count(*) FROM ratings WHERE board_id = ?", (board_id,)).fetchone()

@@ -13,6 +13,7 @@ from starlette.testclient import TestClient
 from web_helpers import execute, query
 
 from arena.ledger import Ledger
+from arena.stats.elo import elo_from_score
 from arena.tournament.summary import pairing_lines, wilson
 from arena.web import head_to_head, queries
 from arena.web.app import create_app
@@ -472,16 +473,28 @@ def test_an_events_pairings_carry_the_elo_of_their_duplicate_pairs(
         assert h["counts"]["model"] == "pentanomial" and sum(h["counts"]["values"]) == 1
         assert line.elo is not None and h["elo"]["pairs"] == 1
         assert h["elo"]["regularized"] is True  # one pair has no spread...
-        # ... so no figure is given: they would be the regularization's (+1041, LOS 100%).
-        assert (h["elo"]["elo"], h["elo"]["elo_low"], h["elo"]["los"]) == (None, None, None)
+        # ... so no estimate is given (it would be the regularization's: +1041, LOS 100%); a pair
+        # won outright is a clean sweep, with its one-sided bound: one pair of 1 shows little.
+        assert h["elo"]["elo"] is None
+        values = h["counts"]["values"]
+        if values[4]:
+            assert h["elo"]["sweep"] == "won" and h["elo"]["los"] == 1.0
+            assert h["elo"]["elo_low"] == pytest.approx(elo_from_score(0.05))
+        elif values[0]:
+            assert h["elo"]["sweep"] == "lost" and h["elo"]["los"] == 0.0
+            assert h["elo"]["elo_high"] == pytest.approx(-elo_from_score(0.05))
+        else:
+            assert h["elo"]["sweep"] is None and h["elo"]["los"] is None
+    sweeps = sum(1 for h in heads if h["elo"]["sweep"])
     page = client.get("/events/1").text
     table = page[page.index('id="pairings"') :]
     assert "Head to head" in page and "1 pair" in table and "1 pairs" not in table
     # Duplicate deals: the sets have a column (without them each game would be a set of its own).
     assert "duplicate sets W-L-T" in table.split("</thead>")[0]
-    # With one pair each, no interval or LOS is shown: they would be the regularization's.
     rows = table.split("</table>")[0].split("<tbody>")[1]
-    assert rows.count("(all alike)") == 3 and rows.count('<td class="num">-</td></tr>') == 3
+    assert rows.count("(95%, a clean sweep)") == sweeps
+    assert rows.count("(all alike)") == 3 - sweeps
+    assert rows.count('<td class="num">-</td></tr>') == 3 - sweeps
 
 
 def test_head_to_head_is_left_out_for_a_large_field(
