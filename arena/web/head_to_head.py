@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from typing import Any
+from typing import Any, NamedTuple
 
 from arena.ledger import head_to_head as stored
 from arena.stats import Pentanomial, Trinomial, estimate
-from arena.stats.elo import elo_from_score
-from arena.tournament.summary import PairingLine, wilson
+from arena.stats.elo import elo_from_score, elo_text
+from arena.tournament.summary import PairingLine, counted, wilson
 from arena.web.queries import cap
 
 # Head to head is a table of every two entrants: worth showing whole for a tournament's field, not for
@@ -131,6 +131,91 @@ def sweep_bound(units: int, confidence: float = SWEEP_CONFIDENCE) -> float:
     if units < 1:
         raise ValueError(f"a sweep needs at least one unit, got {units}")
     return elo_from_score((1 - confidence) ** (1 / units))
+
+
+class Shown(NamedTuple):
+    """A head-to-head line as a page shows it, formatted once (a table may have hundreds)."""
+
+    entrant_id: int
+    entrant: str
+    opponent_id: int
+    opponent: str
+    games: int
+    record: str  # W-L-D
+    forfeits: str  # the entrant's - the opponent's
+    sets: str  # duplicate sets W-L-T
+    score: str
+    elo: str  # the figure, or the bound with its side ("> -94"), or "-"
+    note: str  # the interval, "(95%, a clean sweep)" or "(all alike)"
+    units: str  # "3 pairs", "1 game"; "" with no figure
+    los: str
+
+
+def shown(p: dict[str, Any]) -> Shown:
+    """A line of :func:`pairings` or :func:`opponents` formatted for a page."""
+    e = p["elo"]
+    units = ""
+    if e is None:
+        elo, note = "-", ""
+    else:
+        units = counted(e["pairs"], "pair") if e["pairs"] else counted(p["games"], "game")
+        if e["sweep"] == "won":
+            elo, note = f"> {_elo(e['elo_low'])}", "(95%, a clean sweep)"
+        elif e["sweep"] == "lost":
+            elo, note = f"< {_elo(e['elo_high'])}", "(95%, a clean sweep)"
+        elif e["regularized"]:
+            elo, note = "-", "(all alike)"
+        else:
+            elo, note = _elo(e["elo"]), f"[{_elo(e['elo_low'])}, {_elo(e['elo_high'])}]"
+    los = "-" if e is None or e["los"] is None else f"{e['los'] * 100:.0f}%"
+    return Shown(
+        p["entrant_id"], p["entrant"], p["opponent_id"], p["opponent"], p["games"],
+        f"{p['wins']}-{p['losses']}-{p['draws']}", f"{p['forfeits']}-{p['opponent_forfeits']}",
+        f"{p['sets_won']}-{p['sets_lost']}-{p['sets_tied']}", f"{p['score'] * 100:.0f}%", elo,
+        note, units, los,
+    )  # fmt: skip
+
+
+def _elo(x: float) -> str:
+    return elo_text(x, "+.0f")  # >2400 for a bound held at the limit
+
+
+def points_text(points: float) -> str:
+    """A score in points with halves: 3, 1½, ½."""
+    whole = int(points)
+    if points == whole:
+        return str(whole)
+    return f"{whole}½" if whole else "½"
+
+
+class CrossRow(NamedTuple):
+    """A crosstable's row as the page shows it: each cell its text and title ("" where the two never
+    met; a multiplication sign on the diagonal)."""
+
+    number: int
+    entrant_id: int
+    entrant: str
+    score: str
+    cells: list[tuple[str, str]]
+
+
+def cross_rows(cross: dict[str, Any]) -> list[CrossRow]:
+    """:func:`crosstable` formatted for a page."""
+    entrants = cross["entrants"]
+    rows = []
+    for i, (e, row) in enumerate(zip(entrants, cross["cells"], strict=True)):
+        cells = []
+        for j, c in enumerate(row):
+            if c is None:
+                cells.append(("\u00d7" if i == j else "", ""))
+            else:
+                title = (
+                    f"{e['name']} v {entrants[j]['name']}: {c['wins']}-{c['losses']}-{c['draws']}"
+                )
+                cells.append((f"{points_text(c['points'])}/{c['games']}", title))
+        score = f"{points_text(e['points'])}/{e['games']}"
+        rows.append(CrossRow(i + 1, e["id"], e["name"], score, cells))
+    return rows
 
 
 def entrant_labels(entrants: dict[int, tuple[str, str]]) -> dict[int, str]:

@@ -63,6 +63,7 @@ def _opponents(
     return {
         "event_id": event_id,
         "lines": lines,
+        "shown": [h2h.shown(p) for p in lines],
         "page": number,
         "pages": pages,
         "total": total,
@@ -79,6 +80,8 @@ def entrant_page(request: Request) -> Response:
 def api_entrant(request: Request) -> Response:
     data = _entrant_data(request)
     del data["history"], data["board_id"]
+    if data["opponents"]:
+        del data["opponents"]["shown"]
     return JSONResponse(data)
 
 

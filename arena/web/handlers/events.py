@@ -167,7 +167,16 @@ def _event_data(st: WebState, event_id: int, view: BoardView) -> dict[str, Any]:
 
 def event_page(request: Request) -> Response:
     data = _event_data(state(request), path_int(request), board_view(request))
-    return page(request, "board.html", lines=board_lines(data.pop("leaderboard")), **data)
+    heads, cross = data.pop("pairings"), data.pop("crosstable")
+    return page(
+        request,
+        "board.html",
+        lines=board_lines(data.pop("leaderboard")),
+        # Formatted once in Python: a field of 32 has 496 lines, 40 make 1,600 cells.
+        pairings=[h2h.shown(p) for p in heads] if heads else None,
+        crosstable=h2h.cross_rows(cross) if cross else None,
+        **data,
+    )
 
 
 def api_event(request: Request) -> Response:
