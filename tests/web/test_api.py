@@ -446,6 +446,18 @@ def test_head_to_head_tells_a_bots_versions_apart(tmp_path: Path) -> None:
         table = page[page.index('id="pairings"') :]
         assert "smart (1)" in table and "smart (2)" in table
         assert f'href="/entrants/{smart["2"]}"' in table
+        # The competition's crosstable: its entrants in the board's order, those out of play last.
+        cross = data["crosstable"]
+        assert [e["name"] for e in cross["entrants"]] == [
+            r["entrant"] if r["entrant"] == "bold" else f"smart ({r['version']})"
+            for r in data["leaderboard"]
+        ]
+        assert cross["entrants"][-1]["id"] == smart["1"]  # replaced: after those in play
+        at = {e["id"]: k for k, e in enumerate(cross["entrants"])}
+        assert cross["cells"][at[bold]][at[smart["1"]]]["points"] == 2.0
+        assert cross["cells"][at[smart["2"]]][at[bold]]["points"] == 2.0
+        assert cross["cells"][at[smart["1"]]][at[smart["2"]]] is None  # never met
+        assert 'id="crosstable"' in page
 
 
 def test_entrants_of_one_name_and_version_are_told_apart_by_id() -> None:
