@@ -1,7 +1,7 @@
 """Head to head on the web: every two entrants of an event's two-player games, as ``arena run``'s
-pairings table shows them, and one entrant's opponents. Read from the lines the ledger keeps as games
-are recorded (:mod:`arena.ledger.head_to_head`): a page reads the lines it shows, never the event's
-games."""
+pairings table shows them, the event's crosstable (entrant x entrant, score and games), and one
+entrant's opponents. Read from the lines the ledger keeps as games are recorded
+(:mod:`arena.ledger.head_to_head`): a page reads the lines it shows, never the event's games."""
 
 from __future__ import annotations
 
