@@ -28,16 +28,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from arena.bots.limits import Limits
 from arena.game import Variant
 from arena.play.deals import DealSuite
 from arena.play.game import REPLAYS
 from arena.play.stall_watch import StallWatch
-from arena.referee import MatchConfig, Outcome, Policies, TimeControl
+from arena.referee import MatchConfig, MatchRecord, Outcome, Policies, TimeControl
 from arena.service.match_manager import MatchManager, PlayerSpec
 from arena.stats import Pentanomial, Sprt, SprtDecision, SprtReport
 
@@ -152,19 +152,17 @@ def score_game(
     )
 
 
-def game_report(v: Variant, seats: Seating, record: Mapping[str, Any]) -> GameReport:
-    """:func:`score_game` for a one-game match record (``MatchRecord.to_dict()``, as the ledger keeps
-    it)."""
-    g = record["games"][0]
-    r = g["result"]
+def game_report(v: Variant, seats: Seating, record: MatchRecord) -> GameReport:
+    """:func:`score_game` for a one-game match record."""
+    g = record.games[0]
     return score_game(
         v,
         seats,
-        r["ranking"],
-        r["side_scores"],
-        Outcome[str(g["outcome"]).upper().replace("-", "_")],
-        int(g.get("culprit", -1)),
-        str(g.get("detail", "")),
+        g.result["ranking"],
+        g.result["side_scores"],
+        Outcome[g.outcome.upper().replace("-", "_")],
+        g.culprit,
+        g.detail,
     )
 
 
@@ -303,7 +301,7 @@ class PairRecorder(Protocol):
     async def plan(self, index: int, seed: int, seatings: Sequence[Seating]) -> None:
         """Pair ``index`` is about to be played on the deal of this public seed."""
 
-    async def record(self, index: int, number: int, seats: Seating, record: dict[str, Any]) -> None:
+    async def record(self, index: int, number: int, seats: Seating, record: MatchRecord) -> None:
         """Game ``number`` (0 or 1) of pair ``index`` finished with this match record."""
 
     async def not_played(self, index: int) -> None:
@@ -393,10 +391,9 @@ class RefereePairs:
                 self.replayed += 1
                 continue
             break
-        data = entry.record.to_dict()  # as the ledger keeps it
         if self.recorder is not None:
-            await self.recorder.record(index, number, seats, data)
-        return game_report(self.variant, seats, data), ""
+            await self.recorder.record(index, number, seats, entry.record)
+        return game_report(self.variant, seats, entry.record), ""
 
 
 def roles_needed(v: Variant) -> Sequence[str]:
