@@ -46,6 +46,8 @@ CONNECT_TIMEOUT = 30.0  # seconds for local bots to start and dial in, on a load
 MAX_ERRORS_IN_A_ROW = 3  # pairs the arena could not play, one after the other, before it gives up
 BROKEN_AFTER_GAMES = 4  # a version that failed each of the first this many games is not run further
 BROKEN_STOP = "failed each of its first"  # ... and the test says so in why it stopped
+LIMIT_STOP = "pair limit"  # why a test stopped that played every pair it was given
+NO_DEALS_STOP = "no deals left"  # ... that played every deal of its suite
 
 Seating = tuple[tuple[str, ...], ...]  # the role of each player of each seat
 
@@ -241,7 +243,7 @@ async def run_ab_test(
                 if all(g.failed == role for g in first):
                     return f"the {role} version {BROKEN_STOP} {len(first)} games"
         if counted >= max_pairs:
-            return "pair limit"
+            return LIMIT_STOP
         return ""
 
     state.stopped = finished()
@@ -263,7 +265,7 @@ async def run_ab_test(
                 next_index += 1
             if not running:
                 state.stopped = finished() or (
-                    "pair limit" if counted >= max_pairs else "no deals left"
+                    LIMIT_STOP if counted >= max_pairs else NO_DEALS_STOP
                 )
                 return state
             finished_tasks, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
@@ -334,6 +336,7 @@ class RefereePairs:
     recorder: PairRecorder | None = None
     watch: StallWatch | None = None
     replayed: int = 0  # games played again because the arena stalled the bots' clock
+    played: int = 0  # games played to their end (a game played again counted once)
     _gate: asyncio.Semaphore | None = None
 
     async def __call__(self, index: int) -> PairReport:
@@ -391,6 +394,7 @@ class RefereePairs:
                 self.replayed += 1
                 continue
             break
+        self.played += 1
         if self.recorder is not None:
             await self.recorder.record(index, number, seats, entry.record)
         return game_report(self.variant, seats, entry.record), ""
