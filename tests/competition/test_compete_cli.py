@@ -235,7 +235,7 @@ def test_a_submissions_reason_is_shown_whole_at_any_width(monkeypatch: pytest.Mo
     listed = pb.ListSubmissionsResponse(
         submissions=[pb.SubmissionInfo(submission_id=1, bot="b", status="suspended", reason=reason)]
     )
-    monkeypatch.setattr(shared, "call", lambda *_: listed)
+    monkeypatch.setattr(shared, "call", lambda *_: (listed, None))  # no webhook (ShowWebhook)
     for width in ("80", "400"):
         result = CliRunner().invoke(
             app, ["compete", "submissions", "--token", "t"], env={"COLUMNS": width}
