@@ -332,8 +332,10 @@ class Ledger(Queries):
 
     @_guarded
     def plan(self, tournament_id: int, games: Sequence[ScheduledGame]) -> None:
+        """Plan these games (those planned already are left as they are). A game newly planned
+        leaves the tournament unfinished again (an A/B test run on with more games)."""
         with self.transaction():
-            self.conn.executemany(
+            cur = self.conn.executemany(
                 "INSERT OR IGNORE INTO planned_games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (tournament_id, g.key, g.ord, g.round, g.pairing, g.deal, g.rotation, g.seed,
@@ -341,6 +343,12 @@ class Ledger(Queries):
                     for g in games
                 ],
             )  # fmt: skip
+            if cur.rowcount > 0:
+                self.conn.execute(
+                    "UPDATE tournaments SET finished_at = NULL WHERE id = ? "
+                    "AND finished_at IS NOT NULL",
+                    (tournament_id,),
+                )
 
     @_guarded
     def planned(self, tournament_id: int, round_: int) -> list[ScheduledGame]:

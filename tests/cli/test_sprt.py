@@ -400,6 +400,9 @@ def test_a_test_recorded_in_a_ledger_resumes(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "recording test 't1'" in result.output
     first = values(result.output)["pentanomial"]
+    led = Ledger(ledger)
+    assert led.finished("t1")  # every game it was given played
+    led.close()
     # Run again with a higher limit: the pair recorded counts and one more is played.
     result = runner.invoke(app, [*common, "--games", "4", "--concurrency", "1"])
     assert result.exit_code == 0, result.output
@@ -416,6 +419,7 @@ def test_a_test_recorded_in_a_ledger_resumes(tmp_path: Path) -> None:
     led = Ledger(ledger)
     test = led.find_tournament("t1")
     assert (test.kind, test.played) == ("sprt", 4)
+    assert led.finished("t1")  # unfinished while its new pair was played, then finished again
     assert {r.entrant: r.games for r in led.leaderboard(tournament="t1")} == {
         "first": 4,
         "random": 4,

@@ -292,6 +292,23 @@ def test_plan_and_planned_round_trip(led: Ledger) -> None:
     assert led.planned(f.tid, 1) == []
 
 
+def test_a_game_newly_planned_leaves_a_finished_tournament_unfinished(led: Ledger) -> None:
+    """An A/B test of --games N, finished, run on with more games: it is not finished while they
+    are played (and is finished again when they are)."""
+    f = Fixture(led, make_spec(2))
+    for game in f.games:
+        f.record(game)
+    led.finish_tournament(f.tid)
+    led.plan(f.tid, f.games)  # nothing new: still finished
+    assert led.finished(f.spec.name)
+    extra = dataclasses.replace(f.games[-1], key="extra", ord=f.games[-1].ord + 1)
+    led.plan(f.tid, [extra])
+    assert not led.finished(f.spec.name)
+    f.record(extra)
+    led.finish_tournament(f.tid)
+    assert led.finished(f.spec.name)
+
+
 # ---------------------------------------------------------------- record_game
 
 
