@@ -56,6 +56,18 @@ def web(
             show_default=False,
         ),
     ] = None,
+    submissions: Annotated[
+        str | None,
+        typer.Option(
+            "--submissions",
+            help="A running competition's submission address (HOST:PORT, printed by arena compete "
+            "serve): serve its author area too. Authors sign in with their token (the organiser "
+            "with theirs) to follow their bots, upload bundles and withdraw bots; the organiser "
+            "pauses, suspends, reinstates and adds authors. Every action is a call to that "
+            "service; the web never writes the ledger.",
+            show_default=False,
+        ),
+    ] = None,
     host: Annotated[
         str,
         typer.Option(help="Address to listen on; the default is this machine only (loopback)."),
@@ -66,7 +78,9 @@ def web(
 
     Events (tournaments and competitions) with their leaderboards, each entrant's rating history and
     games, every game's replay (full view or one seat's), and the matches of a running referee live
-    (--server). The ledger is opened read-only: a tournament running beside it is never held up."""
+    (--server). The ledger is opened read-only: a tournament running beside it is never held up.
+
+    With --submissions, a competition's author area: a "Sign in" link for authors and the organiser, sessions in cookies (HttpOnly, SameSite=Strict, Secure when served beyond loopback: put it behind HTTPS then)."""
     # Imported here: the other commands start without the web's libraries.
     import uvicorn
 
@@ -85,6 +99,8 @@ def web(
             server=server,
             admin_token=admin_token,
             loopback_only=is_loopback(f"{host}:{port}"),
+            submissions=submissions,
+            secure_cookies=not is_loopback(f"{host}:{port}"),
         )
     except LedgerUnavailable as exc:
         raise fail(str(exc)) from exc
@@ -101,6 +117,13 @@ def web(
     typer.echo(f"arena web: {ledger} at {url_of(sock)}")
     if server:
         typer.echo(f"following the referee at {server} on the Live page", err=True)
+    if submissions:
+        typer.echo(f"the author area of the competition at {submissions}: /signin", err=True)
+        if not is_loopback(f"{host}:{port}"):
+            typer.echo(
+                "note: its session cookies are Secure (HTTPS only): serve it behind an HTTPS proxy",
+                err=True,
+            )
     typer.echo("stop with Ctrl-C", err=True)
     config = uvicorn.Config(
         app, loop="asyncio", http="h11", lifespan="on", log_level="warning", access_log=False

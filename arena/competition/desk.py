@@ -7,9 +7,12 @@ competition's caps and taken in one at a time per author. The submission API
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
 
-from arena.competition import bundles, intake, runtimes
+from arena.competition import bundles, intake, organiser, runtimes
 from arena.competition.intake_queue import IntakeQueue
 from arena.competition.submission_api import SubmissionError
 from arena.ledger import LedgerError, seat_reports, status_history
@@ -18,6 +21,8 @@ from arena.ledger import competitions as store
 # A remote entrant's language, shown on the board: a bundle's languages, or "remote" (the default);
 # arena compete remote --help lists the same.
 REMOTE_LANGUAGES = (*runtimes.LANGUAGES, "remote")
+
+_T = TypeVar("_T")
 
 
 def _check_name(bot: str) -> None:
@@ -31,6 +36,10 @@ class SubmissionsDesk(IntakeQueue):
     @property
     def competition_name(self) -> str:
         return self.spec.name
+
+    @property
+    def max_bundle_mb(self) -> int:
+        return self.spec.submissions.max_bundle_mb
 
     async def submit(self, author: store.Author, data: bytes) -> store.Submission:
         caps = self.spec.submissions
@@ -224,3 +233,25 @@ class SubmissionsDesk(IntakeQueue):
     async def board(self) -> list[store.BoardLine]:
         """The competition's board with each entrant's author and status."""
         return await self.db.call(self.store.board, self.cid)
+
+    # ---------------------------------------------------------------- the organiser's calls
+
+    @property
+    def data_dir(self) -> Path:
+        return self.builds.parent  # the competition's data folder (builds/ and bundles/ in it)
+
+    def is_organiser(self, token: str) -> bool:
+        """Whether ``token`` is the organiser's (its hash, kept in the data folder, read at each
+        call: a token renewed while the server runs is taken at once)."""
+        return organiser.is_organiser(self.data_dir, token)
+
+    async def organise(self, action: Callable[..., _T], *args: Any) -> _T:
+        """One of :mod:`.organiser`'s actions on the competition, on the ledger's thread; then the
+        server takes the change in at once (a pause, a suspension) rather than at its next
+        refresh."""
+        try:
+            result = await self.db.call(action, self.store, self.cid, *args)
+        except LedgerError as exc:
+            raise organiser.OrganiserError(self._for_author(exc)) from exc
+        await self._refresh_soon()
+        return result

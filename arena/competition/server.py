@@ -32,6 +32,7 @@ from pathlib import Path
 
 from arena.cluster.errors import ClusterError
 from arena.competition.desk import SubmissionsDesk
+from arena.competition.notifications import WebhookDesk
 from arena.competition.play_loop import PlayLoop
 from arena.ledger import competitions as store
 from arena.ledger.leases import RENEW_SECONDS
@@ -42,7 +43,7 @@ from arena.service.match_manager import ManagerOptions
 from arena.service.server import check_free, create_server
 
 
-class CompetitionServer(SubmissionsDesk, PlayLoop):
+class CompetitionServer(SubmissionsDesk, PlayLoop, WebhookDesk):
     """A standing competition until stopped: its lifecycle (start, resume, stop); the parts it is
     made of act on the state they share (:mod:`.server_state`)."""
 
@@ -113,6 +114,7 @@ class CompetitionServer(SubmissionsDesk, PlayLoop):
             asyncio.create_task(self._matchmake()),
             asyncio.create_task(self._refresher()),
             asyncio.create_task(self._renew_lease()),
+            self._start_notifier(),  # authors' webhooks, delivered apart from play
         ]
 
     async def _resume(self) -> None:

@@ -34,6 +34,16 @@ submission settings, validated like tournament files (every problem at once, nam
                                   # accepted (the default: all; arena compete runtimes says which
                                   # this server can build)
 
+    [notifications]               # authors' webhooks (arena compete webhook set URL)
+    allowed_hosts = ["127.0.0.1"] # hosts a webhook may name over plain http, or on a private or
+                                  # loopback address (default: none; https to public hosts only)
+    attempts = 8                  # a delivery's attempts before it is given up
+    first_retry_seconds = 10.0    # the wait before its second attempt, doubled at each one after
+    timeout_seconds = 10.0        # one attempt's time limit (connect, send, the answer's status)
+    deliveries_at_once = 4        # deliveries under way at a time, all authors together
+    max_queued = 100              # an author's deliveries waiting; the oldest beyond are dropped
+    disable_after = 10            # attempts failed in a row before a webhook is disabled
+
     [server]
     submissions = "127.0.0.1:50061"   # the submission service (authors, organisers)
     bots = "127.0.0.1:50062"          # where remote entrants dial in
@@ -109,6 +119,19 @@ class Submissions:
 
 
 @dataclass(frozen=True, slots=True)
+class Notifications:
+    # Hosts (names or addresses, as a webhook's URL gives them) a webhook may name over plain http
+    # or whose address is private or loopback: the organiser's own receivers.
+    allowed_hosts: tuple[str, ...] = ()
+    attempts: int = 8
+    first_retry_seconds: float = 10.0
+    timeout_seconds: float = 10.0
+    deliveries_at_once: int = 4
+    max_queued: int = 100
+    disable_after: int = 10
+
+
+@dataclass(frozen=True, slots=True)
 class ServerSettings:
     submissions: str = "127.0.0.1:50061"
     bots: str = "127.0.0.1:50062"
@@ -128,6 +151,7 @@ class CompetitionSpec:
     submissions: Submissions = field(default_factory=Submissions)
     server: ServerSettings = field(default_factory=ServerSettings)
     source: str = ""
+    notifications: Notifications = field(default_factory=Notifications)
 
     def build_variant(self) -> Variant:
         return variant(self.variant, **dict(self.options))
@@ -160,7 +184,7 @@ class CompetitionSpec:
         return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()
 
 
-_MM, _SUB, _SRV = Matchmaking(), Submissions(), ServerSettings()
+_MM, _SUB, _SRV, _NOTE = Matchmaking(), Submissions(), ServerSettings(), Notifications()
 
 
 class MatchmakingModel(BaseModel):
@@ -203,6 +227,31 @@ class SubmissionsModel(BaseModel):
         return value
 
 
+class NotificationsModel(BaseModel):
+    model_config = STRICT
+    allowed_hosts: list[Text] = Field(
+        default=[],
+        max_length=100,
+        description="Hosts a webhook may name over plain http, or whose address is private or "
+        "loopback (the organiser's own receivers); any other webhook is an https URL of a public "
+        "host",
+    )
+    attempts: Annotated[int, Field(ge=1, le=100)] = _NOTE.attempts
+    first_retry_seconds: Annotated[float, Field(gt=0, le=3600)] = _NOTE.first_retry_seconds
+    timeout_seconds: Annotated[float, Field(gt=0, le=300)] = _NOTE.timeout_seconds
+    deliveries_at_once: Annotated[int, Field(ge=1, le=256)] = _NOTE.deliveries_at_once
+    max_queued: Annotated[int, Field(ge=1, le=100_000)] = _NOTE.max_queued
+    disable_after: Annotated[int, Field(ge=1, le=10_000)] = _NOTE.disable_after
+
+    @pydantic.field_validator("allowed_hosts")
+    @classmethod
+    def _hosts(cls, value: list[str]) -> list[str]:
+        for host in value:
+            if not host or any(c in host for c in "/@?#") or host != host.strip():
+                raise ValueError(f"a host name or address, got {host!r}")
+        return [h.lower().strip("[]") for h in value]
+
+
 class ServerModel(BaseModel):
     model_config = STRICT
     submissions: Text = _SRV.submissions
@@ -236,6 +285,7 @@ class CompetitionModel(BaseModel):
     matchmaking: MatchmakingModel = MatchmakingModel()
     submissions: SubmissionsModel = SubmissionsModel()
     server: ServerModel = ServerModel()
+    notifications: NotificationsModel = NotificationsModel()
 
 
 def _check(
@@ -271,6 +321,12 @@ def _check(
         ),
         server=ServerSettings(**m.server.model_dump()),
         source=source,
+        notifications=Notifications(
+            **{
+                **m.notifications.model_dump(),
+                "allowed_hosts": tuple(m.notifications.allowed_hosts),
+            }
+        ),
     )
 
 

@@ -15,12 +15,14 @@ import contextlib
 import contextvars
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import grpc
 
+from arena.competition import organiser
 from arena.ledger import LedgerError, seat_reports, status_history
 from arena.ledger import competitions as store
+from arena.ledger.webhooks import Webhook
 from arena.service.listener_caps import Caps, Guard, caps_for, marking
 from arena.service.server import HANDSHAKE_OPTIONS, bind, check_free, open_files_limit
 from arena.wire.v1 import competition_pb2 as pb
@@ -35,6 +37,8 @@ Context = grpc.aio.ServicerContext[Any, Any]
 
 # The author the interceptor found for the call under way (set in the call's own handler task).
 CALLER: contextvars.ContextVar[store.Author | None] = contextvars.ContextVar("caller", default=None)
+# Whether the call under way carries the organiser's token (set as CALLER is).
+ORGANISER: contextvars.ContextVar[bool] = contextvars.ContextVar("organiser", default=False)
 
 MAX_ID = 2**63 - 1  # the largest id SQLite can hold; a larger one names no submission
 # An author's calls under way at a time. Each Submit holds its bundle (up to the cap) in memory until
@@ -50,11 +54,17 @@ class SubmissionError(Exception):
     """A submission refused; the message is for its author."""
 
 
+_T = TypeVar("_T")
+
+
 class Desk(Protocol):
     """What the submission service asks of a competition: its submissions desk."""
 
     @property
     def competition_name(self) -> str: ...
+
+    @property
+    def max_bundle_mb(self) -> int: ...
 
     @property
     def bots_address(self) -> str: ...  # where remote entrants dial in
@@ -87,9 +97,30 @@ class Desk(Protocol):
         self, author: store.Author, game_id: int
     ) -> tuple[str, str, list[seat_reports.SeatOutput]]: ...
 
+    # The organiser's calls (:mod:`.organiser`'s actions, run on the competition's ledger).
+    def is_organiser(self, token: str) -> bool: ...
+
+    async def organise(self, action: Callable[..., _T], *args: Any) -> _T: ...
+
+    # Notifications (:mod:`arena.competition.notifications`).
+    async def set_webhook(self, author: store.Author, url: str) -> tuple[Webhook, str]: ...
+
+    async def webhook(self, author: store.Author) -> Webhook | None: ...
+
+    async def remove_webhook(self, author: store.Author) -> bool: ...
+
 
 # The calls anyone may make, with no author's token: the public board.
 PUBLIC_METHODS = frozenset({"/arena.v1.Competition/Leaderboard"})
+# The calls only the organiser may make, with the organiser's token (an author's is refused).
+ORGANISER_METHODS = frozenset(
+    f"/arena.v1.Competition/{name}"
+    for name in (
+        "SetPaused", "OrganiserStatus", "Suspend", "Reinstate", "AddAuthor", "ListAuthors",
+    )
+)  # fmt: skip
+# Either token: whose it is.
+WHO_AM_I = "/arena.v1.Competition/WhoAmI"
 
 
 # Starts the submission service for a desk on an address, its bundles capped at a size in MB:
@@ -101,6 +132,7 @@ def _info(s: store.Submission) -> pb.SubmissionInfo:
     return pb.SubmissionInfo(
         submission_id=s.id, bot=s.bot, version=s.version, language=s.language, kind=s.kind,
         status=s.status, reason=s.reason, submitted_at=s.submitted_at, updated_at=s.updated_at,
+        entrant_id=s.entrant_id or 0, author=s.author,
     )  # fmt: skip
 
 
@@ -228,14 +260,121 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
         rows = [_board_row(line) for line in await self.desk.board()]
         return pb.LeaderboardResponse(competition=self.desk.competition_name, rows=rows)
 
+    # ---- Notifications: the caller's webhook.
+
+    async def SetWebhook(
+        self, request: pb.SetWebhookRequest, context: Context
+    ) -> pb.SetWebhookResponse:
+        author = await self._author(context)
+        try:
+            hook, secret = await self.desk.set_webhook(author, request.url)
+        except SubmissionError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        return pb.SetWebhookResponse(webhook=_webhook_info(hook), secret=secret)
+
+    async def ShowWebhook(
+        self, request: pb.ShowWebhookRequest, context: Context
+    ) -> pb.ShowWebhookResponse:
+        author = await self._author(context)
+        hook = await self.desk.webhook(author)
+        if hook is None:
+            return pb.ShowWebhookResponse()
+        return pb.ShowWebhookResponse(webhook=_webhook_info(hook))
+
+    async def RemoveWebhook(
+        self, request: pb.RemoveWebhookRequest, context: Context
+    ) -> pb.RemoveWebhookResponse:
+        author = await self._author(context)
+        if not await self.desk.remove_webhook(author):
+            await context.abort(grpc.StatusCode.NOT_FOUND, "you have no webhook")
+        return pb.RemoveWebhookResponse()
+
+    # ------------------------------------------------------------ the organiser's calls
+
+    async def _organiser(self, context: Context) -> None:
+        """Refuse a call without the organiser's token (the interceptor found it; looked at again
+        when the servicer is served without it)."""
+        if ORGANISER.get() or self.desk.is_organiser(bearer(context.invocation_metadata())):
+            return
+        await context.abort(grpc.StatusCode.PERMISSION_DENIED, ORGANISER_ONLY)
+
+    async def _organise(self, context: Context, action: Callable[..., _T], *args: Any) -> _T:
+        await self._organiser(context)
+        try:
+            return await self.desk.organise(action, *args)
+        except organiser.OrganiserError as exc:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
+            raise  # abort raises; for the type checker
+
+    async def WhoAmI(self, request: pb.WhoAmIRequest, context: Context) -> pb.WhoAmIResponse:
+        answer = pb.WhoAmIResponse(
+            competition=self.desk.competition_name, max_bundle_mb=self.desk.max_bundle_mb
+        )
+        if ORGANISER.get() or self.desk.is_organiser(bearer(context.invocation_metadata())):
+            answer.role = "organiser"
+        else:
+            answer.role, answer.name = "author", (await self._author(context)).name
+        return answer
+
+    async def SetPaused(
+        self, request: pb.SetPausedRequest, context: Context
+    ) -> pb.SetPausedResponse:
+        paused = await self._organise(context, organiser.set_paused, request.paused)
+        return pb.SetPausedResponse(paused=paused)
+
+    async def OrganiserStatus(
+        self, request: pb.OrganiserStatusRequest, context: Context
+    ) -> pb.OrganiserStatusResponse:
+        paused, subs = await self._organise(context, organiser.status)
+        return pb.OrganiserStatusResponse(
+            competition=self.desk.competition_name,
+            paused=paused,
+            submissions=[_info(s) for s in subs],
+        )
+
+    async def Suspend(self, request: pb.SuspendRequest, context: Context) -> pb.SuspendResponse:
+        count = await self._organise(context, organiser.suspend, request.bot, request.reason)
+        return pb.SuspendResponse(suspended=count)
+
+    async def Reinstate(
+        self, request: pb.ReinstateRequest, context: Context
+    ) -> pb.ReinstateResponse:
+        count = await self._organise(context, organiser.reinstate, request.bot)
+        return pb.ReinstateResponse(reinstated=count)
+
+    async def AddAuthor(
+        self, request: pb.AddAuthorRequest, context: Context
+    ) -> pb.AddAuthorResponse:
+        author, token = await self._organise(context, organiser.add_author, request.name)
+        return pb.AddAuthorResponse(author_id=author.id, name=author.name, token=token)
+
+    async def ListAuthors(
+        self, request: pb.ListAuthorsRequest, context: Context
+    ) -> pb.ListAuthorsResponse:
+        found = await self._organise(context, organiser.authors)
+        return pb.ListAuthorsResponse(
+            authors=[pb.AuthorInfo(author_id=a.id, name=a.name, since=a.created_at) for a in found]
+        )
+
+
+ORGANISER_ONLY = (
+    "this call needs the organiser's token (arena compete serve shows it on its first start, or "
+    "takes one with --organiser-token-file)"
+)
+
+
+def bearer(metadata: Any) -> str:
+    """The token a call's metadata carries ("authorization: Bearer <token>"), "" for none."""
+    given = dict(metadata or ()).get("authorization", "")
+    return given.removeprefix("Bearer ").strip() if isinstance(given, str) else ""
+
 
 async def find_author(
     desk: Desk, metadata: Any, known: KnownAuthors | None = None
 ) -> tuple[store.Author | None, str]:
     """The author whose token the call's metadata carries; (None, why) when there is none. With
     ``known``, an author found before is not looked up again, and a lookup waits for the one before."""
-    given = dict(metadata or ()).get("authorization", "")
-    token = given.removeprefix("Bearer ").strip() if isinstance(given, str) else ""
+    token = bearer(metadata)
     if token:
         if known is not None:
             author = await known.find(desk, token)
@@ -292,6 +431,17 @@ class AuthorGuard(grpc.aio.ServerInterceptor):
         handler_call_details: grpc.HandlerCallDetails,
     ) -> Handler | None:
         metadata = handler_call_details.invocation_metadata
+        method = handler_call_details.method
+        if method in ORGANISER_METHODS or method == WHO_AM_I:
+            if self.desk.is_organiser(bearer(metadata)):
+                handler = await continuation(handler_call_details)
+                if handler is None or handler.unary_unary is None:
+                    return handler
+                if self.on_authenticated is not None:
+                    return marking(_as_organiser(handler), self.on_authenticated)
+                return _as_organiser(handler)
+            if method != WHO_AM_I:
+                return _refuse(ORGANISER_ONLY, grpc.StatusCode.PERMISSION_DENIED)
         author, refusal = await find_author(self.desk, metadata, self.known)
         if (
             author is None
@@ -311,9 +461,9 @@ class AuthorGuard(grpc.aio.ServerInterceptor):
         return _as(author, handler, self.under_way)
 
 
-def _refuse(refusal: str) -> Handler:
+def _refuse(refusal: str, code: grpc.StatusCode = grpc.StatusCode.UNAUTHENTICATED) -> Handler:
     async def abort(requests: object, context: Context) -> None:
-        await context.abort(grpc.StatusCode.UNAUTHENTICATED, refusal)
+        await context.abort(code, refusal)
 
     # No deserializer either: nothing of the request is ever taken.
     return grpc.stream_unary_rpc_method_handler(abort)
@@ -350,6 +500,34 @@ def _as(author: store.Author, handler: Handler, under_way: Counter[int]) -> Hand
         request_deserializer=handler.request_deserializer,
         response_serializer=handler.response_serializer,
     )
+
+
+def _as_organiser(handler: Handler) -> Handler:
+    """``handler`` run as the organiser's call; its request (a few bytes) read as an author's is."""
+    behaviour: Any = handler.unary_unary
+
+    async def call(requests: AsyncIterator[Any], context: Context) -> Any:
+        request = await anext(aiter(requests), None)
+        if request is None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the call has no request")
+        ORGANISER.set(True)  # the handler's own task: no other call sees it
+        return await behaviour(request, context)
+
+    return grpc.stream_unary_rpc_method_handler(
+        call,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )
+
+
+def _webhook_info(hook: Webhook) -> pb.WebhookInfo:
+    return pb.WebhookInfo(
+        url=hook.url, enabled=hook.disabled_at is None, disabled_at=hook.disabled_at or "",
+        disabled_reason=hook.disabled_reason, failures=hook.failures, delivered=hook.delivered,
+        dropped=hook.dropped, abandoned=hook.abandoned, queued=hook.queued,
+        last_delivered_at=hook.last_delivered_at or "", last_error=hook.last_error,
+        created_at=hook.created_at,
+    )  # fmt: skip
 
 
 def _board_row(r: store.BoardLine) -> pb.LeaderboardRow:

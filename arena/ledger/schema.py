@@ -44,11 +44,16 @@ Tables (open the file with sqlite-utils or Datasette to browse them):
 - ``head_to_head``: each event's head to head, every two entrants that met in its two-seat games,
   kept as games are recorded (:mod:`arena.ledger.head_to_head`).
 - ``head_to_head_sets``: the duplicate sets those lines count (a pairing's games on one deal).
+- ``webhooks``: an author's webhook (URL; a nonce the server derives its secret from, with a key
+  kept outside the ledger; its failures in a row, whether disabled and why, counts of deliveries
+  made, dropped and abandoned; when its last daily digest was looked for).
+- ``webhook_deliveries``: the notifications queued for a webhook: event kind, JSON payload, attempts
+  and when the next is due (:mod:`arena.ledger.webhooks`).
 """
 
 from __future__ import annotations
 
-from arena.ledger import head_to_head
+from arena.ledger import head_to_head, webhooks
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the first schema.
@@ -316,6 +321,9 @@ MIGRATIONS: tuple[str, ...] = (
             WHERE id = NEW.id;
     END;
     """,
+    # 12: notifications (issue 45): an author's webhook and the deliveries queued for it
+    # (arena.ledger.webhooks).
+    webhooks.SCHEMA,
 )
 
 # Migrations after which the ratings are rebuilt from the games (they, or how they are computed,

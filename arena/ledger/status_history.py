@@ -12,6 +12,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+from arena.ledger import webhooks
+
 # Statuses whose reasons the arena writes itself, quoting nothing of the bot's: shown to anyone.
 PUBLIC_REASONS = frozenset({"building", "checking", "active", "replaced", "withdrawn"})
 
@@ -30,6 +32,7 @@ def note(conn: sqlite3.Connection, submission_id: int, status: str, reason: str,
         "VALUES (?, ?, ?, ?, ?)",
         (submission_id, status, reason, int(status in PUBLIC_REASONS), at),
     )
+    webhooks.on_status(conn, submission_id, status, reason, at)  # its author's webhook told
 
 
 def of_submission(conn: sqlite3.Connection, submission_id: int) -> list[StatusChange]:

@@ -14,6 +14,17 @@ Pages (Jinja2 templates, autoescaped everywhere) and a JSON API under ``/api`` s
     /live, /live/MATCH      a running referee's matches, live     /api/live/matches[/MATCH],
                                                                   /live/MATCH/events (server-sent events)
 
+With the address of a competition's submission service (``arena web --submissions``), its author area
+too (:mod:`arena.web.handlers.author`, :mod:`arena.web.handlers.organiser`; sessions in
+:mod:`arena.web.sessions`), every action a call to that service:
+
+    /signin, /signout       an author's or the organiser's token exchanged for a session (POSTs)
+    /author                 the author's bots and submissions; upload a bundle (POST /author/upload)
+    /author/submissions/ID  its build and check log, status history, failures, time use, last games
+    /author/games/ID        the author's own bots' output of a game
+    /author/bots/BOT/withdraw   confirm, then POST
+    /organiser              pause/resume, suspend/reinstate, authors (POSTs under /organiser/...)
+
 Every asset is served from the package (``static/``): no page loads anything from another host, and the
 Content-Security-Policy says so to the browser too.
 
@@ -43,8 +54,9 @@ from starlette.templating import Jinja2Templates
 from arena.stats import elo_text
 from arena.tournament.summary import counted
 from arena.web import queries as q
+from arena.web.area import AuthorArea, SignInNeeded, see_other
 from arena.web.game_counts import Tally
-from arena.web.handlers import entrants, events, games, live
+from arena.web.handlers import author, entrants, events, games, live, organiser
 from arena.web.handlers.common import (
     REPLAYS_KEPT,
     BadRequest,
@@ -58,6 +70,7 @@ from arena.web.live import Referee
 from arena.web.middleware import LoopbackOnly, SecurityHeaders
 from arena.web.reader import LedgerUnavailable, Reader
 from arena.web.replay import ReplayError
+from arena.web.submissions import ServiceError, SubmissionService
 
 HERE = Path(__file__).parent
 log = logging.getLogger(__name__)
@@ -125,6 +138,27 @@ ROUTES = [
     Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
 ]
 
+# The author area (arena web --submissions): signing in and out, the author's and the organiser's
+# pages; each POST carries the session's CSRF token.
+AREA_ROUTES = [
+    Route("/signin", author.signin_page, methods=["GET"]),
+    Route("/signin", author.signin, methods=["POST"]),
+    Route("/signout", author.signout, methods=["POST"]),
+    Route("/author", author.author_page),
+    Route("/author/submissions/{id:int}", author.submission_page),
+    Route("/author/games/{id:int}", author.game_log_page),
+    Route("/author/game", author.open_game),
+    Route("/author/upload", author.upload, methods=["POST"]),
+    Route("/author/bots/{bot:str}/withdraw", author.withdraw_page, methods=["GET"]),
+    Route("/author/bots/{bot:str}/withdraw", author.withdraw, methods=["POST"]),
+    Route("/organiser", organiser.organiser_page),
+    Route("/organiser/pause", organiser.pause, methods=["POST"]),
+    Route("/organiser/resume", organiser.resume, methods=["POST"]),
+    Route("/organiser/suspend", organiser.suspend, methods=["POST"]),
+    Route("/organiser/reinstate", organiser.reinstate, methods=["POST"]),
+    Route("/organiser/authors", organiser.add_author, methods=["POST"]),
+]
+
 
 # ---------------------------------------------------------------- errors
 
@@ -140,6 +174,15 @@ def _handler(status: int) -> Callable[[Request, Exception], Awaitable[Response]]
         return _error(request, status, str(exc))
 
     return handle
+
+
+async def service_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ServiceError)
+    return _error(request, exc.status, str(exc))
+
+
+async def sign_in_needed(request: Request, exc: Exception) -> Response:
+    return see_other("/signin")
 
 
 async def http_error(request: Request, exc: Exception) -> Response:
@@ -175,13 +218,20 @@ def create_app(
     admin_token: str | None = None,
     *,
     loopback_only: bool = False,
+    submissions: str | None = None,
+    secure_cookies: bool = True,
 ) -> Starlette:
     """The web app over ``ledger`` (opened read-only; :class:`reader.LedgerUnavailable` if it cannot
     be read), following the referee at ``server`` live when given. ``loopback_only``: for a server
-    listening on loopback, answer only requests whose Host names this machine (:class:`LoopbackOnly`)."""
+    listening on loopback, answer only requests whose Host names this machine (:class:`LoopbackOnly`).
+    ``submissions``: a competition's submission address, whose author area it serves (its cookies
+    Secure unless ``secure_cookies`` is false: for a web served on loopback alone)."""
     reader = Reader(ledger)
+    area = (
+        AuthorArea(SubmissionService(submissions), secure=secure_cookies) if submissions else None
+    )
     app = Starlette(
-        routes=ROUTES,
+        routes=[*ROUTES, *(AREA_ROUTES if area else [])],
         lifespan=_lifespan,
         middleware=[
             *([Middleware(LoopbackOnly)] if loopback_only else []),
@@ -190,6 +240,8 @@ def create_app(
         ],
         exception_handlers={
             HTTPException: http_error,
+            ServiceError: service_error,
+            SignInNeeded: sign_in_needed,
             BadRequest: _handler(400),
             q.NotFound: _handler(404),
             ReplayError: _handler(500),
@@ -202,5 +254,6 @@ def create_app(
         referee=Referee(server, admin_token) if server else None,
         templates=Jinja2Templates(env=environment()),
         replays=FrameCache(REPLAYS_KEPT),
+        area=area,
     )
     return app

@@ -283,6 +283,12 @@ def test_a_fresh_environment_with_only_the_sdk_plays_and_then_simulates(tmp_path
     missing = away(python, "-c", "import arena_bot.engine")
     assert missing.returncode != 0
     assert "pip install ./clients/python/engine" in missing.stderr.strip().splitlines()[-1]
+    # So do the example bots that simulate, run as the README runs them (their own imports of the
+    # engine's modules once came first, and a bare "No module named 'arena.game'" was all it said).
+    for bot in ("greedy_bot", "expert_bot", "search_bot"):
+        run = away(python, "-m", f"arena_bot.{bot}", "--help")
+        assert run.returncode != 0
+        assert "pip install ./clients/python/engine" in run.stderr.strip().splitlines()[-1], bot
     # Beside the arena's own package (on the path first or not), the arena's modules are imported
     # and the protocol is registered once.
     beside = subprocess.run(

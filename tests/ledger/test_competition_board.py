@@ -12,7 +12,7 @@ from arena.competition.spec import parse
 from arena.ledger import Ledger
 from arena.ledger.competitions import Competitions
 from arena.ledger.leaderboard import competition_board
-from arena.ledger.rows import ScheduledGame
+from arena.ledger.rows import FinishedGame, ScheduledGame
 
 BASE = datetime(2026, 3, 1, tzinfo=UTC)
 BOTS = "abcdef"
@@ -43,7 +43,13 @@ def ladder(path: Path, games: int, old: int = 0, seed: int = 3) -> tuple[Ledger,
         a, b = rng.sample(BOTS, 2)
         g = ScheduledGame(f"c{n:09d}", n, 0, n, 0, 0, n, ((a,), (b,)), (a, b))
         led.plan(cid, [g])
-        led.record_game(cid, "two-handed", g, {a: ids[a], b: ids[b]}, _record(rng.randrange(2)))
+        led.record_game(
+            cid,
+            "two-handed",
+            g,
+            {a: ids[a], b: ids[b]},
+            FinishedGame.from_data(_record(rng.randrange(2))),
+        )
         led.conn.execute(
             "UPDATE games SET finished_at = ? WHERE key = ? AND tournament_id = ?",
             (at.isoformat(timespec="seconds"), g.key, cid),

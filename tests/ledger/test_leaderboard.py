@@ -12,7 +12,7 @@ from arena.competition.spec import parse
 from arena.ledger import Ledger
 from arena.ledger.competitions import ACTIVE, REPLACED, Competitions
 from arena.ledger.leaderboard import competition_board, placings, placings_page, rank_of
-from arena.ledger.rows import ScheduledGame
+from arena.ledger.rows import FinishedGame, ScheduledGame
 from arena.rating import initial
 from arena.web.app import create_app
 
@@ -51,7 +51,7 @@ def ladder(tmp_path: Path) -> tuple[Ledger, Competitions, int]:
     assert placings(led.conn, None, competition_id=cid)[0].games == 0, "no board before a game"
     game = _game(0, "a", "b")
     led.plan(cid, [game])
-    led.record_game(cid, "two-handed", game, ids, _won_by_first())
+    led.record_game(cid, "two-handed", game, ids, FinishedGame.from_data(_won_by_first()))
     a2, _ = store.submit(cid, ada.id, "a", "2", "go", bundle="c" * 64, run="r")
     c1, _ = store.submit(cid, carl.id, "c", "1", "python", bundle="d" * 64, run="r")
     store.activate(a2, "bundle:a2")

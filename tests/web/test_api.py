@@ -13,6 +13,7 @@ from starlette.testclient import TestClient
 from web_helpers import execute, query
 
 from arena.ledger import Ledger
+from arena.ledger.rows import FinishedGame
 from arena.stats.elo import elo_from_score
 from arena.tournament.summary import pairing_lines, wilson
 from arena.web import head_to_head, queries
@@ -268,7 +269,7 @@ def test_win_counts_follow_new_and_voided_games(
             for name in winners:
                 assert after[name][1] == pytest.approx(before[name][1] - 1 / len(winners))
             # played again (a new game id): counted from where the count stood
-            led.record_game(1, "two-handed", planned, ids, record)
+            led.record_game(1, "two-handed", planned, ids, FinishedGame.from_data(record))
             played, again = counts()
             assert played == 6 and again == before
             assert client.get("/api/events").json()["events"][0]["voided"] == 1
@@ -300,7 +301,7 @@ def test_a_competitions_board_names_each_bots_author(tmp_path: Path) -> None:
     result = {"sides": [[0], [1]], "ranking": [0, 1], "scores": [1000, 600]}
     led.record_game(
         cid, "two-handed", game, ids,
-        {"games": [{"outcome": "normal", "detail": "", "culprit": -1, "result": result}]},
+        FinishedGame.from_data({"games": [{"outcome": "normal", "detail": "", "culprit": -1, "result": result}]}),
     )  # fmt: skip
     led.close()
     with TestClient(create_app(tmp_path / "comp.sqlite")) as client:
@@ -348,10 +349,15 @@ def test_a_competitions_board_ranks_only_the_versions_in_play(tmp_path: Path) ->
         rec = {"games": [{"outcome": "normal", "detail": "", "culprit": -1, "result": result,
                           "decisions": decisions}]}  # fmt: skip
         game_id = led.record_game(
-            cid, "two-handed", game, {"smart": ids["smart"], loser: ids[loser]}, rec
+            cid,
+            "two-handed",
+            game,
+            {"smart": ids["smart"], loser: ids[loser]},
+            FinishedGame.from_data(rec),
         )
         comp.record_reports(
-            game_id, seat_reports.from_record(rec, [[ids["smart"]], [ids[loser]]], [])
+            game_id,
+            seat_reports.from_game(FinishedGame.from_data(rec), [[ids["smart"]], [ids[loser]]], []),
         )
     comp.set_status(subs["smart"], WITHDRAWN, "withdrawn by its author")
     comp.set_status(subs["calm"], SUSPENDED, "suspended: crash: SECRET-OUTPUT")
@@ -414,7 +420,7 @@ def test_head_to_head_tells_a_bots_versions_apart(tmp_path: Path) -> None:
             result = {"sides": [[0], [1]], "ranking": [win, 1 - win], "scores": scores}
             led.record_game(
                 cid, "two-handed", game, ids,
-                {"games": [{"outcome": "normal", "detail": "", "culprit": -1, "result": result}]},
+                FinishedGame.from_data({"games": [{"outcome": "normal", "detail": "", "culprit": -1, "result": result}]}),
             )  # fmt: skip
             order += 1
     led.close()

@@ -95,12 +95,23 @@ class WebServer:
     """The app served by uvicorn on a free loopback port, in a thread."""
 
     def __init__(
-        self, ledger: Path, server: str | None = None, admin_token: str | None = None
+        self,
+        ledger: Path,
+        server: str | None = None,
+        admin_token: str | None = None,
+        submissions: str | None = None,
+        secure_cookies: bool = False,
     ) -> None:
         self.sock = bind("127.0.0.1", 0)
         self.url = url_of(self.sock)
         config = uvicorn.Config(
-            create_app(ledger, server=server, admin_token=admin_token),
+            create_app(
+                ledger,
+                server=server,
+                admin_token=admin_token,
+                submissions=submissions,
+                secure_cookies=secure_cookies,
+            ),
             loop="asyncio",
             http="h11",
             lifespan="on",

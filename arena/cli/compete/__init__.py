@@ -4,7 +4,7 @@ For the organiser (on the ledger, :mod:`.organiser`): ``serve`` runs it; ``autho
 a token; ``status``, ``leaderboard``, ``pause``/``resume``, ``suspend``/``reinstate``; ``runtimes``
 says which bundle languages this machine can build and run. For authors (over
 the network, with their token, :mod:`.author`): ``submit``, ``submissions``, ``log``, ``withdraw``,
-``remote``, and ``leaderboard --server``. What both use, ``leaderboard`` among it: :mod:`.shared`.
+``remote``, ``webhook set|show|remove``, and ``leaderboard --server``. What both use, ``leaderboard`` among it: :mod:`.shared`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ app = typer.Typer(
 )
 author_app = typer.Typer(help="The competition's authors.", no_args_is_help=True)
 app.add_typer(author_app, name="author")
+webhook_app = typer.Typer(
+    help="Your notifications: a webhook told of your submissions' changes and a daily digest.",
+    no_args_is_help=True,
+)
 
 # In this order in `arena compete --help`: the organiser's commands, then the authors'.
 app.command("serve")(organiser.serve)
@@ -37,3 +41,7 @@ app.command("log")(author.log)
 app.command("history")(author.history)
 app.command("withdraw")(author.withdraw)
 app.command("remote")(author.remote)
+app.add_typer(webhook_app, name="webhook")
+webhook_app.command("set")(author.webhook_set)
+webhook_app.command("show")(author.webhook_show)
+webhook_app.command("remove")(author.webhook_remove)

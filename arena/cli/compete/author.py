@@ -1,5 +1,5 @@
 """``arena compete ...`` for authors, over the network with their token: ``submit``, ``submissions``,
-``log``, ``withdraw``, ``remote`` (and ``leaderboard --server``: :mod:`arena.cli.compete.shared`)."""
+``log``, ``withdraw``, ``remote``, ``webhook set|show|remove`` (and ``leaderboard --server``: :mod:`arena.cli.compete.shared`)."""
 
 from __future__ import annotations
 
@@ -124,14 +124,25 @@ def submit(
 def submissions(
     server: SubmissionServerOption = DEFAULT_COMPETITION_SERVER, token: AuthorTokenOption = ""
 ) -> None:
-    """List your submissions with their status and reason."""
+    """List your submissions with their status and reason (and say so when your webhook has been
+    disabled)."""
+    import grpc
+
     from arena.wire.v1 import competition_pb2 as pb
 
-    listed = _ask(
-        server,
-        token,
-        lambda stub, md: stub.ListSubmissions(pb.ListSubmissionsRequest(), metadata=md),
-    )
+    async def listing(
+        stub: competition_pb2_grpc.CompetitionAsyncStub, md: shared.Metadata
+    ) -> tuple[pb.ListSubmissionsResponse, pb.ShowWebhookResponse | None]:
+        listed = await stub.ListSubmissions(pb.ListSubmissionsRequest(), metadata=md)
+        try:
+            hook = await stub.ShowWebhook(pb.ShowWebhookRequest(), metadata=md)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() is not grpc.StatusCode.UNIMPLEMENTED:  # a server before notifications
+                raise
+            hook = None
+        return listed, hook
+
+    listed, hook = _ask(server, token, listing)
     table = Table(title="Your submissions")
     for col in ("id", "bot", "version", "kind", "status", "reason", "submitted"):
         # A reason is shown whole at any width (a suspension quotes the bot's last failure).
@@ -142,6 +153,11 @@ def submissions(
             plain(s.reason, len(s.reason) + 1), s.submitted_at,
         )  # fmt: skip
     console.print(table)
+    if hook is not None and hook.HasField("webhook") and not hook.webhook.enabled:
+        typer.echo(
+            f"your webhook is disabled (since {hook.webhook.disabled_at}): "
+            f"{literal(hook.webhook.disabled_reason)}; arena compete webhook show"
+        )
 
 
 def log(
@@ -319,3 +335,83 @@ def remote(
     )
     console.print(f"registered; your bot dials in at {escape(answer.address)} with this token:")
     typer.echo(answer.token)
+
+
+# ---- Notifications: arena compete webhook set / show / remove
+
+
+def webhook_set(
+    url: Annotated[
+        str,
+        typer.Argument(
+            help="Where to POST your notifications: an https URL (http only to a host the "
+            "organiser allows)."
+        ),
+    ],
+    server: SubmissionServerOption = DEFAULT_COMPETITION_SERVER,
+    token: AuthorTokenOption = "",
+) -> None:
+    """Register your webhook (replacing yours, enabled again): the competition POSTs signed JSON to
+    it when a submission of yours is built, fails, enters play, is suspended or replaced, and once a
+    day the games your bots caused to fail. Prints the signing secret, this once."""
+    from arena.wire.v1 import competition_pb2 as pb
+
+    answer = _ask(
+        server,
+        token,
+        lambda stub, md: stub.SetWebhook(pb.SetWebhookRequest(url=url), metadata=md),
+    )
+    console.print(
+        f"webhook set: {escape(answer.webhook.url)}; its secret (shown this once: check each "
+        "delivery's X-Arena-Signature with it):"
+    )
+    typer.echo(answer.secret)
+
+
+def webhook_show(
+    server: SubmissionServerOption = DEFAULT_COMPETITION_SERVER, token: AuthorTokenOption = ""
+) -> None:
+    """Show your webhook and how its deliveries go: enabled or disabled (and why), deliveries
+    made, waiting, dropped and given up, the last error."""
+    from arena.wire.v1 import competition_pb2 as pb
+
+    answer = _ask(
+        server,
+        token,
+        lambda stub, md: stub.ShowWebhook(pb.ShowWebhookRequest(), metadata=md),
+    )
+    if not answer.HasField("webhook"):
+        typer.echo("no webhook (arena compete webhook set URL)")
+        return
+    typer.echo(_webhook_text(answer.webhook))
+
+
+def _webhook_text(hook: pb.WebhookInfo) -> str:
+    lines = [f"url: {literal(hook.url)} (set {hook.created_at})"]
+    if hook.enabled:
+        lines.append("status: enabled")
+    else:
+        lines.append(f"status: disabled at {hook.disabled_at}: {literal(hook.disabled_reason)}")
+    lines.append(
+        f"deliveries: {hook.delivered} made, {hook.queued} waiting, {hook.dropped} dropped "
+        f"(queue full), {hook.abandoned} given up; {hook.failures} failed in a row"
+    )
+    if hook.last_delivered_at:
+        lines.append(f"last delivered: {hook.last_delivered_at}")
+    if hook.last_error:
+        lines.append(f"last error: {literal(hook.last_error)}")
+    return "\n".join(lines)
+
+
+def webhook_remove(
+    server: SubmissionServerOption = DEFAULT_COMPETITION_SERVER, token: AuthorTokenOption = ""
+) -> None:
+    """Remove your webhook and the deliveries waiting for it."""
+    from arena.wire.v1 import competition_pb2 as pb
+
+    _ask(
+        server,
+        token,
+        lambda stub, md: stub.RemoveWebhook(pb.RemoveWebhookRequest(), metadata=md),
+    )
+    typer.echo("webhook removed")

@@ -8,15 +8,15 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from arena.cli.common import (
-    FIRST_COMPETITION,
     cluster_address,
     console,
     fail,
@@ -25,7 +25,8 @@ from arena.cli.common import (
     open_ledger,
     plain,
 )
-from arena.cli.compete.shared import competition_id, open_competition
+from arena.cli.compete import shared
+from arena.cli.compete.shared import Metadata, open_competition
 from arena.cli.options import (
     DEFAULT_LEDGER,
     DEFAULT_LOGS_MB,
@@ -36,8 +37,30 @@ from arena.cli.options import (
 from arena.cluster.errors import ClusterError
 
 if TYPE_CHECKING:
-    from arena.ledger import Ledger
-    from arena.ledger import competitions as store
+    from arena.wire.v1 import competition_pb2_grpc
+
+_T = TypeVar("_T")
+
+OrganiserServerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--server",
+        "-s",
+        help="A running competition's submission address: act through it with the organiser's "
+        "token (--token) rather than on --ledger (which needs this machine's ledger).",
+        show_default=False,
+    ),
+]
+OrganiserTokenOption = Annotated[
+    str,
+    typer.Option(
+        "--token",
+        envvar="ARENA_ORGANISER_TOKEN",
+        help="The organiser's token, with --server (arena compete serve shows it on its first "
+        "start, or takes one with --organiser-token-file).",
+        show_default=False,
+    ),
+]
 
 
 def serve(
@@ -65,11 +88,24 @@ def serve(
             show_default=False,
         ),
     ] = None,
+    organiser_token_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="A file holding the organiser's token (its first line, 16 characters or more): "
+            "the token the organiser's calls to this server carry (--server/--token of pause, "
+            "resume, suspend, reinstate, author add/list, and the web's organiser pages). Without "
+            "it, the first start creates one and prints it once; only its hash is kept (in the "
+            "data folder); giving a file replaces it.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run a competition until stopped: the submission service, the matchmaker and the referee.
 
     Resumes where it stopped (after a crash too). Prints the two addresses: one for authors'
-    submissions, one where remote entrants dial in. Ctrl-C or SIGTERM stops it cleanly."""
+    submissions, one where remote entrants dial in. Ctrl-C or SIGTERM stops it cleanly.
+
+    The organiser's token, to act on the running competition from elsewhere (the --server and --token of the organiser's commands, the web's organiser pages), is made on the first start and shown once; only its hash is kept. The file given with --organiser-token-file sets another."""
     from arena.competition.server import CompetitionServer
     from arena.competition.spec import CompetitionFileError, load
     from arena.competition.submission_api import serve_submissions
@@ -90,8 +126,27 @@ def serve(
         except ClusterError as exc:
             raise fail(str(exc)) from exc
         console.print(f"games between bundles are played on the Ray cluster at {address}")
-    led = open_ledger(ledger, must_exist=False)
+    from arena.competition import organiser
+
     folder = data or ledger.with_name(ledger.name + ".d")
+    try:
+        given = (
+            organiser_token_file.read_text().split("\n", 1)[0]
+            if organiser_token_file is not None
+            else None
+        )
+        new_token = organiser.take_token(folder, given)
+    except OSError as exc:
+        raise fail(f"the organiser's token: {exc}") from exc
+    except organiser.OrganiserError as exc:
+        raise fail(f"{organiser_token_file}: {exc}") from exc
+    led = open_ledger(ledger, must_exist=False)
+    if new_token is not None:
+        console.print(
+            "the organiser's token (keep it secret; it is shown once, only its hash is kept; "
+            "--organiser-token-file sets another):"
+        )
+        typer.echo(new_token)
 
     def say(text: str) -> None:
         stamp = time.strftime("%H:%M:%S")
@@ -136,32 +191,50 @@ def author_add(
     name: Annotated[str, typer.Argument(help="The author's name.")],
     competition: CompetitionOption = None,
     ledger: LedgerOption = Path(DEFAULT_LEDGER),
+    server: OrganiserServerOption = None,
+    token: OrganiserTokenOption = "",
 ) -> None:
     """Add an author and print the author's secret token (shown once; only its hash is kept)."""
-    from arena.ledger import LedgerError
-    from arena.ledger import competitions as store
+    from arena.competition import organiser
+    from arena.wire.v1 import competition_pb2 as pb
 
-    led, cid = open_competition(ledger, competition)
-    try:
-        token = store.Competitions(led).add_author(cid, name)
-    except LedgerError as exc:
-        raise fail(str(exc)) from exc
+    if server:
+        answer = _remote(
+            server,
+            token,
+            lambda stub, md: stub.AddAuthor(pb.AddAuthorRequest(name=name), metadata=md),
+        )
+        secret = answer.token
+    else:
+        _, secret = _local(ledger, competition, organiser.add_author, name)
     console.print(f"author {escape(name)} added; their token (keep it secret, it is shown once):")
-    typer.echo(token)
+    typer.echo(secret)
 
 
 def author_list(
-    competition: CompetitionOption = None, ledger: LedgerOption = Path(DEFAULT_LEDGER)
+    competition: CompetitionOption = None,
+    ledger: LedgerOption = Path(DEFAULT_LEDGER),
+    server: OrganiserServerOption = None,
+    token: OrganiserTokenOption = "",
 ) -> None:
     """List the competition's authors."""
-    from arena.ledger import competitions as store
+    from arena.competition import organiser
+    from arena.wire.v1 import competition_pb2 as pb
 
-    led = open_ledger(ledger, first=FIRST_COMPETITION)
     table = Table(title="Authors")
     for col in ("id", "name", "since"):
         table.add_column(col)
-    for a in store.Competitions(led).authors(competition_id(led, competition)):
-        table.add_row(str(a.id), plain(a.name), a.created_at)
+    if server:
+        answer = _remote(
+            server, token, lambda stub, md: stub.ListAuthors(pb.ListAuthorsRequest(), metadata=md)
+        )
+        rows = [(a.author_id, a.name, a.since) for a in answer.authors]
+    else:
+        rows = [
+            (a.id, a.name, a.created_at) for a in _local(ledger, competition, organiser.authors)
+        ]
+    for author_id, author_name, since in rows:
+        table.add_row(str(author_id), plain(author_name), since)
     console.print(table)
 
 
@@ -239,15 +312,20 @@ def status(
 LAST_GAMES = 10  # games compete status lists
 
 
-def _set_paused(competition: str | None, ledger: Path, paused: bool) -> None:
-    from arena.ledger import LedgerError
-    from arena.ledger import competitions as store
+def _set_paused(
+    competition: str | None, ledger: Path, server: str | None, token: str, paused: bool
+) -> None:
+    from arena.competition import organiser
+    from arena.wire.v1 import competition_pb2 as pb
 
-    led, cid = open_competition(ledger, competition)
-    try:
-        store.Competitions(led).set_paused(cid, paused)
-    except LedgerError as exc:
-        raise fail(str(exc)) from exc
+    if server:
+        _remote(
+            server,
+            token,
+            lambda stub, md: stub.SetPaused(pb.SetPausedRequest(paused=paused), metadata=md),
+        )
+    else:
+        _local(ledger, competition, organiser.set_paused, paused)
     console.print(
         "paused: games in play finish, no new ones start"
         if paused
@@ -256,26 +334,23 @@ def _set_paused(competition: str | None, ledger: Path, paused: bool) -> None:
 
 
 def pause(
-    competition: CompetitionOption = None, ledger: LedgerOption = Path(DEFAULT_LEDGER)
+    competition: CompetitionOption = None,
+    ledger: LedgerOption = Path(DEFAULT_LEDGER),
+    server: OrganiserServerOption = None,
+    token: OrganiserTokenOption = "",
 ) -> None:
     """Stop pairing new games (the games in play finish)."""
-    _set_paused(competition, ledger, True)
+    _set_paused(competition, ledger, server, token, True)
 
 
 def resume(
-    competition: CompetitionOption = None, ledger: LedgerOption = Path(DEFAULT_LEDGER)
+    competition: CompetitionOption = None,
+    ledger: LedgerOption = Path(DEFAULT_LEDGER),
+    server: OrganiserServerOption = None,
+    token: OrganiserTokenOption = "",
 ) -> None:
     """Start pairing games again."""
-    _set_paused(competition, ledger, False)
-
-
-def _by_bot(led: Ledger, cid: int, bot: str, statuses: tuple[str, ...]) -> list[store.Submission]:
-    from arena.ledger import competitions as store
-
-    found = [s for s in store.Competitions(led).submissions(cid, None, statuses) if s.bot == bot]
-    if not found:
-        raise fail(f"no {'/'.join(statuses)} submission of a bot named {bot!r}")
-    return found
+    _set_paused(competition, ledger, server, token, False)
 
 
 def suspend(
@@ -283,15 +358,21 @@ def suspend(
     reason: Annotated[str, typer.Option(help="Why: shown to its author.")],
     competition: CompetitionOption = None,
     ledger: LedgerOption = Path(DEFAULT_LEDGER),
+    server: OrganiserServerOption = None,
+    token: OrganiserTokenOption = "",
 ) -> None:
     """Take a bot out of play (its author sees the reason); reinstate brings it back."""
-    from arena.ledger import competitions as store
+    from arena.competition import organiser
+    from arena.wire.v1 import competition_pb2 as pb
 
-    led, cid = open_competition(ledger, competition)
-    for s in _by_bot(led, cid, bot, (store.ACTIVE,)):
-        store.Competitions(led).set_status(
-            s.id, store.SUSPENDED, f"suspended: {reason}", when=(store.ACTIVE,)
+    if server:
+        _remote(
+            server,
+            token,
+            lambda stub, md: stub.Suspend(pb.SuspendRequest(bot=bot, reason=reason), metadata=md),
         )
+    else:
+        _local(ledger, competition, organiser.suspend, bot, reason)
     console.print(f"{escape(bot)} suspended")
 
 
@@ -299,12 +380,45 @@ def reinstate(
     bot: Annotated[str, typer.Argument(help="The bot's name.")],
     competition: CompetitionOption = None,
     ledger: LedgerOption = Path(DEFAULT_LEDGER),
+    server: OrganiserServerOption = None,
+    token: OrganiserTokenOption = "",
 ) -> None:
     """Put a suspended bot back into play."""
+    from arena.competition import organiser
+    from arena.wire.v1 import competition_pb2 as pb
+
+    if server:
+        _remote(
+            server,
+            token,
+            lambda stub, md: stub.Reinstate(pb.ReinstateRequest(bot=bot), metadata=md),
+        )
+    else:
+        _local(ledger, competition, organiser.reinstate, bot)
+    console.print(f"{escape(bot)} reinstated")
+
+
+# ---------------------------------------------------------------- on the ledger, or remotely
+
+
+def _remote(
+    server: str,
+    token: str,
+    call: Callable[[competition_pb2_grpc.CompetitionAsyncStub, Metadata], Awaitable[_T]],
+) -> _T:
+    """One organiser's call to the running competition (the same action as on the ledger)."""
+    if not token:
+        raise fail("give the organiser's token: --token or $ARENA_ORGANISER_TOKEN")
+    return shared.call(server, token, call)
+
+
+def _local(ledger: Path, competition: str | None, action: Callable[..., _T], *args: Any) -> _T:
+    """One of :mod:`arena.competition.organiser`'s actions on the ledger, here."""
+    from arena.competition.organiser import OrganiserError
     from arena.ledger import competitions as store
 
     led, cid = open_competition(ledger, competition)
-    for s in _by_bot(led, cid, bot, (store.SUSPENDED,)):
-        # Only while still suspended: a later version may have entered play (and replaced it).
-        store.Competitions(led).set_status(s.id, store.ACTIVE, "", when=(store.SUSPENDED,))
-    console.print(f"{escape(bot)} reinstated")
+    try:
+        return action(store.Competitions(led), cid, *args)
+    except OrganiserError as exc:
+        raise fail(str(exc)) from exc

@@ -15,6 +15,7 @@ from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
 from arena.web import queries as q
+from arena.web.area import AuthorArea
 from arena.web.game_counts import Tally
 from arena.web.live import Referee
 from arena.web.reader import Reader
@@ -54,13 +55,14 @@ class FrameCache:
 class WebState:
     """The app's state, made once by :func:`arena.web.app.create_app` and kept on ``app.state.web``:
     the ledger read-only, its incremental counts, the referee followed live (None: none), the
-    templates, and the replays kept built."""
+    templates, the replays kept built, and the author area."""
 
     reader: Reader
     tally: Tally
     referee: Referee | None
     templates: Jinja2Templates
     replays: FrameCache
+    area: AuthorArea | None = None  # the author area (arena web --submissions), None: none
 
 
 def state(request: Request) -> WebState:
@@ -72,7 +74,10 @@ def state(request: Request) -> WebState:
 def page(request: Request, name: str, status: int = 200, **context: Any) -> Response:
     st = state(request)
     return st.templates.TemplateResponse(
-        request, name, {"live": st.referee is not None, **context}, status_code=status
+        request,
+        name,
+        {"live": st.referee is not None, "area": st.area is not None, **context},
+        status_code=status,
     )
 
 

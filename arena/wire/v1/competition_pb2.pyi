@@ -153,6 +153,8 @@ class SubmissionInfo(_message.Message):
     REASON_FIELD_NUMBER: _builtins.int
     SUBMITTED_AT_FIELD_NUMBER: _builtins.int
     UPDATED_AT_FIELD_NUMBER: _builtins.int
+    ENTRANT_ID_FIELD_NUMBER: _builtins.int
+    AUTHOR_FIELD_NUMBER: _builtins.int
     submission_id: _builtins.int
     bot: _builtins.str
     version: _builtins.str
@@ -165,6 +167,9 @@ class SubmissionInfo(_message.Message):
     """why it failed, was suspended or replaced"""
     submitted_at: _builtins.str
     updated_at: _builtins.str
+    entrant_id: _builtins.int
+    """its entrant on the board once it entered play (0: never)"""
+    author: _builtins.str
     def __init__(
         self,
         *,
@@ -177,10 +182,12 @@ class SubmissionInfo(_message.Message):
         reason: _builtins.str = ...,
         submitted_at: _builtins.str = ...,
         updated_at: _builtins.str = ...,
+        entrant_id: _builtins.int = ...,
+        author: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "kind", b"kind", "language", b"language", "reason", b"reason", "status", b"status", "submission_id", b"submission_id", "submitted_at", b"submitted_at", "updated_at", b"updated_at", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "bot", b"bot", "entrant_id", b"entrant_id", "kind", b"kind", "language", b"language", "reason", b"reason", "status", b"status", "submission_id", b"submission_id", "submitted_at", b"submitted_at", "updated_at", b"updated_at", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -604,3 +611,485 @@ class LeaderboardResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LeaderboardResponse: _TypeAlias = LeaderboardResponse  # noqa: Y015
+
+@_typing.final
+class WhoAmIRequest(_message.Message):
+    """---- The organiser's messages."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WhoAmIRequest: _TypeAlias = WhoAmIRequest  # noqa: Y015
+
+@_typing.final
+class WhoAmIResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROLE_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    COMPETITION_FIELD_NUMBER: _builtins.int
+    MAX_BUNDLE_MB_FIELD_NUMBER: _builtins.int
+    role: _builtins.str
+    """"author" or "organiser" """
+    name: _builtins.str
+    """the author's name ("" for the organiser)"""
+    competition: _builtins.str
+    max_bundle_mb: _builtins.int
+    """the cap on a bundle submitted"""
+    def __init__(
+        self,
+        *,
+        role: _builtins.str = ...,
+        name: _builtins.str = ...,
+        competition: _builtins.str = ...,
+        max_bundle_mb: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition", b"competition", "max_bundle_mb", b"max_bundle_mb", "name", b"name", "role", b"role"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WhoAmIResponse: _TypeAlias = WhoAmIResponse  # noqa: Y015
+
+@_typing.final
+class SetPausedRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PAUSED_FIELD_NUMBER: _builtins.int
+    paused: _builtins.bool
+    def __init__(
+        self,
+        *,
+        paused: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["paused", b"paused"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetPausedRequest: _TypeAlias = SetPausedRequest  # noqa: Y015
+
+@_typing.final
+class SetPausedResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PAUSED_FIELD_NUMBER: _builtins.int
+    paused: _builtins.bool
+    def __init__(
+        self,
+        *,
+        paused: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["paused", b"paused"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetPausedResponse: _TypeAlias = SetPausedResponse  # noqa: Y015
+
+@_typing.final
+class OrganiserStatusRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OrganiserStatusRequest: _TypeAlias = OrganiserStatusRequest  # noqa: Y015
+
+@_typing.final
+class OrganiserStatusResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPETITION_FIELD_NUMBER: _builtins.int
+    PAUSED_FIELD_NUMBER: _builtins.int
+    SUBMISSIONS_FIELD_NUMBER: _builtins.int
+    competition: _builtins.str
+    paused: _builtins.bool
+    @_builtins.property
+    def submissions(self) -> _containers.RepeatedCompositeFieldContainer[Global___SubmissionInfo]: ...
+    def __init__(
+        self,
+        *,
+        competition: _builtins.str = ...,
+        paused: _builtins.bool = ...,
+        submissions: _abc.Iterable[Global___SubmissionInfo] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition", b"competition", "paused", b"paused", "submissions", b"submissions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OrganiserStatusResponse: _TypeAlias = OrganiserStatusResponse  # noqa: Y015
+
+@_typing.final
+class SuspendRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    reason: _builtins.str
+    """shown to its author"""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SuspendRequest: _TypeAlias = SuspendRequest  # noqa: Y015
+
+@_typing.final
+class SuspendResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SUSPENDED_FIELD_NUMBER: _builtins.int
+    suspended: _builtins.int
+    """submissions of the bot taken out of play"""
+    def __init__(
+        self,
+        *,
+        suspended: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["suspended", b"suspended"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SuspendResponse: _TypeAlias = SuspendResponse  # noqa: Y015
+
+@_typing.final
+class ReinstateRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReinstateRequest: _TypeAlias = ReinstateRequest  # noqa: Y015
+
+@_typing.final
+class ReinstateResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REINSTATED_FIELD_NUMBER: _builtins.int
+    reinstated: _builtins.int
+    def __init__(
+        self,
+        *,
+        reinstated: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reinstated", b"reinstated"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReinstateResponse: _TypeAlias = ReinstateResponse  # noqa: Y015
+
+@_typing.final
+class AddAuthorRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddAuthorRequest: _TypeAlias = AddAuthorRequest  # noqa: Y015
+
+@_typing.final
+class AddAuthorResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AUTHOR_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    TOKEN_FIELD_NUMBER: _builtins.int
+    author_id: _builtins.int
+    name: _builtins.str
+    token: _builtins.str
+    """the author's token, shown once (only its hash is kept)"""
+    def __init__(
+        self,
+        *,
+        author_id: _builtins.int = ...,
+        name: _builtins.str = ...,
+        token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["author_id", b"author_id", "name", b"name", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddAuthorResponse: _TypeAlias = AddAuthorResponse  # noqa: Y015
+
+@_typing.final
+class ListAuthorsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListAuthorsRequest: _TypeAlias = ListAuthorsRequest  # noqa: Y015
+
+@_typing.final
+class AuthorInfo(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AUTHOR_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    SINCE_FIELD_NUMBER: _builtins.int
+    author_id: _builtins.int
+    name: _builtins.str
+    since: _builtins.str
+    def __init__(
+        self,
+        *,
+        author_id: _builtins.int = ...,
+        name: _builtins.str = ...,
+        since: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["author_id", b"author_id", "name", b"name", "since", b"since"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AuthorInfo: _TypeAlias = AuthorInfo  # noqa: Y015
+
+@_typing.final
+class ListAuthorsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AUTHORS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def authors(self) -> _containers.RepeatedCompositeFieldContainer[Global___AuthorInfo]: ...
+    def __init__(
+        self,
+        *,
+        authors: _abc.Iterable[Global___AuthorInfo] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["authors", b"authors"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListAuthorsResponse: _TypeAlias = ListAuthorsResponse  # noqa: Y015
+
+@_typing.final
+class SetWebhookRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    URL_FIELD_NUMBER: _builtins.int
+    url: _builtins.str
+    """https, or http to a host the competition file allows"""
+    def __init__(
+        self,
+        *,
+        url: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["url", b"url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetWebhookRequest: _TypeAlias = SetWebhookRequest  # noqa: Y015
+
+@_typing.final
+class WebhookInfo(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    URL_FIELD_NUMBER: _builtins.int
+    ENABLED_FIELD_NUMBER: _builtins.int
+    DISABLED_AT_FIELD_NUMBER: _builtins.int
+    DISABLED_REASON_FIELD_NUMBER: _builtins.int
+    FAILURES_FIELD_NUMBER: _builtins.int
+    DELIVERED_FIELD_NUMBER: _builtins.int
+    DROPPED_FIELD_NUMBER: _builtins.int
+    ABANDONED_FIELD_NUMBER: _builtins.int
+    QUEUED_FIELD_NUMBER: _builtins.int
+    LAST_DELIVERED_AT_FIELD_NUMBER: _builtins.int
+    LAST_ERROR_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    url: _builtins.str
+    enabled: _builtins.bool
+    disabled_at: _builtins.str
+    """"" while enabled"""
+    disabled_reason: _builtins.str
+    """why it was disabled (the last failure quoted)"""
+    failures: _builtins.int
+    """attempts failed in a row"""
+    delivered: _builtins.int
+    dropped: _builtins.int
+    """deliveries dropped from a full queue"""
+    abandoned: _builtins.int
+    """deliveries given up after their last attempt"""
+    queued: _builtins.int
+    """deliveries waiting"""
+    last_delivered_at: _builtins.str
+    last_error: _builtins.str
+    created_at: _builtins.str
+    def __init__(
+        self,
+        *,
+        url: _builtins.str = ...,
+        enabled: _builtins.bool = ...,
+        disabled_at: _builtins.str = ...,
+        disabled_reason: _builtins.str = ...,
+        failures: _builtins.int = ...,
+        delivered: _builtins.int = ...,
+        dropped: _builtins.int = ...,
+        abandoned: _builtins.int = ...,
+        queued: _builtins.int = ...,
+        last_delivered_at: _builtins.str = ...,
+        last_error: _builtins.str = ...,
+        created_at: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["abandoned", b"abandoned", "created_at", b"created_at", "delivered", b"delivered", "disabled_at", b"disabled_at", "disabled_reason", b"disabled_reason", "dropped", b"dropped", "enabled", b"enabled", "failures", b"failures", "last_delivered_at", b"last_delivered_at", "last_error", b"last_error", "queued", b"queued", "url", b"url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WebhookInfo: _TypeAlias = WebhookInfo  # noqa: Y015
+
+@_typing.final
+class SetWebhookResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WEBHOOK_FIELD_NUMBER: _builtins.int
+    SECRET_FIELD_NUMBER: _builtins.int
+    secret: _builtins.str
+    """the key of its signatures: shown once, never again"""
+    @_builtins.property
+    def webhook(self) -> Global___WebhookInfo: ...
+    def __init__(
+        self,
+        *,
+        webhook: Global___WebhookInfo | None = ...,
+        secret: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["webhook", b"webhook"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["secret", b"secret", "webhook", b"webhook"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetWebhookResponse: _TypeAlias = SetWebhookResponse  # noqa: Y015
+
+@_typing.final
+class ShowWebhookRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ShowWebhookRequest: _TypeAlias = ShowWebhookRequest  # noqa: Y015
+
+@_typing.final
+class ShowWebhookResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WEBHOOK_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def webhook(self) -> Global___WebhookInfo:
+        """unset: none registered"""
+
+    def __init__(
+        self,
+        *,
+        webhook: Global___WebhookInfo | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["webhook", b"webhook"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["webhook", b"webhook"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ShowWebhookResponse: _TypeAlias = ShowWebhookResponse  # noqa: Y015
+
+@_typing.final
+class RemoveWebhookRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemoveWebhookRequest: _TypeAlias = RemoveWebhookRequest  # noqa: Y015
+
+@_typing.final
+class RemoveWebhookResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemoveWebhookResponse: _TypeAlias = RemoveWebhookResponse  # noqa: Y015

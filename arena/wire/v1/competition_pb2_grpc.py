@@ -69,6 +69,56 @@ class CompetitionStub:
                 request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.LeaderboardRequest.SerializeToString,
                 response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.LeaderboardResponse.FromString,
                 _registered_method=True)
+        self.WhoAmI = channel.unary_unary(
+                '/arena.v1.Competition/WhoAmI',
+                request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.WhoAmIRequest.SerializeToString,
+                response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.WhoAmIResponse.FromString,
+                _registered_method=True)
+        self.SetPaused = channel.unary_unary(
+                '/arena.v1.Competition/SetPaused',
+                request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.SetPausedRequest.SerializeToString,
+                response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.SetPausedResponse.FromString,
+                _registered_method=True)
+        self.OrganiserStatus = channel.unary_unary(
+                '/arena.v1.Competition/OrganiserStatus',
+                request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.OrganiserStatusRequest.SerializeToString,
+                response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.OrganiserStatusResponse.FromString,
+                _registered_method=True)
+        self.Suspend = channel.unary_unary(
+                '/arena.v1.Competition/Suspend',
+                request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.SuspendRequest.SerializeToString,
+                response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.SuspendResponse.FromString,
+                _registered_method=True)
+        self.Reinstate = channel.unary_unary(
+                '/arena.v1.Competition/Reinstate',
+                request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.ReinstateRequest.SerializeToString,
+                response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.ReinstateResponse.FromString,
+                _registered_method=True)
+        self.AddAuthor = channel.unary_unary(
+                '/arena.v1.Competition/AddAuthor',
+                request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.AddAuthorRequest.SerializeToString,
+                response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.AddAuthorResponse.FromString,
+                _registered_method=True)
+        self.ListAuthors = channel.unary_unary(
+                '/arena.v1.Competition/ListAuthors',
+                request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.ListAuthorsRequest.SerializeToString,
+                response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.ListAuthorsResponse.FromString,
+                _registered_method=True)
+        self.SetWebhook = channel.unary_unary(
+                '/arena.v1.Competition/SetWebhook',
+                request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.SetWebhookRequest.SerializeToString,
+                response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.SetWebhookResponse.FromString,
+                _registered_method=True)
+        self.ShowWebhook = channel.unary_unary(
+                '/arena.v1.Competition/ShowWebhook',
+                request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.ShowWebhookRequest.SerializeToString,
+                response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.ShowWebhookResponse.FromString,
+                _registered_method=True)
+        self.RemoveWebhook = channel.unary_unary(
+                '/arena.v1.Competition/RemoveWebhook',
+                request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.RemoveWebhookRequest.SerializeToString,
+                response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.RemoveWebhookResponse.FromString,
+                _registered_method=True)
 
 
 class CompetitionServicer:
@@ -124,6 +174,77 @@ class CompetitionServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WhoAmI(self, request, context):
+        """---- The organiser's calls. They carry the organiser's token ("authorization: Bearer <token>"),
+        which arena compete serve creates on its first start (shown once) or takes
+        (--organiser-token-file); only its hash is kept. An author's token is refused here.
+        Whose the token is: an author's (their name) or the organiser's; either token is accepted.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetPaused(self, request, context):
+        """Pause (no new game starts; the games in play finish) or resume the competition.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def OrganiserStatus(self, request, context):
+        """Every submission of the competition, every author's, and whether it is paused.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Suspend(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Reinstate(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AddAuthor(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListAuthors(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetWebhook(self, request, context):
+        """Notifications: the caller's webhook, told of their submissions' changes of status and, daily,
+        of the games their bots caused to fail (POSTs of JSON signed with HMAC-SHA256; README,
+        "Notifications"). SetWebhook registers it (or replaces it, enabled again) and answers its
+        secret, shown this once; ShowWebhook says how its deliveries go; RemoveWebhook drops it and its
+        queued deliveries.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ShowWebhook(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RemoveWebhook(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CompetitionServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -161,6 +282,56 @@ def add_CompetitionServicer_to_server(servicer, server):
                     servicer.Leaderboard,
                     request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.LeaderboardRequest.FromString,
                     response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.LeaderboardResponse.SerializeToString,
+            ),
+            'WhoAmI': grpc.unary_unary_rpc_method_handler(
+                    servicer.WhoAmI,
+                    request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.WhoAmIRequest.FromString,
+                    response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.WhoAmIResponse.SerializeToString,
+            ),
+            'SetPaused': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetPaused,
+                    request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.SetPausedRequest.FromString,
+                    response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.SetPausedResponse.SerializeToString,
+            ),
+            'OrganiserStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.OrganiserStatus,
+                    request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.OrganiserStatusRequest.FromString,
+                    response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.OrganiserStatusResponse.SerializeToString,
+            ),
+            'Suspend': grpc.unary_unary_rpc_method_handler(
+                    servicer.Suspend,
+                    request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.SuspendRequest.FromString,
+                    response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.SuspendResponse.SerializeToString,
+            ),
+            'Reinstate': grpc.unary_unary_rpc_method_handler(
+                    servicer.Reinstate,
+                    request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.ReinstateRequest.FromString,
+                    response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.ReinstateResponse.SerializeToString,
+            ),
+            'AddAuthor': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddAuthor,
+                    request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.AddAuthorRequest.FromString,
+                    response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.AddAuthorResponse.SerializeToString,
+            ),
+            'ListAuthors': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAuthors,
+                    request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.ListAuthorsRequest.FromString,
+                    response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.ListAuthorsResponse.SerializeToString,
+            ),
+            'SetWebhook': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetWebhook,
+                    request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.SetWebhookRequest.FromString,
+                    response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.SetWebhookResponse.SerializeToString,
+            ),
+            'ShowWebhook': grpc.unary_unary_rpc_method_handler(
+                    servicer.ShowWebhook,
+                    request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.ShowWebhookRequest.FromString,
+                    response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.ShowWebhookResponse.SerializeToString,
+            ),
+            'RemoveWebhook': grpc.unary_unary_rpc_method_handler(
+                    servicer.RemoveWebhook,
+                    request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.RemoveWebhookRequest.FromString,
+                    response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.RemoveWebhookResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -352,6 +523,276 @@ class Competition:
             '/arena.v1.Competition/Leaderboard',
             arena_dot_wire_dot_v1_dot_competition__pb2.LeaderboardRequest.SerializeToString,
             arena_dot_wire_dot_v1_dot_competition__pb2.LeaderboardResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WhoAmI(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/WhoAmI',
+            arena_dot_wire_dot_v1_dot_competition__pb2.WhoAmIRequest.SerializeToString,
+            arena_dot_wire_dot_v1_dot_competition__pb2.WhoAmIResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetPaused(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/SetPaused',
+            arena_dot_wire_dot_v1_dot_competition__pb2.SetPausedRequest.SerializeToString,
+            arena_dot_wire_dot_v1_dot_competition__pb2.SetPausedResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def OrganiserStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/OrganiserStatus',
+            arena_dot_wire_dot_v1_dot_competition__pb2.OrganiserStatusRequest.SerializeToString,
+            arena_dot_wire_dot_v1_dot_competition__pb2.OrganiserStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Suspend(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/Suspend',
+            arena_dot_wire_dot_v1_dot_competition__pb2.SuspendRequest.SerializeToString,
+            arena_dot_wire_dot_v1_dot_competition__pb2.SuspendResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Reinstate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/Reinstate',
+            arena_dot_wire_dot_v1_dot_competition__pb2.ReinstateRequest.SerializeToString,
+            arena_dot_wire_dot_v1_dot_competition__pb2.ReinstateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddAuthor(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/AddAuthor',
+            arena_dot_wire_dot_v1_dot_competition__pb2.AddAuthorRequest.SerializeToString,
+            arena_dot_wire_dot_v1_dot_competition__pb2.AddAuthorResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListAuthors(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/ListAuthors',
+            arena_dot_wire_dot_v1_dot_competition__pb2.ListAuthorsRequest.SerializeToString,
+            arena_dot_wire_dot_v1_dot_competition__pb2.ListAuthorsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetWebhook(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/SetWebhook',
+            arena_dot_wire_dot_v1_dot_competition__pb2.SetWebhookRequest.SerializeToString,
+            arena_dot_wire_dot_v1_dot_competition__pb2.SetWebhookResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ShowWebhook(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/ShowWebhook',
+            arena_dot_wire_dot_v1_dot_competition__pb2.ShowWebhookRequest.SerializeToString,
+            arena_dot_wire_dot_v1_dot_competition__pb2.ShowWebhookResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RemoveWebhook(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/RemoveWebhook',
+            arena_dot_wire_dot_v1_dot_competition__pb2.RemoveWebhookRequest.SerializeToString,
+            arena_dot_wire_dot_v1_dot_competition__pb2.RemoveWebhookResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -56,6 +56,29 @@ class CompetitionStub:
     """
     Withdraw: _grpc.UnaryUnaryMultiCallable[_competition_pb2.WithdrawRequest, _competition_pb2.WithdrawResponse]
     Leaderboard: _grpc.UnaryUnaryMultiCallable[_competition_pb2.LeaderboardRequest, _competition_pb2.LeaderboardResponse]
+    WhoAmI: _grpc.UnaryUnaryMultiCallable[_competition_pb2.WhoAmIRequest, _competition_pb2.WhoAmIResponse]
+    """---- The organiser's calls. They carry the organiser's token ("authorization: Bearer <token>"),
+    which arena compete serve creates on its first start (shown once) or takes
+    (--organiser-token-file); only its hash is kept. An author's token is refused here.
+    Whose the token is: an author's (their name) or the organiser's; either token is accepted.
+    """
+    SetPaused: _grpc.UnaryUnaryMultiCallable[_competition_pb2.SetPausedRequest, _competition_pb2.SetPausedResponse]
+    """Pause (no new game starts; the games in play finish) or resume the competition."""
+    OrganiserStatus: _grpc.UnaryUnaryMultiCallable[_competition_pb2.OrganiserStatusRequest, _competition_pb2.OrganiserStatusResponse]
+    """Every submission of the competition, every author's, and whether it is paused."""
+    Suspend: _grpc.UnaryUnaryMultiCallable[_competition_pb2.SuspendRequest, _competition_pb2.SuspendResponse]
+    Reinstate: _grpc.UnaryUnaryMultiCallable[_competition_pb2.ReinstateRequest, _competition_pb2.ReinstateResponse]
+    AddAuthor: _grpc.UnaryUnaryMultiCallable[_competition_pb2.AddAuthorRequest, _competition_pb2.AddAuthorResponse]
+    ListAuthors: _grpc.UnaryUnaryMultiCallable[_competition_pb2.ListAuthorsRequest, _competition_pb2.ListAuthorsResponse]
+    SetWebhook: _grpc.UnaryUnaryMultiCallable[_competition_pb2.SetWebhookRequest, _competition_pb2.SetWebhookResponse]
+    """Notifications: the caller's webhook, told of their submissions' changes of status and, daily,
+    of the games their bots caused to fail (POSTs of JSON signed with HMAC-SHA256; README,
+    "Notifications"). SetWebhook registers it (or replaces it, enabled again) and answers its
+    secret, shown this once; ShowWebhook says how its deliveries go; RemoveWebhook drops it and its
+    queued deliveries.
+    """
+    ShowWebhook: _grpc.UnaryUnaryMultiCallable[_competition_pb2.ShowWebhookRequest, _competition_pb2.ShowWebhookResponse]
+    RemoveWebhook: _grpc.UnaryUnaryMultiCallable[_competition_pb2.RemoveWebhookRequest, _competition_pb2.RemoveWebhookResponse]
 
 @_typing.type_check_only
 class CompetitionAsyncStub(CompetitionStub):
@@ -79,6 +102,29 @@ class CompetitionAsyncStub(CompetitionStub):
     """
     Withdraw: _aio.UnaryUnaryMultiCallable[_competition_pb2.WithdrawRequest, _competition_pb2.WithdrawResponse]  # type: ignore[assignment]
     Leaderboard: _aio.UnaryUnaryMultiCallable[_competition_pb2.LeaderboardRequest, _competition_pb2.LeaderboardResponse]  # type: ignore[assignment]
+    WhoAmI: _aio.UnaryUnaryMultiCallable[_competition_pb2.WhoAmIRequest, _competition_pb2.WhoAmIResponse]  # type: ignore[assignment]
+    """---- The organiser's calls. They carry the organiser's token ("authorization: Bearer <token>"),
+    which arena compete serve creates on its first start (shown once) or takes
+    (--organiser-token-file); only its hash is kept. An author's token is refused here.
+    Whose the token is: an author's (their name) or the organiser's; either token is accepted.
+    """
+    SetPaused: _aio.UnaryUnaryMultiCallable[_competition_pb2.SetPausedRequest, _competition_pb2.SetPausedResponse]  # type: ignore[assignment]
+    """Pause (no new game starts; the games in play finish) or resume the competition."""
+    OrganiserStatus: _aio.UnaryUnaryMultiCallable[_competition_pb2.OrganiserStatusRequest, _competition_pb2.OrganiserStatusResponse]  # type: ignore[assignment]
+    """Every submission of the competition, every author's, and whether it is paused."""
+    Suspend: _aio.UnaryUnaryMultiCallable[_competition_pb2.SuspendRequest, _competition_pb2.SuspendResponse]  # type: ignore[assignment]
+    Reinstate: _aio.UnaryUnaryMultiCallable[_competition_pb2.ReinstateRequest, _competition_pb2.ReinstateResponse]  # type: ignore[assignment]
+    AddAuthor: _aio.UnaryUnaryMultiCallable[_competition_pb2.AddAuthorRequest, _competition_pb2.AddAuthorResponse]  # type: ignore[assignment]
+    ListAuthors: _aio.UnaryUnaryMultiCallable[_competition_pb2.ListAuthorsRequest, _competition_pb2.ListAuthorsResponse]  # type: ignore[assignment]
+    SetWebhook: _aio.UnaryUnaryMultiCallable[_competition_pb2.SetWebhookRequest, _competition_pb2.SetWebhookResponse]  # type: ignore[assignment]
+    """Notifications: the caller's webhook, told of their submissions' changes of status and, daily,
+    of the games their bots caused to fail (POSTs of JSON signed with HMAC-SHA256; README,
+    "Notifications"). SetWebhook registers it (or replaces it, enabled again) and answers its
+    secret, shown this once; ShowWebhook says how its deliveries go; RemoveWebhook drops it and its
+    queued deliveries.
+    """
+    ShowWebhook: _aio.UnaryUnaryMultiCallable[_competition_pb2.ShowWebhookRequest, _competition_pb2.ShowWebhookResponse]  # type: ignore[assignment]
+    RemoveWebhook: _aio.UnaryUnaryMultiCallable[_competition_pb2.RemoveWebhookRequest, _competition_pb2.RemoveWebhookResponse]  # type: ignore[assignment]
 
 class CompetitionServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -141,5 +187,88 @@ class CompetitionServicer(metaclass=_abc_1.ABCMeta):
         request: _competition_pb2.LeaderboardRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_competition_pb2.LeaderboardResponse, _abc.Awaitable[_competition_pb2.LeaderboardResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def WhoAmI(
+        self,
+        request: _competition_pb2.WhoAmIRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.WhoAmIResponse, _abc.Awaitable[_competition_pb2.WhoAmIResponse]]:
+        """---- The organiser's calls. They carry the organiser's token ("authorization: Bearer <token>"),
+        which arena compete serve creates on its first start (shown once) or takes
+        (--organiser-token-file); only its hash is kept. An author's token is refused here.
+        Whose the token is: an author's (their name) or the organiser's; either token is accepted.
+        """
+
+    @_abc_1.abstractmethod
+    def SetPaused(
+        self,
+        request: _competition_pb2.SetPausedRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.SetPausedResponse, _abc.Awaitable[_competition_pb2.SetPausedResponse]]:
+        """Pause (no new game starts; the games in play finish) or resume the competition."""
+
+    @_abc_1.abstractmethod
+    def OrganiserStatus(
+        self,
+        request: _competition_pb2.OrganiserStatusRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.OrganiserStatusResponse, _abc.Awaitable[_competition_pb2.OrganiserStatusResponse]]:
+        """Every submission of the competition, every author's, and whether it is paused."""
+
+    @_abc_1.abstractmethod
+    def Suspend(
+        self,
+        request: _competition_pb2.SuspendRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.SuspendResponse, _abc.Awaitable[_competition_pb2.SuspendResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def Reinstate(
+        self,
+        request: _competition_pb2.ReinstateRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.ReinstateResponse, _abc.Awaitable[_competition_pb2.ReinstateResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def AddAuthor(
+        self,
+        request: _competition_pb2.AddAuthorRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.AddAuthorResponse, _abc.Awaitable[_competition_pb2.AddAuthorResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def ListAuthors(
+        self,
+        request: _competition_pb2.ListAuthorsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.ListAuthorsResponse, _abc.Awaitable[_competition_pb2.ListAuthorsResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def SetWebhook(
+        self,
+        request: _competition_pb2.SetWebhookRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.SetWebhookResponse, _abc.Awaitable[_competition_pb2.SetWebhookResponse]]:
+        """Notifications: the caller's webhook, told of their submissions' changes of status and, daily,
+        of the games their bots caused to fail (POSTs of JSON signed with HMAC-SHA256; README,
+        "Notifications"). SetWebhook registers it (or replaces it, enabled again) and answers its
+        secret, shown this once; ShowWebhook says how its deliveries go; RemoveWebhook drops it and its
+        queued deliveries.
+        """
+
+    @_abc_1.abstractmethod
+    def ShowWebhook(
+        self,
+        request: _competition_pb2.ShowWebhookRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.ShowWebhookResponse, _abc.Awaitable[_competition_pb2.ShowWebhookResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def RemoveWebhook(
+        self,
+        request: _competition_pb2.RemoveWebhookRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.RemoveWebhookResponse, _abc.Awaitable[_competition_pb2.RemoveWebhookResponse]]: ...
 
 def add_CompetitionServicer_to_server(servicer: CompetitionServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

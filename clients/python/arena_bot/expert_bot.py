@@ -37,12 +37,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+# First, before the rules engine's modules: without the engine package installed (the SDK alone),
+# this import fails with a message naming the package to install, not a bare missing module.
+from arena_bot.engine import EngineBot
+
+# isort: split
+
 from arena.game import Action, Combo, GameState, Observation, Verb
 from arena.game.cards import SEVEN, TEN, make_kind
 from arena.game.declarations import B_LEVEL
 from arena.game.variants import Family
 from arena_bot.endgame import EndgameSolver
-from arena_bot.engine import EngineBot
 from arena_bot.expert_evaluation import (
     DEFAULT_WEIGHTS,
     SEQUENCE_RANKS,

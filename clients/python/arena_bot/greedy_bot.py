@@ -12,6 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+# First, before the rules engine's modules: without the engine package installed (the SDK alone),
+# this import fails with a message naming the package to install, not a bare missing module.
+from arena_bot.engine import EngineBot
+
+# isort: split
+
 from arena.game import Action, Combo, Observation, Verb, variant
 from arena.game.cards import (
     ACE,
@@ -30,7 +36,6 @@ from arena.game.cards import (
     parse_card,
 )
 from arena.game.variants import Family, Variant
-from arena_bot.engine import EngineBot
 from arena_bot.sdk import Clock, main_for
 from arena_bot.tracking import deal_log
 

@@ -43,13 +43,18 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 
+# First, before the rules engine's modules: without the engine package installed (the SDK alone),
+# this import fails with a message naming the package to install, not a bare missing module.
+from arena_bot.engine import EngineBot
+
+# isort: split
+
 from arena.game import Action, GameState, Observation, Verb
 from arena.game.cards import ANY_COPY
 from arena.game.events import OVER, PLAY
 from arena.game.sampling import SampleError, Tracker
 from arena.game.variants import Family
 from arena_bot.endgame import OutOfTime
-from arena_bot.engine import EngineBot
 from arena_bot.expert_bot import Expert
 from arena_bot.expert_evaluation import DEFAULT_WEIGHTS, Evaluator, Weights
 from arena_bot.sdk import Clock, GameEnd, parser, run

@@ -1,0 +1,250 @@
+"""The author area: signing in (an author's or the organiser's token exchanged for a session) and
+out, and the author's pages: their bots and submissions, a submission's build and check log, status
+history, failures and time use, their own bots' output of a game, uploading a bundle (a new version),
+and withdrawing a bot. Every action is a call to the competition's submission service
+(:mod:`arena.web.submissions`) with the session's token; the token itself is never put in a page, a
+URL, a cookie or a log line.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from arena.web import game_queries as gq
+from arena.web.area import (
+    NO_STORE,
+    area_of,
+    check_csrf,
+    posted,
+    see_other,
+    session_of,
+    small_form,
+)
+from arena.web.handlers.common import page, path_int, state
+from arena.web.sessions import (
+    COOKIE,
+    MOST_SECONDS,
+    SIGNIN_COOKIE,
+    Session,
+    clear_cookie,
+    set_cookie,
+)
+from arena.web.submissions import ServiceError
+from arena.web.uploads import UploadError, boundary_of, parse_form, read_capped
+from arena.wire.v1 import competition_pb2 as pb
+
+log = logging.getLogger(__name__)
+
+MAX_TOKEN = 200  # characters of a token pasted
+IN_INTAKE = ("building", "checking")
+GAMES_SHOWN = 20  # an entrant's last games on its submission's page
+
+
+def private(request: Request, name: str, status: int = 200, **context: Any) -> Response:
+    """A page of the area: never cached (it carries the session's CSRF token)."""
+    response = page(request, name, status=status, **context)
+    response.headers.update(NO_STORE)
+    return response
+
+
+# ---------------------------------------------------------------- signing in and out
+
+
+def _signin_page(request: Request, problem: str = "", status: int = 200) -> Response:
+    area = area_of(request)
+    nonce, token = area.signin.pair()
+    response = private(request, "signin.html", status=status, csrf=token, problem=problem)
+    set_cookie(response, SIGNIN_COOKIE, nonce, area.secure, 3600)
+    return response
+
+
+async def signin_page(request: Request) -> Response:
+    area = area_of(request)
+    found = area.sessions.find(request.cookies.get(COOKIE))
+    if found is not None:
+        return see_other("/organiser" if found.role == "organiser" else "/author")
+    return _signin_page(request)
+
+
+async def signin(request: Request) -> Response:
+    """The token pasted in the sign-in form (a POST: never a URL's parameter), checked by the
+    submission service (WhoAmI); a session for it."""
+    area = area_of(request)
+    form = await small_form(request)
+    if not area.signin.check(request.cookies.get(SIGNIN_COOKIE), form.get("csrf")):
+        raise HTTPException(403, "the sign-in form's CSRF token is missing or stale: reload it")
+    token = form.get("token", "").strip()
+    if not token or len(token) > MAX_TOKEN or not token.isprintable():
+        return _signin_page(request, "paste your token (from the organiser)", 400)
+    try:
+        me = await area.service.call(
+            token, lambda stub, md: stub.WhoAmI(pb.WhoAmIRequest(), metadata=md)
+        )
+    except ServiceError as exc:
+        if exc.status in (401, 403):
+            return _signin_page(
+                request, "that token is no author's or organiser's of this competition", 401
+            )
+        raise
+    session = area.sessions.start(token, me.role, me.name, me.competition, me.max_bundle_mb)
+    log.info("signed in: the %s%s", me.role, f" {me.name!r}" if me.name else "")
+    response = see_other("/organiser" if me.role == "organiser" else "/author")
+    set_cookie(response, COOKIE, session.id, area.secure, MOST_SECONDS)
+    clear_cookie(response, SIGNIN_COOKIE, area.secure)
+    return response
+
+
+async def signout(request: Request) -> Response:
+    area = area_of(request)
+    session = area.sessions.find(request.cookies.get(COOKIE))
+    if session is None:
+        raise HTTPException(403, "no session (signed out or expired)")
+    form = await small_form(request)
+    check_csrf(session, form.get("csrf"))
+    area.sessions.end(session.id)
+    log.info("signed out: the %s%s", session.role, f" {session.name!r}" if session.name else "")
+    response = see_other("/")
+    clear_cookie(response, COOKIE, area.secure)
+    return response
+
+
+# ---------------------------------------------------------------- the author's pages
+
+
+async def _call(request: Request, session: Session, call: Any) -> Any:
+    return await area_of(request).service.call(session.token, call)
+
+
+async def author_page(request: Request) -> Response:
+    session = session_of(request, "author")
+    listed = await _call(
+        request,
+        session,
+        lambda stub, md: stub.ListSubmissions(pb.ListSubmissionsRequest(), metadata=md),
+    )
+    subs = sorted(listed.submissions, key=lambda s: s.submission_id, reverse=True)
+    bots: dict[str, list[pb.SubmissionInfo]] = {}
+    for s in subs:
+        bots.setdefault(s.bot, []).append(s)
+    withdrawable = {
+        bot
+        for bot, versions in bots.items()
+        if any(v.status in (*IN_INTAKE, "active", "suspended") for v in versions)
+    }
+    return private(
+        request,
+        "author.html",
+        session=session,
+        bots=bots,
+        withdrawable=withdrawable,
+        in_intake=any(s.status in IN_INTAKE for s in subs),
+    )
+
+
+async def submission_page(request: Request) -> Response:
+    session = session_of(request, "author")
+    sid = path_int(request)
+    answer = await _call(
+        request,
+        session,
+        lambda stub, md: stub.GetLog(pb.GetLogRequest(submission_id=sid), metadata=md),
+    )
+    listed = await _call(
+        request,
+        session,
+        lambda stub, md: stub.ListSubmissions(pb.ListSubmissionsRequest(), metadata=md),
+    )
+    sub = next((s for s in listed.submissions if s.submission_id == sid), None)
+    if sub is None:  # withdrawn and gone between the two calls: as the service says of it
+        raise HTTPException(404, f"you have no submission {sid}")
+    games: list[dict[str, Any]] = []
+    if sub.entrant_id:
+
+        def last_games() -> list[dict[str, Any]]:
+            with state(request).reader.read() as conn:
+                return gq.games(conn, gq.GameFilter(entrant=sub.entrant_id, limit=GAMES_SHOWN))[0]
+
+        games = await run_in_threadpool(last_games)
+    return private(
+        request,
+        "author_submission.html",
+        session=session,
+        sub=sub,
+        log=answer.log,
+        history=list(answer.history),
+        failures=list(answer.failures),
+        time_use=answer.time_use if answer.HasField("time_use") else None,
+        games=games,
+        in_intake=sub.status in IN_INTAKE,
+    )
+
+
+async def game_log_page(request: Request) -> Response:
+    session = session_of(request, "author")
+    game_id = path_int(request)
+    answer = await _call(
+        request,
+        session,
+        lambda stub, md: stub.GetGameLog(pb.GetGameLogRequest(game_id=game_id), metadata=md),
+    )
+    return private(request, "author_game.html", session=session, game=answer)
+
+
+async def open_game(request: Request) -> Response:
+    """The form "a game's log": its id, to the game's log page."""
+    session_of(request, "author")
+    raw = request.query_params.get("game", "").strip().removeprefix("#")
+    if not raw.isdigit() or len(raw) > 18:
+        raise HTTPException(400, f"a game's id is a whole number, got {raw[:40]!r}")
+    return see_other(f"/author/games/{int(raw)}")
+
+
+async def upload(request: Request) -> Response:
+    """A bundle from the browser: refused before it is read when its declared length is over the
+    competition's cap, and as it arrives when its bytes are (413); then submitted."""
+    session = session_of(request, "author")  # no session: refused before the body is read
+    try:
+        boundary = boundary_of(request.headers.get("content-type"))
+        body = await read_capped(
+            request.stream(), request.headers.get("content-length"), session.max_bundle_mb
+        )
+        form = parse_form(body, boundary)
+    except UploadError as exc:
+        raise HTTPException(exc.status, str(exc)) from None
+    csrf = form.get("csrf")
+    check_csrf(session, csrf.data.decode("utf-8", "replace") if csrf else None)
+    bundle = form.get("bundle")
+    if bundle is None or not bundle.data:
+        raise HTTPException(400, "choose a bundle to upload (a .tar.gz of your bot's folder)")
+    data = bundle.data
+    del body, form
+    answer = await _call(
+        request,
+        session,
+        lambda stub, md: stub.Submit(pb.SubmitRequest(bundle=data), metadata=md),
+    )
+    log.info("%r uploaded %s %s", session.name, answer.bot, answer.version)
+    return see_other(f"/author/submissions/{answer.submission_id}")
+
+
+async def withdraw_page(request: Request) -> Response:
+    session = session_of(request, "author")
+    return private(request, "author_withdraw.html", session=session, bot=request.path_params["bot"])
+
+
+async def withdraw(request: Request) -> Response:
+    session, _ = await posted(request, "author")
+    bot = request.path_params["bot"]
+    answer = await _call(
+        request,
+        session,
+        lambda stub, md: stub.Withdraw(pb.WithdrawRequest(bot=bot), metadata=md),
+    )
+    log.info("%r withdrew %s (%d submissions)", session.name, bot, answer.withdrawn)
+    return see_other("/author")
