@@ -14,8 +14,9 @@ Builds a fresh ledger in a temporary directory, in a child process (the schema t
   each 50), every 20th withdrawn, rated on its board as the first event's entrants are (its page
   ranks the versions in play and lists those out of play apart).
 
-``--cache DIR`` keeps the built ledger in DIR, named by the parameters, and serves it again on the
-next run with the same parameters (a million games take minutes to build on a loaded machine).
+``--cache DIR`` keeps the built ledger in DIR, named by the parameters and the ledger's schema
+version, and serves it again on the next run with the same ones (a million games take minutes to
+build on a loaded machine).
 
 Head to head is then counted from the games as a ledger made before it gets it when opened (the
 ledger's own code; skipped by an arena that has none). Then this process, which built nothing, serves
@@ -344,7 +345,12 @@ def main() -> None:
         return
     if args.cache:
         args.cache.mkdir(parents=True, exist_ok=True)
-        name = f"web-{BUILD}-e{args.entrants}-g{args.games}-h{h2h_games}-s{args.seed}.sqlite"
+        from arena.ledger.schema import MIGRATIONS  # a ledger of an older schema is built again
+
+        name = (
+            f"web-{BUILD}-v{len(MIGRATIONS)}-e{args.entrants}-g{args.games}-h{h2h_games}"
+            f"-s{args.seed}.sqlite"
+        )
         cached = args.cache / name
         if not cached.exists():
             building = cached.with_suffix(".building")  # renamed once whole: never half reused
