@@ -274,8 +274,8 @@ def board_place(
 ) -> tuple[int | None, int] | None:
     """An entrant's rank on a board, as the board's page ranks it (None: a competition's version out
     of play, listed apart unranked), and the place of its line on the whole board, from 1 (the page
-    that shows it is the one holding that place); None when it has no line. One ranking of the
-    board for both."""
+    that shows it is the one holding that place); None when it has no line. Both counted from the
+    lines before it, with no ranking of the board."""
     found = rank_of(conn, b["id"], entrant_id, competition_id=_competition(b))
     return (found[0] or None, found[1]) if found else None
 
