@@ -22,17 +22,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ray._private import ray_constants
 from ray._private import services as ray_services
 from ray._private import utils as ray_utils
 from ray.cluster_utils import Cluster as RayCluster
 
-from arena.cluster.connect import Cluster, connect
+from arena.cluster.connect import LOOPBACK, ONE_MACHINE, Cluster, connect
 from arena.cluster.player import for_tournament
 from arena.ledger import Ledger
 from arena.tournament.runner import Progress, TournamentRunner, hidden_paths
@@ -150,9 +152,14 @@ def main() -> None:
         folder = data / "tournament"  # the tournament files and the bot: shipped to the nodes
         folder.mkdir()
         (folder / "sleepy.py").write_text(SLEEPY)
+        # Every node on loopback: Ray keeps the node address 127.0.0.1 as given when told that it
+        # runs on one machine (a switch the nodes' processes inherit), and nothing listens beyond it.
+        os.environ[ONE_MACHINE] = "0"
+        ray_constants.ENABLE_RAY_CLUSTER = False  # (read by Ray when it was imported)
+        private = {"num_cpus": cpus, "node_ip_address": LOOPBACK}
         nodes = started(
             lambda: RayCluster(
-                initialize_head=True, head_node_args={"num_cpus": cpus, "include_dashboard": False}
+                initialize_head=True, head_node_args={**private, "include_dashboard": False}
             )
         )
         cluster = None
@@ -161,7 +168,7 @@ def main() -> None:
             count = 1
             for size in sizes:
                 while count < size:
-                    started(lambda: nodes.add_node(num_cpus=cpus))
+                    started(lambda: nodes.add_node(**private))
                     count += 1
                 nodes.wait_for_nodes()
                 slots = size * args.slots

@@ -51,7 +51,7 @@ from arena.competition.spec import CompetitionSpec, parse
 from arena.competition.submission_api import serve_submissions
 from arena.ledger import Ledger
 from arena.ledger import competitions as store
-from arena.ledger.rows import ScheduledGame
+from arena.ledger.rows import FinishedGame, ScheduledGame
 from arena.wire.v1 import competition_pb2 as pb
 from arena.wire.v1 import competition_pb2_grpc
 
@@ -327,7 +327,7 @@ async def refreshes(path: Path, data: Path, count: int) -> dict[str, float]:
             await server.db.call(server.ledger.plan, server.cid, [game])
             await server.db.call(
                 server.ledger.record_game, server.cid, "two-handed", game,
-                {names[a]: a, names[b]: b}, record,
+                {names[a]: a, names[b]: b}, FinishedGame.from_data(record),
             )  # fmt: skip
             one = entrants[(step // 2) % len(entrants)]  # suspended, then put back
             status = store.SUSPENDED if step % 2 == 0 else store.ACTIVE

@@ -40,7 +40,7 @@ from typing import Any
 import trueskill
 
 from arena.ledger import Ledger
-from arena.ledger.rows import ScheduledGame
+from arena.ledger.rows import FinishedGame, ScheduledGame
 from arena.rating import ENV, Rating, initial, rate_game
 from arena.tournament.spec import TournamentSpec, parse
 
@@ -113,7 +113,7 @@ def ingest(
     step = max(1, len(games) // 20)
     for i, (game, winner) in enumerate(zip(games, winners, strict=True)):
         tid = tids[i % len(tids)]
-        led.record_game(tid, VARIANT, game, ids, make_record(game, winner))
+        led.record_game(tid, VARIANT, game, ids, FinishedGame.from_data(make_record(game, winner)))
         if (i + 1) % step == 0:
             rate = (i + 1) / (time.perf_counter() - start)
             print(f"  ingested {i + 1} games, {rate:.0f}/s so far", file=sys.stderr, flush=True)

@@ -9,7 +9,14 @@ Builds a fresh ledger in a temporary directory, in a child process (the schema t
   game's seats, its two boards' ratings and rating history (the ratings follow a cheap random walk,
   not TrueSkill: only their volume matters here);
 - "Head to head": ``--h2h-games`` games of 32 of them (a tournament's field, whose page shows the whole
-  head-to-head table), on duplicate deals (each deal twice, the seats swapped).
+  head-to-head table and the crosstable), on duplicate deals (each deal twice, the seats swapped);
+- "Competition": a standing competition of ``--entrants`` versions of their own (one author for
+  each 50), every 20th withdrawn, rated on its board as the first event's entrants are (its page
+  ranks the versions in play and lists those out of play apart).
+
+``--cache DIR`` keeps the built ledger in DIR, named by the parameters and the ledger's schema
+version, and serves it again on the next run with the same ones (a million games take minutes to
+build on a loaded machine).
 
 Head to head is then counted from the games as a ledger made before it gets it when opened (the
 ledger's own code; skipped by an arena that has none). Then this process, which built nothing, serves
@@ -43,6 +50,7 @@ from pathlib import Path
 VARIANT = "two-handed"
 OUTCOMES = ("normal",) * 97 + ("timeout", "crash", "illegal-action")
 FIELD = 32  # entrants of the head-to-head event
+BUILD = 2  # what --cache names its ledgers by: raised when the ledger built changes
 NOW = "2026-01-01T00:00:00+00:00"
 
 
@@ -55,6 +63,10 @@ class Builder:
         Ledger(path).close()  # the schema, by the ledger's own migrations
         self.led = Ledger(path)
         self.conn = self.led.conn
+        # A fresh file built in one go: no fsync (a crash leaves a ledger no one uses), a page cache
+        # of 256 MB for the indexes being filled, temporary tables in memory.
+        for pragma in ("synchronous = OFF", "cache_size = -262144", "temp_store = MEMORY"):
+            self.conn.execute(f"PRAGMA {pragma}")
         self.rng = random.Random(seed)
         self.entrants = entrants
         self.game_id = 0
@@ -159,6 +171,58 @@ class Builder:
             )
         self.game_id += count
 
+    def competition(self, name: str, versions: int, like: int) -> None:
+        """A competition of ``versions`` entrants of its own (after those of :meth:`__init__`), each
+        an author's submission (an author for each 50), every 20th withdrawn, rated on the
+        competition's board as the entrants are on board ``like``."""
+        c = self.conn
+        first = c.execute("SELECT max(id) FROM entrants").fetchone()[0]
+        c.executemany(
+            "INSERT INTO entrants (id, name, command, command_hash, language, version, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (first + i, f"comp{i:05d}", f"bundle {i}", f"{first + i:064x}", "python", "1", NOW)
+                for i in range(1, versions + 1)
+            ],
+        )
+        cid = int(
+            c.execute(
+                "INSERT INTO tournaments (name, spec_hash, spec, variant, source, created_at, "
+                "deal_key, kind) VALUES (?, ?, '{}', ?, 'web.py', ?, ?, 'competition')",
+                (name, hashlib.sha256(name.encode()).hexdigest(), VARIANT, NOW, "cd" * 32),
+            ).lastrowid
+            or 0
+        )
+        board = int(
+            c.execute(
+                "INSERT INTO boards (kind, name, variant, tournament_id) "
+                "VALUES ('competition', ?, ?, ?)",
+                (name, VARIANT, cid),
+            ).lastrowid
+            or 0
+        )
+        authors = -(-versions // 50)
+        c.executemany(
+            "INSERT INTO authors (id, competition_id, name, token_hash, created_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [(a, cid, f"author{a:04d}", f"{cid}-{a:060x}", NOW) for a in range(1, authors + 1)],
+        )
+        c.executemany(
+            "INSERT INTO submissions (competition_id, author_id, bot, version, language, kind, "
+            "entrant_id, status, submitted_at, updated_at) "
+            "VALUES (?, ?, ?, '1', 'python', 'bundle', ?, ?, ?, ?)",
+            [
+                (cid, 1 + (i - 1) // 50, f"comp{i:05d}", first + i,
+                 "withdrawn" if i % 20 == 0 else "active", NOW, NOW)
+                for i in range(1, versions + 1)
+            ],
+        )  # fmt: skip
+        c.execute(
+            "INSERT INTO ratings SELECT :board, :first + entrant_id, mu, sigma, exposed, games "
+            "FROM ratings WHERE board_id = :like AND entrant_id <= :versions",
+            {"board": board, "first": first, "like": like, "versions": versions},
+        )
+
     def finish(self) -> None:
         try:
             from arena.ledger import head_to_head
@@ -173,8 +237,10 @@ def build(path: Path, entrants: int, games: int, h2h_games: int, seed: int) -> N
     with b.led.transaction():
         tid, boards = b.event("Web benchmark")
         b.games(tid, boards, games, entrants, duplicate=False)
+        big = boards[0]
         tid, boards = b.event("Head to head")
         b.games(tid, boards, h2h_games, FIELD, duplicate=True)
+        b.competition("Competition", entrants, big)
         b.finish()
     b.conn.execute("ANALYZE")
     b.led.close()
@@ -203,22 +269,30 @@ def serve(path: Path, repeat: int) -> None:
     with TestClient(create_app(path)) as client:
         events = {e["name"]: e["id"] for e in client.get("/api/events").json()["events"]}
         big, h2h = events["Web benchmark"], events["Head to head"]
+        competition = events.get("Competition")  # absent from a ledger built before it was
         board = client.get(f"/api/events/{big}").json()
         rows = board.get("leaderboard") or []
         total = board.get("total", len(rows))
         median = rows[len(rows) // 2]["entrant_id"] if len(rows) > 1 else 1 + total // 2
+        # Its opponents' last page (an arena from before they were shown has none: its first).
+        opponents = client.get(f"/api/entrants/{median}").json().get("opponents") or {}
         pages = {
             "leaderboard": f"/events/{big}",
             "board_page_last": f"/events/{big}?page={max(1, -(-total // 100))}",
             "board_search": f"/events/{big}?q=bot012",
             "board_own_rank": f"/events/{big}?entrant={median}",
             "entrant": f"/entrants/{median}",
+            "entrant_opponents_last": f"/entrants/{median}?opponents={opponents.get('pages', 1)}",
             "games": "/games",
             "games_of_entrant": f"/games?entrant={median}",
             "entrant_search_api": "/api/entrants?q=bot012",
             "head_to_head_32": f"/events/{h2h}",
             "event_api": f"/api/events/{big}",
         }
+        if competition is not None:
+            pages["competition_board"] = f"/events/{competition}"
+            pages["competition_last"] = f"/events/{competition}?page={max(1, -(-total // 100))}"
+            pages["competition_search"] = f"/events/{competition}?q=comp012"
         results = {name: timed(client, url, repeat) for name, url in pages.items()}
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
@@ -254,6 +328,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", type=Path, help="Write the ledger here (default: a temp file).")
+    parser.add_argument(
+        "--cache", type=Path, help="Keep the built ledger in this folder and reuse it (see above)."
+    )
     parser.add_argument("--ledger", type=Path, help="Serve this ledger built before (no build).")
     parser.add_argument("--build-only", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -266,25 +343,47 @@ def main() -> None:
     if args.ledger:
         serve(args.ledger, args.repeat)
         return
+    if args.cache:
+        args.cache.mkdir(parents=True, exist_ok=True)
+        from arena.ledger.schema import MIGRATIONS  # a ledger of an older schema is built again
+
+        name = (
+            f"web-{BUILD}-v{len(MIGRATIONS)}-e{args.entrants}-g{args.games}-h{h2h_games}"
+            f"-s{args.seed}.sqlite"
+        )
+        cached = args.cache / name
+        if not cached.exists():
+            building = cached.with_suffix(".building")  # renamed once whole: never half reused
+            building.unlink(missing_ok=True)
+            prepare(building, args.entrants, args.games, h2h_games, args.seed)
+            building.rename(cached)
+        else:
+            print(f"serving the ledger built before: {cached}", file=sys.stderr)
+        serve(cached, args.repeat)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         path = args.keep or Path(tmp) / "ledger.sqlite"
         if path.exists():
             parser.error(f"{path} exists; the benchmark needs a fresh ledger")
-        start = time.perf_counter()
-        # Built in a child: this process's peak memory is then the web's alone.
-        subprocess.run(
-            [sys.executable, __file__, "--entrants", str(args.entrants), "--games",
-             str(args.games), "--h2h-games", str(h2h_games), "--seed", str(args.seed),
-             "--build-only", str(path)],
-            check=True,
-            timeout=3600,
-        )  # fmt: skip
-        print(
-            f"built the ledger ({args.entrants} entrants, {args.games} + {h2h_games} games) in "
-            f"{time.perf_counter() - start:.1f} s",
-            file=sys.stderr,
-        )
+        prepare(path, args.entrants, args.games, h2h_games, args.seed)
         serve(path, args.repeat)
+
+
+def prepare(path: Path, entrants: int, games: int, h2h_games: int, seed: int) -> None:
+    """Build the ledger at ``path`` in a child process (this process's peak memory is then the
+    web's alone)."""
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, __file__, "--entrants", str(entrants), "--games", str(games),
+         "--h2h-games", str(h2h_games), "--seed", str(seed), "--build-only", str(path)],
+        check=True,
+        timeout=3600,
+    )  # fmt: skip
+    print(
+        f"built the ledger ({entrants} entrants, {games} + {h2h_games} games) in "
+        f"{time.perf_counter() - start:.1f} s",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

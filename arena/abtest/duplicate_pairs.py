@@ -28,16 +28,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from arena.bots.limits import Limits
 from arena.game import Variant
 from arena.play.deals import DealSuite
 from arena.play.game import REPLAYS
 from arena.play.stall_watch import StallWatch
-from arena.referee import MatchConfig, Outcome, Policies, TimeControl
+from arena.referee import MatchConfig, MatchRecord, Outcome, Policies, TimeControl
 from arena.service.match_manager import MatchManager, PlayerSpec
 from arena.stats import Pentanomial, Sprt, SprtDecision, SprtReport
 
@@ -46,6 +46,8 @@ CONNECT_TIMEOUT = 30.0  # seconds for local bots to start and dial in, on a load
 MAX_ERRORS_IN_A_ROW = 3  # pairs the arena could not play, one after the other, before it gives up
 BROKEN_AFTER_GAMES = 4  # a version that failed each of the first this many games is not run further
 BROKEN_STOP = "failed each of its first"  # ... and the test says so in why it stopped
+LIMIT_STOP = "pair limit"  # why a test stopped that played every pair it was given
+NO_DEALS_STOP = "no deals left"  # ... that played every deal of its suite
 
 Seating = tuple[tuple[str, ...], ...]  # the role of each player of each seat
 
@@ -152,19 +154,17 @@ def score_game(
     )
 
 
-def game_report(v: Variant, seats: Seating, record: Mapping[str, Any]) -> GameReport:
-    """:func:`score_game` for a one-game match record (``MatchRecord.to_dict()``, as the ledger keeps
-    it)."""
-    g = record["games"][0]
-    r = g["result"]
+def game_report(v: Variant, seats: Seating, record: MatchRecord) -> GameReport:
+    """:func:`score_game` for a one-game match record."""
+    g = record.games[0]
     return score_game(
         v,
         seats,
-        r["ranking"],
-        r["side_scores"],
-        Outcome[str(g["outcome"]).upper().replace("-", "_")],
-        int(g.get("culprit", -1)),
-        str(g.get("detail", "")),
+        g.result["ranking"],
+        g.result["side_scores"],
+        Outcome[g.outcome.upper().replace("-", "_")],
+        g.culprit,
+        g.detail,
     )
 
 
@@ -243,7 +243,7 @@ async def run_ab_test(
                 if all(g.failed == role for g in first):
                     return f"the {role} version {BROKEN_STOP} {len(first)} games"
         if counted >= max_pairs:
-            return "pair limit"
+            return LIMIT_STOP
         return ""
 
     state.stopped = finished()
@@ -265,7 +265,7 @@ async def run_ab_test(
                 next_index += 1
             if not running:
                 state.stopped = finished() or (
-                    "pair limit" if counted >= max_pairs else "no deals left"
+                    LIMIT_STOP if counted >= max_pairs else NO_DEALS_STOP
                 )
                 return state
             finished_tasks, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
@@ -303,7 +303,7 @@ class PairRecorder(Protocol):
     async def plan(self, index: int, seed: int, seatings: Sequence[Seating]) -> None:
         """Pair ``index`` is about to be played on the deal of this public seed."""
 
-    async def record(self, index: int, number: int, seats: Seating, record: dict[str, Any]) -> None:
+    async def record(self, index: int, number: int, seats: Seating, record: MatchRecord) -> None:
         """Game ``number`` (0 or 1) of pair ``index`` finished with this match record."""
 
     async def not_played(self, index: int) -> None:
@@ -336,6 +336,7 @@ class RefereePairs:
     recorder: PairRecorder | None = None
     watch: StallWatch | None = None
     replayed: int = 0  # games played again because the arena stalled the bots' clock
+    played: int = 0  # games played to their end (a game played again counted once)
     _gate: asyncio.Semaphore | None = None
 
     async def __call__(self, index: int) -> PairReport:
@@ -393,10 +394,10 @@ class RefereePairs:
                 self.replayed += 1
                 continue
             break
-        data = entry.record.to_dict()  # as the ledger keeps it
+        self.played += 1
         if self.recorder is not None:
-            await self.recorder.record(index, number, seats, data)
-        return game_report(self.variant, seats, data), ""
+            await self.recorder.record(index, number, seats, entry.record)
+        return game_report(self.variant, seats, entry.record), ""
 
 
 def roles_needed(v: Variant) -> Sequence[str]:

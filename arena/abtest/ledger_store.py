@@ -23,8 +23,9 @@ from arena.ledger import Ledger
 from arena.ledger.competitions import Competitions
 from arena.ledger.leases import RENEW_SECONDS
 from arena.ledger.rows import Entrant, ScheduledGame
+from arena.play.game import finished
 from arena.play.ledger_thread import LedgerWorker
-from arena.referee import TimeControl
+from arena.referee import MatchRecord, TimeControl
 from arena.stats import Sprt
 
 KIND = "sprt"
@@ -110,7 +111,8 @@ def load_played(
             continue  # not a game of an A/B test (cannot happen in a ledger written by the arena)
         index, number = int(m[1]), int(m[2])
         seats = pair_seatings(v, index)[number]
-        games[(index, number)] = game_report(v, seats, ledger.game_record(int(row["id"])))
+        record = MatchRecord.from_dict(ledger.game_record(int(row["id"])))
+        games[(index, number)] = game_report(v, seats, record)
     for game in ledger.planned(test_id, 0):
         seeds[game.deal] = game.seed
     pairs = [
@@ -177,11 +179,12 @@ class AbTestLedger:
         self.seeds[index] = seed
         await self.db.call(self.ledger.plan, self.test_id, games)
 
-    async def record(self, index: int, number: int, seats: Seating, record: dict[str, Any]) -> None:
+    async def record(self, index: int, number: int, seats: Seating, record: MatchRecord) -> None:
         game = self.scheduled(index, number, self.seeds[index], seats)
         await self.db.call(
-            self.ledger.record_game, self.test_id, self.variant.name, game, self.ids, record
-        )
+            self.ledger.record_game, self.test_id, self.variant.name, game, self.ids,
+            finished(record),
+        )  # fmt: skip
 
     async def not_played(self, index: int) -> None:
         keys = (game_key(index, 0), game_key(index, 1))

@@ -8,7 +8,7 @@ import contextlib
 import json
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -361,27 +361,47 @@ class _Live:
 
 @dataclass(slots=True)
 class _Tally:
-    wins: list[int] = field(default_factory=list)
-    draws: list[int] = field(default_factory=list)
-    losses: list[int] = field(default_factory=list)
-    points: list[int] = field(default_factory=list)
+    """Each bot's games: won, drawn, lost and points, in the rows of :meth:`of`."""
+
+    names: list[str]
+    wins: list[int]
+    draws: list[int]
+    losses: list[int]
+    points: list[int]
+    alone: list[int]  # a consultation series: games played as the single player
+    series: bool = False  # rows per player of a consultation series (else per seat)
 
     @classmethod
-    def of(cls, seats: int, ends: Sequence[GameEnd]) -> _Tally:
-        t = cls([0] * seats, [0] * seats, [0] * seats, [0] * seats)
+    def of(cls, entry: MatchEntry, ends: Sequence[GameEnd]) -> _Tally:
+        """Per seat (its bots keep it all match), or, in a consultation series (docs/rules.md
+        §3.2), whose players change seats from game to game, per player (in the match's order): a
+        game's result and score count for every bot of its seat in that game."""
+        seat_names = entry.seat_names
+        series = any(end.seating for end in ends) or (
+            dict(entry.config.options).get("consultation") == "series"
+        )
+        players = [p.name for seat in entry.specs for p in seat]
+        names = players if series else seat_names
+        n = len(names)
+        t = cls(names, [0] * n, [0] * n, [0] * n, [0] * n, [0] * n, series)
         for end in ends:
             r = end.result
+            rows = end.seating if series else tuple((s,) for s in range(len(seat_names)))
             firsts = sum(1 for place in r.ranking if place == 0)
             for side, place in zip(r.sides, r.ranking, strict=True):
                 for seat in side:
-                    if place != 0:
-                        t.losses[seat] += 1
-                    elif firsts > 1:
-                        t.draws[seat] += 1
-                    else:
-                        t.wins[seat] += 1
+                    for row in rows[seat]:
+                        if place != 0:
+                            t.losses[row] += 1
+                        elif firsts > 1:
+                            t.draws[row] += 1
+                        else:
+                            t.wins[row] += 1
             for seat, score in enumerate(r.scores):
-                t.points[seat] += score
+                for row in rows[seat]:
+                    t.points[row] += score
+                    if series and len(rows[seat]) == 1:
+                        t.alone[row] += 1
         return t
 
 
@@ -390,10 +410,11 @@ def _status(entries: Sequence[MatchEntry], live: _Live, total: int) -> str:
     done = sum(len(e.ends) for e in entries)
     if entry.status == "waiting":
         return f"waiting for {sum(len(s) for s in entry.players)} bots to connect"
-    tally = _Tally.of(len(entry.players), [end for e in entries for end in e.ends])
+    ends = [end for e in entries for end in e.ends]
+    tally = _Tally.of(entry, ends)
     score = ", ".join(
-        f"{escape(n)} {tally.wins[s]}-{tally.draws[s]}-{tally.losses[s]}"
-        for s, n in enumerate(entry.seat_names)
+        f"{escape(n)} {tally.wins[i]}-{tally.draws[i]}-{tally.losses[i]}"
+        for i, n in enumerate(tally.names)
     )
     current = min(done + 1, total)
     return (
@@ -483,25 +504,31 @@ def _print_result(out: Console, entries: Sequence[MatchEntry]) -> bool:
         if entry.error:
             failed = True
             out.print(Text(f"error: match {rotation + 1} stopped: {entry.error}"), soft_wrap=True)
-    games_planned = sum(e.config.games for e in entries)
-    names = entries[0].seat_names
-    if any(end.seating for end in ends):  # a consultation series: the seats' players change
-        names = ["whoever plays alone", "the allies"]
-    tally = _Tally.of(len(names), ends)
-    table = Table(title=f"{entries[0].config.variant}: {len(ends)} of {games_planned} games")
-    for col in ("seat", "name", "wins", "draws", "losses", "points"):
-        table.add_column(col, justify="left" if col == "name" else "right")
-    for seat, n in enumerate(names):
-        table.add_row(
-            str(seat),
-            Text(n),
-            str(tally.wins[seat]),
-            str(tally.draws[seat]),
-            str(tally.losses[seat]),
-            str(tally.points[seat]),
-        )
-    out.print(table)
+    out.print(_summary(entries, ends))
     return failed
+
+
+def _summary(entries: Sequence[MatchEntry], ends: Sequence[GameEnd]) -> Table:
+    """The match's summary, a row per bot: per seat, or per player in a consultation series (its
+    players change seats; a row per seat would tally the single player's seat, not a bot)."""
+    games_planned = sum(e.config.games for e in entries)
+    tally = _Tally.of(entries[0], ends)
+    table = Table(
+        title=f"{entries[0].config.variant}: {len(ends)} of {games_planned} games",
+        caption="a row per player: a series seats them game by game" if tally.series else None,
+    )
+    first = ("player", "games alone") if tally.series else ("seat", "name")
+    for col in (*first, "wins", "draws", "losses", "points"):
+        table.add_column(col, justify="left" if col in ("name", "player") else "right")
+    for i, n in enumerate(tally.names):
+        table.add_row(
+            *((Text(n), str(tally.alone[i])) if tally.series else (str(i), Text(n))),
+            str(tally.wins[i]),
+            str(tally.draws[i]),
+            str(tally.losses[i]),
+            str(tally.points[i]),
+        )
+    return table
 
 
 def _game_names(entry: MatchEntry, end: GameEnd) -> list[str]:

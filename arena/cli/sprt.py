@@ -8,6 +8,7 @@ import contextlib
 import hashlib
 import math
 import secrets
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -32,7 +33,14 @@ from arena.cli.options import (
     VariantOptionsOption,
 )
 from arena.cli.play import parse_options
-from arena.cli.sprt_lines import failure_lines, progress_line, report_lines, summary
+from arena.cli.sprt_lines import (
+    PAIR_SCORE,
+    closing_line,
+    failure_lines,
+    progress_line,
+    report_lines,
+    summary,
+)
 from arena.common.bounds import MAX_CONCURRENCY, MAX_PLANNED_GAMES, MAX_SEED
 from arena.game import Variant, VariantError, variant, variant_options
 from arena.play.deals import DealFileError, DealSuite, load_deals, seeded_deals
@@ -41,7 +49,7 @@ from arena.stats import Model, Pentanomial, Sprt, SprtDecision, StatsError, Trin
 from arena.tournament.summary import counted
 
 if TYPE_CHECKING:
-    from arena.abtest.duplicate_pairs import AbTestState, PairReport
+    from arena.abtest.duplicate_pairs import AbTestState, PairReport, RefereePairs
     from arena.abtest.ledger_store import AbTestLedger
 
 DEFAULT_OPPONENT = "{python} -m arena_bot.greedy_bot"
@@ -214,7 +222,9 @@ def sprt(
     assert bot is not None
     from arena.abtest.duplicate_pairs import (
         BROKEN_STOP,
+        LIMIT_STOP,
         NEW,
+        NO_DEALS_STOP,
         OLD,
         OPPONENT,
         RefereePairs,
@@ -316,8 +326,16 @@ def sprt(
     )
 
     latest: list[AbTestState] = []  # the test so far, for a summary when it is interrupted
+    players: list[RefereePairs] = []  # ... and the games it played
+    began = time.monotonic()
+
+    def closing(state: AbTestState) -> None:
+        played = players[0].played if players else 0
+        print(closing_line(state, role_names, played, time.monotonic() - began))
 
     def on_pair(pair: PairReport, state: AbTestState) -> None:
+        if not latest:
+            print(PAIR_SCORE, flush=True)
         latest[:] = [state]
         print(progress_line(pair, state), flush=True)
         for line in failure_lines(pair, role_names):
@@ -355,6 +373,7 @@ def sprt(
                 concurrency=concurrency,
                 watch=watch,
             )
+            players.append(player)
             if recorder is not None:
                 resumed = await recorder.open(key)
                 deal_key, played = resumed.deal_key, resumed.pairs
@@ -394,7 +413,11 @@ def sprt(
                 on_pair=on_pair,
                 deals=len(suite),
             )
-            if recorder is not None and state.decision is not SprtDecision.CONTINUE:
+            # Decided, or every game of a fixed test (or every deal of the suite) played: none is
+            # left to play. (A sequential test stopped at --max-games may be run on with more.)
+            fixed = games is not None and state.stopped == LIMIT_STOP
+            over = fixed or state.stopped == NO_DEALS_STOP
+            if recorder is not None and (state.decision is not SprtDecision.CONTINUE or over):
                 await recorder.finish()
             return state
         finally:
@@ -415,6 +438,7 @@ def sprt(
         if latest:
             latest[0].stopped = "interrupted"
             summary(latest[0], v, role_names, roles)
+            closing(latest[0])
         raise typer.Exit(130) from None
     except TournamentChanged as exc:
         errors.print(
@@ -434,6 +458,7 @@ def sprt(
         if led is not None:
             led.close()
     summary(state, v, role_names, roles)
+    closing(state)
     if state.stopped == "arena errors" or state.report is None:
         raise typer.Exit(1)
     # A broken version (its command fails every game) is no test result a script may read as one.

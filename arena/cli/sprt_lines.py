@@ -91,8 +91,36 @@ def progress_line(pair: PairReport, state: AbTestState) -> str:
             f"nElo {e.nelo:.1f} +/- {e.nelo_error:.1f} | LOS {e.los:.1%}"
         )
     return (
-        f"{head}: {pair.points:g} | penta {state.counts} | LLR {r.llr:.3f} "
+        f"{head}: {pair_score(pair)} | penta {state.counts} | LLR {r.llr:.3f} "
         f"({r.lower:.2f}, {r.upper:.2f}) | {figures}"
+    )
+
+
+PAIR_SCORE = (
+    "each pair's score, NEW-OLD: the points of the new version and of the old in its two games "
+    "(a win 1, a draw 0.5 each)"
+)
+
+
+def pair_score(pair: PairReport) -> str:
+    """The pair's points, the new version's first: ``pair score 1.5-0.5``."""
+    return f"pair score {pair.points:g}-{len(pair.games) - pair.points:g}"
+
+
+def closing_line(state: AbTestState, names: dict[str, str], played: int, seconds: float) -> str:
+    """The last line of a played test: the new version's wins, losses and draws against the old
+    over the pairs counted, and the games played by this run with their time and rate."""
+    from arena.abtest.duplicate_pairs import NEW, OLD
+
+    games = state.games
+    wins = sum(1 for g in games if g.points == 1)
+    losses = sum(1 for g in games if g.points == 0)
+    pairs = sum(1 for p in state.pairs if p.counted)
+    rate = played / seconds if seconds > 0 else 0.0
+    return (
+        f"result: {names[NEW]} (new) against {names[OLD]} (old) W-L-D "
+        f"{wins}-{losses}-{len(games) - wins - losses} in {pairs} pairs; "
+        f"{played} games played in {seconds:.1f} s, {rate:.2f} games per second"
     )
 
 

@@ -228,8 +228,9 @@ class ClusterPlayer:
                 await asyncio.to_thread(self._keep_logs, result.logs)
             if played.record is None:
                 return played
+            # Everything the node's player gave, its seats' output among it, with where it played.
             record = dataclasses.replace(played.record, node=result.node)
-            return Played(record, played.error, played.replays)
+            return dataclasses.replace(played, record=record)
         return Played(None, f"lost {ATTEMPTS} times with its node or worker: {failure}")
 
     async def _watched(self, ref: Any) -> node_side.Result:

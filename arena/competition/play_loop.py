@@ -15,7 +15,7 @@ from arena.competition.matchmaker import Candidate
 from arena.ledger import competitions as store
 from arena.ledger import seat_reports
 from arena.ledger.rows import ScheduledGame
-from arena.play.game import GamePlayer
+from arena.play.game import GamePlayer, finished
 from arena.play.seatings import arrangements, deal_seed
 from arena.service.match_manager import MatchEntry
 
@@ -139,14 +139,14 @@ class PlayLoop(Challenges):
                     self.say(f"{game.key}: the arena could not play it: {played.error}")
                     await self.db.call(self.store.unplan_unplayed, self.cid, (game.key,))
                     continue
-                record = played.record.to_dict()
+                record = finished(played.record)
                 game_id = await self.db.call(
                     self.ledger.record_game, self.cid, self.spec.variant, game, ids, record
                 )
                 # Beside the record, for the authors: each bot's output and time per decision.
                 seats = [[ids[name] for name in seat] for seat in game.seats]
                 written = [(o.seat, o.member, o.tail, o.written) for o in played.outputs]
-                reports = seat_reports.from_record(record, seats, written)
+                reports = seat_reports.from_game(record, seats, written)
                 await self.db.call(self.store.record_reports, game_id, reports)
                 self.say(f"{game.key}: {' v '.join(ids)}: {played.outcome}")
                 g = played.record.games[0]

@@ -8,7 +8,6 @@ import sqlite3
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
-from arena.ledger.boards import COMPETITION
 from arena.ledger.errors import guarded as _guarded
 from arena.ledger.leaderboard import IN_PLAY, competition_board, placings
 
@@ -33,6 +32,9 @@ class BoardLine:
 
 # A rank's change is measured over this long (ISO times compare as text in the ledger's one zone).
 RANK_CHANGE_OVER = timedelta(hours=24)
+# A game is recorded within this long of finishing (its match's other games, a busy ledger): reading
+# the history back from the newest, the games recorded this long before the cut-off end the read.
+RECORDED_WITHIN = timedelta(hours=1)
 
 
 class CompetitionBoard:
@@ -49,24 +51,19 @@ class CompetitionBoard:
         and the places it gained over the last 24 hours among the versions in play (by their
         ratings then; None for one not rated then)."""
         board = competition_board(self.conn, competition_id)
-        last = dict(
-            self.conn.execute(
-                "SELECT gs.entrant_id, max(g.finished_at) FROM game_seats gs "
-                "JOIN games g ON g.id = gs.game_id WHERE g.tournament_id = ? GROUP BY gs.entrant_id",
-                (competition_id,),
-            ).fetchall()
-        )
+        found = placings(self.conn, board, competition_id=competition_id)
+        last = self._last_played([p.entrant_id for p in found])
         # Read by arena.ledger.leaderboard.placings, as every leaderboard is.
         lines = [
             BoardLine(
                 p.rank, p.name, p.version, p.author, p.exposed, p.mu, p.sigma, p.games, p.status,
                 p.entrant_id, p.language, p.status == IN_PLAY, last.get(p.entrant_id) or "",
             )
-            for p in placings(self.conn, board, competition_id=competition_id)
+            for p in found
         ]  # fmt: skip
         in_play = [r for r in lines if r.in_play]
-        cutoff = ((now or datetime.now(UTC)) - RANK_CHANGE_OVER).isoformat(timespec="seconds")
-        then = self._ranks_at(competition_id, [r.entrant_id for r in in_play], cutoff)
+        cutoff = (now or datetime.now(UTC)) - RANK_CHANGE_OVER
+        then = self._ranks_at(board, [r.entrant_id for r in in_play], cutoff) if board else {}
         return [
             replace(r, rank_change=then[r.entrant_id] - r.rank if r.entrant_id in then else None)
             if r.in_play
@@ -74,22 +71,64 @@ class CompetitionBoard:
             for r in lines
         ]
 
-    def _ranks_at(self, competition_id: int, entrants: list[int], cutoff: str) -> dict[int, int]:
+    def _last_played(self, entrants: list[int]) -> dict[int, str]:
+        """When each of ``entrants`` finished its last game: that of its seat recorded last (a
+        competition's entrant plays in that competition alone), one index lookup each, never a scan
+        of the competition's games."""
+        out = {}
+        for entrant in entrants:
+            row = self.conn.execute(
+                "SELECT g.finished_at FROM games g WHERE g.id = (SELECT game_id FROM game_seats "
+                "WHERE entrant_id = ? ORDER BY rowid DESC LIMIT 1)",
+                (entrant,),
+            ).fetchone()
+            if row is not None:
+                out[entrant] = row[0]
+        return out
+
+    def _ranks_at(self, board: int, entrants: list[int], cutoff: datetime) -> dict[int, int]:
         """The ranks ``entrants`` held among themselves by their ratings on the competition's board
-        after the last game rated that finished before ``cutoff`` (those rated by then)."""
+        ``board`` as they stood before the first game rated that finished at or after ``cutoff``
+        (those rated by then).
+
+        Read backwards from the ratings now: an entrant's rating then is the one before its first
+        game rated since (``mu_before``), or its rating now when it has played none since; one
+        whose every game is since was not rated then. Only the board's history since ``cutoff`` is
+        read (newest first by game id, until games recorded :data:`RECORDED_WITHIN` before it), not
+        the whole history: its cost follows the last day's games, not the competition's."""
         if not entrants:
             return {}
-        marks = ", ".join("?" * len(entrants))
+        wanted = set(entrants)
+        stop = (cutoff - RECORDED_WITHIN).isoformat(timespec="seconds")
+        since = cutoff.isoformat(timespec="seconds")
+        first: dict[int, tuple[int, float, float]] = {}  # rating_seq, mu and sigma before
+        count: dict[int, int] = {}  # games rated since
         rows = self.conn.execute(
-            "SELECT h.entrant_id, h.mu_after, h.sigma_after, g.rating_seq FROM rating_history h "
-            "JOIN boards b ON b.id = h.board_id AND b.kind = ? AND b.tournament_id = ? "
-            "JOIN games g ON g.id = h.game_id "
-            f"WHERE h.entrant_id IN ({marks}) AND g.finished_at < ? AND g.rating_seq IS NOT NULL",
-            (COMPETITION, competition_id, *entrants, cutoff),
+            "SELECT h.entrant_id, h.mu_before, h.sigma_before, g.rating_seq, g.finished_at "
+            "FROM rating_history h JOIN games g ON g.id = h.game_id "
+            "WHERE h.board_id = ? ORDER BY h.game_id DESC",
+            (board,),
+        )
+        for entrant, mu, sigma, seq, finished in rows:
+            if finished < stop:
+                break
+            if finished < since or seq is None or entrant not in wanted:
+                continue
+            count[entrant] = count.get(entrant, 0) + 1
+            if entrant not in first or seq < first[entrant][0]:
+                first[entrant] = (seq, mu, sigma)
+        marks = ", ".join("?" * len(wanted))
+        now = self.conn.execute(
+            f"SELECT entrant_id, mu, sigma, games FROM ratings WHERE board_id = ? "
+            f"AND entrant_id IN ({marks})",
+            (board, *wanted),
         ).fetchall()
-        latest: dict[int, tuple[int, float]] = {}
-        for entrant, mu, sigma, seq in rows:
-            if entrant not in latest or seq > latest[entrant][0]:
-                latest[entrant] = (seq, mu - 3 * sigma)
-        order = sorted(latest, key=lambda e: -latest[e][1])
+        exposed: dict[int, float] = {}
+        for entrant, mu, sigma, games in now:
+            if count.get(entrant, 0) >= games:
+                continue  # every game it has is since: not rated then
+            if entrant in first:
+                _, mu, sigma = first[entrant]
+            exposed[entrant] = mu - 3 * sigma
+        order = sorted(exposed, key=lambda e: (-exposed[e], e))
         return {entrant: rank for rank, entrant in enumerate(order, start=1)}

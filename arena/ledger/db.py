@@ -37,7 +37,7 @@ from arena.ledger.errors import LOCKED, LeaseHeld, LedgerError, TournamentChange
 from arena.ledger.errors import guarded as _guarded
 from arena.ledger.identity import Registrable, canonical_spec, changed_fields, digest, harmless
 from arena.ledger.queries import Queries, fits
-from arena.ledger.rows import Entrant, ScheduledGame
+from arena.ledger.rows import Entrant, FinishedGame, ScheduledGame
 from arena.ledger.schema import APPLICATION_ID, HEAD_TO_HEAD_AFTER, MIGRATIONS, REBUILD_AFTER
 
 BUSY_TIMEOUT = 10.0  # seconds a write waits for another program's lock before failing
@@ -332,8 +332,10 @@ class Ledger(Queries):
 
     @_guarded
     def plan(self, tournament_id: int, games: Sequence[ScheduledGame]) -> None:
+        """Plan these games (those planned already are left as they are). A game newly planned
+        leaves the tournament unfinished again (an A/B test run on with more games)."""
         with self.transaction():
-            self.conn.executemany(
+            cur = self.conn.executemany(
                 "INSERT OR IGNORE INTO planned_games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (tournament_id, g.key, g.ord, g.round, g.pairing, g.deal, g.rotation, g.seed,
@@ -341,6 +343,12 @@ class Ledger(Queries):
                     for g in games
                 ],
             )  # fmt: skip
+            if cur.rowcount > 0:
+                self.conn.execute(
+                    "UPDATE tournaments SET finished_at = NULL WHERE id = ? "
+                    "AND finished_at IS NOT NULL",
+                    (tournament_id,),
+                )
 
     @_guarded
     def planned(self, tournament_id: int, round_: int) -> list[ScheduledGame]:
@@ -374,13 +382,11 @@ class Ledger(Queries):
         variant: str,
         game: ScheduledGame,
         entrant_ids: dict[str, int],
-        record: dict[str, Any],
+        played: FinishedGame,
     ) -> int:
         """Write a finished game (its seats, record and the rating updates it unblocks) in one
         transaction; a game already recorded is left as it is."""
-        g = record["games"][0]
-        result = g["result"]
-        encoding, schema, blob = records.encode(record)
+        encoding, schema, blob = records.encode(played.record)
         with self.transaction():
             row = self.conn.execute(
                 "SELECT id FROM games WHERE tournament_id = ? AND key = ?",
@@ -392,17 +398,17 @@ class Ledger(Queries):
                 "INSERT INTO games (tournament_id, key, ord, round, pairing, deal, rotation, variant, "
                 "seed, outcome, detail, culprit, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (tournament_id, game.key, game.ord, game.round, game.pairing, game.deal,
-                 game.rotation, variant, game.seed, g["outcome"], g["detail"], g["culprit"], _now()),
+                 game.rotation, variant, game.seed, played.outcome, played.detail, played.culprit,
+                 _now()),
             )  # fmt: skip
             game_id = int(cur.lastrowid or 0)
-            sides = result["sides"]
-            for side, seats in enumerate(sides):
+            for side, seats in enumerate(played.sides):
                 for seat in seats:
                     for member, name in enumerate(game.seats[seat]):
                         self.conn.execute(
                             "INSERT INTO game_seats VALUES (?, ?, ?, ?, ?, ?, ?)",
                             (game_id, seat, member, entrant_ids[name], side,
-                             result["ranking"][side], result["scores"][seat]),
+                             played.ranking[side], played.scores[seat]),
                         )  # fmt: skip
             self.conn.execute(
                 "INSERT INTO game_records (game_id, record, encoding, schema) VALUES (?, ?, ?, ?)",

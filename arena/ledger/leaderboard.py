@@ -111,34 +111,50 @@ def competition_board(conn: sqlite3.Connection, competition_id: int) -> int | No
     return int(row[0]) if row else None
 
 
+def _lines(competition_id: int | None, out: bool = True) -> str:
+    """SQL of a board's lines (``:board``; with ``:competition``, its active versions not yet rated
+    too), unranked and unordered, with only the columns the order and a page need; with ``out``, the
+    column ``out``: 1 for a competition's version out of play (0 in a tournament)."""
+    if competition_id is None:
+        return (
+            "SELECT e.id, e.name, e.version, e.language, r.mu, r.sigma, r.exposed, r.games"
+            + (", 0 AS out" if out else "")
+            + " FROM ratings r JOIN entrants e ON e.id = r.entrant_id WHERE r.board_id = :board"
+        )
+    # A version is out of play when the latest submission it plays as in the competition is not
+    # active: listed after those in play, unranked, as placings lists it.
+    flag = (
+        ", coalesce((SELECT s.status != 'active' FROM submissions s WHERE s.entrant_id = e.id "
+        "AND s.competition_id = :competition ORDER BY s.id DESC LIMIT 1), 0) AS out"
+        if out
+        else ""
+    )
+    return (
+        f"SELECT e.id, e.name, e.version, e.language, r.mu, r.sigma, r.exposed, r.games{flag} "
+        "FROM ratings r JOIN entrants e ON e.id = r.entrant_id WHERE r.board_id = :board"
+        " UNION ALL SELECT e.id, e.name, e.version, e.language, :mu, :sigma, :exposed, 0"
+        + (", 0" if out else "")
+        + " FROM submissions s JOIN entrants e ON e.id = s.entrant_id "
+        "WHERE s.competition_id = :competition AND s.status = 'active' "
+        "AND s.entrant_id NOT IN (SELECT entrant_id FROM ratings WHERE board_id = :board)"
+    )
+
+
 def _ranked(competition_id: int | None) -> str:
-    """SQL ranking a board's entrants (``:board``; with ``:competition``, its active versions not yet
-    rated too) in :func:`placings`' order: only the columns the order needs, the rank (0 for a
+    """SQL ranking a board's lines (:func:`_lines`) in :func:`placings`' order: the rank (0 for a
     competition's version out of play) and ``line``, the line's place on the whole board from 1."""
     if competition_id is None:
         return (
             "SELECT *, row_number() OVER (ORDER BY exposed DESC, name, version, id) AS rank, "
             "row_number() OVER (ORDER BY exposed DESC, name, version, id) AS line FROM ("
-            "SELECT e.id, e.name, e.version, e.language, r.mu, r.sigma, r.exposed, r.games "
-            "FROM ratings r JOIN entrants e ON e.id = r.entrant_id WHERE r.board_id = :board)"
+            f"{_lines(None)})"
         )
-    # A version is out of play when the latest submission it plays as in the competition is not
-    # active: listed after those in play, unranked, as placings lists it.
-    out = (
-        "coalesce((SELECT s.status != 'active' FROM submissions s WHERE s.entrant_id = e.id "
-        "AND s.competition_id = :competition ORDER BY s.id DESC LIMIT 1), 0)"
-    )
     return (
         "SELECT id, name, version, language, mu, sigma, exposed, games, "
         "CASE WHEN out THEN 0 ELSE row_number() OVER "
         "(PARTITION BY out ORDER BY exposed DESC, name, version, id) END AS rank, "
         "row_number() OVER (ORDER BY out, exposed DESC, name, version, id) AS line FROM ("
-        f"SELECT e.id, e.name, e.version, e.language, r.mu, r.sigma, r.exposed, r.games, {out} AS out "
-        "FROM ratings r JOIN entrants e ON e.id = r.entrant_id WHERE r.board_id = :board"
-        " UNION ALL SELECT e.id, e.name, e.version, e.language, :mu, :sigma, :exposed, 0, 0 "
-        "FROM submissions s JOIN entrants e ON e.id = s.entrant_id "
-        "WHERE s.competition_id = :competition AND s.status = 'active' "
-        "AND s.entrant_id NOT IN (SELECT entrant_id FROM ratings WHERE board_id = :board))"
+        f"{_lines(competition_id)})"
     )
 
 
@@ -179,19 +195,35 @@ def placings_page(
 ) -> tuple[list[Placing], int]:
     """A page of :func:`placings` (the same lines, ranks and order): ``limit`` lines from ``offset``,
     only those whose name holds ``name`` (any case) when given; and how many lines there are in all
-    (that match). The author and status are looked up for the page's lines alone."""
+    (that match). The author and status are looked up for the page's lines alone.
+
+    The board is ranked once at most: a tournament's page (its ranks are its lines' places) is read
+    in order from the board's index, a search's or a competition's ranks by ranking the board; the
+    count needs no ranking."""
     args = {**_arguments(board_id, competition_id), "limit": limit, "offset": offset}
     where = ""
     if name:
         where = " WHERE p.name LIKE :name ESCAPE '\\'"
         args["name"] = like_pattern(name)
-    rows = conn.execute(
-        f"SELECT p.rank, p.id, p.name, p.version, p.language, {_page_submission('a.name')}, "
-        f"{_page_submission('s.status')}, p.mu, p.sigma, p.exposed, p.games "
-        f"FROM ({_ranked(competition_id)}) p{where} ORDER BY p.line LIMIT :limit OFFSET :offset",
-        args,
-    ).fetchall()
-    total = conn.execute(f"SELECT count(*) FROM ({_ranked(competition_id)}) p{where}", args)
+    looked_up = f"{_page_submission('a.name')}, {_page_submission('s.status')}"
+    columns = "p.id, p.name, p.version, p.language"
+    ratings = "p.mu, p.sigma, p.exposed, p.games"
+    if competition_id is None and not name:
+        found = conn.execute(
+            f"SELECT {columns}, {looked_up}, {ratings} FROM ({_lines(None, out=False)}) p "
+            "ORDER BY p.exposed DESC, p.name, p.version, p.id LIMIT :limit OFFSET :offset",
+            args,
+        ).fetchall()
+        rows = [(offset + k, *row) for k, row in enumerate(found, start=1)]
+    else:
+        rows = conn.execute(
+            f"SELECT p.rank, {columns}, {looked_up}, {ratings} FROM ({_ranked(competition_id)}) p"
+            f"{where} ORDER BY p.line LIMIT :limit OFFSET :offset",
+            args,
+        ).fetchall()
+    total = conn.execute(
+        f"SELECT count(*) FROM ({_lines(competition_id, out=False)}) p{where}", args
+    )
     return [Placing(*row) for row in rows], int(total.fetchone()[0])
 
 
@@ -204,9 +236,30 @@ def rank_of(
 ) -> tuple[int, int] | None:
     """An entrant's rank on a board (as :func:`placings` ranks it: 0 for a competition's version out
     of play) and its line's place on the whole board (from 1, for the page that shows it); None when
-    it has no line."""
-    row = conn.execute(
-        f"SELECT rank, line FROM ({_ranked(competition_id)}) WHERE id = :entrant",
-        {**_arguments(board_id, competition_id), "entrant": entrant_id},
+    it has no line. Counted from the lines before it, without ranking the board."""
+    args = {**_arguments(board_id, competition_id), "entrant": entrant_id}
+    me = conn.execute(
+        f"SELECT out, exposed, name, version FROM ({_lines(competition_id)}) WHERE id = :entrant",
+        args,
     ).fetchone()
-    return (int(row[0]), int(row[1])) if row else None
+    if me is None:
+        return None
+    out, exposed, name, version = me
+    args.update(out=out, x=exposed, name=name, version=version)
+    # Before it in placings' order among the lines of its part (in play, or out of play).
+    before = (
+        "(p.exposed > :x OR (p.exposed = :x AND (p.name, p.version, p.id) < "
+        "(:name, :version, :entrant)))"
+    )
+    if competition_id is None:
+        row = conn.execute(
+            f"SELECT count(*) FROM ({_lines(None, out=False)}) p WHERE {before}", args
+        ).fetchone()
+        return int(row[0]) + 1, int(row[0]) + 1
+    row = conn.execute(
+        f"SELECT coalesce(sum(p.out = :out AND {before}), 0), coalesce(sum(p.out < :out), 0) "
+        f"FROM ({_lines(competition_id)}) p",
+        args,
+    ).fetchone()
+    same, earlier = int(row[0]), int(row[1])
+    return (0 if out else same + 1), earlier + same + 1

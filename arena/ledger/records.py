@@ -12,7 +12,7 @@ import zlib
 from typing import Any
 
 ENCODING = "json+zlib"
-SCHEMA = 1  # the layout of MatchRecord.to_dict(); raise it when that layout changes
+SCHEMA = 1  # the layout of a match record's plain data; raise it when that layout changes
 ENCODINGS = ("json", ENCODING)
 
 
@@ -20,9 +20,8 @@ class RecordError(ValueError):
     """A stored record that cannot be read back; the message says why."""
 
 
-def encode(record: dict[str, Any]) -> tuple[str, int, bytes]:
-    """(encoding, schema, data) for a record."""
-    text = json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+def encode(text: str) -> tuple[str, int, bytes]:
+    """(encoding, schema, data) for a record's JSON text."""
     return ENCODING, SCHEMA, zlib.compress(text.encode("utf-8"), 6)
 
 

@@ -15,7 +15,8 @@ import struct
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+
+from arena.ledger.rows import FinishedGame
 
 TIME_WINDOW = 100  # an entrant's last games its time use is computed over
 
@@ -52,18 +53,17 @@ class TimeUse:
     failures: dict[str, int] = field(default_factory=dict)  # games it caused to fail, by outcome
 
 
-def from_record(
-    record: dict[str, Any], seats: list[list[int]], outputs: Iterable[tuple[int, int, bytes, int]]
+def from_game(
+    game: FinishedGame, seats: list[list[int]], outputs: Iterable[tuple[int, int, bytes, int]]
 ) -> list[SeatReport]:
-    """The reports of a one-game match record (``seats``: the entrant of each seat's members;
-    ``outputs``: (seat, member, tail, bytes written) of each bot process)."""
-    game = record["games"][0]
+    """The reports of a finished game (``seats``: the entrant of each seat's members; ``outputs``:
+    (seat, member, tail, bytes written) of each bot process)."""
     times: dict[tuple[int, int], list[int]] = {}
     bank: dict[tuple[int, int], int] = {}
-    for d in game["decisions"]:
-        key = (int(d["seat"]), int(d["member"]))
-        times.setdefault(key, []).append(round(float(d.get("elapsed_ms", 0.0))))
-        bank[key] = round(float(d.get("bank_ms", 0.0)))
+    for d in game.times:
+        key = (d.seat, d.member)
+        times.setdefault(key, []).append(round(d.elapsed_ms))
+        bank[key] = round(d.bank_ms)
     written = {(seat, member): (tail, n) for seat, member, tail, n in outputs}
     out = []
     for seat, members in enumerate(seats):

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from arena.bots.limits import Limits
-from arena.ledger.rows import ScheduledGame
+from arena.ledger.rows import DecisionTime, FinishedGame, ScheduledGame, record_text
 from arena.play.deals import DealSuite
 from arena.play.stall_watch import StallWatch
 from arena.referee import (
@@ -79,6 +79,19 @@ class Played:
     @property
     def outcome(self) -> str:
         return self.record.games[0].outcome if self.record is not None else ""
+
+
+def finished(record: MatchRecord) -> FinishedGame:
+    """A one-game match record as the ledger is handed it: its game's result and each decision's
+    time, and the whole record's JSON text."""
+    g = record.games[0]
+    result = g.result
+    times = tuple(DecisionTime(d.seat, d.member, d.elapsed_ms, d.bank_ms) for d in g.decisions)
+    return FinishedGame(
+        g.outcome, g.detail, g.culprit,
+        tuple(tuple(side) for side in result["sides"]), tuple(result["ranking"]),
+        tuple(result["scores"]), record_text(record.to_dict()), times,
+    )  # fmt: skip
 
 
 class GamePlayer:

@@ -31,11 +31,11 @@ from arena.bots.limits import Limits
 from arena.ledger import Ledger
 from arena.ledger.leases import RENEW_SECONDS
 from arena.ledger.rows import ScheduledGame
-from arena.play.game import CONNECT_TIMEOUT, GamePlayer, GameRules, Played
+from arena.play.game import CONNECT_TIMEOUT, GamePlayer, GameRules, Played, finished
 from arena.play.ledger_thread import LedgerWorker
 from arena.play.seatings import is_series
 from arena.play.stall_watch import StallWatch
-from arena.referee import MatchConfig
+from arena.referee import GameRecord, MatchConfig, MatchRecord
 from arena.referee.series import allies_won
 from arena.sandbox import require
 from arena.service.match_manager import ManagerOptions, MatchManager, PlayerSpec
@@ -384,26 +384,27 @@ class TournamentRunner:
         not recorded, after the record of the game before it (its seating and result, read from the
         ledger): the same cut from the same seed, so the same seating as an uninterrupted run. A game
         the arena could not play stops its series there (the next run resumes it)."""
-        before: dict[str, Any] | None = None
+        before: GameRecord | None = None
         for i, game in enumerate(games):
             if game.key in done:
                 before = None
                 continue
             if i > 0:
                 if before is None:
-                    before = await self.db.call(self.ledger.recorded, self.tid, games[i - 1].key)
+                    data = await self.db.call(self.ledger.recorded, self.tid, games[i - 1].key)
+                    before = None if data is None else MatchRecord.from_dict(data).games[0]
                 if before is None:  # (not recorded: the game before has not been played)
                     self.progress.errors += 1
                     self.progress.last = f"{game.key}: {games[i - 1].key} is not recorded"
                     return
-                g = before["games"][0]
-                seating = tuple(tuple(seat) for seat in g["seating"])
-                game = replace(game, series_before=(seating, allies_won(g["result"]["ranking"])))
+                seating = tuple(tuple(seat) for seat in before.seating)
+                won = allies_won(before.result["ranking"])
+                game = replace(game, series_before=(seating, won))
             before = await self._one(player, game)
             if before is None:
                 return
 
-    async def _one(self, player: Player, game: ScheduledGame) -> dict[str, Any] | None:
+    async def _one(self, player: Player, game: ScheduledGame) -> GameRecord | None:
         """Play one game and record it; returns its record (None: the arena could not play it)."""
         self.progress.running += 1
         self.on_progress(self.progress)
@@ -414,14 +415,14 @@ class TournamentRunner:
                 self.progress.errors += 1
                 self.progress.last = f"{game.key}: {played.error}"
                 return None
-            record = played.record.to_dict()
+            record = played.record.games[0]
             await self.db.call(
                 self.ledger.record_game,
                 self.tid,
                 self.spec.variant,
                 _as_seated(game, record),
                 self.ids,
-                record,
+                finished(played.record),
             )
             if played.outcome != "normal":
                 self.progress.failures += 1
@@ -433,10 +434,10 @@ class TournamentRunner:
             self.on_progress(self.progress)
 
 
-def _as_seated(game: ScheduledGame, record: dict[str, Any]) -> ScheduledGame:
+def _as_seated(game: ScheduledGame, record: GameRecord) -> ScheduledGame:
     """The game with the seats it was played in: a consultation series' game records its seating
     (indexes into the match's players, as planned), which the ledger's seats and ratings follow."""
-    seating = record["games"][0].get("seating") or []
+    seating = record.seating
     if not seating:
         return game
     roster = game.players

@@ -1,17 +1,18 @@
 """Head to head on the web: every two entrants of an event's two-player games, as ``arena run``'s
-pairings table shows them, and one entrant's opponents. Read from the lines the ledger keeps as games
-are recorded (:mod:`arena.ledger.head_to_head`): a page reads the lines it shows, never the event's
-games."""
+pairings table shows them, the event's crosstable (entrant x entrant, score and games), and one
+entrant's opponents. Read from the lines the ledger keeps as games are recorded
+(:mod:`arena.ledger.head_to_head`): a page reads the lines it shows, never the event's games."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from typing import Any
+from typing import Any, NamedTuple
 
 from arena.ledger import head_to_head as stored
 from arena.stats import Pentanomial, Trinomial, estimate
-from arena.tournament.summary import PairingLine, wilson
+from arena.stats.elo import elo_from_score, elo_text
+from arena.tournament.summary import PairingLine, counted, wilson
 from arena.web.queries import cap
 
 # Head to head is a table of every two entrants: worth showing whole for a tournament's field, not for
@@ -19,6 +20,9 @@ from arena.web.queries import cap
 # shows its own opponents instead, a page at a time.
 MAX_PAIRING_ENTRANTS = 32
 OPPONENTS_PAGE = 100
+# A crosstable (entrant x entrant) is a square: 40 entrants make 1,600 cells, about what a page holds.
+MAX_CROSSTABLE_ENTRANTS = 40
+SWEEP_CONFIDENCE = 0.95  # of the one-sided bound given for a clean sweep
 
 
 def pairing_entrants(conn: sqlite3.Connection, event_id: int) -> int:
@@ -75,6 +79,145 @@ def opponents(
     return [_pairing(line(p, labels[p.a], labels[p.b]), p.a, p.b) for p in found], total
 
 
+def crosstable(conn: sqlite3.Connection, event_id: int, order: list[int]) -> dict[str, Any] | None:
+    """An event's crosstable: each entrant that met another against each, its score (points: a win
+    1, a draw 1/2) and games, read from the stored head to head (never the games); the entrants in
+    ``order`` (the board's), any other after them by label. None above
+    :data:`MAX_CROSSTABLE_ENTRANTS`: the caller checks the board's size first, as this reads every
+    line of the event.
+
+    ``entrants``: ``{id, name, games, points}`` in order (``points`` over ``games`` against all);
+    ``cells[i][j]``: ``{games, wins, losses, draws, points}`` of entrant i against j, None where they
+    never met (and on the diagonal, unless an entrant met itself)."""
+    found = stored.pairs(conn, event_id)
+    ids = {i for p in found for i in (p.a, p.b)}
+    if not ids or len(ids) > MAX_CROSSTABLE_ENTRANTS:
+        return None
+    labels = entrant_labels(_names(conn, ids))
+    place = {entrant: k for k, entrant in enumerate(order)}
+    shown = sorted(ids, key=lambda i: (place.get(i, len(place)), labels[i], i))
+    index = {entrant: k for k, entrant in enumerate(shown)}
+    cells: list[list[dict[str, Any] | None]] = [[None] * len(shown) for _ in shown]
+    totals = {entrant: [0, 0.0] for entrant in shown}  # games, points
+    for p in found:
+        for side in (p,) if p.a == p.b else (p, p.turned()):
+            points = side.wins + side.draws / 2
+            cells[index[side.a]][index[side.b]] = {
+                "games": side.games,
+                "wins": side.wins,
+                "losses": side.losses,
+                "draws": side.draws,
+                "points": points,
+            }
+            totals[side.a][0] += side.games
+            totals[side.a][1] += points
+    return {
+        "entrants": [
+            {"id": i, "name": cap(labels[i]), "games": totals[i][0], "points": totals[i][1]}
+            for i in shown
+        ],
+        "cells": cells,
+    }
+
+
+def sweep_bound(units: int, confidence: float = SWEEP_CONFIDENCE) -> float:
+    """The Elo difference that a clean sweep of ``units`` (pairs or games, each won outright) shows
+    at least, one-sided at ``confidence``.
+
+    A unit scores between 0 and 1; whatever its distribution, it scores 1 with probability at most
+    its mean score s, so ``units`` sweeps in a row happen with probability at most s ** units, below
+    1 - ``confidence`` whenever s < (1 - confidence) ** (1 / units): that is the score's lower bound
+    (Clopper-Pearson's for n successes in n), and its Elo the bound."""
+    if units < 1:
+        raise ValueError(f"a sweep needs at least one unit, got {units}")
+    return elo_from_score((1 - confidence) ** (1 / units))
+
+
+class Shown(NamedTuple):
+    """A head-to-head line as a page shows it, formatted once (a table may have hundreds)."""
+
+    entrant_id: int
+    entrant: str
+    opponent_id: int
+    opponent: str
+    games: int
+    record: str  # W-L-D
+    forfeits: str  # the entrant's - the opponent's
+    sets: str  # duplicate sets W-L-T
+    score: str
+    elo: str  # the figure, or the bound with its side ("> -94"), or "-"
+    note: str  # the interval, "(95%, a clean sweep)" or "(all alike)"
+    units: str  # "3 pairs", "1 game"; "" with no figure
+    los: str
+
+
+def shown(p: dict[str, Any]) -> Shown:
+    """A line of :func:`pairings` or :func:`opponents` formatted for a page."""
+    e = p["elo"]
+    units = ""
+    if e is None:
+        elo, note = "-", ""
+    else:
+        units = counted(e["pairs"], "pair") if e["pairs"] else counted(p["games"], "game")
+        if e["sweep"] == "won":
+            elo, note = f"> {_elo(e['elo_low'])}", "(95%, a clean sweep)"
+        elif e["sweep"] == "lost":
+            elo, note = f"< {_elo(e['elo_high'])}", "(95%, a clean sweep)"
+        elif e["regularized"]:
+            elo, note = "-", "(all alike)"
+        else:
+            elo, note = _elo(e["elo"]), f"[{_elo(e['elo_low'])}, {_elo(e['elo_high'])}]"
+    los = "-" if e is None or e["los"] is None else f"{e['los'] * 100:.0f}%"
+    return Shown(
+        p["entrant_id"], p["entrant"], p["opponent_id"], p["opponent"], p["games"],
+        f"{p['wins']}-{p['losses']}-{p['draws']}", f"{p['forfeits']}-{p['opponent_forfeits']}",
+        f"{p['sets_won']}-{p['sets_lost']}-{p['sets_tied']}", f"{p['score'] * 100:.0f}%", elo,
+        note, units, los,
+    )  # fmt: skip
+
+
+def _elo(x: float) -> str:
+    return elo_text(x, "+.0f")  # >2400 for a bound held at the limit
+
+
+def points_text(points: float) -> str:
+    """A score in points with halves: 3, 1½, ½."""
+    whole = int(points)
+    if points == whole:
+        return str(whole)
+    return f"{whole}½" if whole else "½"
+
+
+class CrossRow(NamedTuple):
+    """A crosstable's row as the page shows it: each cell its text and title ("" where the two never
+    met; a multiplication sign on the diagonal)."""
+
+    number: int
+    entrant_id: int
+    entrant: str
+    score: str
+    cells: list[tuple[str, str]]
+
+
+def cross_rows(cross: dict[str, Any]) -> list[CrossRow]:
+    """:func:`crosstable` formatted for a page."""
+    entrants = cross["entrants"]
+    rows = []
+    for i, (e, row) in enumerate(zip(entrants, cross["cells"], strict=True)):
+        cells = []
+        for j, c in enumerate(row):
+            if c is None:
+                cells.append(("\u00d7" if i == j else "", ""))
+            else:
+                title = (
+                    f"{e['name']} v {entrants[j]['name']}: {c['wins']}-{c['losses']}-{c['draws']}"
+                )
+                cells.append((f"{points_text(c['points'])}/{c['games']}", title))
+        score = f"{points_text(e['points'])}/{e['games']}"
+        rows.append(CrossRow(i + 1, e["id"], e["name"], score, cells))
+    return rows
+
+
 def entrant_labels(entrants: dict[int, tuple[str, str]]) -> dict[int, str]:
     """A label for each entrant (id: name and version) that tells it from the others: its name, with
     its version when another has the name too, and its id when that is shared too."""
@@ -115,7 +258,8 @@ def _pairing(line: PairingLine, a: int, b: int) -> dict[str, Any]:
             "values": [int(x) for x in str(line.counts).split(",")],
         }
         # Every pair (game) scored alike: the figures would be the regularization's, not the
-        # games' (one pair won twice reads +1041 and 100%): none is given.
+        # games' (one pair won twice reads +1041 and 100%): none is given. A clean sweep (every
+        # unit won by one side) gets a one-sided bound instead, and its LOS is 100% (or 0%).
         shown = not e.regularized
         out["elo"] = {
             "pairs": line.pairs,
@@ -124,5 +268,14 @@ def _pairing(line: PairingLine, a: int, b: int) -> dict[str, Any]:
                 for k in ("elo", "elo_low", "elo_high", "nelo", "nelo_low", "nelo_high", "los")
             },
             "regularized": e.regularized,
+            "sweep": None,  # "won" or "lost": every unit won by the entrant, or by the opponent
         }
+        values = out["counts"]["values"]
+        units = sum(values)
+        if e.regularized and values[-1] == units:  # every pair 2 points (game won) to the entrant
+            bound = sweep_bound(units)
+            out["elo"].update(sweep="won", elo_low=bound, los=1.0)
+        elif e.regularized and values[0] == units:
+            bound = sweep_bound(units)
+            out["elo"].update(sweep="lost", elo_high=-bound, los=0.0)
     return out

@@ -274,8 +274,8 @@ def board_place(
 ) -> tuple[int | None, int] | None:
     """An entrant's rank on a board, as the board's page ranks it (None: a competition's version out
     of play, listed apart unranked), and the place of its line on the whole board, from 1 (the page
-    that shows it is the one holding that place); None when it has no line. One ranking of the
-    board for both."""
+    that shows it is the one holding that place); None when it has no line. Both counted from the
+    lines before it, with no ranking of the board."""
     found = rank_of(conn, b["id"], entrant_id, competition_id=_competition(b))
     return (found[0] or None, found[1]) if found else None
 
@@ -307,6 +307,11 @@ def _board_rows(
         # The ledger's one leaderboard query, as arena leaderboard and arena compete read it.
         for p in found
     ]
+
+
+def board_order(conn: sqlite3.Connection, b: dict[str, Any]) -> list[int]:
+    """A board's entrants in its lines' order (for a small board: it ranks the whole board)."""
+    return [p.entrant_id for p in placings(conn, b["id"], competition_id=_competition(b))]
 
 
 def board_size(conn: sqlite3.Connection, board_id: int) -> int:

@@ -15,6 +15,7 @@ from arena.abtest.duplicate_pairs import NEW, OLD, Seating, pair_seatings
 from arena.abtest.ledger_store import AbTestLedger, AbTestSpec, game_key
 from arena.game import variant
 from arena.ledger import Ledger, LedgerError, TournamentChanged
+from arena.referee import GameRecord, MatchRecord
 from arena.stats import Sprt
 from arena.tournament.spec import parse
 from arena.web import head_to_head, queries
@@ -36,30 +37,23 @@ def spec(**changes: Any) -> AbTestSpec:
     return AbTestSpec(**fields)
 
 
-def record(
-    seats: Seating, winner: str, outcome: str = "normal", culprit: int = -1
-) -> dict[str, Any]:
+def record(seats: Seating, winner: str, outcome: str = "normal", culprit: int = -1) -> MatchRecord:
     """A one-game record in which the ``winner`` role's seat places first."""
     ranking = [0 if seats[s][0] == winner else 1 for s in range(2)]
     scores = [1000 if r == 0 else 500 for r in ranking]
-    return {
-        "games": [
-            {
-                "outcome": outcome,
-                "detail": "it crashed" if outcome != "normal" else "",
-                "culprit": culprit,
-                "result": {
-                    "sides": [[0], [1]],
-                    "ranking": ranking,
-                    "scores": scores,
-                    "side_scores": scores,
-                },
-            }
-        ]
-    }
+    game = GameRecord(
+        index=0,
+        seed=7,
+        dealer=0,
+        outcome=outcome,
+        detail="it crashed" if outcome != "normal" else "",
+        culprit=culprit,
+        result={"sides": [[0], [1]], "ranking": ranking, "scores": scores, "side_scores": scores},
+    )
+    return MatchRecord("m", V.name, {}, 7, [[r] for (r,) in seats], {}, {}, games=[game])
 
 
-async def play(led: Ledger, s: AbTestSpec, games: dict[tuple[int, int], dict[str, Any]]) -> None:
+async def play(led: Ledger, s: AbTestSpec, games: dict[tuple[int, int], MatchRecord]) -> None:
     """Record these games (by pair index and game number), as RefereePairs would hand them over."""
     rec = AbTestLedger(led, s, V)
     await rec.open()

@@ -3,6 +3,7 @@ tests/stats), usage errors, and A/B tests between real bot processes, including 
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -144,17 +145,62 @@ def test_the_line_after_each_pair() -> None:
         state.add(p)
         lines.append(progress_line(p, state))
     assert lines[0] == (
-        "pair 1 (deal 0): 2 | penta 0,0,0,0,1 | LLR 0.020 (-2.94, 2.94) | "
+        "pair 1 (deal 0): pair score 2-0 | penta 0,0,0,0,1 | LLR 0.020 (-2.94, 2.94) | "
         "Elo - | nElo - | LOS - (every pair alike so far)"
     )
     # The interval's upper end is held at the Elo limit, as in the report.
     assert lines[1] == (
-        "pair 2 (deal 1): 1 | penta 0,0,1,0,1 | LLR 0.028 (-2.94, 2.94) | "
+        "pair 2 (deal 1): pair score 1-1 | penta 0,0,1,0,1 | LLR 0.028 (-2.94, 2.94) | "
         "Elo 190.8 +/- >1233.9 [-67.9, >2400] | nElo 245.7 +/- 340.5 | LOS 92.1%"
     )
     assert lines[2].endswith(
         "| Elo 279.6 +/- >1176.7 [46.6, >2400] | nElo 347.4 +/- 278.0 | LOS 99.3%"
     )
+
+
+CLOSING = re.compile(
+    r"result: (?P<new>\S+) \(new\) against (?P<old>\S+) \(old\) W-L-D (?P<w>\d+)-(?P<l>\d+)-"
+    r"(?P<d>\d+) in (?P<pairs>\d+) pairs; (?P<games>\d+) games played in (?P<s>[\d.]+) s, "
+    r"(?P<rate>[\d.]+) games per second"
+)
+PAIR_LINE = re.compile(r"pair \d+ \(deal \d+\): pair score (?P<new>[\d.]+)-(?P<old>[\d.]+) \| ")
+
+
+def test_a_fixed_test_ends_with_its_result_and_is_finished_in_the_ledger(tmp_path: Path) -> None:
+    """The last line: W-L-D of the new version against the old, the pairs, the games played with
+    their time and rate; each pair's score is labelled; and a test of --games N, all played, is
+    finished in ``arena tournaments`` (it was not: only an SPRT decision finished a test)."""
+    ledger = tmp_path / "ab.sqlite"
+    result = runner.invoke(
+        app,
+        ["sprt", "--bot", FIRST, "--bot", RANDOM, "--name", "first", "--name", "random",
+         "--variant", "rubicon", "--games", "4", "--concurrency", "2", "--ledger", str(ledger),
+         "--test", "fixed", *SLOW_CLOCK],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    m = CLOSING.fullmatch(lines[-1])
+    assert m is not None, lines[-1]
+    assert (m["new"], m["old"], m["pairs"], m["games"]) == ("first", "random", "2", "4")
+    w, l_, d = int(m["w"]), int(m["l"]), int(m["d"])
+    assert w + l_ + d == 4
+    pairs = [line for line in lines if line.startswith("pair ")]
+    scores = [PAIR_LINE.match(p) for p in pairs]
+    assert all(scores), pairs
+    assert sum(float(s["new"]) + float(s["old"]) for s in scores if s) == 4  # two games a pair
+    assert sum(float(s["new"]) for s in scores if s) == w + d / 2
+    seconds, rate = float(m["s"]), float(m["rate"])
+    assert seconds > 0 and rate == pytest.approx(4 / seconds, rel=0.06)  # (both rounded)
+    assert lines[lines.index(pairs[0]) - 1].startswith("each pair's score, NEW-OLD: ")
+    listed = runner.invoke(app, ["tournaments", "--ledger", str(ledger)], env={"COLUMNS": "300"})
+    assert listed.exit_code == 0, listed.output
+    row = next(line for line in listed.output.splitlines() if " fixed " in line)
+    cells = [c.strip() for c in row.strip("│ ").split("│")]
+    assert cells[1:5] == ["fixed", "sprt", "rubicon", "4/4"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d.*", cells[-1]), row  # finished: a time, not "-"
+    led = Ledger(ledger)
+    assert led.finished("fixed")
+    led.close()
 
 
 def test_a_short_test_of_a_broken_version_says_so_too() -> None:
@@ -354,6 +400,9 @@ def test_a_test_recorded_in_a_ledger_resumes(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "recording test 't1'" in result.output
     first = values(result.output)["pentanomial"]
+    led = Ledger(ledger)
+    assert led.finished("t1")  # every game it was given played
+    led.close()
     # Run again with a higher limit: the pair recorded counts and one more is played.
     result = runner.invoke(app, [*common, "--games", "4", "--concurrency", "1"])
     assert result.exit_code == 0, result.output
@@ -370,6 +419,7 @@ def test_a_test_recorded_in_a_ledger_resumes(tmp_path: Path) -> None:
     led = Ledger(ledger)
     test = led.find_tournament("t1")
     assert (test.kind, test.played) == ("sprt", 4)
+    assert led.finished("t1")  # unfinished while its new pair was played, then finished again
     assert {r.entrant: r.games for r in led.leaderboard(tournament="t1")} == {
         "first": 4,
         "random": 4,

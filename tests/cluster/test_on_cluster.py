@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+import exposure_helpers as exposure
 import grpc
 import pytest
 from ray._private import ray_constants
@@ -130,25 +131,33 @@ def ray_cluster() -> Iterator[tuple[RayCluster, cluster_connect.Cluster]]:
     }
     # No log monitor (the coordinator asks for no worker's output: log_to_driver=False) and no
     # autoscaler monitor (nodes are added and removed by the tests).
+    # Every node on loopback (what Ray keeps as given when told it runs on one machine, a switch
+    # its processes and the coordinators started here inherit): nothing listens beyond this machine.
     head = {
         "num_cpus": CPUS,
+        "node_ip_address": cluster_connect.LOOPBACK,
         "include_dashboard": False,
         "include_log_monitor": False,
         "no_monitor": True,
         "_system_config": system,
     }
-    nodes = started(lambda: RayCluster(initialize_head=True, head_node_args=head))
-    handle = None
-    try:
-        for _ in range(2):
-            started(lambda: nodes.add_node(num_cpus=CPUS))
-        nodes.wait_for_nodes()
-        handle = cluster_connect.connect(nodes.address)
-        yield nodes, handle
-    finally:
-        if handle is not None:
-            handle.close()
-        nodes.shutdown()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(cluster_connect.ONE_MACHINE, "0")
+        mp.setattr(ray_constants, "ENABLE_RAY_CLUSTER", False)
+        nodes = started(lambda: RayCluster(initialize_head=True, head_node_args=head))
+        handle = None
+        try:
+            for _ in range(2):
+                started(
+                    lambda: nodes.add_node(num_cpus=CPUS, node_ip_address=cluster_connect.LOOPBACK)
+                )
+            nodes.wait_for_nodes()
+            handle = cluster_connect.connect(nodes.address)
+            yield nodes, handle
+        finally:
+            if handle is not None:
+                handle.close()
+            nodes.shutdown()
 
 
 def ancestors(pid: int) -> list[int]:
@@ -303,6 +312,21 @@ def test_the_same_games_and_ratings_as_on_this_machine(
     assert sum(runner.remote.nodes.values()) == len(full_schedule(spec))
 
 
+def test_the_nodes_of_these_tests_listen_on_loopback_only(
+    ray_cluster: tuple[RayCluster, cluster_connect.Cluster],
+) -> None:
+    """The nodes are started with the node address 127.0.0.1: every socket that their processes (the
+    GCS, the raylets, the workers and agents) and this coordinator hold listens on loopback."""
+    _, handle = ray_cluster
+    # A task, so that the nodes have started a worker process.
+    ray = handle.ray
+    assert ray.get(ray.remote(lambda: "played").options(num_cpus=1).remote()) == "played"
+    found = exposure.listeners(exposure.descendants(os.getpid()))
+    names = {x.process for x in found}
+    assert {"gcs_server", "raylet"} <= names, found
+    assert [x for x in found if not x.loopback] == [], "listening beyond this machine"
+
+
 def test_a_node_plays_the_files_it_was_sent(
     tmp_path: Path, ray_cluster: tuple[RayCluster, cluster_connect.Cluster]
 ) -> None:
@@ -421,6 +445,10 @@ def test_a_competition_plays_its_bundles_games_on_the_cluster(
     asyncio.run(asyncio.wait_for(competition_on(handle, tmp_path), RUN_TIMEOUT))
 
 
+DECIDE = "    def decide(self, view: Observation, legal: list[Action], clock: Clock) -> Action:\n"
+SAYS = '        print("{author} decides", flush=True)\n'
+
+
 async def competition_on(handle: cluster_connect.Cluster, tmp_path: Path) -> None:
     """Two authors submit the example Python bundle under two names: once built and checked here,
     their games are played on the nodes, from the builds sent there, and recorded here."""
@@ -450,6 +478,9 @@ async def competition_on(handle: cluster_connect.Cluster, tmp_path: Path) -> Non
             shutil.copytree(EXAMPLE, folder)
             manifest = folder / bundles.MANIFEST
             manifest.write_text(manifest.read_text().replace('"py-trickster"', f'"{author}-bot"'))
+            # Each decision says so in the bot's output: what its author reads of each game.
+            bot = folder / "bot.py"
+            bot.write_text(bot.read_text().replace(DECIDE, DECIDE + SAYS.format(author=author)))
             await submit(server.submissions_address, token, bundles.pack(folder, 2**20))
         deadline = time.monotonic() + RUN_TIMEOUT
         while count_games(led) < 2:
@@ -460,9 +491,17 @@ async def competition_on(handle: cluster_connect.Cluster, tmp_path: Path) -> Non
     assert server.cluster_player is not None
     assert sum(server.cluster_player.nodes.values()) >= 2, "the games went to the cluster"
     alive = {n.id for n in handle.nodes()}
-    rows = led.conn.execute("SELECT encoding, record FROM game_records").fetchall()
+    rows = led.conn.execute("SELECT game_id, encoding, record FROM game_records").fetchall()
+    # Each seat's output of a game played on a node kept for its author, as a local game's is
+    # (the cluster's player handed back the record alone: no output at all).
+    outputs = {gid: store.Competitions(led).game_outputs(gid) for gid, _, _ in rows}
     led.close()
-    assert rows and all(records.decode(enc, data)["node"]["id"] in alive for enc, data in rows)
+    assert rows and all(records.decode(enc, data)["node"]["id"] in alive for _, enc, data in rows)
+    for seats in outputs.values():
+        assert len(seats) == 2, seats
+        for seat in seats:
+            said = f"{seat.bot.removesuffix('-bot')} decides"
+            assert seat.output_bytes > 0 and said in seat.output, seat
 
 
 def count_games(led: Ledger) -> int:

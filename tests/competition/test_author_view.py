@@ -23,7 +23,7 @@ from arena.ledger.competitions import (
     WITHDRAWN,
     Competitions,
 )
-from arena.ledger.rows import ScheduledGame
+from arena.ledger.rows import FinishedGame, ScheduledGame
 
 
 @pytest.fixture
@@ -131,7 +131,11 @@ def test_the_board_ranks_only_the_versions_in_play(comp: tuple[Ledger, Competiti
     led.plan(cid, games)
     for g in games:
         led.record_game(
-            cid, "two-handed", g, {k: v for k, v in ids.items() if k in g.group}, record()
+            cid,
+            "two-handed",
+            g,
+            {k: v for k, v in ids.items() if k in g.group},
+            FinishedGame.from_data(record()),
         )
     board = store.board(cid)
     assert (board[0].bot, board[0].rank, board[0].in_play) == ("a", 1, True)
@@ -161,9 +165,11 @@ def test_each_games_bot_output_and_times_are_kept_per_seat_and_go_with_the_game(
     g = game(0, "a", "b")
     led.plan(cid, [g])
     rec = record("crash", culprit=1, detail="crash: its output:\n    | boom")
-    game_id = led.record_game(cid, "two-handed", g, ids, rec)
-    reports = seat_reports.from_record(
-        rec, [[ids["a"]], [ids["b"]]], [(0, 0, b"hello\n", 6), (1, 0, b"tail", 5000)]
+    game_id = led.record_game(cid, "two-handed", g, ids, FinishedGame.from_data(rec))
+    reports = seat_reports.from_game(
+        FinishedGame.from_data(rec),
+        [[ids["a"]], [ids["b"]]],
+        [(0, 0, b"hello\n", 6), (1, 0, b"tail", 5000)],
     )
     assert [r.times_ms for r in reports] == [(10, 20), (30, 50)]
     assert [r.bank_left_ms for r in reports] == [890, 750]

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from arena.cli.main import app
 from arena.ledger import Ledger
+from arena.ledger.rows import FinishedGame
 from arena.wire.v1 import competition_pb2 as pb
 from arena.wire.v1 import competition_pb2_grpc
 
@@ -327,7 +328,7 @@ def test_status_shows_the_games_played_and_the_last_games(tmp_path: Path) -> Non
         )  # fmt: skip
         led.plan(cid, [game])
         rec = {"games": [{"outcome": "normal", "detail": "", "culprit": -1, "result": result}]}
-        led.record_game(cid, "two-handed", game, ids, rec)
+        led.record_game(cid, "two-handed", game, ids, FinishedGame.from_data(rec))
     led.close()
     result_ = CliRunner().invoke(
         app, ["compete", "status", "--ledger", str(tmp_path / "l.sqlite")], env={"COLUMNS": "200"}

@@ -24,7 +24,7 @@ from arena.competition import bundles, intake
 from arena.competition.submission_api import SubmissionError
 from arena.ledger import Ledger, LedgerError
 from arena.ledger import competitions as store
-from arena.ledger.rows import ScheduledGame
+from arena.ledger.rows import FinishedGame, ScheduledGame
 from arena.referee import TimeControl
 from arena.sandbox import probe
 
@@ -147,7 +147,9 @@ async def refresh_applies_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         server.ledger.plan(server.cid, [game])
         result = {"sides": [[0], [1]], "ranking": [0, 1], "scores": [1000, 500]}
         record = {"games": [{"outcome": "normal", "detail": "", "culprit": -1, "result": result}]}
-        server.ledger.record_game(server.cid, "two-handed", game, {"b": a, "c": c}, record)
+        server.ledger.record_game(
+            server.cid, "two-handed", game, {"b": a, "c": c}, FinishedGame.from_data(record)
+        )
         await server._refresh()
         winner, loser = server.pool.get(a), server.pool.get(c)
         assert winner is not None and loser is not None

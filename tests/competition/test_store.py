@@ -27,7 +27,7 @@ from arena.ledger.competitions import (
     Marks,
     hash_token,
 )
-from arena.ledger.rows import ScheduledGame
+from arena.ledger.rows import FinishedGame, ScheduledGame
 
 
 @pytest.fixture
@@ -151,8 +151,10 @@ def test_failures_standings_and_forgotten_plans(comp: tuple[Ledger, Competitions
     games = [game(i, "a", "b") for i in range(4)]
     led.plan(cid, games)
     assert store.next_ord(cid) == 4
-    led.record_game(cid, "two-handed", games[0], ids, record())
-    led.record_game(cid, "two-handed", games[2], ids, record("crash", culprit=1))
+    led.record_game(cid, "two-handed", games[0], ids, FinishedGame.from_data(record()))
+    led.record_game(
+        cid, "two-handed", games[2], ids, FinishedGame.from_data(record("crash", culprit=1))
+    )
     assert store.failures(cid, ids["b"], 10) == (1, 2)
     assert store.failures(cid, ids["a"], 10) == (0, 2)
     standings = store.standings(cid)
@@ -191,7 +193,7 @@ def test_the_rest_of_a_pairing_begun_stays_planned(comp: tuple[Ledger, Competiti
     ]
     fresh = ScheduledGame("c000000002-s0", 2, 0, 2, 0, 0, 8, (("a",), ("b",)), ("a", "b"))
     led.plan(cid, [*begun, fresh])
-    led.record_game(cid, "two-handed", begun[0], ids, record())
+    led.record_game(cid, "two-handed", begun[0], ids, FinishedGame.from_data(record()))
     assert store.unplan_unplayed(cid, keep_begun=True) == 1  # the fresh pairing
     assert store.begun_pairings(cid) == [([begun[1]], ids)]
     assert store.next_ord(cid) == 2
@@ -399,7 +401,7 @@ def test_changes_are_what_changed_since_the_last_read(
     assert [(s.bot, s.status) for s, _ in second.submissions] == [("a", ACTIVE), ("b", ACTIVE)]
     games = [game(i, "a", "b") for i in range(3)]
     led.plan(cid, games)
-    led.record_game(cid, "two-handed", games[0], ids, record())
+    led.record_game(cid, "two-handed", games[0], ids, FinishedGame.from_data(record()))
     third = store.changes(cid, second.marks)
     assert not third.whole and third.submissions == []
     assert set(third.standings) == {ids["a"], ids["b"]}
@@ -419,7 +421,7 @@ def test_changes_are_what_changed_since_the_last_read(
     fifth = store.changes(cid, fourth.marks)
     assert [(s.bot, t) for s, t in fifth.submissions] == [("r", hash_token(token))]
     # A voided game: the whole board is read again.
-    led.record_game(cid, "two-handed", games[1], ids, record())
+    led.record_game(cid, "two-handed", games[1], ids, FinishedGame.from_data(record()))
     led.void_games(cid, "test", outcomes=("normal",))
     sixth = store.changes(cid, fifth.marks)
     assert sixth.whole and sixth.standings == store.standings(cid) == {}

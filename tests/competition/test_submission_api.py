@@ -13,6 +13,7 @@ import pytest
 from intake_helpers import Gates, bundle, run, running, until
 
 from arena.competition import submission_api
+from arena.ledger.rows import FinishedGame
 from arena.service.server import open_files_limit
 from arena.wire.v1 import competition_pb2 as pb
 from arena.wire.v1 import competition_pb2_grpc
@@ -299,13 +300,18 @@ async def game_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         detail = f'crash: its output:\n    | File "{server.builds}/9/bot.py", line 1'
         rec = {"games": [{"outcome": "crash", "detail": detail, "culprit": 1, "decisions": [],
                           "result": {"sides": [[0], [1]], "ranking": [0, 1], "scores": [1, 0]}}]}  # fmt: skip
-        gid = server.ledger.record_game(server.cid, "two-handed", g, ids, rec)
+        gid = server.ledger.record_game(
+            server.cid, "two-handed", g, ids, FinishedGame.from_data(rec)
+        )
         outputs = [
             (0, 0, b"ada thinks\n", 11),
             (1, 0, f"{server.builds}/9/bot.py: boom".encode(), 30),
         ]
         comp.record_reports(
-            gid, seat_reports.from_record(rec, [[ids["ada-bot"]], [ids["bob-bot"]]], outputs)
+            gid,
+            seat_reports.from_game(
+                FinishedGame.from_data(rec), [[ids["ada-bot"]], [ids["bob-bot"]]], outputs
+            ),
         )
         bob = await calls.GetGameLog(pb.GetGameLogRequest(game_id=gid), metadata=md["bob"])
         assert [(s.seat, s.bot, s.output) for s in bob.seats] == [(1, "bob-bot", "bot.py: boom")]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.ledger import Ledger
-from arena.ledger.rows import ScheduledGame
+from arena.ledger.rows import FinishedGame, ScheduledGame
 from arena.tournament.schedule import full_schedule
 from arena.tournament.spec import TournamentSpec, parse
 
@@ -73,7 +73,11 @@ class Fixture:
 
     def record(self, game: ScheduledGame) -> int:
         return self.led.record_game(
-            self.tid, self.spec.variant, game, self.ids, synthetic_record(game, self.spec.variant)
+            self.tid,
+            self.spec.variant,
+            game,
+            self.ids,
+            FinishedGame.from_data(synthetic_record(game, self.spec.variant)),
         )
 
 

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from arena.cli.main import app
 from arena.ledger import Ledger, LedgerError
 from arena.ledger import records as ledger_records
+from arena.ledger.rows import FinishedGame
 from arena.ledger.schema import MIGRATIONS
 from arena.rating import Rating, initial, rate_game
 
@@ -99,7 +100,7 @@ def test_voiding_by_outcome_and_unknown_games(tmp_path: Path) -> None:
     f = Fixture(led, make_spec(2))
     rec = synthetic_record(f.games[0], "two-handed")
     rec["games"][0].update(outcome="crash", detail="bot process exited with code 127", culprit=0)
-    led.record_game(f.tid, "two-handed", f.games[0], f.ids, rec)
+    led.record_game(f.tid, "two-handed", f.games[0], f.ids, FinishedGame.from_data(rec))
     f.record(f.games[1])
     assert led.void_games(f.tid, "command not found", outcomes=["crash"]) == [f.games[0].key]
     assert led.done_keys(f.tid) == {f.games[1].key}
@@ -113,7 +114,7 @@ def test_records_are_stored_compressed_and_read_back(tmp_path: Path) -> None:
     f = Fixture(led, make_spec(2))
     rec = synthetic_record(f.games[0], "two-handed")
     rec["games"][0]["decisions"] = [{"legal": [f"play {c}" for c in "ABCDEFGH"] * 4}] * 200
-    gid = led.record_game(f.tid, "two-handed", f.games[0], f.ids, rec)
+    gid = led.record_game(f.tid, "two-handed", f.games[0], f.ids, FinishedGame.from_data(rec))
     encoding, schema, size = led.conn.execute(
         "SELECT encoding, schema, length(record) FROM game_records WHERE game_id = ?", (gid,)
     ).fetchone()

@@ -13,7 +13,7 @@ from typing import Any
 from ledger_helpers import Fixture, make_spec, sides_of
 
 from arena.ledger import Ledger, head_to_head
-from arena.ledger.rows import ScheduledGame
+from arena.ledger.rows import FinishedGame, ScheduledGame
 from arena.ledger.schema import MIGRATIONS
 from arena.stats import Pentanomial, Trinomial
 from arena.tournament.summary import pairing_lines
@@ -51,7 +51,9 @@ def record_all(led: Ledger, order_seed: int, **fields: Any) -> Fixture:
     games = list(f.games)
     random.Random(order_seed).shuffle(games)  # finished in any order
     for g in games:
-        led.record_game(f.tid, spec.variant, g, f.ids, varied_record(g, spec.variant))
+        led.record_game(
+            f.tid, spec.variant, g, f.ids, FinishedGame.from_data(varied_record(g, spec.variant))
+        )
     return f
 
 

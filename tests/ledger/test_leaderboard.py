@@ -12,7 +12,7 @@ from arena.competition.spec import parse
 from arena.ledger import Ledger
 from arena.ledger.competitions import ACTIVE, REPLACED, Competitions
 from arena.ledger.leaderboard import competition_board, placings, placings_page, rank_of
-from arena.ledger.rows import ScheduledGame
+from arena.ledger.rows import FinishedGame, ScheduledGame
 from arena.rating import initial
 from arena.web.app import create_app
 
@@ -51,7 +51,7 @@ def ladder(tmp_path: Path) -> tuple[Ledger, Competitions, int]:
     assert placings(led.conn, None, competition_id=cid)[0].games == 0, "no board before a game"
     game = _game(0, "a", "b")
     led.plan(cid, [game])
-    led.record_game(cid, "two-handed", game, ids, _won_by_first())
+    led.record_game(cid, "two-handed", game, ids, FinishedGame.from_data(_won_by_first()))
     a2, _ = store.submit(cid, ada.id, "a", "2", "go", bundle="c" * 64, run="r")
     c1, _ = store.submit(cid, carl.id, "c", "1", "python", bundle="d" * 64, run="r")
     store.activate(a2, "bundle:a2")
@@ -148,3 +148,70 @@ def test_a_page_of_a_competitions_board_is_a_slice_of_the_whole(
         assert whole[found[1] - 1] == p  # the line's place on the whole board
     assert rank_of(led.conn, board, 10_000, competition_id=cid) is None
     assert placings_page(led.conn, board, competition_id=cid, name="%") == ([], 0)
+
+
+@pytest.fixture
+def crowd(tmp_path: Path) -> Ledger:
+    """A tournament's board of 23 entrants, in fives alike in mu - 3 sigma (ordered by name, then
+    version: two share a name), and one entrant of no board."""
+    led = Ledger(tmp_path / "crowd.sqlite")
+    now = "2026-01-01T00:00:00+00:00"
+    with led.transaction():
+        led.conn.executemany(
+            "INSERT INTO entrants (id, name, command, command_hash, language, version, created_at) "
+            "VALUES (?, ?, 'bot', ?, 'python', ?, ?)",
+            [(i, f"bot{(i * 7) % 23:02d}", f"{i:064x}", str(i % 2), now) for i in range(1, 24)]
+            + [(24, "bot03", f"{24:064x}", "9", now), (25, "lonely", f"{25:064x}", "1", now)],
+        )
+        led.conn.execute(
+            "INSERT INTO tournaments (id, name, spec_hash, spec, variant, created_at) "
+            "VALUES (1, 'Crowd', 'h', '{}', 'two-handed', ?)",
+            (now,),
+        )
+        led.conn.execute(
+            "INSERT INTO boards (id, kind, name, variant, tournament_id) "
+            "VALUES (1, 'tournament', 'Crowd', 'two-handed', 1)"
+        )
+        led.conn.executemany(
+            "INSERT INTO ratings VALUES (1, ?, ?, 1.0, ?, 1)",
+            [(i, 30.0 - i // 5, 27.0 - i // 5) for i in range(1, 25)],
+        )
+    return led
+
+
+def test_a_tournaments_pages_search_and_ranks_agree_with_the_whole_board(crowd: Ledger) -> None:
+    whole = placings(crowd.conn, 1)
+    assert len(whole) == 24 and [p.rank for p in whole] == list(range(1, 25))
+    for size in (1, 5, 7, 24, 30):
+        pages = [placings_page(crowd.conn, 1, offset=o, limit=size) for o in range(0, 24, size)]
+        assert [p for page, _ in pages for p in page] == whole
+        assert {total for _, total in pages} == {24}
+    found, total = placings_page(crowd.conn, 1, name="BOT0", limit=3, offset=2)
+    matching = [p for p in whole if p.name.startswith("bot0")]
+    assert found == matching[2:5] and total == len(matching)
+    for p in whole:
+        assert rank_of(crowd.conn, 1, p.entrant_id) == (p.rank, p.rank)
+    assert rank_of(crowd.conn, 1, 25) is None  # on no board
+
+
+def test_a_page_and_an_entrants_rank_rank_the_board_once_at_most(crowd: Ledger) -> None:
+    """A page of 5,000 lines took two rankings of the whole board (one for the lines, one for their
+    count) and an entrant's rank another: a tournament's page reads its lines in order and an
+    entrant's rank counts the lines before it, with no ranking; a search ranks once."""
+    statements: list[str] = []
+    crowd.conn.set_trace_callback(statements.append)
+
+    def rankings() -> int:
+        found = sum(" OVER " in s for s in statements)
+        statements.clear()
+        return found
+
+    try:
+        placings_page(crowd.conn, 1, offset=5, limit=5)
+        assert rankings() == 0
+        rank_of(crowd.conn, 1, 7)
+        assert rankings() == 0
+        placings_page(crowd.conn, 1, name="bot1")
+        assert rankings() == 1
+    finally:
+        crowd.conn.set_trace_callback(None)

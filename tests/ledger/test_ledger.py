@@ -30,7 +30,7 @@ from ledger_helpers import (
 from arena.ledger import LeaseHeld, Ledger, LedgerError, TournamentChanged
 from arena.ledger import schema as ledger_schema
 from arena.ledger.boards import rate_seats
-from arena.ledger.rows import ScheduledGame
+from arena.ledger.rows import FinishedGame, ScheduledGame
 from arena.ledger.schema import MIGRATIONS
 from arena.rating import Rating, initial, rate_game
 from arena.tournament.schedule import full_schedule
@@ -292,6 +292,23 @@ def test_plan_and_planned_round_trip(led: Ledger) -> None:
     assert led.planned(f.tid, 1) == []
 
 
+def test_a_game_newly_planned_leaves_a_finished_tournament_unfinished(led: Ledger) -> None:
+    """An A/B test of --games N, finished, run on with more games: it is not finished while they
+    are played (and is finished again when they are)."""
+    f = Fixture(led, make_spec(2))
+    for game in f.games:
+        f.record(game)
+    led.finish_tournament(f.tid)
+    led.plan(f.tid, f.games)  # nothing new: still finished
+    assert led.finished(f.spec.name)
+    extra = dataclasses.replace(f.games[-1], key="extra", ord=f.games[-1].ord + 1)
+    led.plan(f.tid, [extra])
+    assert not led.finished(f.spec.name)
+    f.record(extra)
+    led.finish_tournament(f.tid)
+    assert led.finished(f.spec.name)
+
+
 # ---------------------------------------------------------------- record_game
 
 
@@ -304,7 +321,7 @@ def test_record_game_twice_is_a_no_op(ledger_path: Path, led: Ledger) -> None:
     # even with a different record for the same key: the first one stands
     other = synthetic_record(game, "two-handed")
     other["games"][0]["result"]["ranking"] = [1, 0]
-    assert led.record_game(f.tid, "two-handed", game, f.ids, other) == first
+    assert led.record_game(f.tid, "two-handed", game, f.ids, FinishedGame.from_data(other)) == first
     assert dump(ledger_path) == before
     assert led.done_keys(f.tid) == {game.key}
 
@@ -340,7 +357,7 @@ def test_record_game_is_one_transaction(led: Ledger) -> None:
             "two-handed",
             f.games[0],
             {"e0": f.ids["e0"]},
-            synthetic_record(f.games[0], "two-handed"),
+            FinishedGame.from_data(synthetic_record(f.games[0], "two-handed")),
         )
     assert table(led, "SELECT count(*) FROM games") == before
     assert table(led, "SELECT count(*) FROM game_seats") == [(0,)]

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from arena.cli.main import app
 from arena.ledger import Ledger, LedgerError
-from arena.ledger.rows import ScheduledGame
+from arena.ledger.rows import FinishedGame, ScheduledGame
 from arena.ledger.schema import MIGRATIONS
 from arena.tournament.schedule import full_schedule
 
@@ -280,7 +280,13 @@ def test_recording_into_a_read_only_ledger(read_only: Path) -> None:
         "r000-p9999-d000-s0", 9999, 0, 9999, 0, 0, 1, (("e0",), ("e1",)), ("e0", "e1")
     )
     with pytest.raises(LedgerError) as info:
-        led.record_game(tid, spec.variant, extra, ids, synthetic_record(game, "two-handed"))
+        led.record_game(
+            tid,
+            spec.variant,
+            extra,
+            ids,
+            FinishedGame.from_data(synthetic_record(game, "two-handed")),
+        )
     assert str(read_only) in str(info.value)
     led.close()
     assert read_only.read_bytes() == data

@@ -13,7 +13,7 @@ import pytest
 from arena.competition.spec import parse
 from arena.ledger import Ledger
 from arena.ledger.competitions import ACTIVE, CHECKING, FAILED, SUSPENDED, Competitions
-from arena.ledger.rows import ScheduledGame
+from arena.ledger.rows import FinishedGame, ScheduledGame
 from arena.ledger.webhooks import Webhooks
 
 
@@ -183,7 +183,7 @@ def test_the_daily_digest_counts_the_games_an_authors_bots_caused_to_fail_by_kin
     games = [game(i, "a", "b") for i in range(len(outcomes))]
     led.plan(cid, games)
     for g, (outcome, culprit) in zip(games, outcomes, strict=True):
-        led.record_game(cid, "two-handed", g, ids, record(outcome, culprit))
+        led.record_game(cid, "two-handed", g, ids, FinishedGame.from_data(record(outcome, culprit)))
     now = datetime.now(UTC) + timedelta(seconds=1)
     assert hooks.digest_due(cid, now) == [ada, bob]
     payload = hooks.digest(cid, ada, now)

@@ -13,6 +13,8 @@ from starlette.testclient import TestClient
 from web_helpers import execute, query
 
 from arena.ledger import Ledger
+from arena.ledger.rows import FinishedGame
+from arena.stats.elo import elo_from_score
 from arena.tournament.summary import pairing_lines, wilson
 from arena.web import head_to_head, queries
 from arena.web.app import create_app
@@ -267,7 +269,7 @@ def test_win_counts_follow_new_and_voided_games(
             for name in winners:
                 assert after[name][1] == pytest.approx(before[name][1] - 1 / len(winners))
             # played again (a new game id): counted from where the count stood
-            led.record_game(1, "two-handed", planned, ids, record)
+            led.record_game(1, "two-handed", planned, ids, FinishedGame.from_data(record))
             played, again = counts()
             assert played == 6 and again == before
             assert client.get("/api/events").json()["events"][0]["voided"] == 1
@@ -299,7 +301,7 @@ def test_a_competitions_board_names_each_bots_author(tmp_path: Path) -> None:
     result = {"sides": [[0], [1]], "ranking": [0, 1], "scores": [1000, 600]}
     led.record_game(
         cid, "two-handed", game, ids,
-        {"games": [{"outcome": "normal", "detail": "", "culprit": -1, "result": result}]},
+        FinishedGame.from_data({"games": [{"outcome": "normal", "detail": "", "culprit": -1, "result": result}]}),
     )  # fmt: skip
     led.close()
     with TestClient(create_app(tmp_path / "comp.sqlite")) as client:
@@ -347,10 +349,15 @@ def test_a_competitions_board_ranks_only_the_versions_in_play(tmp_path: Path) ->
         rec = {"games": [{"outcome": "normal", "detail": "", "culprit": -1, "result": result,
                           "decisions": decisions}]}  # fmt: skip
         game_id = led.record_game(
-            cid, "two-handed", game, {"smart": ids["smart"], loser: ids[loser]}, rec
+            cid,
+            "two-handed",
+            game,
+            {"smart": ids["smart"], loser: ids[loser]},
+            FinishedGame.from_data(rec),
         )
         comp.record_reports(
-            game_id, seat_reports.from_record(rec, [[ids["smart"]], [ids[loser]]], [])
+            game_id,
+            seat_reports.from_game(FinishedGame.from_data(rec), [[ids["smart"]], [ids[loser]]], []),
         )
     comp.set_status(subs["smart"], WITHDRAWN, "withdrawn by its author")
     comp.set_status(subs["calm"], SUSPENDED, "suspended: crash: SECRET-OUTPUT")
@@ -413,7 +420,7 @@ def test_head_to_head_tells_a_bots_versions_apart(tmp_path: Path) -> None:
             result = {"sides": [[0], [1]], "ranking": [win, 1 - win], "scores": scores}
             led.record_game(
                 cid, "two-handed", game, ids,
-                {"games": [{"outcome": "normal", "detail": "", "culprit": -1, "result": result}]},
+                FinishedGame.from_data({"games": [{"outcome": "normal", "detail": "", "culprit": -1, "result": result}]}),
             )  # fmt: skip
             order += 1
     led.close()
@@ -445,6 +452,18 @@ def test_head_to_head_tells_a_bots_versions_apart(tmp_path: Path) -> None:
         table = page[page.index('id="pairings"') :]
         assert "smart (1)" in table and "smart (2)" in table
         assert f'href="/entrants/{smart["2"]}"' in table
+        # The competition's crosstable: its entrants in the board's order, those out of play last.
+        cross = data["crosstable"]
+        assert [e["name"] for e in cross["entrants"]] == [
+            r["entrant"] if r["entrant"] == "bold" else f"smart ({r['version']})"
+            for r in data["leaderboard"]
+        ]
+        assert cross["entrants"][-1]["id"] == smart["1"]  # replaced: after those in play
+        at = {e["id"]: k for k, e in enumerate(cross["entrants"])}
+        assert cross["cells"][at[bold]][at[smart["1"]]]["points"] == 2.0
+        assert cross["cells"][at[smart["2"]]][at[bold]]["points"] == 2.0
+        assert cross["cells"][at[smart["1"]]][at[smart["2"]]] is None  # never met
+        assert 'id="crosstable"' in page
 
 
 def test_entrants_of_one_name_and_version_are_told_apart_by_id() -> None:
@@ -472,16 +491,28 @@ def test_an_events_pairings_carry_the_elo_of_their_duplicate_pairs(
         assert h["counts"]["model"] == "pentanomial" and sum(h["counts"]["values"]) == 1
         assert line.elo is not None and h["elo"]["pairs"] == 1
         assert h["elo"]["regularized"] is True  # one pair has no spread...
-        # ... so no figure is given: they would be the regularization's (+1041, LOS 100%).
-        assert (h["elo"]["elo"], h["elo"]["elo_low"], h["elo"]["los"]) == (None, None, None)
+        # ... so no estimate is given (it would be the regularization's: +1041, LOS 100%); a pair
+        # won outright is a clean sweep, with its one-sided bound: one pair of 1 shows little.
+        assert h["elo"]["elo"] is None
+        values = h["counts"]["values"]
+        if values[4]:
+            assert h["elo"]["sweep"] == "won" and h["elo"]["los"] == 1.0
+            assert h["elo"]["elo_low"] == pytest.approx(elo_from_score(0.05))
+        elif values[0]:
+            assert h["elo"]["sweep"] == "lost" and h["elo"]["los"] == 0.0
+            assert h["elo"]["elo_high"] == pytest.approx(-elo_from_score(0.05))
+        else:
+            assert h["elo"]["sweep"] is None and h["elo"]["los"] is None
+    sweeps = sum(1 for h in heads if h["elo"]["sweep"])
     page = client.get("/events/1").text
     table = page[page.index('id="pairings"') :]
     assert "Head to head" in page and "1 pair" in table and "1 pairs" not in table
     # Duplicate deals: the sets have a column (without them each game would be a set of its own).
     assert "duplicate sets W-L-T" in table.split("</thead>")[0]
-    # With one pair each, no interval or LOS is shown: they would be the regularization's.
     rows = table.split("</table>")[0].split("<tbody>")[1]
-    assert rows.count("(all alike)") == 3 and rows.count('<td class="num">-</td></tr>') == 3
+    assert rows.count("(95%, a clean sweep)") == sweeps
+    assert rows.count("(all alike)") == 3 - sweeps
+    assert rows.count('<td class="num">-</td></tr>') == 3 - sweeps
 
 
 def test_head_to_head_is_left_out_for_a_large_field(

@@ -12,7 +12,7 @@ from typing import Any
 from starlette.testclient import TestClient
 
 from arena.ledger import Ledger, LedgerError
-from arena.ledger.rows import ScheduledGame
+from arena.ledger.rows import FinishedGame, ScheduledGame
 from arena.tournament.spec import TournamentSpec, parse
 from arena.web.app import create_app
 
@@ -79,7 +79,7 @@ def test_pages_read_beside_a_writer_that_is_never_held_up(tmp_path: Path) -> Non
     ids = led.entrant_ids(s.entrants)
     led.plan(tid, games)
     # a first game, so that there is a board to show
-    led.record_game(tid, "two-handed", games[0], ids, result(games[0], 0))
+    led.record_game(tid, "two-handed", games[0], ids, FinishedGame.from_data(result(games[0], 0)))
 
     errors: list[Exception] = []
     done = threading.Event()
@@ -96,7 +96,13 @@ def test_pages_read_beside_a_writer_that_is_never_held_up(tmp_path: Path) -> Non
             for n, game in enumerate(games[1:]):
                 if n % per_run == 0:
                     read_at_least(n // per_run + 1)
-                led.record_game(tid, "two-handed", game, ids, result(game, rng.randrange(2)))
+                led.record_game(
+                    tid,
+                    "two-handed",
+                    game,
+                    ids,
+                    FinishedGame.from_data(result(game, rng.randrange(2))),
+                )
         except LedgerError as exc:
             errors.append(exc)
         finally:

@@ -171,6 +171,89 @@ def test_an_entrants_chart_is_drawn(page: Watch, site: WebServer) -> None:
     assert p.locator("#recent-games tbody tr").count() == 4
 
 
+# Words (runs of letters, digits and marks between spaces, hyphens and slashes, where a line may end)
+# whose text is laid out on more than one line: a word broken mid-word.
+BROKEN_WORDS_JS = """() => {
+  const broken = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.parentElement || !node.parentElement.offsetParent) continue;  // not shown
+    for (const match of node.textContent.matchAll(/[^\\s\\-\u2013\u2014/]+/g)) {
+      const range = document.createRange();
+      range.setStart(node, match.index);
+      range.setEnd(node, match.index + match[0].length);
+      const tops = new Set(Array.from(range.getClientRects(), (r) => Math.round(r.top)));
+      if (tops.size > 1) broken.push(match[0]);
+    }
+  }
+  return broken;
+}"""
+
+
+def test_the_event_page_fits_a_narrow_screen_with_no_word_broken(
+    browser: Browser, site: WebServer
+) -> None:
+    """At 390 px (a phone) the page does not scroll sideways, no word wraps mid-word, and the wide
+    tables (the leaderboard, head to head, the crosstable) scroll in boxes of their own."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    watch = Watch(context.new_page(), site.url)
+    p = watch.page
+    p.set_default_timeout(WAIT_MS)
+    try:
+        for path in ("events/1", "entrants/1"):
+            p.goto(site.url + path)
+            width = p.evaluate(
+                "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+            )
+            assert width[0] <= width[1], f"{path} scrolls sideways: {width}"
+            assert p.evaluate(BROKEN_WORDS_JS) == [], path
+        p.goto(site.url + "events/1")
+        for table in ("#leaderboard", "#pairings", "#crosstable"):
+            box = p.locator(f".scroll:has({table})")
+            assert box.count() == 1, table
+            sizes = box.evaluate("(e) => [e.scrollWidth, e.clientWidth]")
+            assert sizes[1] <= 390, table
+        wide = p.locator(".scroll:has(#leaderboard)").evaluate(
+            "(e) => e.scrollWidth > e.clientWidth"
+        )
+        assert wide, "the leaderboard is wider than a phone: it scrolls in its box"
+    finally:
+        context.close()
+    assert watch.errors == [] and watch.foreign == []
+
+
+def test_the_charts_legend_shows_the_latest_values_before_any_hover(
+    page: Watch, site: WebServer
+) -> None:
+    p = page.page
+    p.goto(site.url + "entrants/1")
+    p.wait_for_selector("#chart[data-rendered='true'] canvas")
+    history = p.evaluate("() => JSON.parse(document.getElementById('history-data').textContent)")
+    last = history[-1]
+    expected = [
+        f"{last['n']} (game {last['game_id']})",
+        f"{last['mu']:.2f}",
+        f"{last['mu'] - 3 * last['sigma']:.2f}",
+        f"{last['mu'] + 3 * last['sigma']:.2f}",
+    ]
+
+    def legend() -> list[str]:
+        return [t.strip() for t in p.locator("#chart .u-legend .u-value").all_inner_texts()]
+
+    assert legend() == expected
+    box = p.locator("#chart .u-over").bounding_box()
+    assert box is not None
+    p.mouse.move(box["x"] + 2, box["y"] + box["height"] / 2)  # over the start: its values
+    p.wait_for_function(
+        "() => document.querySelector('#chart .u-legend .u-value').textContent.includes('start')"
+    )
+    p.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] + 150)  # away again
+    p.wait_for_function(
+        f"() => document.querySelector('#chart .u-legend .u-value').textContent === {expected[0]!r}"
+    )
+    assert legend() == expected
+
+
 def test_the_replay_steps_and_its_scores_change(
     page: Watch, site: WebServer, built_ledger: Path
 ) -> None:

@@ -134,10 +134,20 @@ def _event_data(st: WebState, event_id: int, view: BoardView) -> dict[str, Any]:
         # Every line of a board is one of the event's rated entrants; without a board, count them.
         entrants = q.board_size(conn, b["id"]) if b else h2h.pairing_entrants(conn, event_id)
         heads = h2h.pairings(conn, event_id) if entrants <= h2h.MAX_PAIRING_ENTRANTS else None
+        cross = None
+        if entrants <= h2h.MAX_CROSSTABLE_ENTRANTS:
+            order = q.board_order(conn, b) if b else []
+            cross = h2h.crosstable(conn, event_id, order)
     omitted = (
         f"head to head is shown for events of up to {h2h.MAX_PAIRING_ENTRANTS} entrants; "
         f"this one has {entrants}"
         if heads is None
+        else ""
+    )
+    cross_omitted = (
+        f"the crosstable is shown for {h2h.MAX_CROSSTABLE_ENTRANTS} entrants at most; this one "
+        f"has {entrants}: each entrant's opponents are on its page"
+        if entrants > h2h.MAX_CROSSTABLE_ENTRANTS
         else ""
     )
     return {
@@ -150,12 +160,23 @@ def _event_data(st: WebState, event_id: int, view: BoardView) -> dict[str, Any]:
             p["sets_won"] + p["sets_lost"] + p["sets_tied"] < p["games"] for p in heads or []
         ),
         "pairings_omitted": omitted,
+        "crosstable": cross,
+        "crosstable_omitted": cross_omitted,
     }
 
 
 def event_page(request: Request) -> Response:
     data = _event_data(state(request), path_int(request), board_view(request))
-    return page(request, "board.html", lines=board_lines(data.pop("leaderboard")), **data)
+    heads, cross = data.pop("pairings"), data.pop("crosstable")
+    return page(
+        request,
+        "board.html",
+        lines=board_lines(data.pop("leaderboard")),
+        # Formatted once in Python: a field of 32 has 496 lines, 40 make 1,600 cells.
+        pairings=[h2h.shown(p) for p in heads] if heads else None,
+        crosstable=h2h.cross_rows(cross) if cross else None,
+        **data,
+    )
 
 
 def api_event(request: Request) -> Response:

@@ -23,16 +23,20 @@
   });
   const gameIds = new Map(history.map((h) => [h.n, h.game_id]));
   const fixed = (v) => (v === null || v === undefined ? "" : v.toFixed(2));
+  // Away from the chart (and before any hover) the legend shows the latest game's values, not blanks.
+  const last = x.length - 1;
+  const shown = (format) => (u, v, series, idx) =>
+    format(idx === null || idx === undefined ? u.data[series][last] : v);
   const size = () => ({ width: Math.max(320, holder.clientWidth), height: 320 });
   const options = {
     ...size(),
     scales: { x: { time: false } },
     axes: [{ label: "rated games", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000] }, { label: "rating" }],
     series: [
-      { label: "game", value: (u, v) => (v === null ? "" : `${v}${gameIds.has(v) ? ` (game ${gameIds.get(v)})` : " (start)"}`) },
-      { label: "mu", stroke: "#1f5fa8", width: 2, value: (u, v) => fixed(v) },
-      { label: "mu − 3σ", stroke: "#8fb3dd", width: 1, value: (u, v) => fixed(v) },
-      { label: "mu + 3σ", stroke: "#8fb3dd", width: 1, value: (u, v) => fixed(v) },
+      { label: "game", value: shown((v) => (v === null ? "" : `${v}${gameIds.has(v) ? ` (game ${gameIds.get(v)})` : " (start)"}`)) },
+      { label: "mu", stroke: "#1f5fa8", width: 2, value: shown(fixed) },
+      { label: "mu − 3σ", stroke: "#8fb3dd", width: 1, value: shown(fixed) },
+      { label: "mu + 3σ", stroke: "#8fb3dd", width: 1, value: shown(fixed) },
     ],
     bands: [{ series: [3, 2], fill: "rgba(31, 95, 168, 0.12)" }],
     cursor: { drag: { x: true, y: false } },
