@@ -38,7 +38,7 @@ from arena.competition.submission_api import SubmissionError
 from arena.ledger import challenges as ch
 from arena.ledger import competitions as store
 from arena.ledger.rows import ScheduledGame
-from arena.play.game import GamePlayer
+from arena.play.game import GamePlayer, finished
 from arena.play.seatings import arrangements, deal_seed
 
 # The round of a challenge's deals' seeds: a competition's ranked pairings are all round 0.
@@ -284,7 +284,7 @@ class Challenges(Roster):
             mine = next(i for i, seat in enumerate(game.seats) if c.bot in seat)
             await self.db.call(
                 self.store.record_challenge_game, c.id, game.ord, game.deal, game.rotation,
-                game.seed, tuple(seat[0] for seat in game.seats), mine, played.record.to_dict(),
+                game.seed, tuple(seat[0] for seat in game.seats), mine, finished(played.record),
             )  # fmt: skip
             self.say(
                 f"challenge {c.id} game {game.ord}: {c.bot} v {c.opponent_bot}: {played.outcome}"

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from arena.ledger import records
 from arena.ledger.errors import LedgerError
 from arena.ledger.errors import guarded as _guarded
+from arena.ledger.rows import FinishedGame
 
 if TYPE_CHECKING:
     from arena.ledger.db import Ledger
@@ -257,17 +258,15 @@ class CompetitionChallenges:
         seed: int,
         seats: tuple[str, ...],
         challenger_seat: int,
-        record: dict[str, Any],
+        played: FinishedGame,
     ) -> int:
         """Write a challenge's game with its record (a game recorded twice is left as it is); the
         challenge is done with its last game. The game's id."""
-        g = record["games"][0]
-        result = g["result"]
         places = [0] * len(seats)
-        for side, side_seats in enumerate(result["sides"]):
+        for side, side_seats in enumerate(played.sides):
             for seat in side_seats:
-                places[seat] = int(result["ranking"][side])
-        encoding, schema, blob = records.encode(record)
+                places[seat] = int(played.ranking[side])
+        encoding, schema, blob = records.encode(played.record)
         with self.ledger.transaction():
             found = self.conn.execute(
                 "SELECT id FROM challenge_games WHERE challenge_id = ? AND number = ?",
@@ -280,8 +279,8 @@ class CompetitionChallenges:
                 "outcome, detail, culprit, challenger_seat, scores, places, record, encoding, "
                 "schema, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (challenge_id, number, deal, rotation, seed, json.dumps(list(seats)),
-                 g["outcome"], g["detail"], g["culprit"], challenger_seat,
-                 json.dumps([int(s) for s in result["scores"]]), json.dumps(places), blob,
+                 played.outcome, played.detail, played.culprit, challenger_seat,
+                 json.dumps([int(s) for s in played.scores]), json.dumps(places), blob,
                  encoding, schema, _now()),
             )  # fmt: skip
             self.conn.execute(

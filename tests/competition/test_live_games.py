@@ -25,7 +25,7 @@ from arena.competition.spec import parse
 from arena.ledger import Ledger
 from arena.ledger import competitions as store
 from arena.ledger.rows import ScheduledGame
-from arena.play.game import GameRules, Played
+from arena.play.game import GameRules, Played, finished
 from arena.referee import MatchConfig
 from arena.referee.record import GameRecord, MatchRecord
 from arena.service.match_manager import PlayerSpec
@@ -186,11 +186,11 @@ def test_a_competitions_game_stays_sealed_on_the_web_until_its_deal_is_done(
         for r, seats in enumerate(((("a1",), ("b1",)), (("b1",), ("a1",))))
     ]
     led.plan(cid, games)
-    first = led.record_game(cid, "two-handed", games[0], ids, record_of(games[0]).to_dict())
+    first = led.record_game(cid, "two-handed", games[0], ids, finished(record_of(games[0])))
     with TestClient(create_app(path)) as client:
         game = client.get(f"/api/games/{first}").json()
         assert game["sealed"] is True and game["record"] is None
         assert client.get(f"/api/games/{first}/replay").status_code == 403
-    led.record_game(cid, "two-handed", games[1], ids, record_of(games[1]).to_dict())
+    led.record_game(cid, "two-handed", games[1], ids, finished(record_of(games[1])))
     with TestClient(create_app(path)) as client:
         assert client.get(f"/api/games/{first}").json()["sealed"] is False
