@@ -37,6 +37,7 @@ from arena.competition.desk import SubmissionsDesk
 from arena.competition.live import serve_live
 from arena.competition.notifications import WebhookDesk
 from arena.competition.play_loop import PlayLoop
+from arena.ledger import LedgerError
 from arena.ledger import competitions as store
 from arena.ledger.leases import RENEW_SECONDS
 from arena.play.game import GamePlayer, GameRules
@@ -44,6 +45,11 @@ from arena.play.ledger_thread import LedgerWorker
 from arena.play.stall_watch import StallWatch
 from arena.service.match_manager import ManagerOptions
 from arena.service.server import check_free, create_server
+
+
+class TaskDied(Exception):
+    """One of the server's background tasks ended on an exception: the server stopped (the command
+    that runs it says so and exits with status 1)."""
 
 
 class CompetitionServer(SubmissionsDesk, PlayLoop, WebhookDesk):
@@ -125,11 +131,36 @@ class CompetitionServer(SubmissionsDesk, PlayLoop, WebhookDesk):
                 self.disk.bundle_users[sub.bundle] += 1
                 self._spawn(self._intake(sub))  # interrupted by the last stop: done again
         self._background = [
-            asyncio.create_task(self._matchmake()),
-            asyncio.create_task(self._refresher()),
-            asyncio.create_task(self._renew_lease()),
-            self._start_notifier(),  # authors' webhooks, delivered apart from play
+            self._watched("the matchmaker", asyncio.create_task(self._matchmake())),
+            self._watched("the refresher", asyncio.create_task(self._refresher())),
+            self._watched("the lease's renewal", asyncio.create_task(self._renew_lease())),
+            # authors' webhooks, delivered apart from play
+            self._watched("the notifier", self._start_notifier()),
         ]
+
+    def _watched(self, name: str, task: asyncio.Task[None]) -> asyncio.Task[None]:
+        """A background task that must run as long as the server does. Should it end on an
+        exception, the server says what died and why, and stops: :meth:`wait` raises
+        :class:`TaskDied` (exit status 1), or the ledger's or the cluster's own error when that is
+        what it died of. None is restarted: the state such a task leaves half-changed (the pool, a
+        pairing being planned, the lease) is not known to be sound, and a server that runs on with
+        no matchmaker plays no game while it looks alive; a loud stop is found and fixed."""
+
+        def ended(done: asyncio.Task[None]) -> None:
+            if done.cancelled() or self._stopping.is_set():
+                return
+            exc = done.exception()
+            if exc is None:
+                return
+            self.say(f"error: {name} died: {type(exc).__name__}: {exc}; stopping the server")
+            if isinstance(exc, LedgerError | ClusterError):
+                self.fatal = exc
+            else:
+                self.fatal = TaskDied(f"{name} died: {type(exc).__name__}: {exc}")
+            self._stopping.set()
+
+        task.add_done_callback(ended)
+        return task
 
     async def _resume(self) -> None:
         """Finish the pairings the last stop cut short: the deal is played in the seat rotations it
@@ -180,7 +211,8 @@ class CompetitionServer(SubmissionsDesk, PlayLoop, WebhookDesk):
         self.db.close()
 
     async def wait(self) -> None:
-        """Until a fatal error (the ledger cannot be written); it is raised."""
+        """Until a fatal error (the ledger cannot be written, a background task died); it is
+        raised."""
         await self._stopping.wait()
         if self.fatal is not None:
             raise self.fatal

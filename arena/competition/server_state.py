@@ -146,7 +146,7 @@ class CompetitionState:
             lambda: self.db.call(self.store.submissions, self.cid, None, LIVE),
             self._unship,
         )
-        self.fatal: Exception | None = None
+        self.fatal: Exception | None = None  # what stopped the server (wait raises it)
         self.cluster = cluster  # games between bundles go there (connected by the caller)
         self.cluster_player: ClusterPlayer | None = None
         self.shipped: set[int] = set()  # entrants whose build the cluster's nodes have

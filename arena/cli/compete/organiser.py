@@ -128,7 +128,7 @@ def serve(
 
     The organiser's token, to act on the running competition from elsewhere (the --server and --token of the organiser's commands, the web's organiser pages), is made on the first start and shown once; only its hash is kept. The file given with --organiser-token-file sets another."""
     from arena.cli.serve import token_file, write_token
-    from arena.competition.server import CompetitionServer
+    from arena.competition.server import CompetitionServer, TaskDied
     from arena.competition.spec import CompetitionFileError, load
     from arena.competition.submission_api import serve_submissions
     from arena.ledger import LedgerError
@@ -214,7 +214,7 @@ def serve(
 
     try:
         asyncio.run(run())
-    except (LedgerError, OSError, ClusterError) as exc:
+    except (LedgerError, OSError, ClusterError, TaskDied) as exc:
         raise fail(str(exc)) from exc
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
