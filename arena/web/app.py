@@ -23,6 +23,8 @@ too (:mod:`arena.web.handlers.author`, :mod:`arena.web.handlers.organiser`; sess
     /author/submissions/ID  its build and check log, status history, failures, time use, last games
     /author/games/ID        the author's own bots' output of a game
     /author/bots/BOT/withdraw   confirm, then POST
+    /author/challenges      the author's challenges, asking for one and cancelling (POSTs)
+    /author/challenges/games/ID the replay of a challenge game of theirs, once its deal is over
     /organiser              pause/resume, suspend/reinstate, authors (POSTs under /organiser/...)
 
 Every asset is served from the package (``static/``): no page loads anything from another host, and the
@@ -151,6 +153,11 @@ AREA_ROUTES = [
     Route("/author/upload", author.upload, methods=["POST"]),
     Route("/author/bots/{bot:str}/withdraw", author.withdraw_page, methods=["GET"]),
     Route("/author/bots/{bot:str}/withdraw", author.withdraw, methods=["POST"]),
+    Route("/author/challenges", author.challenges_page, methods=["GET"]),
+    Route("/author/challenges", author.challenge, methods=["POST"]),
+    Route("/author/challenges/{id:int}/cancel", author.cancel_challenge, methods=["POST"]),
+    Route("/author/challenges/games/{id:int}", author.challenge_game_page),
+    Route("/author/challenges/games/{id:int}/replay", author.challenge_frames),
     Route("/organiser", organiser.organiser_page),
     Route("/organiser/pause", organiser.pause, methods=["POST"]),
     Route("/organiser/resume", organiser.resume, methods=["POST"]),

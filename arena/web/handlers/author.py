@@ -8,6 +8,7 @@ URL, a cookie or a log line.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -27,6 +28,8 @@ from arena.web.area import (
     small_form,
 )
 from arena.web.handlers.common import page, path_int, state
+from arena.web.handlers.games import _replay as replay_frames
+from arena.web.handlers.games import seat_view
 from arena.web.sessions import (
     COOKIE,
     MOST_SECONDS,
@@ -248,3 +251,130 @@ async def withdraw(request: Request) -> Response:
     )
     log.info("%r withdrew %s (%d submissions)", session.name, bot, answer.withdrawn)
     return see_other("/author")
+
+
+# ---------------------------------------------------------------- challenges
+
+MAX_CHALLENGE_NAME = 120  # characters of NAME@VERSION typed in the challenge form
+
+
+async def _challenges_page(
+    request: Request, session: Session, problem: str = "", status: int = 200, **asked: str
+) -> Response:
+    listed = await _call(
+        request,
+        session,
+        lambda stub, md: stub.ListChallenges(pb.ListChallengesRequest(), metadata=md),
+    )
+    subs = await _call(
+        request,
+        session,
+        lambda stub, md: stub.ListSubmissions(pb.ListSubmissionsRequest(), metadata=md),
+    )
+    in_play = sorted({s.bot for s in subs.submissions if s.status == "active"})
+    return private(
+        request,
+        "author_challenges.html",
+        status=status,
+        session=session,
+        challenges=list(listed.challenges),
+        in_play=in_play,
+        problem=problem,
+        asked=asked,
+    )
+
+
+async def challenges_page(request: Request) -> Response:
+    """The author's challenges (theirs alone: the service lists the caller's), and the form that
+    asks for one."""
+    session = session_of(request, "author")
+    return await _challenges_page(request, session)
+
+
+async def challenge(request: Request) -> Response:
+    """Ask for a challenge: N games of a bot of the author's against an entrant in play. The
+    service's refusal (quota, cap, a remote entrant, no such bot...) is shown on the form."""
+    session, form = await posted(request, "author")
+    bot = form.get("bot", "").strip()
+    against = form.get("against", "").strip()
+    raw_games = form.get("games", "").strip()
+    asked = {"bot": bot, "against": against, "games": raw_games}
+    problem = ""
+    if not bot or not against:
+        problem = "choose your bot and the entrant it plays against (NAME or NAME@VERSION)"
+    elif len(bot) > MAX_CHALLENGE_NAME or len(against) > MAX_CHALLENGE_NAME:
+        problem = f"a bot's NAME@VERSION is at most {MAX_CHALLENGE_NAME} characters"
+    elif not raw_games.isdigit() or not 1 <= int(raw_games) <= 2**31:
+        problem = f"games: a whole number of games, 1 or more; got {raw_games[:20]!r}"
+    if problem:
+        return await _challenges_page(request, session, problem, 400, **asked)
+    games = int(raw_games)
+    try:
+        answer = await _call(
+            request,
+            session,
+            lambda stub, md: stub.Challenge(
+                pb.ChallengeRequest(bot=bot, against=against, games=games), metadata=md
+            ),
+        )
+    except ServiceError as exc:
+        if exc.status >= 500 or exc.status == 401:
+            raise
+        return await _challenges_page(request, session, str(exc), exc.status, **asked)
+    log.info("%r asked for challenge %d: %s v %s", session.name, answer.challenge_id, bot, against)
+    return see_other(f"/author/challenges#challenge-{answer.challenge_id}")
+
+
+async def cancel_challenge(request: Request) -> Response:
+    session, _ = await posted(request, "author")
+    challenge_id = path_int(request)
+    try:
+        await _call(
+            request,
+            session,
+            lambda stub, md: stub.CancelChallenge(
+                pb.CancelChallengeRequest(challenge_id=challenge_id), metadata=md
+            ),
+        )
+    except ServiceError as exc:
+        if exc.status >= 500 or exc.status == 401:
+            raise
+        return await _challenges_page(request, session, str(exc), exc.status)
+    log.info("%r cancelled challenge %d", session.name, challenge_id)
+    return see_other(f"/author/challenges#challenge-{challenge_id}")
+
+
+async def _challenge_replay(request: Request, session: Session) -> pb.ChallengeReplayResponse:
+    game_id = path_int(request)
+    answer: pb.ChallengeReplayResponse = await _call(
+        request,
+        session,
+        lambda stub, md: stub.ChallengeReplay(
+            pb.ChallengeReplayRequest(game_id=game_id), metadata=md
+        ),
+    )
+    return answer
+
+
+async def challenge_game_page(request: Request) -> Response:
+    """A challenge game's replay, played as the public game page plays a ranked game's: its frames
+    come from :func:`challenge_frames`. The service decides whether the game may be shown (its
+    author's, its deal over); its refusal is shown as the page."""
+    session = session_of(request, "author")
+    answer = await _challenge_replay(request, session)
+    return private(request, "author_challenge_game.html", session=session, game=answer.game)
+
+
+async def challenge_frames(request: Request) -> Response:
+    """A challenge game's replay frames in one view (``view``: full or a seat), as JSON."""
+    session = session_of(request, "author")
+    view = seat_view(request)
+    answer = await _challenge_replay(request, session)
+    try:
+        data = json.loads(answer.record)
+    except ValueError as exc:
+        raise HTTPException(502, f"the service's record is not JSON: {exc}") from None
+    body = await run_in_threadpool(replay_frames, answer.game.game_id, data, view)
+    response = Response(body, media_type="application/json")
+    response.headers.update(NO_STORE)
+    return response

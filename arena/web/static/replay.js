@@ -1,12 +1,14 @@
 // The replay player: a recorded game step by step, in the full view (every hand) or one seat's view
 // (that seat's hand alone: the server builds each view's frames from that seat's observations).
-// Frames come from /api/games/ID/replay?view=full|SEAT. Keys: left/right arrows, Home, End, space.
+// Frames come from /api/games/ID/replay?view=full|SEAT (or the player's data-frames address: an author's
+// challenge game's). Keys: left/right arrows, Home, End, space.
 "use strict";
 
 (() => {
   const root = document.getElementById("player");
   if (!root) return;
   const gameId = root.dataset.game;
+  const source = root.dataset.frames || `/api/games/${gameId}/replay`;
   const $ = (id) => document.getElementById(id);
   const views = {};
   let data = null;
@@ -26,7 +28,7 @@
   async function load(view) {
     if (!views[view]) {
       $("position").textContent = "loading…";
-      const response = await fetch(`/api/games/${gameId}/replay?view=${encodeURIComponent(view)}`);
+      const response = await fetch(`${source}?view=${encodeURIComponent(view)}`);
       const body = await response.json();
       if (!response.ok) throw new Error(body.error || `status ${response.status}`);
       views[view] = body;
