@@ -2,7 +2,8 @@
 ``arena compete serve`` and ``arena web --submissions``, each a process of its own: the organiser
 signs in, adds an author (the token shown once), pauses, resumes, suspends with a reason and
 reinstates; the author signs in, uploads the example Python bundle, watches it build and enter play,
-opens a game's output, withdraws the bot and signs out. Another author is refused that game's
+opens a game's output, asks for a challenge (refused over the cap, then played), sees its result,
+opens a challenge game's replay, cancels another challenge, withdraws the bot and signs out. Another author is refused that game's
 output. No token appears in either process's output, nor in any URL the browser asked for.
 
 It prints the time from the upload in the browser to the bot's first rated game."""
@@ -234,6 +235,44 @@ def test_the_author_and_the_organiser_walk_their_areas(
         assert refused.status_code == 404 and "no bot of yours played a game" in refused.text
     finally:
         cy.close()
+
+    # A challenge: refused over the cap (said on the form), then two games against bob's bot, played
+    # between the ranked games; its result, and a game's replay. Another, cancelled.
+    ada.goto(site.url + "/author")
+    ada.click("#challenges-link")
+    ada.wait_for_url(site.url + "/author/challenges")
+    ada.fill("#challenge-bot", "adas-bot")
+    ada.fill("#challenge-against", "bobs-bot@1")
+    ada.fill("#challenge-games", "51")
+    ada.click("#challenge")
+    assert "games: expected 1..50" in ada.inner_text("#challenge-problem")
+    ada.fill("#challenge-games", "2")
+    ada.click("#challenge")
+    ada.wait_for_url(re.compile(r".*/author/challenges#challenge-\d+$"))
+    challenge = ada.url.rsplit("#", 1)[1]
+    deadline = time.monotonic() + PLAY_SECONDS
+    while "done" not in ada.inner_text(f"#{challenge} .status"):
+        assert time.monotonic() < deadline, ada.inner_text(f"#{challenge}")
+        time.sleep(1.0)
+        ada.goto(site.url + "/author/challenges")
+    facts = ada.inner_text(f"#{challenge}")
+    assert "2 of 2 game(s) played" in facts
+    won = re.search(r"(\d+)-(\d+)-(\d+) \(W-L-D\)", facts)
+    assert won and sum(int(n) for n in won.groups()) == 2, facts
+    ada.click(f"#{challenge} a.challenge-replay")
+    ada.wait_for_url(re.compile(r".*/author/challenges/games/\d+$"))
+    ada.locator("#position", has_text=re.compile(r"^step \d+ of \d+")).wait_for()
+    assert ada.locator("#all-lines li").count() > 0, "the replay's commentary"
+    ada.goto(site.url + "/author/challenges")
+    ada.fill("#challenge-bot", "adas-bot")
+    ada.fill("#challenge-against", "bobs-bot")
+    ada.fill("#challenge-games", "50")
+    ada.click("#challenge")
+    ada.wait_for_url(re.compile(r".*/author/challenges#challenge-\d+$"))
+    second = ada.url.rsplit("#", 1)[1]
+    ada.click(f"#cancel-{second.removeprefix('challenge-')}")
+    ada.wait_for_url(re.compile(r".*/author/challenges#challenge-\d+$"))
+    assert "cancelled" in ada.inner_text(f"#{second} .status")
 
     # The organiser: pause, resume, suspend with a reason, reinstate.
     boss.goto(site.url + "/organiser")
