@@ -199,9 +199,11 @@ class Challenges(Roster):
 
     async def challenge_replay(
         self, author: store.Author, game_id: int
-    ) -> tuple[ch.ChallengeGame, dict[str, object]]:
-        """A game of the author's challenge and its full record, once every game of its deal is
-        over (refused before: the deal's other seat rotation is still to be played)."""
+    ) -> tuple[ch.ChallengeGame, dict[str, object], list[ch.ChallengeOutput]]:
+        """A game of the author's challenge, its full record and the output of the author's own
+        bots in it (the opponent's, another author's, never; no path of the server's), once every
+        game of its deal is over (refused before: the deal's other seat rotation is still to be
+        played, and a bot's output may show its cards)."""
         found = await self.db.call(self.store.challenge_game, game_id)
         if found is None:
             raise SubmissionError(f"you have no challenge game {game_id}")
@@ -217,7 +219,12 @@ class Challenges(Roster):
                 "its replay is shown once every game of the deal is over"
             )
         record = await self.db.call(self.store.challenge_record, game_id)
-        return replace(game, detail=intake.for_authors(game.detail, self.builds)), record
+        outputs = [
+            replace(o, output=intake.for_authors(o.output, self.builds))
+            for o in await self.db.call(self.store.challenge_outputs, game_id)
+            if o.author_id == author.id
+        ]
+        return replace(game, detail=intake.for_authors(game.detail, self.builds)), record, outputs
 
     # ------------------------------------------------------------------ play
 
@@ -282,9 +289,11 @@ class Challenges(Roster):
                 )
                 return
             mine = next(i for i, seat in enumerate(game.seats) if c.bot in seat)
+            written = [(o.seat, o.member, o.tail, o.written) for o in played.outputs]
             await self.db.call(
                 self.store.record_challenge_game, c.id, game.ord, game.deal, game.rotation,
                 game.seed, tuple(seat[0] for seat in game.seats), mine, finished(played.record),
+                written,
             )  # fmt: skip
             self.say(
                 f"challenge {c.id} game {game.ord}: {c.bot} v {c.opponent_bot}: {played.outcome}"

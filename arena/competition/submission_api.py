@@ -126,7 +126,7 @@ class Desk(Protocol):
 
     async def challenge_replay(
         self, author: store.Author, game_id: int
-    ) -> tuple[challenges.ChallengeGame, dict[str, object]]: ...
+    ) -> tuple[challenges.ChallengeGame, dict[str, object], list[challenges.ChallengeOutput]]: ...
 
 
 # The calls anyone may make, with no author's token: the public board.
@@ -420,7 +420,7 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
                 grpc.StatusCode.NOT_FOUND, f"you have no challenge game {request.game_id}"
             )
         try:
-            game, record = await self.desk.challenge_replay(author, request.game_id)
+            game, record, outputs = await self.desk.challenge_replay(author, request.game_id)
         except SubmissionError as exc:
             code = (
                 grpc.StatusCode.NOT_FOUND
@@ -429,8 +429,16 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
             )
             await context.abort(code, str(exc))
         return pb.ChallengeReplayResponse(
-            game=_challenge_game(game), record=json.dumps(record, separators=(",", ":"))
-        )
+            game=_challenge_game(game),
+            record=json.dumps(record, separators=(",", ":")),
+            seats=[
+                pb.SeatOutput(
+                    seat=o.seat, member=o.member, bot=o.bot, version=o.version, output=o.output,
+                    output_bytes=o.output_bytes,
+                )
+                for o in outputs
+            ],
+        )  # fmt: skip
 
 
 ORGANISER_ONLY = (

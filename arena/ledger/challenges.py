@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -76,6 +78,22 @@ CREATE TABLE IF NOT EXISTS challenge_games (
 );
 """
 
+# Migration 14: each challenge game's bots' output, per seat (and member), as a ranked game's
+# (seat_reports): the tail of what it wrote (zlib), capped by the competition's output_kib, and how
+# much it wrote in all; with the submission that sat there, whose author alone may read it. Kept as
+# long as its game.
+OUTPUTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS challenge_outputs (
+    game_id INTEGER NOT NULL REFERENCES challenge_games(id),
+    seat INTEGER NOT NULL,
+    member INTEGER NOT NULL,
+    submission_id INTEGER NOT NULL REFERENCES submissions(id),
+    output BLOB NOT NULL,
+    output_bytes INTEGER NOT NULL,
+    PRIMARY KEY (game_id, seat, member)
+);
+"""
+
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
@@ -97,6 +115,20 @@ class ChallengeGame:
     opponent_score: int
     result: str  # "win", "loss" or "draw", the challenger's
     finished_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChallengeOutput:
+    """What a seat's bot wrote during a challenge game (the tail kept), and whose it is."""
+
+    seat: int
+    member: int
+    submission_id: int
+    author_id: int
+    bot: str
+    version: str
+    output: str  # decoded, undecodable bytes replaced
+    output_bytes: int  # how much it wrote in all
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,9 +291,11 @@ class CompetitionChallenges:
         seats: tuple[str, ...],
         challenger_seat: int,
         played: FinishedGame,
+        outputs: Sequence[tuple[int, int, bytes, int]] = (),
     ) -> int:
-        """Write a challenge's game with its record (a game recorded twice is left as it is); the
-        challenge is done with its last game. The game's id."""
+        """Write a challenge's game with its record and its bots' output (``outputs``: (seat,
+        member, tail kept, bytes written) of each bot process), a game recorded twice left as it is;
+        the challenge is done with its last game. The game's id."""
         places = [0] * len(seats)
         for side, side_seats in enumerate(played.sides):
             for seat in side_seats:
@@ -283,12 +317,42 @@ class CompetitionChallenges:
                  json.dumps([int(s) for s in played.scores]), json.dumps(places), blob,
                  encoding, schema, _now()),
             )  # fmt: skip
+            game_id = int(cur.lastrowid or 0)
+            mine, theirs = self.conn.execute(
+                "SELECT submission_id, opponent_id FROM challenges WHERE id = ?", (challenge_id,)
+            ).fetchone()
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO challenge_outputs (game_id, seat, member, submission_id, "
+                "output, output_bytes) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (game_id, seat, member, mine if seat == challenger_seat else theirs,
+                     zlib.compress(tail), written)
+                    for seat, member, tail, written in outputs
+                ],
+            )  # fmt: skip
             self.conn.execute(
                 "UPDATE challenges SET status = ?, finished_at = ? WHERE id = ? AND status = ? "
                 "AND games <= (SELECT count(*) FROM challenge_games WHERE challenge_id = ?)",
                 (DONE, _now(), challenge_id, OPEN, challenge_id),
             )
-        return int(cur.lastrowid or 0)
+        return game_id
+
+    @_guarded
+    def challenge_outputs(self, game_id: int) -> list[ChallengeOutput]:
+        """What each seat's bot wrote during a challenge game, by seat, with whose it is."""
+        rows = self.conn.execute(
+            "SELECT o.seat, o.member, o.submission_id, s.author_id, s.bot, s.version, o.output, "
+            "o.output_bytes FROM challenge_outputs o JOIN submissions s ON s.id = o.submission_id "
+            "WHERE o.game_id = ? ORDER BY o.seat, o.member",
+            (game_id,),
+        )
+        return [
+            ChallengeOutput(
+                int(seat), int(member), int(sid), int(author), str(bot), str(version),
+                zlib.decompress(blob).decode("utf-8", "replace"), int(written),
+            )
+            for seat, member, sid, author, bot, version, blob, written in rows
+        ]  # fmt: skip
 
     @_guarded
     def challenge_games(self, challenge_id: int) -> list[ChallengeGame]:

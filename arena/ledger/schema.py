@@ -55,11 +55,15 @@ Tables (open the file with sqlite-utils or Datasette to browse them):
 - ``challenge_games``: each challenge game played: number, deal, rotation, seed, seats (JSON), outcome,
   detail, culprit, the challenger's seat, scores and places (JSON) and the record (as in
   ``game_records``). Never rated, never in ``games``.
+- ``challenge_outputs``: per challenge game and seat (and member): the tail of what the bot wrote
+  (zlib, capped by the competition's ``output_kib``), how much it wrote, and the submission that sat
+  there (its author alone reads it).
 """
 
 from __future__ import annotations
 
 from arena.ledger import head_to_head, webhooks
+from arena.ledger.challenges import OUTPUTS_SCHEMA as CHALLENGE_OUTPUTS_SCHEMA
 from arena.ledger.challenges import SCHEMA as CHALLENGES_SCHEMA
 
 MIGRATIONS: tuple[str, ...] = (
@@ -335,6 +339,9 @@ MIGRATIONS: tuple[str, ...] = (
     # another entrant, kept apart from the competition's games (no board, standings, head to head or
     # public list reads them), each with its record.
     CHALLENGES_SCHEMA,
+    # 14: each challenge game's bots' output per seat, as a ranked game's (seat_reports), readable by
+    # the challenge's author for their own bots.
+    CHALLENGE_OUTPUTS_SCHEMA,
 )
 
 # Migrations after which the ratings are rebuilt from the games (they, or how they are computed,

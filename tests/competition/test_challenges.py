@@ -24,7 +24,7 @@ from arena.ledger import Ledger
 from arena.ledger import challenges as ch
 from arena.ledger import competitions as store
 from arena.ledger.rows import ScheduledGame
-from arena.play.game import Played
+from arena.play.game import Played, SeatOutput
 from arena.referee import MatchConfig
 from arena.referee.record import GameRecord, MatchRecord
 
@@ -51,6 +51,7 @@ class FakePlayer:
         self.most = 0
         self.gate = asyncio.Event()
         self.held: set[int] = set()
+        self.outputs = False  # each seat's bot "wrote" a line naming its seat and the game's key
 
     async def play(self, game: ScheduledGame, commands: Mapping[str, str]) -> Played:
         self.games.append(game)
@@ -70,7 +71,15 @@ class FakePlayer:
             game.key, "two-handed", {}, game.seed, [list(s) for s in game.seats], {}, {},
             games=[GameRecord(0, game.seed, 0, result=result)],
         )  # fmt: skip
-        return Played(record)
+        outputs = (
+            tuple(
+                SeatOutput(seat, 0, f"seat {seat} of {game.key}\n".encode(), 1000 + seat)
+                for seat in range(len(game.seats))
+            )
+            if self.outputs
+            else ()
+        )
+        return Played(record, outputs=outputs)
 
 
 class Arena:
@@ -88,6 +97,7 @@ class Arena:
         self.challenges = FakePlayer(self.counter)
         self.ranked_key = server.player.rules.deal_key
         self.challenge_key = server.challenge_player.rules.deal_key
+        self.challenge_output_bytes = server.challenge_player.rules.output_bytes
         server.player = self.ranked  # type: ignore[assignment]
         server.challenge_player = self.challenges  # type: ignore[assignment]
 
@@ -271,7 +281,7 @@ def test_another_author_cannot_see_cancel_or_replay_a_challenge(tmp_path: Path) 
             await s.cancel_challenge(bob, mine.id)
         with pytest.raises(SubmissionError, match=f"you have no challenge {mine.id}$"):
             await s.challenge_replay(bob, games[0].id)
-        game, record = await s.challenge_replay(ada, games[0].id)
+        game, record, _ = await s.challenge_replay(ada, games[0].id)
         assert game.id == games[0].id and record["games"]
         # A challenge over cannot be cancelled.
         with pytest.raises(SubmissionError, match="is done already"):
@@ -403,7 +413,7 @@ def test_a_challenge_replay_is_shown_once_its_deal_is_over(tmp_path: Path) -> No
             await s.challenge_replay(ada, first.id)
         arena.challenges.gate.set()
         await until(lambda: mine.id not in s.challenge_busy, "the second game")
-        game, record = await s.challenge_replay(ada, first.id)
+        game, record, _ = await s.challenge_replay(ada, first.id)
         assert game.deal == 0 and record["games"][0]["seed"] == first_seed(arena)
         a, b = arena.challenges.games
         assert a.seed == b.seed and a.seats == tuple(reversed(b.seats))
@@ -474,6 +484,10 @@ def test_the_command_line_asks_lists_replays_and_cancels_over_the_submission_ser
             CliRunner().invoke, app, ["replay", "--record", str(out)]
         )
         assert transcript.exit_code == 0, transcript.output
+        # With --log, ada's own bot's output of the game (none kept by the fake player).
+        logged = await call("ada", "challenge-replay", str(games[0].id), "--out", str(out), "--log")
+        assert logged.exit_code == 0, logged.output
+        assert "no output of your bots kept for this game" in logged.output
         arena.challenges.held = {0, 1}  # the next challenge's games wait
         again = await call("ada", "challenge", "a1", "--against", "b1", "--games", "2")
         assert again.exit_code == 0, again.output
@@ -482,3 +496,38 @@ def test_the_command_line_asks_lists_replays_and_cancels_over_the_submission_ser
         assert "challenge 2: cancelled after 0 game(s)" in cancelled.output
 
     run(tmp_path, {"ada": ["a1"], "bob": ["b1"]}, body, serve=True)
+
+
+def test_a_challenge_games_output_is_kept_per_seat_and_given_to_its_author_alone(
+    tmp_path: Path,
+) -> None:
+    async def body(arena: Arena) -> None:
+        s = arena.server
+        assert arena.challenge_output_bytes == 3 * 1024, "capped by output_kib"
+        arena.challenges.outputs = True
+        ada, bob = arena.author("ada"), arena.author("bob")
+        against_bob = await s.challenge(ada, "a1", "b1", 2)
+        own = await s.challenge(ada, "a1", "a2", 2)
+        await until(done(arena, against_bob.id), "the challenge against bob's bot")
+        await until(done(arena, own.id), "the challenge between ada's bots")
+        for g in arena.comp.challenge_games(against_bob.id):
+            _, _, outputs = await s.challenge_replay(ada, g.id)
+            # Ada's bot's seat alone: bob's bot's output is his.
+            mine = g.seats.index("a1")
+            assert [(o.seat, o.bot, o.version) for o in outputs] == [(mine, "a1", "1")]
+            assert outputs[0].output == f"seat {mine} of x{against_bob.id:09d}-{g.number}\n"
+            assert outputs[0].output_bytes == 1000 + mine
+            stored = arena.comp.challenge_outputs(g.id)
+            assert sorted(o.author_id for o in stored) == sorted([ada.id, bob.id])
+            with pytest.raises(SubmissionError, match="you have no challenge"):
+                await s.challenge_replay(bob, g.id)
+        for g in arena.comp.challenge_games(own.id):
+            _, _, outputs = await s.challenge_replay(ada, g.id)
+            assert sorted(o.bot for o in outputs) == ["a1", "a2"], "both bots are hers"
+
+    run(
+        tmp_path,
+        {"ada": ["a1", "a2"], "bob": ["b1"]},
+        body,
+        submissions={"output_kib": 3},
+    )

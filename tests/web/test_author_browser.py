@@ -263,6 +263,8 @@ def test_the_author_and_the_organiser_walk_their_areas(
     ada.wait_for_url(re.compile(r".*/author/challenges/games/\d+$"))
     ada.locator("#position", has_text=re.compile(r"^step \d+ of \d+")).wait_for()
     assert ada.locator("#all-lines li").count() > 0, "the replay's commentary"
+    output = ada.inner_text("#challenge-output")
+    assert "adas-bot" in output and "bobs-bot" not in output, "her own bot's output alone"
     ada.goto(site.url + "/author/challenges")
     ada.fill("#challenge-bot", "adas-bot")
     ada.fill("#challenge-against", "bobs-bot")

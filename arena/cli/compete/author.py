@@ -552,11 +552,21 @@ def challenge_replay(
             show_default=False,
         ),
     ] = None,
+    output: Annotated[
+        bool,
+        typer.Option(
+            "--log",
+            help="Print your own bots' output of the game too (the last output_kib KiB each "
+            "wrote; the opponent's, another author's, is never shown). Challenge games are "
+            "numbered apart from ranked ones: compete log --game reads ranked games only.",
+        ),
+    ] = False,
     server: SubmissionServerOption = DEFAULT_COMPETITION_SERVER,
     token: AuthorTokenOption = "",
 ) -> None:
     """Save a game of your challenge, once every game of its deal is over (with duplicate deals,
-    the deal's other seat rotation too), as a match record file."""
+    the deal's other seat rotation too), as a match record file; with --log, print your bots'
+    output of it."""
     from arena.wire.v1 import competition_pb2 as pb
 
     answer = _ask(
@@ -574,3 +584,8 @@ def challenge_replay(
     typer.echo(
         f"challenge game {game_id}: written to {target}; read it with: arena replay --record {target}"
     )
+    if output:
+        if not answer.seats:
+            typer.echo("no output of your bots kept for this game")
+        for seat in answer.seats:
+            _print_output(seat.seat, seat.bot, seat.version, seat.output, seat.output_bytes)

@@ -358,11 +358,18 @@ async def _challenge_replay(request: Request, session: Session) -> pb.ChallengeR
 
 async def challenge_game_page(request: Request) -> Response:
     """A challenge game's replay, played as the public game page plays a ranked game's: its frames
-    come from :func:`challenge_frames`. The service decides whether the game may be shown (its
-    author's, its deal over); its refusal is shown as the page."""
+    come from :func:`challenge_frames`; below it, the author's own bots' output of the game. The
+    service decides whether the game may be shown (its author's, its deal over); its refusal is
+    shown as the page."""
     session = session_of(request, "author")
     answer = await _challenge_replay(request, session)
-    return private(request, "author_challenge_game.html", session=session, game=answer.game)
+    return private(
+        request,
+        "author_challenge_game.html",
+        session=session,
+        game=answer.game,
+        seats=list(answer.seats),
+    )
 
 
 async def challenge_frames(request: Request) -> Response:

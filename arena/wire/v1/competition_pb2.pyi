@@ -1326,19 +1326,25 @@ class ChallengeReplayResponse(_message.Message):
 
     GAME_FIELD_NUMBER: _builtins.int
     RECORD_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
     record: _builtins.str
     """the match record, JSON (as arena replay reads it)"""
     @_builtins.property
     def game(self) -> Global___ChallengeGame: ...
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatOutput]:
+        """the caller's own bots' output in the game (the tail kept)"""
+
     def __init__(
         self,
         *,
         game: Global___ChallengeGame | None = ...,
         record: _builtins.str = ...,
+        seats: _abc.Iterable[Global___SeatOutput] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "record", b"record"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "record", b"record", "seats", b"seats"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
