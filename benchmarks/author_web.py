@@ -5,7 +5,7 @@
 Prepares a competition's ledger in bulk (``benchmarks/competition.py``'s ``prepare``: two active
 entrants per author, ``--games`` games recorded and rated on its board, the competition paused so no
 bot is run), gives one author a token and the last 200 games of each of their bots their seats'
-output and decision times (as a competition keeps them), and starts the competition's server on it
+output and decision times (as a competition keeps them) and 20 challenges of 50 games played, and starts the competition's server on it
 (its submission service on a loopback port). The web app (in this process, through Starlette's test
 client: routing, the calls to the submission service over gRPC, queries, templates, the whole body
 read) then serves that author's pages and the organiser's, each ``--repeat`` times after a first
@@ -92,6 +92,47 @@ def give_outputs(path: Path, seed: int = 5) -> tuple[int, list[int], int]:
     return subs[0][0], entrants, games[0][0]
 
 
+CHALLENGES = 20  # the author's challenges on the challenges page
+CHALLENGE_GAMES = 50  # games of each (the most one may ask for by default)
+
+
+def give_challenges(path: Path, seed: int = 6) -> None:
+    """Gives the first author CHALLENGES challenges of CHALLENGE_GAMES games each, played, against
+    another author's bot (the challenges page lists them all, with their games)."""
+    rng = random.Random(seed)
+    led = Ledger(path)
+    conn = led.conn
+    with led.transaction():
+        cid = conn.execute("SELECT min(competition_id) FROM authors").fetchone()[0]
+        author_id = conn.execute("SELECT min(id) FROM authors").fetchone()[0]
+        mine = conn.execute(
+            "SELECT min(id) FROM submissions WHERE author_id = ?", (author_id,)
+        ).fetchone()[0]
+        theirs = conn.execute(
+            "SELECT min(id) FROM submissions WHERE author_id != ?", (author_id,)
+        ).fetchone()[0]
+        at = "2026-01-01T00:00:00+00:00"
+        for _ in range(CHALLENGES):
+            challenge = conn.execute(
+                "INSERT INTO challenges (competition_id, author_id, submission_id, opponent_id, "
+                "games, rotations, status, created_at, finished_at) "
+                "VALUES (?, ?, ?, ?, ?, 1, 'done', ?, ?)",
+                (cid, author_id, mine, theirs, CHALLENGE_GAMES, at, at),
+            ).lastrowid
+            conn.executemany(
+                "INSERT INTO challenge_games (challenge_id, number, deal, rotation, seed, seats, "
+                "outcome, detail, culprit, challenger_seat, scores, places, record, encoding, "
+                "schema, finished_at) VALUES (?, ?, ?, 0, ?, '[\"a\", \"b\"]', 'normal', '', "
+                "-1, 0, ?, ?, x'7b7d', 'json', 1, ?)",
+                [
+                    (challenge, n, n, rng.randrange(2**31), f"[{rng.randrange(2000)}, 1000]",
+                     f"[{rng.randrange(2)}, 0]", at)
+                    for n in range(CHALLENGE_GAMES)
+                ],
+            )  # fmt: skip
+    led.close()
+
+
 def timed(client: TestClient, url: str, repeat: int) -> tuple[float, list[float]]:
     def once() -> float:
         start = time.perf_counter()
@@ -123,6 +164,7 @@ def main() -> None:
         start = time.perf_counter()
         prepare(path, data, 2 * args.authors, args.games)
         sid, _, game = give_outputs(path)
+        give_challenges(path)
         organiser.take_token(data, ORGANISER_TOKEN)
         print(
             f"ledger: {args.authors} authors, {2 * args.authors} entrants, {args.games} games "
@@ -141,6 +183,7 @@ def main() -> None:
                 "author": "/author",
                 "submission": f"/author/submissions/{sid}",
                 "game_log": f"/author/games/{game}",
+                "challenges": "/author/challenges",
                 "signin": "/signin",
             }
             results: dict[str, tuple[float, list[float]]] = {}
