@@ -54,7 +54,7 @@ def test_run_prints_the_leaderboard_and_the_pairings(played: tuple[Path, Path, R
     assert wins + losses + draws == 2
     # One duplicate pair: no spread, so no Elo interval and no LOS (they would be the
     # regularization's: one pair won twice would read +1041 and 100%).
-    assert "- (1 pair, all alike)" in pairing and "%" not in pairing.split("alike")[1]
+    assert "- (all alike), 1 pair" in pairing and "%" not in pairing.split("alike")[1]
 
 
 def test_run_again_resumes_and_plays_nothing(
