@@ -138,12 +138,16 @@ def _event_data(st: WebState, event_id: int, view: BoardView) -> dict[str, Any]:
         if entrants <= h2h.MAX_CROSSTABLE_ENTRANTS:
             order = q.board_order(conn, b) if b else []
             cross = h2h.crosstable(conn, event_id, order)
-    omitted = (
-        f"head to head is shown for events of up to {h2h.MAX_PAIRING_ENTRANTS} entrants; "
-        f"this one has {entrants}"
-        if heads is None
-        else ""
-    )
+    # Without the head to head, each board line links its entrant's opponents (its Elo and LOS
+    # against each), and the crosstable below gives each two entrants' score while it is shown.
+    omitted = ""
+    if heads is None:
+        omitted = (
+            f"head to head is shown for events of up to {h2h.MAX_PAIRING_ENTRANTS} entrants; "
+            f"this one has {entrants}: "
+            + ("the crosstable below gives each two entrants' score, and " if cross else "")
+            + "each entrant's opponents, with the Elo and LOS against each, are on its page"
+        )
     cross_omitted = (
         f"the crosstable is shown for {h2h.MAX_CROSSTABLE_ENTRANTS} entrants at most; this one "
         f"has {entrants}: each entrant's opponents are on its page"
