@@ -63,7 +63,7 @@ def read_token(admin_address: str) -> str | None:
         return None
 
 
-def _write_token(path: Path, token: str) -> None:
+def write_token(path: Path, token: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     path.parent.chmod(0o700)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
@@ -260,7 +260,7 @@ async def _serve(
     try:
         if not admin_token:  # written before the addresses are printed: whoever reads them finds it
             written = token_file(server.admin_address)
-            _write_token(written, server.admin_token)
+            write_token(written, server.admin_token)
         typer.echo(f"referee listening on {manager.address}", nl=True)
         typer.echo(f"admin service on {server.admin_address}", nl=True)
         typer.echo(found.describe(), err=True)

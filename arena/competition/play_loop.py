@@ -9,34 +9,48 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from arena.competition import intake
+from arena.competition.challenges import Challenges
+from arena.competition.live import game_key
 from arena.competition.matchmaker import Candidate
-from arena.competition.roster import Roster
 from arena.ledger import competitions as store
 from arena.ledger import seat_reports
 from arena.ledger.rows import ScheduledGame
 from arena.play.game import GamePlayer, finished
 from arena.play.seatings import arrangements, deal_seed
+from arena.service.match_manager import MatchEntry
 
 if TYPE_CHECKING:
     from arena.cluster.player import ClusterPlayer
 
 MIN_GAMES_JUDGED = 3  # games an entrant plays before its error rate can suspend it
+# Games the live service remembers it may show: more than the finished matches the referee keeps
+# (arena.service.match_manager.KEEP_FINISHED) and those in play.
+SHOWN_KEPT = 1024
 
 
-class PlayLoop(Roster):
+class PlayLoop(Challenges):
     def _rotations(self) -> int:
         return len(arrangements(self.spec, tuple(f"p{i}" for i in range(self.spec.players))))
 
     async def _matchmake(self) -> None:
         mm = self.spec.matchmaking
         while True:
-            if self.paused or self.running >= mm.games_at_once:
+            if self.paused or self.running + self.challenge_running >= mm.games_at_once:
                 await self._sleep(mm.pause_seconds)
+                continue
+            # A free place: to a challenge game when one waits, within the challenges' share, and
+            # the last place went to a ranked pairing (or none can be made now).
+            challenge_may = (
+                self.challenge_running < mm.challenge_slots and self._challenge_waiting()
+            )
+            if challenge_may and not self.challenge_had_last_place and await self._challenge():
                 continue
             game = self.pool.pick(self.spec.players, mm.opponent_window, self.rng)
             if game is None:
-                await self._sleep(mm.pause_seconds)
+                if not (challenge_may and await self._challenge()):
+                    await self._sleep(mm.pause_seconds)
                 continue
+            self.challenge_had_last_place = False
             names = tuple(c.name for c in game)
             pairing = self.order
             seed = deal_seed(self.spec.seed, 0, pairing, 0)
@@ -52,6 +66,13 @@ class PlayLoop(Roster):
                 games.append(ScheduledGame(key, self.order, 0, pairing, 0, rot, seed, seats, names))
                 self.order += 1
             await self.db.call(self.ledger.plan, self.cid, games)
+            if any(c.entrant not in self.entries for c in game):
+                # One of them left play (withdrawn, replaced, suspended) while the pairing was
+                # being planned: it is dropped, planned no more. (Its entry was looked up below,
+                # and a KeyError ended the matchmaker for good, silently: no game was paired again.)
+                keys = tuple(g.key for g in games)
+                await self.db.call(self.store.unplan_unplayed, self.cid, keys)
+                continue
             for c in game:
                 self.played[c.entrant] = self.played.get(c.entrant, 0) + len(games)
                 self.candidates[c.entrant] = Candidate(
@@ -67,6 +88,15 @@ class PlayLoop(Roster):
             commands = {c.name: self.entries[c.entrant].command for c in game}
             ids = {c.name: c.entrant for c in game}
             self._start_play(games, commands, ids, {c.entrant for c in remote})
+
+    async def _challenge(self) -> bool:
+        """Start the next challenge game, if one can be played now."""
+        found = await self._next_challenge()
+        if found is None:
+            return False
+        self._start_challenge(*found)
+        self.challenge_had_last_place = True
+        return True
 
     async def _sleep(self, seconds: float) -> None:
         self._wake.clear()
@@ -100,7 +130,10 @@ class PlayLoop(Roster):
         if self.cluster_player is not None and all(e in self.shipped for e in ids.values()):
             player = self.cluster_player  # bundles only, on the nodes: played anywhere
         try:
-            for game in games:
+            for i, game in enumerate(games):
+                if i == len(games) - 1 and player is self.player:
+                    # No game of its deal is left to play once it starts: it may be shown live.
+                    self._show_live(game)
                 played = await player.play(game, commands)
                 if played.record is None:
                     self.say(f"{game.key}: the arena could not play it: {played.error}")
@@ -127,6 +160,18 @@ class PlayLoop(Roster):
             for entrant in reserved:
                 self._sync(entrant)  # free again: back in the pool once it waits in the lobby
             await self._refresh()
+
+    def _show_live(self, game: ScheduledGame) -> None:
+        self.shown_games[(game.seed, game.seats)] = None
+        while len(self.shown_games) > SHOWN_KEPT:
+            self.shown_games.popitem(last=False)
+
+    def _shown_live(self, entry: MatchEntry) -> bool:
+        """Whether the live games may show this match: a ranked game (never a challenge's, whose
+        deals are dealt with a key of their own) whose deal will not be played again."""
+        return (
+            entry.config.deal_key == (self.deal_key or b"") and game_key(entry) in self.shown_games
+        )
 
     async def _judge(self, entrant: int) -> None:
         """Suspend an entrant that caused too many of its recent games to fail."""

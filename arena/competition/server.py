@@ -28,10 +28,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+from dataclasses import replace
 from pathlib import Path
 
 from arena.cluster.errors import ClusterError
+from arena.competition.challenges import challenge_key
 from arena.competition.desk import SubmissionsDesk
+from arena.competition.live import serve_live
 from arena.competition.notifications import WebhookDesk
 from arena.competition.play_loop import PlayLoop
 from arena.ledger import competitions as store
@@ -52,6 +55,8 @@ class CompetitionServer(SubmissionsDesk, PlayLoop, WebhookDesk):
         # Before the ledger: a competition that cannot listen is not registered in a new ledger.
         check_free(spec.server.submissions, "submissions")
         check_free(spec.server.bots, "bots")
+        if self.live_address:
+            check_free(self.live_address, "the live games")
         self.db = LedgerWorker("competition-ledger")
         entry = await self.db.call(self.ledger.register, spec, None, "competition")
         self.cid, self.deal_key = entry.id, entry.deal_key
@@ -81,6 +86,10 @@ class CompetitionServer(SubmissionsDesk, PlayLoop, WebhookDesk):
             ),
         )
         self.bots_address = self.manager.address
+        if self.live_address:
+            self.live_listener = await serve_live(
+                self.manager, self.live_address, self._shown_live, self.live_token
+            )
         self.watch = StallWatch(threshold=max(spec.time_control.grace_ms / 1000, 0.05))
         self.watch.start()
         rules = GameRules(
@@ -89,6 +98,10 @@ class CompetitionServer(SubmissionsDesk, PlayLoop, WebhookDesk):
             output_bytes=spec.submissions.output_kib * 1024,
         )  # fmt: skip
         self.player = GamePlayer(self.manager, rules, self.watch)
+        # Challenges deal from a stream of their own (arena.competition.challenges), always here.
+        self.challenge_player = GamePlayer(
+            self.manager, replace(rules, deal_key=challenge_key(self.deal_key)), self.watch
+        )
         if self.cluster is not None:
             from arena.cluster.bot_files import Shipment
             from arena.cluster.player import ClusterPlayer
@@ -103,6 +116,7 @@ class CompetitionServer(SubmissionsDesk, PlayLoop, WebhookDesk):
                 self, spec.server.submissions, spec.submissions.max_bundle_mb
             )
         await self._refresh()
+        await self._load_challenges()
         await self._resume()
         for sub in await self.db.call(
             self.store.submissions, self.cid, None, (store.BUILDING, store.CHECKING)
@@ -151,6 +165,8 @@ class CompetitionServer(SubmissionsDesk, PlayLoop, WebhookDesk):
         await self.watch.stop()
         await self.manager.close()
         await self.referee.stop(0)
+        if self.live_listener is not None:
+            await self.live_listener.stop(0)
         if self.submissions is not None:
             await self.submissions.stop(0)
         with contextlib.suppress(Exception):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,11 +17,13 @@ from typing import TYPE_CHECKING, Any
 from arena.bots import logs as bot_logs
 from arena.cluster.errors import ClusterError
 from arena.competition import bundles
+from arena.competition.live import GameKey, LiveListener
 from arena.competition.matchmaker import Candidate, Pool
 from arena.competition.retention import Disk
 from arena.competition.spec import CompetitionSpec
 from arena.competition.submission_api import SubmissionListener, SubmissionsStarter
 from arena.ledger import Ledger, LedgerError
+from arena.ledger import challenges as ch
 from arena.ledger import competitions as store
 from arena.play.game import GamePlayer
 from arena.play.ledger_thread import LedgerWorker
@@ -71,8 +74,17 @@ class CompetitionState:
         cluster: Cluster | None = None,
         logs_max_mb: int = bot_logs.DEFAULT_MB,
         serve_submissions: SubmissionsStarter | None = None,
+        live_address: str = "",
+        live_token: str = "",
     ) -> None:
         self.spec = spec
+        # The live games for the web's Live page (arena.competition.live): where, with what token
+        # ("": a fresh one), and the games whose deal will not be played again that may be shown
+        # (the last keys, a pairing's last rotation or a single deal, as they were played).
+        self.live_address = live_address or spec.server.live
+        self.live_token = live_token
+        self.live_listener: LiveListener | None = None
+        self.shown_games: OrderedDict[GameKey, None] = OrderedDict()
         # The submission API the command line starts with the server (None: no submissions taken
         # but the desk's own calls).
         self.serve_submissions = serve_submissions
@@ -139,6 +151,12 @@ class CompetitionState:
         self.cluster_player: ClusterPlayer | None = None
         self.shipped: set[int] = set()  # entrants whose build the cluster's nodes have
         self.unplayable: set[int] = set()  # entrants in play whose command is refused (said once)
+        # Authors' challenges (arena.competition.challenges): the open ones by id (every write to
+        # them goes through this server), those with a game under way, and how many games those are.
+        self.open_challenges: dict[int, ch.Challenge] = {}
+        self.challenge_busy: set[int] = set()
+        self.challenge_running = 0
+        self.challenge_had_last_place = False  # the last place freed went to a challenge game
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(work)

@@ -18,6 +18,8 @@ submission settings, validated like tournament files (every problem at once, nam
     error_window = 10             # ... counting its last this many games
     pause_seconds = 1.0           # how long the matchmaker waits when nobody can be paired
     matches_per_process = 1       # games a bundle's process may play before it is replaced
+    challenge_share = 0.2         # of games_at_once, the most given to authors' challenges at once
+                                  # (at least 1, none when 0)
 
     [submissions]
     max_bundle_mb = 20            # a bundle's size, packed
@@ -33,6 +35,8 @@ submission settings, validated like tournament files (every problem at once, nam
     languages = ["python", "node", "cpp", "go", "java", "binary"]   # the manifest languages
                                   # accepted (the default: all; arena compete runtimes says which
                                   # this server can build)
+    max_challenge_games = 50      # games one challenge may ask for (arena compete challenge)
+    challenge_games_per_day = 200 # an author's challenge games over the last 24 hours (0: none)
 
     [notifications]               # authors' webhooks (arena compete webhook set URL)
     allowed_hosts = ["127.0.0.1"] # hosts a webhook may name over plain http, or on a private or
@@ -47,6 +51,9 @@ submission settings, validated like tournament files (every problem at once, nam
     [server]
     submissions = "127.0.0.1:50061"   # the submission service (authors, organisers)
     bots = "127.0.0.1:50062"          # where remote entrants dial in
+    live = "127.0.0.1:50063"          # optional: the live games for arena web --server (the
+                                      # games whose deal will not be played again; a token on
+                                      # every call); serve --live too
     cluster = "auto"                  # optional: games between bundles on a Ray cluster (auto,
                                       # HOST:PORT, ray://HOST:PORT or local); serve --cluster too
 """
@@ -95,6 +102,16 @@ class Matchmaking:
     # Games a bundle's bot process may play, one after another over its connection (never a deal it
     # has seen), before it is replaced: as a tournament's matches_per_process.
     matches_per_process: int = 1
+    # The share of games_at_once that authors' challenges may take at once: at most
+    # max(1, floor(share * games_at_once)) challenge games, none when 0 (arena.competition.challenges).
+    challenge_share: float = 0.2
+
+    @property
+    def challenge_slots(self) -> int:
+        """Challenge games at a time, at most."""
+        if self.challenge_share <= 0:
+            return 0
+        return max(1, int(self.challenge_share * self.games_at_once + 1e-9))
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +133,9 @@ class Submissions:
     output_kib: int = 64
     # The manifest languages a bundle may be written in (arena.competition.runtimes).
     languages: tuple[str, ...] = LANGUAGES
+    # Games one challenge may ask for, and an author's challenge games over the last 24 hours.
+    max_challenge_games: int = 50
+    challenge_games_per_day: int = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +156,7 @@ class ServerSettings:
     submissions: str = "127.0.0.1:50061"
     bots: str = "127.0.0.1:50062"
     cluster: str = ""  # a Ray cluster for the games between submitted bundles ("": this machine)
+    live: str = ""  # the live games' address, for the web's Live page ("": none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +217,11 @@ class MatchmakingModel(BaseModel):
     error_window: Annotated[int, Field(ge=1, le=10_000)] = _MM.error_window
     pause_seconds: Annotated[float, Field(gt=0, le=3600)] = _MM.pause_seconds
     matches_per_process: Annotated[int, Field(ge=1, le=10_000)] = _MM.matches_per_process
+    challenge_share: Annotated[float, Field(ge=0, le=1)] = Field(
+        default=_MM.challenge_share,
+        description="The share of games_at_once that authors' challenges may take at once: at most "
+        "max(1, floor(share * games_at_once)) challenge games, none when 0",
+    )
 
 
 class SubmissionsModel(BaseModel):
@@ -211,6 +237,14 @@ class SubmissionsModel(BaseModel):
         _SUB.max_submissions_per_day
     )
     output_kib: Annotated[int, Field(ge=0, le=1024)] = _SUB.output_kib
+    max_challenge_games: Annotated[int, Field(ge=1, le=1000)] = Field(
+        default=_SUB.max_challenge_games,
+        description="The games one challenge may ask for (arena compete challenge --games)",
+    )
+    challenge_games_per_day: Annotated[int, Field(ge=0, le=1_000_000)] = Field(
+        default=_SUB.challenge_games_per_day,
+        description="An author's challenge games over the last 24 hours (0: no challenges)",
+    )
     languages: list[Literal[LANGUAGES]] = Field(  # type: ignore[valid-type]
         default=list(_SUB.languages),
         min_length=1,
@@ -256,6 +290,11 @@ class ServerModel(BaseModel):
     model_config = STRICT
     submissions: Text = _SRV.submissions
     bots: Text = _SRV.bots
+    live: str = Field(
+        default="",
+        description="HOST:PORT of the live games (the admin service's spectator calls, a token on "
+        "every call) that arena web --server follows; empty: none",
+    )
     cluster: str = Field(
         default="",
         description="Play the games between submitted bundles on a Ray cluster: auto, "
@@ -304,6 +343,11 @@ def _check(
         v = None
     if m.server.submissions == m.server.bots and not m.server.bots.endswith(":0"):
         problems.append(("server.bots", "the bots' address must differ from the submissions'"))
+    live = m.server.live.strip()
+    if live and not live.endswith(":0") and live in (m.server.submissions, m.server.bots):
+        problems.append(("server.live", "the live games' address must differ from the others"))
+    if live and not live.startswith("unix:") and not live.rpartition(":")[2].isdigit():
+        problems.append(("server.live", f"expected HOST:PORT, got {live!r}"))
     time_control, limits = checked(problems, m.time_control, m.limits)
     if problems or v is None or time_control is None or limits is None:
         return problems, None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import json
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import grpc
 
 from arena.competition import organiser
-from arena.ledger import LedgerError, seat_reports, status_history
+from arena.ledger import LedgerError, challenges, seat_reports, status_history
 from arena.ledger import competitions as store
 from arena.ledger.webhooks import Webhook
 from arena.service.listener_caps import Caps, Guard, caps_for, marking
@@ -108,6 +109,24 @@ class Desk(Protocol):
     async def webhook(self, author: store.Author) -> Webhook | None: ...
 
     async def remove_webhook(self, author: store.Author) -> bool: ...
+
+    # Challenges (arena.competition.challenges).
+
+    async def challenge(
+        self, author: store.Author, bot: str, against: str, games: int
+    ) -> challenges.Challenge: ...
+
+    async def challenges_of(
+        self, author: store.Author
+    ) -> list[tuple[challenges.Challenge, list[challenges.ChallengeGame]]]: ...
+
+    async def cancel_challenge(
+        self, author: store.Author, challenge_id: int
+    ) -> challenges.Challenge: ...
+
+    async def challenge_replay(
+        self, author: store.Author, game_id: int
+    ) -> tuple[challenges.ChallengeGame, dict[str, object]]: ...
 
 
 # The calls anyone may make, with no author's token: the public board.
@@ -369,6 +388,63 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
             authors=[pb.AuthorInfo(author_id=a.id, name=a.name, since=a.created_at) for a in found]
         )
 
+    # ---- Challenges
+
+    async def Challenge(self, request: pb.ChallengeRequest, context: Context) -> pb.ChallengeInfo:
+        author = await self._author(context)
+        try:
+            found = await self.desk.challenge(author, request.bot, request.against, request.games)
+        except SubmissionError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        return _challenge_info(found, [])
+
+    async def ListChallenges(
+        self, request: pb.ListChallengesRequest, context: Context
+    ) -> pb.ListChallengesResponse:
+        author = await self._author(context)
+        found = await self.desk.challenges_of(author)
+        return pb.ListChallengesResponse(challenges=[_challenge_info(c, g) for c, g in found])
+
+    async def CancelChallenge(
+        self, request: pb.CancelChallengeRequest, context: Context
+    ) -> pb.ChallengeInfo:
+        author = await self._author(context)
+        if not 0 < request.challenge_id <= MAX_ID:
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND, f"you have no challenge {request.challenge_id}"
+            )
+        try:
+            ended = await self.desk.cancel_challenge(author, request.challenge_id)
+        except SubmissionError as exc:
+            code = (
+                grpc.StatusCode.NOT_FOUND
+                if str(exc).startswith("you have no")
+                else grpc.StatusCode.FAILED_PRECONDITION
+            )
+            await context.abort(code, str(exc))
+        return _challenge_info(ended, [])
+
+    async def ChallengeReplay(
+        self, request: pb.ChallengeReplayRequest, context: Context
+    ) -> pb.ChallengeReplayResponse:
+        author = await self._author(context)
+        if not 0 < request.game_id <= MAX_ID:
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND, f"you have no challenge game {request.game_id}"
+            )
+        try:
+            game, record = await self.desk.challenge_replay(author, request.game_id)
+        except SubmissionError as exc:
+            code = (
+                grpc.StatusCode.NOT_FOUND
+                if str(exc).startswith("you have no")
+                else grpc.StatusCode.FAILED_PRECONDITION
+            )
+            await context.abort(code, str(exc))
+        return pb.ChallengeReplayResponse(
+            game=_challenge_game(game), record=json.dumps(record, separators=(",", ":"))
+        )
+
 
 ORGANISER_ONLY = (
     "this call needs the organiser's token (arena compete serve shows it on its first start, or "
@@ -540,6 +616,25 @@ def _webhook_info(hook: Webhook) -> pb.WebhookInfo:
         dropped=hook.dropped, abandoned=hook.abandoned, queued=hook.queued,
         last_delivered_at=hook.last_delivered_at or "", last_error=hook.last_error,
         created_at=hook.created_at,
+    )  # fmt: skip
+
+
+def _challenge_game(g: challenges.ChallengeGame) -> pb.ChallengeGame:
+    return pb.ChallengeGame(
+        game_id=g.id, number=g.number, deal=g.deal, rotation=g.rotation, seats=list(g.seats),
+        outcome=g.outcome, detail=g.detail, score=g.challenger_score,
+        opponent_score=g.opponent_score, result=g.result, finished_at=g.finished_at,
+    )  # fmt: skip
+
+
+def _challenge_info(
+    c: challenges.Challenge, games: list[challenges.ChallengeGame]
+) -> pb.ChallengeInfo:
+    return pb.ChallengeInfo(
+        challenge_id=c.id, bot=c.bot, version=c.version, opponent_bot=c.opponent_bot,
+        opponent_version=c.opponent_version, games=c.games, played=c.played, status=c.status,
+        reason=c.reason, wins=c.wins, losses=c.losses, draws=c.draws, created_at=c.created_at,
+        finished_at=c.finished_at, game_list=[_challenge_game(g) for g in games],
     )  # fmt: skip
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from arena.common.secret_tokens import new_token
 from arena.ledger import seat_reports, status_history
+from arena.ledger.challenges import CompetitionChallenges
 from arena.ledger.competition_board import BoardLine as BoardLine  # read as this module's
 from arena.ledger.competition_board import CompetitionBoard
 from arena.ledger.competition_play import CompetitionPlay
@@ -128,7 +129,7 @@ class Changes:
     marks: Marks
 
 
-class Competitions(CompetitionPlay, CompetitionBoard):
+class Competitions(CompetitionPlay, CompetitionBoard, CompetitionChallenges):
     """The competition tables of one ledger (its connection, its transactions)."""
 
     def __init__(self, ledger: Ledger) -> None:

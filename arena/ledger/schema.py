@@ -49,11 +49,18 @@ Tables (open the file with sqlite-utils or Datasette to browse them):
   made, dropped and abandoned; when its last daily digest was looked for).
 - ``webhook_deliveries``: the notifications queued for a webhook: event kind, JSON payload, attempts
   and when the next is due (:mod:`arena.ledger.webhooks`).
+- ``challenges``: an author's challenges (:mod:`arena.ledger.challenges`): their bot's submission, the
+  opponent's, the games asked, seat rotations per deal, status (open, done, cancelled, stopped) with
+  its reason, asked and finished times.
+- ``challenge_games``: each challenge game played: number, deal, rotation, seed, seats (JSON), outcome,
+  detail, culprit, the challenger's seat, scores and places (JSON) and the record (as in
+  ``game_records``). Never rated, never in ``games``.
 """
 
 from __future__ import annotations
 
 from arena.ledger import head_to_head, webhooks
+from arena.ledger.challenges import SCHEMA as CHALLENGES_SCHEMA
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the first schema.
@@ -324,6 +331,10 @@ MIGRATIONS: tuple[str, ...] = (
     # 12: notifications (issue 45): an author's webhook and the deliveries queued for it
     # (arena.ledger.webhooks).
     webhooks.SCHEMA,
+    # 13: an author's challenges (arena.ledger.challenges): unrated games of a bot of theirs against
+    # another entrant, kept apart from the competition's games (no board, standings, head to head or
+    # public list reads them), each with its record.
+    CHALLENGES_SCHEMA,
 )
 
 # Migrations after which the ratings are rebuilt from the games (they, or how they are computed,

@@ -27,7 +27,7 @@ from arena.competition.spec import parse
 from arena.competition.submission_api import serve_submissions
 from arena.ledger import Ledger
 from arena.ledger import competitions as store
-from arena.ledger.rows import ScheduledGame
+from arena.ledger.rows import FinishedGame, ScheduledGame
 from arena.wire.v1 import competition_pb2 as pb
 from arena.wire.v1 import competition_pb2_grpc
 
@@ -371,7 +371,12 @@ async def slow_receiver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
         await server.db.call(server.ledger.plan, server.cid, [game])
         async with asyncio.timeout(30):
             await server.db.call(
-                server.ledger.record_game, server.cid, "two-handed", game, ids, record
+                server.ledger.record_game,
+                server.cid,
+                "two-handed",
+                game,
+                ids,
+                FinishedGame.from_data(record),
             )
             await server.db.call(comp.set_status, sub.id, store.SUSPENDED, "suspended: crash")
         assert receiver.holding == 1 and not receiver.hold.is_set(), "the receiver still holds"
@@ -426,7 +431,12 @@ async def digest_arrives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
                 ]
             }  # fmt: skip
             await server.db.call(
-                server.ledger.record_game, server.cid, "two-handed", g, ids, record
+                server.ledger.record_game,
+                server.cid,
+                "two-handed",
+                g,
+                ids,
+                FinishedGame.from_data(record),
             )
         now = datetime.now(UTC) + timedelta(seconds=1)
         await server.notifier.digests(now)

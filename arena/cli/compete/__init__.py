@@ -4,7 +4,9 @@ For the organiser (on the ledger, :mod:`.organiser`): ``serve`` runs it; ``autho
 a token; ``status``, ``leaderboard``, ``pause``/``resume``, ``suspend``/``reinstate``; ``runtimes``
 says which bundle languages this machine can build and run. For authors (over
 the network, with their token, :mod:`.author`): ``submit``, ``submissions``, ``log``, ``withdraw``,
-``remote``, ``webhook set|show|remove``, and ``leaderboard --server``. What both use, ``leaderboard`` among it: :mod:`.shared`.
+``remote``, ``webhook set|show|remove``, ``challenge``, ``challenges``, ``challenge-cancel``,
+``challenge-replay``, and ``leaderboard --server``. What both use, ``leaderboard`` among it:
+:mod:`.shared`.
 """
 
 from __future__ import annotations
@@ -45,3 +47,7 @@ app.add_typer(webhook_app, name="webhook")
 webhook_app.command("set")(author.webhook_set)
 webhook_app.command("show")(author.webhook_show)
 webhook_app.command("remove")(author.webhook_remove)
+app.command("challenge")(author.challenge)
+app.command("challenges")(author.challenges)
+app.command("challenge-cancel")(author.challenge_cancel)
+app.command("challenge-replay")(author.challenge_replay)

@@ -1,5 +1,7 @@
 """``arena compete ...`` for authors, over the network with their token: ``submit``, ``submissions``,
-``log``, ``withdraw``, ``remote``, ``webhook set|show|remove`` (and ``leaderboard --server``: :mod:`arena.cli.compete.shared`)."""
+``log``, ``withdraw``, ``remote``, ``webhook set|show|remove``, the challenges (``challenge``,
+``challenges``, ``challenge-cancel``, ``challenge-replay``) (and ``leaderboard --server``:
+:mod:`arena.cli.compete.shared`)."""
 
 from __future__ import annotations
 
@@ -415,3 +417,160 @@ def webhook_remove(
         lambda stub, md: stub.RemoveWebhook(pb.RemoveWebhookRequest(), metadata=md),
     )
     typer.echo("webhook removed")
+
+
+# ---- Challenges: unrated games of a bot of yours against another entrant in play.
+
+
+def challenge(
+    bot: Annotated[
+        str, typer.Argument(help="Your bot in play: NAME, or NAME@VERSION.", show_default=False)
+    ],
+    against: Annotated[
+        str,
+        typer.Option(
+            help="Its opponent, any entrant in play (another author's, or another bot of yours): "
+            "NAME or NAME@VERSION.",
+            show_default=False,
+        ),
+    ],
+    games: Annotated[
+        int,
+        typer.Option(
+            help="How many games (1 to the competition's max_challenge_games; with duplicate "
+            "deals each deal is played once per seat rotation)."
+        ),
+    ] = 10,
+    server: SubmissionServerOption = DEFAULT_COMPETITION_SERVER,
+    token: AuthorTokenOption = "",
+) -> None:
+    """Ask for unrated games of your bot against another entrant: played between ranked games,
+    never on the board, their deals never a ranked game's. Follow it with arena compete
+    challenges."""
+    from arena.wire.v1 import competition_pb2 as pb
+
+    if games < 1:
+        raise fail(f"--games: expected at least 1, got {games}")
+    answer = _ask(
+        server,
+        token,
+        lambda stub, md: stub.Challenge(
+            pb.ChallengeRequest(bot=bot, against=against, games=games), metadata=md
+        ),
+    )
+    typer.echo(
+        f"challenge {answer.challenge_id}: {literal(answer.bot)} {literal(answer.version)} against "
+        f"{literal(answer.opponent_bot)} {literal(answer.opponent_version)}, {answer.games} "
+        f"game(s), {answer.status}"
+    )
+
+
+def challenges(
+    challenge_id: Annotated[
+        int | None,
+        typer.Argument(help="One challenge's id: list its games.", show_default=False),
+    ] = None,
+    server: SubmissionServerOption = DEFAULT_COMPETITION_SERVER,
+    token: AuthorTokenOption = "",
+) -> None:
+    """List your challenges with their status and results (your bot's wins, losses and draws); with
+    an id, that challenge's games (their ids for arena compete challenge-replay)."""
+    from arena.wire.v1 import competition_pb2 as pb
+
+    listed = _ask(
+        server,
+        token,
+        lambda stub, md: stub.ListChallenges(pb.ListChallengesRequest(), metadata=md),
+    )
+    if challenge_id is not None:
+        found = [c for c in listed.challenges if c.challenge_id == challenge_id]
+        if not found:
+            raise fail(f"you have no challenge {challenge_id}")
+        _challenge_games(found[0])
+        return
+    table = Table(title="Your challenges")
+    for col in ("id", "bot", "against", "games", "W-L-D", "status", "reason", "asked"):
+        table.add_column(col, overflow="fold" if col == "reason" else "ellipsis")
+    for c in listed.challenges:
+        table.add_row(
+            str(c.challenge_id), f"{plain(c.bot)} {plain(c.version)}",
+            f"{plain(c.opponent_bot)} {plain(c.opponent_version)}", f"{c.played}/{c.games}",
+            f"{c.wins}-{c.losses}-{c.draws}", c.status, plain(c.reason, len(c.reason) + 1),
+            c.created_at,
+        )  # fmt: skip
+    console.print(table)
+
+
+def _challenge_games(c: pb.ChallengeInfo) -> None:
+    typer.echo(
+        f"challenge {c.challenge_id}: {literal(c.bot)} {literal(c.version)} against "
+        f"{literal(c.opponent_bot)} {literal(c.opponent_version)}: {c.played} of {c.games} "
+        f"game(s) played, {c.wins}-{c.losses}-{c.draws}, {c.status}"
+        + (f" ({literal(c.reason)})" if c.reason else "")
+    )
+    table = Table()
+    for col in ("game id", "#", "deal", "rotation", "seats", "outcome", "score", "result"):
+        table.add_column(col)
+    for g in c.game_list:
+        table.add_row(
+            str(g.game_id), str(g.number), str(g.deal), str(g.rotation),
+            plain(" v ".join(g.seats)), plain(g.outcome),
+            f"{g.score}-{g.opponent_score}", g.result,
+        )  # fmt: skip
+    console.print(table)
+
+
+def challenge_cancel(
+    challenge_id: Annotated[int, typer.Argument(help="Your challenge's id.")],
+    server: SubmissionServerOption = DEFAULT_COMPETITION_SERVER,
+    token: AuthorTokenOption = "",
+) -> None:
+    """Cancel your open challenge: the game under way ends as it would, no other is started."""
+    from arena.wire.v1 import competition_pb2 as pb
+
+    answer = _ask(
+        server,
+        token,
+        lambda stub, md: stub.CancelChallenge(
+            pb.CancelChallengeRequest(challenge_id=challenge_id), metadata=md
+        ),
+    )
+    typer.echo(f"challenge {answer.challenge_id}: {answer.status} after {answer.played} game(s)")
+
+
+def challenge_replay(
+    game_id: Annotated[
+        int, typer.Argument(help="The challenge game's id (arena compete challenges ID).")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Write the game's record there (default: challenge-GAME_ID.json); read it with "
+            "arena replay --record FILE.",
+            show_default=False,
+        ),
+    ] = None,
+    server: SubmissionServerOption = DEFAULT_COMPETITION_SERVER,
+    token: AuthorTokenOption = "",
+) -> None:
+    """Save a game of your challenge, once every game of its deal is over (with duplicate deals,
+    the deal's other seat rotation too), as a match record file."""
+    from arena.wire.v1 import competition_pb2 as pb
+
+    answer = _ask(
+        server,
+        token,
+        lambda stub, md: stub.ChallengeReplay(
+            pb.ChallengeReplayRequest(game_id=game_id), metadata=md
+        ),
+    )
+    target = out if out is not None else Path(f"challenge-{game_id}.json")
+    try:
+        target.write_text(answer.record + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise fail(f"{target}: cannot write the record: {exc.strerror or exc}") from exc
+    typer.echo(
+        f"challenge game {game_id}: written to {target}; read it with: arena replay --record {target}"
+    )

@@ -6,6 +6,7 @@ add``/``author list``, ``runtimes`` (the bundle languages this machine can build
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import time
 from collections.abc import Awaitable, Callable
@@ -100,13 +101,34 @@ def serve(
             show_default=False,
         ),
     ] = None,
+    live: Annotated[
+        str | None,
+        typer.Option(
+            help="HOST:PORT to offer the live games on, for arena web --server ADDRESS (its Live "
+            "page): the games whose deal will not be played again, every call with the token. "
+            "Default: the file's \\[server] live, else none.",
+            metavar="ADDRESS",
+            show_default=False,
+        ),
+    ] = None,
+    live_token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="ARENA_ADMIN_TOKEN",
+            help="The token every call to the live games must carry (default: a fresh one, "
+            "written to a file only you can read, where arena web --server finds it).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run a competition until stopped: the submission service, the matchmaker and the referee.
 
-    Resumes where it stopped (after a crash too). Prints the two addresses: one for authors'
-    submissions, one where remote entrants dial in. Ctrl-C or SIGTERM stops it cleanly.
+    Resumes where it stopped (after a crash too). Prints the addresses: one for authors'
+    submissions, one where remote entrants dial in, and the live games' with --live. Ctrl-C or
+    SIGTERM stops it cleanly.
 
     The organiser's token, to act on the running competition from elsewhere (the --server and --token of the organiser's commands, the web's organiser pages), is made on the first start and shown once; only its hash is kept. The file given with --organiser-token-file sets another."""
+    from arena.cli.serve import token_file, write_token
     from arena.competition.server import CompetitionServer
     from arena.competition.spec import CompetitionFileError, load
     from arena.competition.submission_api import serve_submissions
@@ -155,9 +177,20 @@ def serve(
 
     async def run() -> None:
         server = CompetitionServer(
-            spec, led, folder, logs, say, on, logs_max_mb, serve_submissions=serve_submissions
-        )
+            spec, led, folder, logs, say, on, logs_max_mb, serve_submissions=serve_submissions,
+            live_address=live or "", live_token=live_token or "",
+        )  # fmt: skip
         await server.start()
+        written = None
+        if server.live_listener is not None:
+            listener = server.live_listener
+            if not live_token:  # written before the address is printed: whoever reads it finds it
+                written = token_file(listener.address)
+                write_token(written, listener.token)
+            where = f"its token in {written}" if written else "the token given"
+            say(
+                f"live games on {listener.address} (arena web --server {listener.address}; {where})"
+            )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -176,6 +209,9 @@ def serve(
             stopped.cancel()
             say("stopping: ending the games in play")
             await server.stop()
+            if written is not None:
+                with contextlib.suppress(OSError):
+                    written.unlink()
 
     try:
         asyncio.run(run())

@@ -1144,3 +1144,253 @@ class RemoveWebhookResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RemoveWebhookResponse: _TypeAlias = RemoveWebhookResponse  # noqa: Y015
+
+@_typing.final
+class ChallengeRequest(_message.Message):
+    """---- Challenges"""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    AGAINST_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """the caller's bot in play: NAME or NAME@VERSION"""
+    against: _builtins.str
+    """any entrant in play (another author's, or another bot of the caller's)"""
+    games: _builtins.int
+    """1 .. the competition's max_challenge_games"""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        against: _builtins.str = ...,
+        games: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["against", b"against", "bot", b"bot", "games", b"games"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChallengeRequest: _TypeAlias = ChallengeRequest  # noqa: Y015
+
+@_typing.final
+class ChallengeGame(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    NUMBER_FIELD_NUMBER: _builtins.int
+    DEAL_FIELD_NUMBER: _builtins.int
+    ROTATION_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    OUTCOME_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    OPPONENT_SCORE_FIELD_NUMBER: _builtins.int
+    RESULT_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.int
+    """a challenge game's id (challenge games are numbered apart)"""
+    number: _builtins.int
+    """0 .. games - 1"""
+    deal: _builtins.int
+    rotation: _builtins.int
+    """the deal's seat rotation"""
+    outcome: _builtins.str
+    detail: _builtins.str
+    score: _builtins.int
+    """the challenger's bot's"""
+    opponent_score: _builtins.int
+    result: _builtins.str
+    """the challenger's: win, loss or draw"""
+    finished_at: _builtins.str
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """each seat's bot"""
+
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.int = ...,
+        number: _builtins.int = ...,
+        deal: _builtins.int = ...,
+        rotation: _builtins.int = ...,
+        seats: _abc.Iterable[_builtins.str] | None = ...,
+        outcome: _builtins.str = ...,
+        detail: _builtins.str = ...,
+        score: _builtins.int = ...,
+        opponent_score: _builtins.int = ...,
+        result: _builtins.str = ...,
+        finished_at: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal", b"deal", "detail", b"detail", "finished_at", b"finished_at", "game_id", b"game_id", "number", b"number", "opponent_score", b"opponent_score", "outcome", b"outcome", "result", b"result", "rotation", b"rotation", "score", b"score", "seats", b"seats"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChallengeGame: _TypeAlias = ChallengeGame  # noqa: Y015
+
+@_typing.final
+class ChallengeInfo(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHALLENGE_ID_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    OPPONENT_BOT_FIELD_NUMBER: _builtins.int
+    OPPONENT_VERSION_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    PLAYED_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    LOSSES_FIELD_NUMBER: _builtins.int
+    DRAWS_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
+    GAME_LIST_FIELD_NUMBER: _builtins.int
+    challenge_id: _builtins.int
+    bot: _builtins.str
+    version: _builtins.str
+    opponent_bot: _builtins.str
+    opponent_version: _builtins.str
+    games: _builtins.int
+    """asked for"""
+    played: _builtins.int
+    status: _builtins.str
+    """open, done, cancelled or stopped"""
+    reason: _builtins.str
+    """why it was stopped or cancelled"""
+    wins: _builtins.int
+    """the challenger's"""
+    losses: _builtins.int
+    draws: _builtins.int
+    created_at: _builtins.str
+    finished_at: _builtins.str
+    @_builtins.property
+    def game_list(self) -> _containers.RepeatedCompositeFieldContainer[Global___ChallengeGame]: ...
+    def __init__(
+        self,
+        *,
+        challenge_id: _builtins.int = ...,
+        bot: _builtins.str = ...,
+        version: _builtins.str = ...,
+        opponent_bot: _builtins.str = ...,
+        opponent_version: _builtins.str = ...,
+        games: _builtins.int = ...,
+        played: _builtins.int = ...,
+        status: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        wins: _builtins.int = ...,
+        losses: _builtins.int = ...,
+        draws: _builtins.int = ...,
+        created_at: _builtins.str = ...,
+        finished_at: _builtins.str = ...,
+        game_list: _abc.Iterable[Global___ChallengeGame] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "challenge_id", b"challenge_id", "created_at", b"created_at", "draws", b"draws", "finished_at", b"finished_at", "game_list", b"game_list", "games", b"games", "losses", b"losses", "opponent_bot", b"opponent_bot", "opponent_version", b"opponent_version", "played", b"played", "reason", b"reason", "status", b"status", "version", b"version", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChallengeInfo: _TypeAlias = ChallengeInfo  # noqa: Y015
+
+@_typing.final
+class ListChallengesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListChallengesRequest: _TypeAlias = ListChallengesRequest  # noqa: Y015
+
+@_typing.final
+class ListChallengesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHALLENGES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def challenges(self) -> _containers.RepeatedCompositeFieldContainer[Global___ChallengeInfo]: ...
+    def __init__(
+        self,
+        *,
+        challenges: _abc.Iterable[Global___ChallengeInfo] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["challenges", b"challenges"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListChallengesResponse: _TypeAlias = ListChallengesResponse  # noqa: Y015
+
+@_typing.final
+class CancelChallengeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHALLENGE_ID_FIELD_NUMBER: _builtins.int
+    challenge_id: _builtins.int
+    def __init__(
+        self,
+        *,
+        challenge_id: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["challenge_id", b"challenge_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelChallengeRequest: _TypeAlias = CancelChallengeRequest  # noqa: Y015
+
+@_typing.final
+class ChallengeReplayRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.int
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChallengeReplayRequest: _TypeAlias = ChallengeReplayRequest  # noqa: Y015
+
+@_typing.final
+class ChallengeReplayResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    RECORD_FIELD_NUMBER: _builtins.int
+    record: _builtins.str
+    """the match record, JSON (as arena replay reads it)"""
+    @_builtins.property
+    def game(self) -> Global___ChallengeGame: ...
+    def __init__(
+        self,
+        *,
+        game: Global___ChallengeGame | None = ...,
+        record: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "record", b"record"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChallengeReplayResponse: _TypeAlias = ChallengeReplayResponse  # noqa: Y015

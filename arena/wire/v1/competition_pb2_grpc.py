@@ -119,6 +119,26 @@ class CompetitionStub:
                 request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.RemoveWebhookRequest.SerializeToString,
                 response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.RemoveWebhookResponse.FromString,
                 _registered_method=True)
+        self.Challenge = channel.unary_unary(
+                '/arena.v1.Competition/Challenge',
+                request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.ChallengeRequest.SerializeToString,
+                response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.ChallengeInfo.FromString,
+                _registered_method=True)
+        self.ListChallenges = channel.unary_unary(
+                '/arena.v1.Competition/ListChallenges',
+                request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.ListChallengesRequest.SerializeToString,
+                response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.ListChallengesResponse.FromString,
+                _registered_method=True)
+        self.CancelChallenge = channel.unary_unary(
+                '/arena.v1.Competition/CancelChallenge',
+                request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.CancelChallengeRequest.SerializeToString,
+                response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.ChallengeInfo.FromString,
+                _registered_method=True)
+        self.ChallengeReplay = channel.unary_unary(
+                '/arena.v1.Competition/ChallengeReplay',
+                request_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.ChallengeReplayRequest.SerializeToString,
+                response_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.ChallengeReplayResponse.FromString,
+                _registered_method=True)
 
 
 class CompetitionServicer:
@@ -245,6 +265,35 @@ class CompetitionServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Challenge(self, request, context):
+        """Challenges: unrated games of a bot of the caller's against another entrant in play, played
+        between ranked games within the competition's share of its capacity, never rated. A challenge
+        is its author's alone: listed, cancelled and replayed by them only.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListChallenges(self, request, context):
+        """The caller's challenges, the newest first, with their games and results.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelChallenge(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ChallengeReplay(self, request, context):
+        """A challenge game's full record (JSON), once every game of its deal is over.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CompetitionServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -332,6 +381,26 @@ def add_CompetitionServicer_to_server(servicer, server):
                     servicer.RemoveWebhook,
                     request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.RemoveWebhookRequest.FromString,
                     response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.RemoveWebhookResponse.SerializeToString,
+            ),
+            'Challenge': grpc.unary_unary_rpc_method_handler(
+                    servicer.Challenge,
+                    request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.ChallengeRequest.FromString,
+                    response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.ChallengeInfo.SerializeToString,
+            ),
+            'ListChallenges': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListChallenges,
+                    request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.ListChallengesRequest.FromString,
+                    response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.ListChallengesResponse.SerializeToString,
+            ),
+            'CancelChallenge': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelChallenge,
+                    request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.CancelChallengeRequest.FromString,
+                    response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.ChallengeInfo.SerializeToString,
+            ),
+            'ChallengeReplay': grpc.unary_unary_rpc_method_handler(
+                    servicer.ChallengeReplay,
+                    request_deserializer=arena_dot_wire_dot_v1_dot_competition__pb2.ChallengeReplayRequest.FromString,
+                    response_serializer=arena_dot_wire_dot_v1_dot_competition__pb2.ChallengeReplayResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -793,6 +862,114 @@ class Competition:
             '/arena.v1.Competition/RemoveWebhook',
             arena_dot_wire_dot_v1_dot_competition__pb2.RemoveWebhookRequest.SerializeToString,
             arena_dot_wire_dot_v1_dot_competition__pb2.RemoveWebhookResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Challenge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/Challenge',
+            arena_dot_wire_dot_v1_dot_competition__pb2.ChallengeRequest.SerializeToString,
+            arena_dot_wire_dot_v1_dot_competition__pb2.ChallengeInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListChallenges(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/ListChallenges',
+            arena_dot_wire_dot_v1_dot_competition__pb2.ListChallengesRequest.SerializeToString,
+            arena_dot_wire_dot_v1_dot_competition__pb2.ListChallengesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelChallenge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/CancelChallenge',
+            arena_dot_wire_dot_v1_dot_competition__pb2.CancelChallengeRequest.SerializeToString,
+            arena_dot_wire_dot_v1_dot_competition__pb2.ChallengeInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ChallengeReplay(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Competition/ChallengeReplay',
+            arena_dot_wire_dot_v1_dot_competition__pb2.ChallengeReplayRequest.SerializeToString,
+            arena_dot_wire_dot_v1_dot_competition__pb2.ChallengeReplayResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -79,6 +79,16 @@ class CompetitionStub:
     """
     ShowWebhook: _grpc.UnaryUnaryMultiCallable[_competition_pb2.ShowWebhookRequest, _competition_pb2.ShowWebhookResponse]
     RemoveWebhook: _grpc.UnaryUnaryMultiCallable[_competition_pb2.RemoveWebhookRequest, _competition_pb2.RemoveWebhookResponse]
+    Challenge: _grpc.UnaryUnaryMultiCallable[_competition_pb2.ChallengeRequest, _competition_pb2.ChallengeInfo]
+    """Challenges: unrated games of a bot of the caller's against another entrant in play, played
+    between ranked games within the competition's share of its capacity, never rated. A challenge
+    is its author's alone: listed, cancelled and replayed by them only.
+    """
+    ListChallenges: _grpc.UnaryUnaryMultiCallable[_competition_pb2.ListChallengesRequest, _competition_pb2.ListChallengesResponse]
+    """The caller's challenges, the newest first, with their games and results."""
+    CancelChallenge: _grpc.UnaryUnaryMultiCallable[_competition_pb2.CancelChallengeRequest, _competition_pb2.ChallengeInfo]
+    ChallengeReplay: _grpc.UnaryUnaryMultiCallable[_competition_pb2.ChallengeReplayRequest, _competition_pb2.ChallengeReplayResponse]
+    """A challenge game's full record (JSON), once every game of its deal is over."""
 
 @_typing.type_check_only
 class CompetitionAsyncStub(CompetitionStub):
@@ -125,6 +135,16 @@ class CompetitionAsyncStub(CompetitionStub):
     """
     ShowWebhook: _aio.UnaryUnaryMultiCallable[_competition_pb2.ShowWebhookRequest, _competition_pb2.ShowWebhookResponse]  # type: ignore[assignment]
     RemoveWebhook: _aio.UnaryUnaryMultiCallable[_competition_pb2.RemoveWebhookRequest, _competition_pb2.RemoveWebhookResponse]  # type: ignore[assignment]
+    Challenge: _aio.UnaryUnaryMultiCallable[_competition_pb2.ChallengeRequest, _competition_pb2.ChallengeInfo]  # type: ignore[assignment]
+    """Challenges: unrated games of a bot of the caller's against another entrant in play, played
+    between ranked games within the competition's share of its capacity, never rated. A challenge
+    is its author's alone: listed, cancelled and replayed by them only.
+    """
+    ListChallenges: _aio.UnaryUnaryMultiCallable[_competition_pb2.ListChallengesRequest, _competition_pb2.ListChallengesResponse]  # type: ignore[assignment]
+    """The caller's challenges, the newest first, with their games and results."""
+    CancelChallenge: _aio.UnaryUnaryMultiCallable[_competition_pb2.CancelChallengeRequest, _competition_pb2.ChallengeInfo]  # type: ignore[assignment]
+    ChallengeReplay: _aio.UnaryUnaryMultiCallable[_competition_pb2.ChallengeReplayRequest, _competition_pb2.ChallengeReplayResponse]  # type: ignore[assignment]
+    """A challenge game's full record (JSON), once every game of its deal is over."""
 
 class CompetitionServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -270,5 +290,39 @@ class CompetitionServicer(metaclass=_abc_1.ABCMeta):
         request: _competition_pb2.RemoveWebhookRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_competition_pb2.RemoveWebhookResponse, _abc.Awaitable[_competition_pb2.RemoveWebhookResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def Challenge(
+        self,
+        request: _competition_pb2.ChallengeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.ChallengeInfo, _abc.Awaitable[_competition_pb2.ChallengeInfo]]:
+        """Challenges: unrated games of a bot of the caller's against another entrant in play, played
+        between ranked games within the competition's share of its capacity, never rated. A challenge
+        is its author's alone: listed, cancelled and replayed by them only.
+        """
+
+    @_abc_1.abstractmethod
+    def ListChallenges(
+        self,
+        request: _competition_pb2.ListChallengesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.ListChallengesResponse, _abc.Awaitable[_competition_pb2.ListChallengesResponse]]:
+        """The caller's challenges, the newest first, with their games and results."""
+
+    @_abc_1.abstractmethod
+    def CancelChallenge(
+        self,
+        request: _competition_pb2.CancelChallengeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.ChallengeInfo, _abc.Awaitable[_competition_pb2.ChallengeInfo]]: ...
+
+    @_abc_1.abstractmethod
+    def ChallengeReplay(
+        self,
+        request: _competition_pb2.ChallengeReplayRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_competition_pb2.ChallengeReplayResponse, _abc.Awaitable[_competition_pb2.ChallengeReplayResponse]]:
+        """A challenge game's full record (JSON), once every game of its deal is over."""
 
 def add_CompetitionServicer_to_server(servicer: CompetitionServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
