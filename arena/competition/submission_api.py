@@ -344,11 +344,24 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
     async def OrganiserStatus(
         self, request: pb.OrganiserStatusRequest, context: Context
     ) -> pb.OrganiserStatusResponse:
-        paused, subs = await self._organise(context, organiser.status)
+        found = await self._organise(context, organiser.status)
         return pb.OrganiserStatusResponse(
             competition=self.desk.competition_name,
-            paused=paused,
-            submissions=[_info(s) for s in subs],
+            paused=found.paused,
+            submissions=[_info(s) for s in found.submissions],
+            variant=found.variant,
+            games_played=found.played,
+            failures=found.failures,
+            last_games=[
+                pb.CompetitionGame(
+                    game_id=g.game_id,
+                    key=g.key,
+                    players=g.players,
+                    outcome=g.outcome,
+                    finished_at=g.finished_at,
+                )
+                for g in found.last_games
+            ],
         )
 
     async def Suspend(self, request: pb.SuspendRequest, context: Context) -> pb.SuspendResponse:
