@@ -485,13 +485,7 @@ def _print_result(out: Console, entries: Sequence[MatchEntry]) -> bool:
                 f"{' & '.join(names[s] for s in side)} {score}"
                 for side, score in zip(r.sides, r.side_scores, strict=True)
             )
-            winners = r.winners
-            if not winners:
-                verdict = "draw"
-            else:
-                verdict = " & ".join(names[s] for s in winners) + (
-                    " win" if len(winners) > 1 else " wins"
-                )
+            verdict = _verdict(names, _players(entry, end), r.winners)
             where = f" (deal {end.game + 1}, dealt by seat {_dealer(entry, end.game)})"
             line = f"game {number}: {end.outcome.text}"
             if end.outcome is not Outcome.NORMAL:
@@ -529,6 +523,22 @@ def _summary(entries: Sequence[MatchEntry], ends: Sequence[GameEnd]) -> Table:
             str(tally.points[i]),
         )
     return table
+
+
+def _verdict(names: Sequence[str], players: Sequence[int], winners: Sequence[int]) -> str:
+    """A game's verdict: "draw", or its winning seats' players and the verb agreeing with them:
+    "ann wins", but "ann + cat win" (two players sharing a seat) and "ann & bob win" (two seats)."""
+    if not winners:
+        return "draw"
+    many = sum(players[s] for s in winners) > 1
+    return " & ".join(names[s] for s in winners) + (" win" if many else " wins")
+
+
+def _players(entry: MatchEntry, end: GameEnd) -> list[int]:
+    """How many players each seat had in this game (as :func:`_game_names` names them)."""
+    if end.seating:
+        return [len(seat) for seat in end.seating]
+    return [len(seat) for seat in entry.specs]
 
 
 def _game_names(entry: MatchEntry, end: GameEnd) -> list[str]:

@@ -292,20 +292,16 @@ def _run_with_lines(runner: tournament_runner.TournamentRunner, every: float) ->
 
 def elo_cells(line: PairingLine) -> tuple[str, str]:
     """The Elo difference of the entrant over its opponent with its 95% interval, from the duplicate
-    pairs (or the games, without pairs), and the likelihood of superiority; neither while every pair
-    (game) scored alike, where they would be the regularization's, not the games' (one pair won
-    twice would read +1041 and 100%)."""
-    from arena.stats import elo_text
-    from arena.tournament.summary import counted
+    pairs (or the games, without pairs), and the likelihood of superiority, as the web shows them
+    (:func:`arena.tournament.summary.elo_shown`): a clean sweep gets a one-sided bound and a LOS of
+    100% (or 0%); while every pair (game) scored alike otherwise, no figure (it would be the
+    regularization's, not the games': one pair won twice would read +1041 and 100%)."""
+    from arena.tournament.summary import elo_figures, elo_shown
 
-    e = line.elo
-    if e is None:
+    shown = elo_shown(elo_figures(line), line.games)
+    if not shown.units:
         return "-", "-"
-    basis = counted(line.pairs, "pair") if line.pairs else counted(line.games, "game")
-    if e.regularized:  # every pair (game) scored alike: no spread to measure anything with yet
-        return f"- ({basis}, all alike)", "-"
-    low, high = elo_text(e.elo_low, "+.0f"), elo_text(e.elo_high, "+.0f")
-    return f"{elo_text(e.elo, '+.0f')} ({low}, {high}), {basis}", f"{e.los:.0%}"
+    return f"{shown.elo} {shown.note}, {shown.units}", shown.los
 
 
 def print_tables(led: Ledger, spec: TournamentSpec, tid: int) -> None:

@@ -33,8 +33,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from arena.competition import bundles, intake
+from arena.competition.desk_port import SubmissionError
 from arena.competition.roster import Roster
-from arena.competition.submission_api import SubmissionError
 from arena.ledger import challenges as ch
 from arena.ledger import competitions as store
 from arena.ledger.rows import ScheduledGame

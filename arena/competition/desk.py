@@ -1,7 +1,7 @@
 """A competition's submissions desk: what an author may do (submit a bundle, register a remote
 entrant, withdraw a bot, read their submissions, logs and the board), each call held to the
 competition's caps and taken in one at a time per author. The submission API
-(:mod:`.submission_api`) serves it over gRPC through its :class:`~.submission_api.Desk` protocol.
+(:mod:`.submission_api`) serves it over gRPC through its :class:`~.desk_port.Desk` protocol.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from arena.competition import bundles, intake, organiser, runtimes
+from arena.competition.desk_port import SubmissionError
 from arena.competition.intake_queue import IntakeQueue
-from arena.competition.submission_api import SubmissionError
 from arena.ledger import LedgerError, seat_reports, status_history
 from arena.ledger import competitions as store
 

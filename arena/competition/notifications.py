@@ -57,9 +57,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from arena.competition import intake
+from arena.competition.desk_port import SubmissionError
 from arena.competition.server_state import CompetitionState
 from arena.competition.spec import Notifications
-from arena.competition.submission_api import SubmissionError
 from arena.ledger import competitions as store
 from arena.ledger.webhooks import Delivery, Webhook, Webhooks
 from arena.play.ledger_thread import LedgerWorker

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hmac
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from arena.common.secret_tokens import new_token
@@ -120,6 +121,28 @@ def authors(comp: store.Competitions, cid: int) -> list[store.Author]:
     return comp.authors(cid)
 
 
-def status(comp: store.Competitions, cid: int) -> tuple[bool, list[store.Submission]]:
-    """Whether the competition is paused, and all its submissions."""
-    return comp.paused(cid), comp.submissions(cid)
+@dataclass(frozen=True, slots=True)
+class Status:
+    """A competition as ``arena compete status`` shows it, on the ledger or through the server."""
+
+    name: str
+    variant: str
+    paused: bool
+    played: int  # games played
+    failures: int  # of them, ended by a bot's failure
+    submissions: list[store.Submission]
+    last_games: list[store.LastGame]  # newest first, :data:`LAST_GAMES` at most
+
+
+LAST_GAMES = 10  # games the status lists
+
+
+def status(comp: store.Competitions, cid: int) -> Status:
+    """Whether the competition is paused, its games played, all its submissions and its last
+    games."""
+    # By its id: a tournament named as another's id must not stand in for it.
+    t = next(t for t in comp.ledger.tournaments() if t.id == cid)
+    return Status(
+        t.name, t.variant, comp.paused(cid), t.played, t.failures, comp.submissions(cid),
+        comp.last_games(cid, LAST_GAMES),
+    )  # fmt: skip

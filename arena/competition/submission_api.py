@@ -1,30 +1,33 @@
-"""The submission service's gRPC servicer: thin, it checks the author's token, calls the competition's
-submissions desk (any :class:`Desk`: the competition server is one) and encodes the answer; only here
-do errors become status codes. The command line starts it beside the server it serves.
-
-It listens on its own address (never the one bots dial in to), and every call must carry an author's
-token (``authorization: Bearer <token>``). The token is checked by an interceptor before the request is
-read: a call without one is refused while its body is still on the wire (checked in the handler, a
-stranger's 20 MB bundle was received and parsed first, and forty at once took 4 GB of memory).
+"""The submission service's gRPC servicer: thin, it calls the competition's submissions desk (any
+:class:`~.desk_port.Desk`: the competition server is one) as the caller the access checks found
+(:mod:`.submission_access`) and encodes the answer; only here do errors become status codes. The
+command line starts it beside the server it serves, on its own address (never the one bots dial in
+to), behind a listener guard.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import contextvars
 import json
-from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 
 from arena.competition import organiser
-from arena.ledger import LedgerError, challenges, seat_reports, status_history
+from arena.competition.desk_port import Desk, SubmissionError
+from arena.competition.submission_access import (
+    CALLER,
+    ORGANISER,
+    ORGANISER_ONLY,
+    AuthorGuard,
+    bearer,
+    find_author,
+)
+from arena.ledger import LedgerError, challenges
 from arena.ledger import competitions as store
 from arena.ledger.webhooks import Webhook
-from arena.service.listener_caps import Caps, Guard, caps_for, marking
+from arena.service.listener_caps import Caps, Guard, caps_for
 from arena.service.server import HANDSHAKE_OPTIONS, bind, check_free, open_files_limit
 from arena.wire.v1 import competition_pb2 as pb
 from arena.wire.v1 import competition_pb2_grpc
@@ -36,110 +39,12 @@ if TYPE_CHECKING:
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
-# The author the interceptor found for the call under way (set in the call's own handler task).
-CALLER: contextvars.ContextVar[store.Author | None] = contextvars.ContextVar("caller", default=None)
-# Whether the call under way carries the organiser's token (set as CALLER is).
-ORGANISER: contextvars.ContextVar[bool] = contextvars.ContextVar("organiser", default=False)
+_T = TypeVar("_T")
 
 MAX_ID = 2**63 - 1  # the largest id SQLite can hold; a larger one names no submission
-# An author's calls under way at a time. Each Submit holds its bundle (up to the cap) in memory until
-# the author's earlier ones are taken in, one at a time: forty at once of 19 MB each took the server
-# past 4 GB. Counted before a request is read, as the token is checked.
-CALLS_PER_AUTHOR = 4
 # Room above the bundle's cap in a Submit message: its field's tag and length (a few bytes), so that a
 # bundle a little over the cap is refused by name rather than by the transport.
 MESSAGE_MARGIN = 64 * 1024
-
-
-class SubmissionError(Exception):
-    """A submission refused; the message is for its author."""
-
-
-_T = TypeVar("_T")
-
-
-class Desk(Protocol):
-    """What the submission service asks of a competition: its submissions desk."""
-
-    @property
-    def competition_name(self) -> str: ...
-
-    @property
-    def max_bundle_mb(self) -> int: ...
-
-    @property
-    def bots_address(self) -> str: ...  # where remote entrants dial in
-
-    async def submit(self, author: store.Author, data: bytes) -> store.Submission: ...
-
-    async def register_remote(
-        self, author: store.Author, bot: str, version: str, language: str
-    ) -> tuple[store.Submission, str]: ...
-
-    async def withdraw(self, author: store.Author, bot: str) -> int: ...
-
-    async def submissions_of(self, author: store.Author) -> list[store.Submission]: ...
-
-    async def submission(self, submission_id: int) -> store.Submission: ...
-
-    async def log(self, submission_id: int) -> str: ...
-
-    async def author_of(self, token: str) -> store.Author | None: ...
-
-    async def board(self) -> list[store.BoardLine]: ...
-
-    async def history(self, submission_id: int) -> list[status_history.StatusChange]: ...
-
-    async def play_failures(self, entrant_id: int) -> list[store.PlayFailure]: ...
-
-    async def time_use(self, entrant_id: int) -> seat_reports.TimeUse: ...
-
-    async def game_log(
-        self, author: store.Author, game_id: int
-    ) -> tuple[str, str, list[seat_reports.SeatOutput]]: ...
-
-    # The organiser's calls (:mod:`.organiser`'s actions, run on the competition's ledger).
-    def is_organiser(self, token: str) -> bool: ...
-
-    async def organise(self, action: Callable[..., _T], *args: Any) -> _T: ...
-
-    # Notifications (:mod:`arena.competition.notifications`).
-    async def set_webhook(self, author: store.Author, url: str) -> tuple[Webhook, str]: ...
-
-    async def webhook(self, author: store.Author) -> Webhook | None: ...
-
-    async def remove_webhook(self, author: store.Author) -> bool: ...
-
-    # Challenges (arena.competition.challenges).
-
-    async def challenge(
-        self, author: store.Author, bot: str, against: str, games: int
-    ) -> challenges.Challenge: ...
-
-    async def challenges_of(
-        self, author: store.Author
-    ) -> list[tuple[challenges.Challenge, list[challenges.ChallengeGame]]]: ...
-
-    async def cancel_challenge(
-        self, author: store.Author, challenge_id: int
-    ) -> challenges.Challenge: ...
-
-    async def challenge_replay(
-        self, author: store.Author, game_id: int
-    ) -> tuple[challenges.ChallengeGame, dict[str, object], list[challenges.ChallengeOutput]]: ...
-
-
-# The calls anyone may make, with no author's token: the public board.
-PUBLIC_METHODS = frozenset({"/arena.v1.Competition/Leaderboard"})
-# The calls only the organiser may make, with the organiser's token (an author's is refused).
-ORGANISER_METHODS = frozenset(
-    f"/arena.v1.Competition/{name}"
-    for name in (
-        "SetPaused", "OrganiserStatus", "Suspend", "Reinstate", "AddAuthor", "ListAuthors",
-    )
-)  # fmt: skip
-# Either token: whose it is.
-WHO_AM_I = "/arena.v1.Competition/WhoAmI"
 
 
 # Starts the submission service for a desk on an address, its bundles capped at a size in MB:
@@ -344,11 +249,24 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
     async def OrganiserStatus(
         self, request: pb.OrganiserStatusRequest, context: Context
     ) -> pb.OrganiserStatusResponse:
-        paused, subs = await self._organise(context, organiser.status)
+        found = await self._organise(context, organiser.status)
         return pb.OrganiserStatusResponse(
             competition=self.desk.competition_name,
-            paused=paused,
-            submissions=[_info(s) for s in subs],
+            paused=found.paused,
+            submissions=[_info(s) for s in found.submissions],
+            variant=found.variant,
+            games_played=found.played,
+            failures=found.failures,
+            last_games=[
+                pb.CompetitionGame(
+                    game_id=g.game_id,
+                    key=g.key,
+                    players=g.players,
+                    outcome=g.outcome,
+                    finished_at=g.finished_at,
+                )
+                for g in found.last_games
+            ],
         )
 
     async def Suspend(self, request: pb.SuspendRequest, context: Context) -> pb.SuspendResponse:
@@ -439,169 +357,6 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
                 for o in outputs
             ],
         )  # fmt: skip
-
-
-ORGANISER_ONLY = (
-    "this call needs the organiser's token (arena compete serve shows it on its first start, or "
-    "takes one with --organiser-token-file)"
-)
-
-
-def bearer(metadata: Any) -> str:
-    """The token a call's metadata carries ("authorization: Bearer <token>"), "" for none."""
-    given = dict(metadata or ()).get("authorization", "")
-    return given.removeprefix("Bearer ").strip() if isinstance(given, str) else ""
-
-
-async def find_author(
-    desk: Desk, metadata: Any, known: KnownAuthors | None = None
-) -> tuple[store.Author | None, str]:
-    """The author whose token the call's metadata carries; (None, why) when there is none. With
-    ``known``, an author found before is not looked up again, and a lookup waits for the one before."""
-    token = bearer(metadata)
-    if token:
-        if known is not None:
-            author = await known.find(desk, token)
-        else:
-            author = await desk.author_of(token)
-        if author is not None:
-            return author, ""
-    given_one = (
-        "the token given is no author's of this competition"
-        if token
-        else "an author's token is needed (metadata 'authorization: Bearer <token>')"
-    )
-    return None, f"{given_one}; the organiser gives one with: arena compete author add NAME"
-
-
-class KnownAuthors:
-    """The authors whose tokens have been seen, by their token's hash, and the lookups of the others
-    one at a time. Every call with a wrong token costs a lookup on the ledger's one thread, where the
-    competition records its games and submissions: a flood of them, all at once, queued that many
-    lookups ahead of the competition's own work. Now a flood waits here, in the event loop, with one
-    lookup of the ledger at a time; an author's calls after the first are not looked up at all (an
-    author's token is never revoked), and an author added while the server runs is found at once."""
-
-    def __init__(self) -> None:
-        self.by_hash: dict[str, store.Author] = {}
-        self._turn = asyncio.Lock()
-
-    async def find(self, desk: Desk, token: str) -> store.Author | None:
-        digest = store.hash_token(token)
-        author = self.by_hash.get(digest)
-        if author is None:
-            async with self._turn:
-                author = await desk.author_of(token)
-            if author is not None:
-                self.by_hash[digest] = author
-        return author
-
-
-class AuthorGuard(grpc.aio.ServerInterceptor):
-    """Checks the author's token from the call's metadata, before its request is read: a refused
-    call's handler reads nothing (it is request-streaming, and aborts without taking a message), so
-    its body never reaches the server's memory whole. An accepted call runs with its author known
-    (:data:`CALLER`)."""
-
-    def __init__(self, desk: Desk, on_authenticated: Callable[[str], None] | None = None) -> None:
-        self.desk = desk
-        self.known = KnownAuthors()
-        self.under_way: Counter[int] = Counter()  # each author's calls under way, by id
-        self.on_authenticated = on_authenticated  # the listener's guard, told of a token shown
-
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Handler | None:
-        metadata = handler_call_details.invocation_metadata
-        method = handler_call_details.method
-        if method in ORGANISER_METHODS or method == WHO_AM_I:
-            if self.desk.is_organiser(bearer(metadata)):
-                handler = await continuation(handler_call_details)
-                if handler is None or handler.unary_unary is None:
-                    return handler
-                if self.on_authenticated is not None:
-                    return marking(_as_organiser(handler), self.on_authenticated)
-                return _as_organiser(handler)
-            if method != WHO_AM_I:
-                return _refuse(ORGANISER_ONLY, grpc.StatusCode.PERMISSION_DENIED)
-        author, refusal = await find_author(self.desk, metadata, self.known)
-        if (
-            author is None
-            and handler_call_details.method in PUBLIC_METHODS
-            and not dict(metadata or ()).get("authorization")
-        ):
-            # Anyone's call, with no token (a wrong one is refused, as on every call): its request
-            # is a few bytes.
-            return await continuation(handler_call_details)
-        if author is None:
-            return _refuse(refusal)
-        handler = await continuation(handler_call_details)
-        if handler is None or handler.unary_unary is None:
-            return handler  # unknown method: UNIMPLEMENTED (the service has unary calls only)
-        if self.on_authenticated is not None:
-            return marking(_as(author, handler, self.under_way), self.on_authenticated)
-        return _as(author, handler, self.under_way)
-
-
-def _refuse(refusal: str, code: grpc.StatusCode = grpc.StatusCode.UNAUTHENTICATED) -> Handler:
-    async def abort(requests: object, context: Context) -> None:
-        await context.abort(code, refusal)
-
-    # No deserializer either: nothing of the request is ever taken.
-    return grpc.stream_unary_rpc_method_handler(abort)
-
-
-def _as(author: store.Author, handler: Handler, under_way: Counter[int]) -> Handler:
-    """``handler`` run with ``author`` as the caller, when the author has fewer than
-    :data:`CALLS_PER_AUTHOR` calls ``under_way``: counted before the request is read (the handler
-    takes its request as a stream of one message, read only when asked), so that a call past them
-    is refused with its body still on the wire."""
-    behaviour: Any = handler.unary_unary  # a coroutine function on grpc.aio (the stubs say not)
-
-    async def call(requests: AsyncIterator[Any], context: Context) -> Any:
-        if under_way[author.id] >= CALLS_PER_AUTHOR:
-            await context.abort(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"you have {CALLS_PER_AUTHOR} calls under way, the most at a time; "
-                "wait for one to end",
-            )
-        under_way[author.id] += 1
-        try:
-            request = await anext(aiter(requests), None)
-            if request is None:
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the call has no request")
-            CALLER.set(author)  # the handler's own task: no other call sees it
-            return await behaviour(request, context)
-        finally:
-            under_way[author.id] -= 1
-            if not under_way[author.id]:
-                del under_way[author.id]
-
-    return grpc.stream_unary_rpc_method_handler(
-        call,
-        request_deserializer=handler.request_deserializer,
-        response_serializer=handler.response_serializer,
-    )
-
-
-def _as_organiser(handler: Handler) -> Handler:
-    """``handler`` run as the organiser's call; its request (a few bytes) read as an author's is."""
-    behaviour: Any = handler.unary_unary
-
-    async def call(requests: AsyncIterator[Any], context: Context) -> Any:
-        request = await anext(aiter(requests), None)
-        if request is None:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the call has no request")
-        ORGANISER.set(True)  # the handler's own task: no other call sees it
-        return await behaviour(request, context)
-
-    return grpc.stream_unary_rpc_method_handler(
-        call,
-        request_deserializer=handler.request_deserializer,
-        response_serializer=handler.response_serializer,
-    )
 
 
 def _webhook_info(hook: Webhook) -> pb.WebhookInfo:

@@ -12,9 +12,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from arena.stats import Counts, EloEstimate, Pentanomial, Trinomial, estimate
+from arena.stats.elo import elo_from_score, elo_text
+
+SWEEP_CONFIDENCE = 0.95  # of the one-sided bound given for a clean sweep
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,3 +218,80 @@ def duplicated(lines: Iterable[PairingLine]) -> bool:
     """Whether any pairing played a deal more than once (duplicate deals): only then do duplicate
     sets say more than the games do, and a table shows them."""
     return any(line.sets < line.games for line in lines)
+
+
+def sweep_bound(units: int, confidence: float = SWEEP_CONFIDENCE) -> float:
+    """The Elo difference that a clean sweep of ``units`` (pairs or games, each won outright) shows
+    at least, one-sided at ``confidence``.
+
+    A unit scores between 0 and 1; whatever its distribution, it scores 1 with probability at most
+    its mean score s, so ``units`` sweeps in a row happen with probability at most s ** units, below
+    1 - ``confidence`` whenever s < (1 - confidence) ** (1 / units): that is the score's lower bound
+    (Clopper-Pearson's for n successes in n), and its Elo the bound."""
+    if units < 1:
+        raise ValueError(f"a sweep needs at least one unit, got {units}")
+    return elo_from_score((1 - confidence) ** (1 / units))
+
+
+def elo_figures(line: PairingLine) -> dict[str, Any] | None:
+    """A line's Elo figures as the CLI's pairings table and the web show them (None: no counts yet).
+
+    ``pairs`` (0: from the games), ``elo``, ``elo_low``, ``elo_high``, ``nelo``, ``nelo_low``,
+    ``nelo_high``, ``los``, ``regularized`` and ``sweep``. While every pair (game) scored alike,
+    the figures would be the regularization's, not the games' (one pair won twice reads +1041 and
+    100%): none is given. A clean sweep (every unit won by one side, ``sweep`` "won" or "lost")
+    gets a one-sided bound instead (``elo_low``, or ``elo_high`` for the loser) and its LOS is 100%
+    (or 0%)."""
+    e = line.elo
+    if line.counts is None or e is None:
+        return None
+    given = not e.regularized
+    out: dict[str, Any] = {
+        "pairs": line.pairs,
+        **{
+            k: (getattr(e, k) if given else None)
+            for k in ("elo", "elo_low", "elo_high", "nelo", "nelo_low", "nelo_high", "los")
+        },
+        "regularized": e.regularized,
+        "sweep": None,
+    }
+    values = [int(x) for x in str(line.counts).split(",")]
+    units = sum(values)
+    if e.regularized and values[-1] == units:  # every pair 2 points (game won) to the entrant
+        out.update(sweep="won", elo_low=sweep_bound(units), los=1.0)
+    elif e.regularized and values[0] == units:
+        out.update(sweep="lost", elo_high=-sweep_bound(units), los=0.0)
+    return out
+
+
+class EloShown(NamedTuple):
+    """A line's Elo figures as text, for the CLI's pairings table and the web's head to head."""
+
+    elo: str  # the figure, or the bound with its side ("> -94"), or "-"
+    note: (
+        str  # the interval "[+12, +80]", "(95%, a clean sweep)" or "(all alike)"; "" with no figure
+    )
+    units: str  # what it comes from: "3 pairs", "1 game"; "" with no figure
+    los: str  # "73%", "100%" for a won sweep; "-" with no figure
+
+
+def elo_shown(figures: dict[str, Any] | None, games: int) -> EloShown:
+    """:func:`elo_figures` (of a line of ``games`` games) as text."""
+    e = figures
+    if e is None:
+        return EloShown("-", "", "", "-")
+    units = counted(e["pairs"], "pair") if e["pairs"] else counted(games, "game")
+    if e["sweep"] == "won":
+        elo, note = f"> {_elo(e['elo_low'])}", f"({SWEEP_CONFIDENCE:.0%}, a clean sweep)"
+    elif e["sweep"] == "lost":
+        elo, note = f"< {_elo(e['elo_high'])}", f"({SWEEP_CONFIDENCE:.0%}, a clean sweep)"
+    elif e["regularized"]:
+        elo, note = "-", "(all alike)"
+    else:
+        elo, note = _elo(e["elo"]), f"[{_elo(e['elo_low'])}, {_elo(e['elo_high'])}]"
+    los = "-" if e["los"] is None else f"{e['los'] * 100:.0f}%"
+    return EloShown(elo, note, units, los)
+
+
+def _elo(x: float) -> str:
+    return elo_text(x, "+.0f")  # >2400 for a bound held at the limit

@@ -11,8 +11,7 @@ from typing import Any, NamedTuple
 
 from arena.ledger import head_to_head as stored
 from arena.stats import Pentanomial, Trinomial, estimate
-from arena.stats.elo import elo_from_score, elo_text
-from arena.tournament.summary import PairingLine, counted, wilson
+from arena.tournament.summary import PairingLine, elo_figures, elo_shown, wilson
 from arena.web.queries import cap
 
 # Head to head is a table of every two entrants: worth showing whole for a tournament's field, not for
@@ -22,7 +21,6 @@ MAX_PAIRING_ENTRANTS = 32
 OPPONENTS_PAGE = 100
 # A crosstable (entrant x entrant) is a square: 40 entrants make 1,600 cells, about what a page holds.
 MAX_CROSSTABLE_ENTRANTS = 40
-SWEEP_CONFIDENCE = 0.95  # of the one-sided bound given for a clean sweep
 
 
 def pairing_entrants(conn: sqlite3.Connection, event_id: int) -> int:
@@ -120,19 +118,6 @@ def crosstable(conn: sqlite3.Connection, event_id: int, order: list[int]) -> dic
     }
 
 
-def sweep_bound(units: int, confidence: float = SWEEP_CONFIDENCE) -> float:
-    """The Elo difference that a clean sweep of ``units`` (pairs or games, each won outright) shows
-    at least, one-sided at ``confidence``.
-
-    A unit scores between 0 and 1; whatever its distribution, it scores 1 with probability at most
-    its mean score s, so ``units`` sweeps in a row happen with probability at most s ** units, below
-    1 - ``confidence`` whenever s < (1 - confidence) ** (1 / units): that is the score's lower bound
-    (Clopper-Pearson's for n successes in n), and its Elo the bound."""
-    if units < 1:
-        raise ValueError(f"a sweep needs at least one unit, got {units}")
-    return elo_from_score((1 - confidence) ** (1 / units))
-
-
 class Shown(NamedTuple):
     """A head-to-head line as a page shows it, formatted once (a table may have hundreds)."""
 
@@ -152,32 +137,15 @@ class Shown(NamedTuple):
 
 
 def shown(p: dict[str, Any]) -> Shown:
-    """A line of :func:`pairings` or :func:`opponents` formatted for a page."""
-    e = p["elo"]
-    units = ""
-    if e is None:
-        elo, note = "-", ""
-    else:
-        units = counted(e["pairs"], "pair") if e["pairs"] else counted(p["games"], "game")
-        if e["sweep"] == "won":
-            elo, note = f"> {_elo(e['elo_low'])}", "(95%, a clean sweep)"
-        elif e["sweep"] == "lost":
-            elo, note = f"< {_elo(e['elo_high'])}", "(95%, a clean sweep)"
-        elif e["regularized"]:
-            elo, note = "-", "(all alike)"
-        else:
-            elo, note = _elo(e["elo"]), f"[{_elo(e['elo_low'])}, {_elo(e['elo_high'])}]"
-    los = "-" if e is None or e["los"] is None else f"{e['los'] * 100:.0f}%"
+    """A line of :func:`pairings` or :func:`opponents` formatted for a page: its Elo as the CLI's
+    pairings table shows it (:func:`arena.tournament.summary.elo_shown`)."""
+    elo, note, units, los = elo_shown(p["elo"], p["games"])
     return Shown(
         p["entrant_id"], p["entrant"], p["opponent_id"], p["opponent"], p["games"],
         f"{p['wins']}-{p['losses']}-{p['draws']}", f"{p['forfeits']}-{p['opponent_forfeits']}",
         f"{p['sets_won']}-{p['sets_lost']}-{p['sets_tied']}", f"{p['score'] * 100:.0f}%", elo,
         note, units, los,
     )  # fmt: skip
-
-
-def _elo(x: float) -> str:
-    return elo_text(x, "+.0f")  # >2400 for a bound held at the limit
 
 
 def points_text(points: float) -> str:
@@ -231,7 +199,6 @@ def entrant_labels(entrants: dict[int, tuple[str, str]]) -> dict[int, str]:
 
 
 def _pairing(line: PairingLine, a: int, b: int) -> dict[str, Any]:
-    e = line.elo
     out: dict[str, Any] = {
         "entrant_id": a,
         "entrant": cap(line.a),
@@ -252,30 +219,10 @@ def _pairing(line: PairingLine, a: int, b: int) -> dict[str, Any]:
         "counts": None,
         "elo": None,
     }
-    if line.counts is not None and e is not None:
+    if line.counts is not None and line.elo is not None:
         out["counts"] = {
             "model": "pentanomial" if isinstance(line.counts, Pentanomial) else "trinomial",
             "values": [int(x) for x in str(line.counts).split(",")],
         }
-        # Every pair (game) scored alike: the figures would be the regularization's, not the
-        # games' (one pair won twice reads +1041 and 100%): none is given. A clean sweep (every
-        # unit won by one side) gets a one-sided bound instead, and its LOS is 100% (or 0%).
-        shown = not e.regularized
-        out["elo"] = {
-            "pairs": line.pairs,
-            **{
-                k: (getattr(e, k) if shown else None)
-                for k in ("elo", "elo_low", "elo_high", "nelo", "nelo_low", "nelo_high", "los")
-            },
-            "regularized": e.regularized,
-            "sweep": None,  # "won" or "lost": every unit won by the entrant, or by the opponent
-        }
-        values = out["counts"]["values"]
-        units = sum(values)
-        if e.regularized and values[-1] == units:  # every pair 2 points (game won) to the entrant
-            bound = sweep_bound(units)
-            out["elo"].update(sweep="won", elo_low=bound, los=1.0)
-        elif e.regularized and values[0] == units:
-            bound = sweep_bound(units)
-            out["elo"].update(sweep="lost", elo_high=-bound, los=0.0)
+        out["elo"] = elo_figures(line)
     return out

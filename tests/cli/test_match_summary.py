@@ -84,3 +84,25 @@ def test_players_who_keep_their_seats_are_summed_up_per_seat() -> None:
     assert rows["1"] == ["bob + cat", "1", "1", "1", "1900"]
     line = _status([entry], _Live(), 3)
     assert line.endswith("won-drawn-lost: ann 1-1-1, bob + cat 1-1-1")
+
+
+def test_a_games_verdict_agrees_with_its_winners_players() -> None:
+    """Issue 45: the allies' seat won as "bob + cat wins"; two players win."""
+    from arena.cli.match import _print_result
+
+    entry = _entry("three-handed-consultation", (), [["ann"], ["bob", "cat"]])
+    entry.ends = [_end(0, ALLIES, (400, 800), ()), _end(1, SINGLE, (900, 500), ())]
+    series = _entry(
+        "three-handed-consultation", (("consultation", "series"),), [["ann"], ["bob", "cat"]]
+    )
+    series.ends = [
+        _end(0, ALLIES, (400, 800), ((2,), (0, 1))),
+        _end(1, DRAW, (1, 1), ((2,), (0, 1))),
+    ]
+    console = Console(record=True, width=200)
+    _print_result(console, [entry])
+    _print_result(console, [series])
+    verdicts = [
+        line.rsplit("| ", 1)[1] for line in console.export_text().splitlines() if "| " in line
+    ]
+    assert verdicts == ["bob + cat win", "ann wins", "ann + bob win", "draw"]

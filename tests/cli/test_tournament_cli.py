@@ -52,9 +52,14 @@ def test_run_prints_the_leaderboard_and_the_pairings(played: tuple[Path, Path, R
     assert score is not None, pairing
     wins, losses, draws = map(int, score.groups())
     assert wins + losses + draws == 2
-    # One duplicate pair: no spread, so no Elo interval and no LOS (they would be the
-    # regularization's: one pair won twice would read +1041 and 100%).
-    assert "- (1 pair, all alike)" in pairing and "%" not in pairing.split("alike")[1]
+    # One duplicate pair: no spread, so no Elo interval (it would be the regularization's: one pair
+    # won twice would read +1041 and 100%). Split, it is all alike, with no LOS; won twice by one
+    # side (the random bot's luck), a clean sweep: its one-sided bound and a LOS of 100% or 0%.
+    if wins == 1:
+        assert "- (all alike), 1 pair" in pairing and "%" not in pairing.split("alike")[1]
+    else:
+        side, los = (">", "100%") if wins == 2 else ("<", "0%")
+        assert re.search(rf"{side} [+-]\d+ \(95%, a clean sweep\), 1 pair │ {los} ", pairing)
 
 
 def test_run_again_resumes_and_plays_nothing(

@@ -16,9 +16,10 @@ import pytest
 
 from arena.bots.limits import Limits
 from arena.competition import bundles, intake
+from arena.competition.desk_port import SubmissionError
 from arena.competition.server import CompetitionServer
 from arena.competition.spec import parse
-from arena.competition.submission_api import SubmissionError, serve_submissions
+from arena.competition.submission_api import serve_submissions
 from arena.ledger import Ledger
 from arena.ledger import competitions as store
 

@@ -17,9 +17,10 @@ from typer.testing import CliRunner
 
 from arena.cli.main import app
 from arena.competition.challenges import CHALLENGE_ROUND, challenge_key
+from arena.competition.desk_port import SubmissionError
 from arena.competition.server import CompetitionServer
 from arena.competition.spec import parse
-from arena.competition.submission_api import SubmissionError, serve_submissions
+from arena.competition.submission_api import serve_submissions
 from arena.ledger import Ledger
 from arena.ledger import challenges as ch
 from arena.ledger import competitions as store

@@ -21,7 +21,7 @@ from intake_helpers import TIMEOUT, Gates, bundle, run, running, until
 
 from arena.bots.limits import Limits
 from arena.competition import bundles, intake
-from arena.competition.submission_api import SubmissionError
+from arena.competition.desk_port import SubmissionError
 from arena.ledger import Ledger, LedgerError
 from arena.ledger import competitions as store
 from arena.ledger.rows import FinishedGame, ScheduledGame

@@ -201,3 +201,61 @@ def test_compete_serve_makes_the_organisers_token_once_and_takes_one_given(tmp_p
     third = serve("--organiser-token-file", str(given))
     assert ORGANISER_TOKEN not in third and "the organiser's token" not in third
     assert organiser.is_organiser(data, ORGANISER_TOKEN) and not organiser.is_organiser(data, token)
+
+
+def test_compete_status_shows_the_same_remotely_as_on_the_ledger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 45: compete status took only --ledger; through the server (--server --token, the
+    OrganiserStatus call) it shows what its help promises too: games played and the last games."""
+    run(remote_status, tmp_path, monkeypatch)
+
+
+async def remote_status(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.ledger.rows import FinishedGame, ScheduledGame
+
+    organiser.take_token(tmp_path / "data", ORGANISER_TOKEN)
+    monkeypatch.delenv("ARENA_ORGANISER_TOKEN", raising=False)
+    monkeypatch.setenv("COLUMNS", "200")
+    runner = CliRunner()
+
+    async def arena(*args: str) -> tuple[int, str]:
+        result = await asyncio.to_thread(runner.invoke, app, ["compete", *args])
+        return result.exit_code, result.output
+
+    async with running(tmp_path, monkeypatch, Gates()) as (server, comp, ada):
+        remote = ("--server", server.submissions_address, "--token", ORGANISER_TOKEN)
+        code, out = await arena("status", *remote)
+        assert code == 0, out
+        assert "paused; 0 games" in out and "no submissions yet" in out
+        assert "no game played yet" in out
+        ids = {}
+        for bot in ("smart", "bold"):
+            sid, _ = comp.submit(server.cid, ada.id, bot, "1", "remote")
+            ids[bot] = comp.activate(sid, f"remote:{bot}")
+        result = {"sides": [[0], [1]], "ranking": [0, 1], "scores": [1000, 600]}
+        for order in range(12):
+            game = ScheduledGame(
+                f"c{order:09d}-s0", order, 0, order, 0, 0, order + 1, (("smart",), ("bold",)),
+                ("smart", "bold"),
+            )  # fmt: skip
+            server.ledger.plan(server.cid, [game])
+            outcome = "crash" if order == 3 else "normal"
+            rec = {"games": [{"outcome": outcome, "detail": "", "culprit": 1 if order == 3 else -1,
+                              "result": result}]}  # fmt: skip
+            server.ledger.record_game(
+                server.cid, "two-handed", game, ids, FinishedGame.from_data(rec)
+            )
+        code, out = await arena("status", *remote)
+        assert code == 0, out
+        assert "paused; 12 games, 1 ended by a bot's failure" in out
+        assert "submissions: 2 active" in out
+        assert "The last 10 games" in out
+        assert "c000000011-s0" in out and "c000000001-s0" not in out
+        assert "smart 1:1000, bold 1:600" in out
+        code, refused = await arena("status", "--server", server.submissions_address)
+        assert code != 0 and "give the organiser's token" in refused
+    # The same status on the ledger, here: one implementation, the same lines.
+    code, local = await arena("status", "--ledger", str(tmp_path / "ledger.sqlite"))
+    assert code == 0, local
+    assert local == out

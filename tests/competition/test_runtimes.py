@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 from arena.bots.limits import Limits
 from arena.cli.main import app
 from arena.competition import bundles, intake, runtimes
+from arena.competition.desk_port import SubmissionError
 from arena.competition.spec import CompetitionFileError, parse
-from arena.competition.submission_api import SubmissionError
 from arena.ledger import competitions as store
 from arena.sandbox import runtime as sandbox_runtime
 

@@ -12,7 +12,7 @@ import grpc
 import pytest
 from intake_helpers import Gates, bundle, run, running, until
 
-from arena.competition import submission_api
+from arena.competition import submission_access, submission_api
 from arena.ledger.rows import FinishedGame
 from arena.service.server import open_files_limit
 from arena.wire.v1 import competition_pb2 as pb
@@ -212,12 +212,12 @@ async def calls_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
             asyncio.ensure_future(
                 calls.Submit(pb.SubmitRequest(bundle=bundle(str(i))), metadata=mine)
             )
-            for i in range(submission_api.CALLS_PER_AUTHOR + 2)
+            for i in range(submission_access.CALLS_PER_AUTHOR + 2)
         ]
-        await until(lambda: len(received) >= submission_api.CALLS_PER_AUTHOR, lambda: received)
+        await until(lambda: len(received) >= submission_access.CALLS_PER_AUTHOR, lambda: received)
         await until(lambda: sum(f.done() for f in sent) >= 2, lambda: sent)
         await asyncio.sleep(0.5)  # and no more are read meanwhile
-        assert len(received) == submission_api.CALLS_PER_AUTHOR, received
+        assert len(received) == submission_access.CALLS_PER_AUTHOR, received
         refused = [f for f in sent if f.done()]
         assert len(refused) == 2, refused
         for f in refused:

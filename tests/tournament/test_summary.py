@@ -125,3 +125,46 @@ def test_a_pairing_without_pairs_gets_its_elo_from_games_and_a_half_pair_is_left
     ]  # fmt: skip
     (line,) = pairing_lines(rows)
     assert str(line.counts) == "0,0,1,0,0" and line.games == 3
+
+
+def test_arena_runs_pairings_table_shows_a_clean_sweeps_bound_and_los_as_the_web_does() -> None:
+    """Issue 45: a clean sweep printed "-" for Elo and LOS in ``arena run``'s pairings table while
+    the web showed the one-sided bound; both now format it with one function."""
+    from arena.cli.tournament import elo_cells
+    from arena.tournament.summary import elo_figures, elo_shown, sweep_bound
+    from arena.web.head_to_head import shown
+
+    # Two deals, each a duplicate pair won twice by 'a': a clean sweep of two pairs.
+    rows = [seat(g, s, name, 0 if name == "a" else 1, 0) for g in range(4) for s, name in
+            enumerate(("a", "b") if g % 2 == 0 else ("b", "a"))]  # fmt: skip
+    (line,) = pairing_lines(rows)
+    assert line.pairs == 2 and line.elo is not None and line.elo.regularized
+    bound = sweep_bound(2)
+    elo, los = elo_cells(line)
+    assert elo == f"> {bound:+.0f} (95%, a clean sweep), 2 pairs" and los == "100%"
+    lost = pairing_lines(
+        [r | {"entrant": "z" if r["entrant"] == "a" else r["entrant"]} for r in rows]
+    )
+    assert elo_cells(lost[0]) == (f"< {-bound:+.0f} (95%, a clean sweep), 2 pairs", "0%")
+    # The web's head to head shows the same figures: the same function.
+    figures = elo_figures(line)
+    assert elo_shown(figures, line.games) == (
+        f"> {bound:+.0f}",
+        "(95%, a clean sweep)",
+        "2 pairs",
+        "100%",
+    )
+    page = shown({"entrant_id": 1, "entrant": "a", "opponent_id": 2, "opponent": "b",
+                  "games": 4, "wins": 4, "losses": 0, "draws": 0, "forfeits": 0,
+                  "opponent_forfeits": 0, "sets_won": 2, "sets_lost": 0, "sets_tied": 0,
+                  "score": 1.0, "elo": figures})  # fmt: skip
+    assert (page.elo, page.note, page.units, page.los) == elo_shown(figures, line.games)
+
+
+def test_arena_runs_pairings_table_gives_no_figure_while_every_pair_split() -> None:
+    rows = [seat(g, s, name, s, 0) for g in range(4) for s, name in
+            enumerate(("a", "b") if g % 2 == 0 else ("b", "a"))]  # fmt: skip
+    (line,) = pairing_lines(rows)
+    from arena.cli.tournament import elo_cells
+
+    assert elo_cells(line) == ("- (all alike), 2 pairs", "-")

@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 from arena.ledger import Ledger
 from arena.ledger import head_to_head as stored
 from arena.stats.elo import elo_from_score, score_from_elo
-from arena.tournament.summary import pairing_lines
+from arena.tournament.summary import pairing_lines, sweep_bound
 from arena.web import head_to_head
 from arena.web.app import create_app
 
@@ -192,9 +192,9 @@ def test_an_entrants_page_shows_its_opponents_a_page_at_a_time(
 def test_a_clean_sweeps_bound_is_the_score_whose_sweep_would_be_rarer_than_5_percent(
     units: int,
 ) -> None:
-    bound = head_to_head.sweep_bound(units)
+    bound = sweep_bound(units)
     assert score_from_elo(bound) ** units == pytest.approx(0.05)
-    assert bound < head_to_head.sweep_bound(units + 1)  # more units won, a higher bound
+    assert bound < sweep_bound(units + 1)  # more units won, a higher bound
 
 
 def pair_line(pairs: tuple[int, int, int, int, int], games: int = 0) -> stored.Pair:
@@ -236,7 +236,7 @@ def test_the_page_shows_a_sweeps_bound_and_its_los(client: TestClient) -> None:
     html = client.get("/events/1").text
     table = html[html.index('id="pairings"') :].split("</table>")[0]
     row = next(r for r in table.split("<tr>") if ">bot1</a>" in r and ">bot2</a>" in r)
-    bound = head_to_head.sweep_bound(3)
+    bound = sweep_bound(3)
     assert f"&gt; {bound:+.0f} <span" in row and "(95%, a clean sweep)</span> 3 games" in row
     assert row.rstrip().endswith('<td class="num">100%</td></tr>')
 
@@ -249,3 +249,32 @@ def test_the_duplicate_sets_column_is_shown_only_where_a_deal_was_played_twice(
     assert client.get("/api/events/1").json()["duplicate_sets"] is False
     html = client.get("/events/1").text
     assert "duplicate sets" not in html[html.index('id="pairings"') :].split("</thead>")[0]
+
+
+def test_between_the_two_caps_the_head_to_head_line_names_the_crosstable_and_opponents_pages(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 45: for 33 to 40 entrants head to head was left out with a line that named no other
+    place to find it, and the board had no link to each entrant's opponents."""
+    monkeypatch.setattr(head_to_head, "MAX_PAIRING_ENTRANTS", 4)
+    data = client.get("/api/events/1").json()
+    assert data["pairings"] is None and data["crosstable"] is not None
+    assert data["pairings_omitted"] == (
+        "head to head is shown for events of up to 4 entrants; this one has 6: the crosstable "
+        "below gives each two entrants' score, and each entrant's opponents, with the Elo and LOS "
+        "against each, are on its page"
+    )
+    html = client.get("/events/1").text
+    line = html[html.index('id="pairings-omitted"') :].split("</p>")[0]
+    assert ">Head to head is shown" in line and "the crosstable below gives" in line
+    assert "with the Elo and LOS against each" in line and "“opponents” link" in line
+    board = html[html.index('id="leaderboard"') :].split("</table>")[0]
+    for i in range(1, FIELD + 1):
+        assert f'href="/entrants/{i}?board=1#opponents">opponents</a>' in board
+    # Above both caps, the line names only the opponents pages (no crosstable is shown).
+    monkeypatch.setattr(head_to_head, "MAX_CROSSTABLE_ENTRANTS", 4)
+    data = client.get("/api/events/1").json()
+    assert data["crosstable"] is None
+    assert data["pairings_omitted"].endswith(
+        "this one has 6: each entrant's opponents, with the Elo and LOS against each, are on its page"
+    )

@@ -38,7 +38,8 @@ from arena.cli.options import (
 from arena.cluster.errors import ClusterError
 
 if TYPE_CHECKING:
-    from arena.wire.v1 import competition_pb2_grpc
+    from arena.competition.organiser import Status
+    from arena.wire.v1 import competition_pb2, competition_pb2_grpc
 
 _T = TypeVar("_T")
 
@@ -304,21 +305,74 @@ def runtimes_command(
 
 
 def status(
-    competition: CompetitionOption = None, ledger: LedgerOption = Path(DEFAULT_LEDGER)
+    competition: CompetitionOption = None,
+    ledger: LedgerOption = Path(DEFAULT_LEDGER),
+    server: OrganiserServerOption = None,
+    token: OrganiserTokenOption = "",
 ) -> None:
     """Show the competition: paused or not, its submissions by status, games played and the last
     games."""
+    from arena.competition import organiser
+    from arena.wire.v1 import competition_pb2 as pb
+
+    if server:
+        found = _status_of(
+            _remote(
+                server,
+                token,
+                lambda stub, md: stub.OrganiserStatus(pb.OrganiserStatusRequest(), metadata=md),
+            )
+        )
+    else:
+        found = _local(ledger, competition, organiser.status)
+    _print_status(found)
+
+
+def _status_of(answer: competition_pb2.OrganiserStatusResponse) -> Status:
+    """The server's OrganiserStatus answer as :func:`arena.competition.organiser.status` gives it
+    on the ledger: one status, printed by one function."""
+    from arena.competition.organiser import Status
     from arena.ledger import competitions as store
 
-    led, cid = open_competition(ledger, competition)
-    comp = store.Competitions(led)
-    t = led.find_tournament(str(cid))
-    subs = comp.submissions(cid)
+    subs = [
+        store.Submission(
+            id=s.submission_id,
+            author_id=0,
+            author=s.author,
+            bot=s.bot,
+            version=s.version,
+            language=s.language,
+            kind=s.kind,
+            bundle="",
+            run="",
+            build="",
+            entrant_id=s.entrant_id or None,
+            status=s.status,
+            reason=s.reason,
+            submitted_at=s.submitted_at,
+            updated_at=s.updated_at,
+        )  # the server's answer leaves out what the status does not show
+        for s in answer.submissions
+    ]
+    last = [
+        store.LastGame(g.game_id, g.key, g.outcome, g.finished_at, g.players)
+        for g in answer.last_games
+    ]
+    return Status(
+        answer.competition, answer.variant, answer.paused, answer.games_played, answer.failures,
+        subs, last,
+    )  # fmt: skip
+
+
+def _print_status(found: Status) -> None:
+    from arena.ledger import competitions as store
+
+    subs = found.submissions
     counts = {s: sum(1 for x in subs if x.status == s) for s in store.STATUSES}
     console.print(
-        f"competition {escape(t.name)} ({t.variant}): "
-        f"{'paused' if comp.paused(cid) else 'running'}; {t.played} games, {t.failures} ended by "
-        f"a bot's failure"
+        f"competition {escape(found.name)} ({found.variant}): "
+        f"{'paused' if found.paused else 'running'}; {found.played} games, {found.failures} ended "
+        f"by a bot's failure"
     )
     console.print(
         "submissions: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n) if subs else
@@ -333,7 +387,7 @@ def status(
             plain(s.reason, len(s.reason) + 1), s.updated_at,
         )  # fmt: skip
     console.print(table)
-    last = comp.last_games(cid, LAST_GAMES)
+    last = found.last_games
     if not last:
         console.print("no game played yet")
         return
@@ -343,9 +397,6 @@ def status(
     for g in last:
         games.add_row(str(g.game_id), g.key, plain(g.players), g.outcome, g.finished_at)
     console.print(games)
-
-
-LAST_GAMES = 10  # games compete status lists
 
 
 def _set_paused(

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
+from arena.ledger import competition_board
 from arena.web import head_to_head as h2h
 from arena.web import queries as q
 from arena.web.handlers.common import (
@@ -38,6 +39,8 @@ class BoardLine(NamedTuple):
     sigma: str
     games: int
     win: tuple[str, str, str] | None  # rate, low, high; None before any game
+    last_played: str  # a competition version's last game ("never"; "" in a tournament)
+    change: str  # its places gained over 24 hours: +2, -1, =, new (not ranked then), - (apart)
 
 
 def board_lines(rows: list[dict[str, Any]]) -> list[BoardLine]:
@@ -58,9 +61,30 @@ def board_lines(rows: list[dict[str, Any]]) -> list[BoardLine]:
             (percent(r["win_rate"]), percent(r["win_low"]), percent(r["win_high"]))
             if r["played"]
             else None,
+            _last_played(r),
+            _change(r),
         )
         for r in rows
     ]
+
+
+def _last_played(r: dict[str, Any]) -> str:
+    if "last_played" not in r:
+        return ""
+    return r["last_played"].replace("T", " ").removesuffix("+00:00") or "never"
+
+
+def _change(r: dict[str, Any]) -> str:
+    """As ``arena compete leaderboard`` shows it: +2, -1, = (none), new (not ranked a day ago),
+    - (a version out of play, listed apart); "" in a tournament."""
+    if "rank_change" not in r:
+        return ""
+    if r["rank"] is None:
+        return "-"
+    change = r["rank_change"]
+    if change is None:
+        return "new"
+    return f"{change:+d}" if change else "="
 
 
 def index(request: Request) -> Response:
@@ -104,6 +128,14 @@ def _lines(st: WebState, b: dict[str, Any], view: BoardView) -> dict[str, Any]:
         if view.search is None:
             number_ = 1 + (line - 1) // q.BOARD_PAGE
     rows, total = q.leaderboard_page(st.tally, b, number_, view.search)
+    if b["kind"] == "competition" and rows:
+        # What the CLI's board shows too, from the same ledger reads, for this page's lines.
+        with st.reader.read() as conn:
+            recent = competition_board.page_recent(
+                conn, b["id"], b["event_id"], [(r["entrant_id"], r["rank"]) for r in rows]
+            )
+        for r in rows:
+            r["last_played"], r["rank_change"] = recent[r["entrant_id"]]
     pages = max(1, -(-total // q.BOARD_PAGE))
     if number_ > pages:
         raise BadRequest(f"page must be at most {pages} (the board's lines, {q.BOARD_PAGE} a page)")
@@ -138,12 +170,16 @@ def _event_data(st: WebState, event_id: int, view: BoardView) -> dict[str, Any]:
         if entrants <= h2h.MAX_CROSSTABLE_ENTRANTS:
             order = q.board_order(conn, b) if b else []
             cross = h2h.crosstable(conn, event_id, order)
-    omitted = (
-        f"head to head is shown for events of up to {h2h.MAX_PAIRING_ENTRANTS} entrants; "
-        f"this one has {entrants}"
-        if heads is None
-        else ""
-    )
+    # Without the head to head, each board line links its entrant's opponents (its Elo and LOS
+    # against each), and the crosstable below gives each two entrants' score while it is shown.
+    omitted = ""
+    if heads is None:
+        omitted = (
+            f"head to head is shown for events of up to {h2h.MAX_PAIRING_ENTRANTS} entrants; "
+            f"this one has {entrants}: "
+            + ("the crosstable below gives each two entrants' score, and " if cross else "")
+            + "each entrant's opponents, with the Elo and LOS against each, are on its page"
+        )
     cross_omitted = (
         f"the crosstable is shown for {h2h.MAX_CROSSTABLE_ENTRANTS} entrants at most; this one "
         f"has {entrants}: each entrant's opponents are on its page"

@@ -720,24 +720,75 @@ class OrganiserStatusResponse(_message.Message):
     COMPETITION_FIELD_NUMBER: _builtins.int
     PAUSED_FIELD_NUMBER: _builtins.int
     SUBMISSIONS_FIELD_NUMBER: _builtins.int
+    VARIANT_FIELD_NUMBER: _builtins.int
+    GAMES_PLAYED_FIELD_NUMBER: _builtins.int
+    FAILURES_FIELD_NUMBER: _builtins.int
+    LAST_GAMES_FIELD_NUMBER: _builtins.int
     competition: _builtins.str
     paused: _builtins.bool
+    variant: _builtins.str
+    games_played: _builtins.int
+    failures: _builtins.int
+    """games ended by a bot's failure"""
     @_builtins.property
     def submissions(self) -> _containers.RepeatedCompositeFieldContainer[Global___SubmissionInfo]: ...
+    @_builtins.property
+    def last_games(self) -> _containers.RepeatedCompositeFieldContainer[Global___CompetitionGame]:
+        """newest first"""
+
     def __init__(
         self,
         *,
         competition: _builtins.str = ...,
         paused: _builtins.bool = ...,
         submissions: _abc.Iterable[Global___SubmissionInfo] | None = ...,
+        variant: _builtins.str = ...,
+        games_played: _builtins.int = ...,
+        failures: _builtins.int = ...,
+        last_games: _abc.Iterable[Global___CompetitionGame] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition", b"competition", "paused", b"paused", "submissions", b"submissions"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["competition", b"competition", "failures", b"failures", "games_played", b"games_played", "last_games", b"last_games", "paused", b"paused", "submissions", b"submissions", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___OrganiserStatusResponse: _TypeAlias = OrganiserStatusResponse  # noqa: Y015
+
+@_typing.final
+class CompetitionGame(_message.Message):
+    """A game of the competition's, as the organiser's status lists it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    KEY_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    OUTCOME_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.int
+    key: _builtins.str
+    players: _builtins.str
+    """each seat's bot, version and score"""
+    outcome: _builtins.str
+    finished_at: _builtins.str
+    """ISO 8601, UTC"""
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.int = ...,
+        key: _builtins.str = ...,
+        players: _builtins.str = ...,
+        outcome: _builtins.str = ...,
+        finished_at: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished_at", b"finished_at", "game_id", b"game_id", "key", b"key", "outcome", b"outcome", "players", b"players"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompetitionGame: _TypeAlias = CompetitionGame  # noqa: Y015
 
 @_typing.final
 class SuspendRequest(_message.Message):
