@@ -48,8 +48,8 @@ from arena.service.server import check_free, create_server
 
 
 class TaskDied(Exception):
-    """One of the server's background tasks ended on an exception: the server stopped (the command
-    that runs it says so and exits with status 1)."""
+    """One of the server's background tasks ended on an exception: the server stopped (``arena
+    compete serve`` says so and exits with status 2, as when the ledger is lost)."""
 
 
 class CompetitionServer(SubmissionsDesk, PlayLoop, WebhookDesk):
@@ -141,8 +141,8 @@ class CompetitionServer(SubmissionsDesk, PlayLoop, WebhookDesk):
     def _watched(self, name: str, task: asyncio.Task[None]) -> asyncio.Task[None]:
         """A background task that must run as long as the server does. Should it end on an
         exception, the server says what died and why, and stops: :meth:`wait` raises
-        :class:`TaskDied` (exit status 1), or the ledger's or the cluster's own error when that is
-        what it died of. None is restarted: the state such a task leaves half-changed (the pool, a
+        :class:`TaskDied` (``compete serve`` exits with status 2), or the ledger's or the
+        cluster's own error when that is what it died of. None is restarted: the state such a task leaves half-changed (the pool, a
         pairing being planned, the lease) is not known to be sound, and a server that runs on with
         no matchmaker plays no game while it looks alive; a loud stop is found and fixed."""
 
