@@ -265,6 +265,15 @@ def test_the_author_and_the_organiser_walk_their_areas(
     assert ada.locator("#all-lines li").count() > 0, "the replay's commentary"
     output = ada.inner_text("#challenge-output")
     assert "adas-bot" in output and "bobs-bot" not in output, "her own bot's output alone"
+    # Bob, whose bot played it, is refused her challenge's game: it is hers alone.
+    bob = Browser(site.url)
+    try:
+        bob.sign_in(tokens["bob"])
+        refused = bob.get(ada.url.removeprefix(site.url))
+        assert refused.status_code == 404 and "you have no challenge" in refused.text
+        assert "you have no challenge" in bob.get(ada.url.removeprefix(site.url) + "/replay").text
+    finally:
+        bob.close()
     ada.goto(site.url + "/author/challenges")
     ada.fill("#challenge-bot", "adas-bot")
     ada.fill("#challenge-against", "bobs-bot")
