@@ -297,6 +297,10 @@ def small_disk(directory: Path) -> Iterator[Path | None]:
         subprocess.run(["umount", "-l", str(directory)], check=False)
 
 
+# What the full disk leaves the run: its schedule and about seven two-handed games of twelve.
+ROOM_FOR_A_FEW_GAMES = 200 * 1024
+
+
 def test_a_full_disk_ends_the_run_cleanly(tmp_path: Path) -> None:
     # 12 games; the disk fills after about 7 (the room left is measured in two-handed records)
     toml = tournament(tmp_path, deals=6, variant="two-handed", games_per_process=12)
@@ -304,8 +308,13 @@ def test_a_full_disk_ends_the_run_cleanly(tmp_path: Path) -> None:
         if disk is not None:
             ledger = disk / "ledger.sqlite"
             Ledger(ledger).close()
-            # Leave room for the schedule and a few games only.
-            (disk / "filler").write_bytes(b"\0" * (2 * 1024 * 1024 - 350 * 1024))
+            # Leave room for the schedule and a few games only, measured from what the new ledger
+            # leaves free: a fixed filler left less room with each table a migration added, until
+            # not even the schedule fitted.
+            fs = os.statvfs(disk)
+            (disk / "filler").write_bytes(
+                b"\0" * (fs.f_bavail * fs.f_frsize - ROOM_FOR_A_FEW_GAMES)
+            )
             proc = arena(toml, ledger)
             out, err = proc.communicate(timeout=RUN_TIMEOUT)
             assert proc.returncode == 2, out + err
@@ -313,7 +322,7 @@ def test_a_full_disk_ends_the_run_cleanly(tmp_path: Path) -> None:
             assert len(err.strip().splitlines()) == 1, err
             no_bots_left(tmp_path)
             recorded = count(ledger)
-            assert 0 < recorded < 12
+            assert 0 < recorded < 12, recorded
             assert count(ledger, "SELECT count(*) FROM game_records") == recorded
             (disk / "filler").unlink()  # room again: the run resumes where it stopped
             again = arena(toml, ledger)
