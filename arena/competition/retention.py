@@ -7,6 +7,9 @@ play names it and none is being taken in. Which intakes and games use what is co
 (:attr:`Disk.build_users`, :attr:`Disk.bundle_users`), by the server that starts them. An author whose
 every new version replaced the last left each one's build and bundle on the disk for ever: 240 MB a
 version, fifty versions a day.
+
+Each game's bot output (the tail kept per seat, up to ``output_kib``) goes ``output_days`` after its
+game (:func:`remove_old_outputs`); the game, its record and its time per decision stay.
 """
 
 from __future__ import annotations
@@ -17,10 +20,14 @@ import os
 import shutil
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from arena.competition import bundles, intake
 from arena.ledger import competitions as store
+from arena.ledger.seat_reports import PruneStep
+
+OUTPUT_CHECK_SECONDS = 3600.0  # how often the games' outputs past their days are looked for
 
 
 class Disk:
@@ -121,3 +128,27 @@ def _names(folder: Path) -> set[str]:
         return {entry.name for entry in os.scandir(folder)}
     except OSError:
         return set()
+
+
+async def remove_old_outputs(
+    call: Callable[..., Awaitable[PruneStep]],
+    prune: Callable[..., PruneStep],
+    competition_id: int,
+    days: int,
+    every: float = OUTPUT_CHECK_SECONDS,
+) -> None:
+    """Until cancelled: every ``every`` seconds, the bot output of the competition's games (ranked,
+    then challenge games) that ended more than ``days`` ago removed, a step of a thousand games at a
+    time on the ledger's thread (``call(prune, ...)``: :meth:`Competitions.prune_outputs`), each
+    pass starting where the last one ended, so that a pass costs the games that aged since, never
+    the ledger."""
+    after = {False: 0, True: 0}
+    while True:
+        cutoff = (datetime.now(UTC) - timedelta(days=days)).isoformat(timespec="seconds")
+        for challenges in (False, True):
+            while True:
+                step = await call(prune, competition_id, cutoff, after[challenges], challenges)
+                after[challenges] = step.last
+                if step.caught_up:
+                    break
+        await asyncio.sleep(every)

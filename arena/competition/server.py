@@ -37,6 +37,7 @@ from arena.competition.desk import SubmissionsDesk
 from arena.competition.live import serve_live
 from arena.competition.notifications import WebhookDesk
 from arena.competition.play_loop import PlayLoop
+from arena.competition.retention import remove_old_outputs
 from arena.ledger import LedgerError
 from arena.ledger import competitions as store
 from arena.ledger.leases import RENEW_SECONDS
@@ -136,6 +137,17 @@ class CompetitionServer(SubmissionsDesk, PlayLoop, WebhookDesk):
             self._watched("the lease's renewal", asyncio.create_task(self._renew_lease())),
             # authors' webhooks, delivered apart from play
             self._watched("the notifier", self._start_notifier()),
+            self._watched(
+                "the removal of old bot output",
+                asyncio.create_task(
+                    remove_old_outputs(
+                        self.db.call,
+                        self.store.prune_outputs,
+                        self.cid,
+                        spec.submissions.output_days,
+                    )
+                ),
+            ),
         ]
 
     def _watched(self, name: str, task: asyncio.Task[None]) -> asyncio.Task[None]:

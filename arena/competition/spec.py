@@ -32,6 +32,7 @@ submission settings, validated like tournament files (every problem at once, nam
     max_submissions_per_day = 50  # an author's submissions over the last 24 hours, failed included
     output_kib = 64               # each game's bot output kept per seat: the last this many KiB
                                   # (0: none), read by its author (arena compete log --game ID)
+    output_days = 30              # ... for this many days after its game, then removed
     languages = ["python", "node", "cpp", "go", "java", "binary"]   # the manifest languages
                                   # accepted (the default: all; arena compete runtimes says which
                                   # this server can build)
@@ -131,6 +132,9 @@ class Submissions:
     # The tail of each bot's output kept per game and seat, in KiB, for its author (0: none); it goes
     # with its game.
     output_kib: int = 64
+    # Days a game's bot output is kept after the game ends; then it is removed (the game, its record
+    # and its time per decision stay), so that a million games do not hold 64 KiB per seat each.
+    output_days: int = 30
     # The manifest languages a bundle may be written in (arena.competition.runtimes).
     languages: tuple[str, ...] = LANGUAGES
     # Games one challenge may ask for, and an author's challenge games over the last 24 hours.
@@ -237,6 +241,10 @@ class SubmissionsModel(BaseModel):
         _SUB.max_submissions_per_day
     )
     output_kib: Annotated[int, Field(ge=0, le=1024)] = _SUB.output_kib
+    output_days: Annotated[int, Field(ge=1, le=3650)] = Field(
+        default=_SUB.output_days,
+        description="Days a game's bot output is kept after the game, then removed",
+    )
     max_challenge_games: Annotated[int, Field(ge=1, le=1000)] = Field(
         default=_SUB.max_challenge_games,
         description="The games one challenge may ask for (arena compete challenge --games)",

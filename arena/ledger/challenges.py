@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from arena.ledger import records
+from arena.ledger import records, seat_reports
 from arena.ledger.errors import LedgerError
 from arena.ledger.errors import guarded as _guarded
 from arena.ledger.rows import FinishedGame
@@ -80,8 +80,8 @@ CREATE TABLE IF NOT EXISTS challenge_games (
 
 # Migration 14: each challenge game's bots' output, per seat (and member), as a ranked game's
 # (seat_reports): the tail of what it wrote (zlib), capped by the competition's output_kib, and how
-# much it wrote in all; with the submission that sat there, whose author alone may read it. Kept as
-# long as its game.
+# much it wrote in all; with the submission that sat there, whose author alone may read it. Kept for
+# the competition's output_days after its game, as a ranked game's.
 OUTPUTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS challenge_outputs (
     game_id INTEGER NOT NULL REFERENCES challenge_games(id),
@@ -349,7 +349,7 @@ class CompetitionChallenges:
         return [
             ChallengeOutput(
                 int(seat), int(member), int(sid), int(author), str(bot), str(version),
-                zlib.decompress(blob).decode("utf-8", "replace"), int(written),
+                seat_reports.tail_text(blob), int(written),
             )
             for seat, member, sid, author, bot, version, blob, written in rows
         ]  # fmt: skip

@@ -457,6 +457,34 @@ class Competitions(CompetitionPlay, CompetitionBoard, CompetitionChallenges):
             seat_reports.write(self.conn, game_id, reports)
 
     @_guarded
+    def prune_outputs(
+        self,
+        competition_id: int,
+        cutoff: str,
+        after: int,
+        challenges: bool = False,
+        limit: int = 1000,
+    ) -> seat_reports.PruneStep:
+        """One step of removing the bot output of the competition's games (or, with
+        ``challenges``, its challenge games) that finished before ``cutoff``: up to ``limit`` games
+        after game id ``after``, in one short transaction (:func:`seat_reports.prune_outputs`)."""
+        if challenges:
+            games_sql = (
+                "SELECT g.id, g.finished_at FROM challenge_games g JOIN challenges c "
+                "ON c.id = g.challenge_id WHERE c.competition_id = ? AND g.id > ? ORDER BY g.id"
+            )
+            table = "challenge_outputs"
+        else:
+            games_sql = (
+                "SELECT id, finished_at FROM games WHERE tournament_id = ? AND id > ? ORDER BY id"
+            )
+            table = "seat_reports"
+        with self.ledger.transaction():
+            return seat_reports.prune_outputs(
+                self.conn, games_sql, table, (competition_id,), after, cutoff, limit
+            )
+
+    @_guarded
     def game_outputs(self, game_id: int) -> list[seat_reports.SeatOutput]:
         return seat_reports.outputs(self.conn, game_id)
 

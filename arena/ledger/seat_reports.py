@@ -1,6 +1,8 @@
 """Per game and seat of a competition, what its author may read of their bot beside the record: the
 tail of what the bot wrote during the game, its time per decision and its bank left at the end
-(table ``seat_reports``, written as each game is recorded and removed with it).
+(table ``seat_reports``, written as each game is recorded and removed with it). The output is kept
+for the competition's ``output_days`` after its game (:func:`prune_outputs`: emptied, the times kept),
+so that a million games do not hold up to 64 KiB per seat each for good.
 
 An entrant's time use (:func:`time_use`) is read over its last ``TIME_WINDOW`` games: a bounded read
 however long it has played (about 10,000 decision times for a two-handed bot).
@@ -19,6 +21,9 @@ from dataclasses import dataclass, field
 from arena.ledger.rows import FinishedGame
 
 TIME_WINDOW = 100  # an entrant's last games its time use is computed over
+# What a removed output reads as (its row holds an empty blob, never a zlib stream: an output that was
+# empty to begin with, output_kib 0 or a silent bot, stays a compressed empty text and reads as "").
+REMOVED = "[removed: the competition keeps a game's bot output for its output_days after the game]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +109,59 @@ def outputs(conn: sqlite3.Connection, game_id: int) -> list[SeatOutput]:
     return [
         SeatOutput(
             seat, member, entrant, bot, version,
-            zlib.decompress(blob).decode("utf-8", "replace"), written,
+            tail_text(blob), written,
         )
         for seat, member, entrant, bot, version, blob, written in rows
     ]  # fmt: skip
+
+
+def tail_text(blob: bytes) -> str:
+    """A stored output as text: decompressed and decoded (undecodable bytes replaced), or
+    :data:`REMOVED`."""
+    if not blob:
+        return REMOVED
+    return zlib.decompress(blob).decode("utf-8", "replace")
+
+
+@dataclass(frozen=True, slots=True)
+class PruneStep:
+    removed: int  # outputs emptied
+    last: int  # the last game examined (the next step starts after it)
+    caught_up: bool  # reached a game younger than the cut-off, or the last game
+
+
+def prune_outputs(
+    conn: sqlite3.Connection,
+    games_sql: str,
+    outputs_table: str,
+    args: tuple[object, ...],
+    after: int,
+    cutoff: str,
+    limit: int,
+) -> PruneStep:
+    """Empty the outputs of up to ``limit`` games after game id ``after`` that finished before
+    ``cutoff`` (an ISO time, as the ledger writes them), in the caller's transaction. ``games_sql``
+    selects ``id, finished_at`` of the competition's games with ``id > ?`` in id order (``args`` its
+    parameters before that one, then ``after`` and ``limit`` are added); ids grow with time, so the
+    walk stops at the first game younger than the cut-off. Costs the games examined, never the
+    ledger: the server keeps where the last step ended."""
+    rows = conn.execute(f"{games_sql} LIMIT ?", (*args, after, limit)).fetchall()
+    old = []
+    caught_up = len(rows) < limit
+    for game_id, finished in rows:
+        if str(finished) >= cutoff:
+            caught_up = True
+            break
+        old.append(int(game_id))
+    removed = 0
+    for start in range(0, len(old), 500):
+        chunk = old[start : start + 500]
+        removed += conn.execute(
+            f"UPDATE {outputs_table} SET output = x'' WHERE length(output) > 0 "
+            f"AND game_id IN ({', '.join('?' * len(chunk))})",
+            chunk,
+        ).rowcount
+    return PruneStep(removed, old[-1] if old else after, caught_up)
 
 
 def time_use(conn: sqlite3.Connection, competition_id: int, entrant_id: int) -> TimeUse:
