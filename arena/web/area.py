@@ -5,6 +5,7 @@ form. Made once by :func:`arena.web.app.create_app` when given the submission se
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
@@ -17,6 +18,11 @@ from arena.web.submissions import SubmissionService
 
 MAX_FORM = 16 * 1024  # bytes of a form that is not an upload (a name, a reason, the CSRF token)
 NO_STORE = {"cache-control": "no-store"}  # pages with a CSRF token or a secret shown once
+# Uploads read at once (each is held whole, up to the bundle's cap, until it is submitted): by one
+# author, and in all. Without them, forty uploads of one author's at once held forty bundles'
+# worth of the web's memory; the submission service takes an author's calls a few at a time anyway.
+UPLOADS_PER_AUTHOR = 2
+UPLOADS_AT_ONCE = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +31,7 @@ class AuthorArea:
     secure: bool  # cookies marked Secure (the web is served beyond loopback)
     sessions: SessionStore = field(default_factory=SessionStore)
     signin: SignInGuard = field(default_factory=SignInGuard)
+    uploading: Counter[str] = field(default_factory=Counter)  # uploads being read, by author
 
 
 class SignInNeeded(Exception):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import select
 import socket
+import time
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
@@ -18,6 +19,7 @@ from starlette.testclient import TestClient
 from web_helpers import WebServer
 
 from arena.web.app import create_app
+from arena.web.area import UPLOADS_PER_AUTHOR
 from arena.web.uploads import FORM_MARGIN
 from arena.wire.v1 import competition_pb2 as pb
 
@@ -229,3 +231,72 @@ def test_without_submissions_there_is_no_author_area(setting: Setting) -> None:
         for path in ("/signin", "/author", "/organiser"):
             assert client.get(path).status_code == 404
         assert client.post("/signin", data={"token": setting.ada}).status_code in (404, 405)
+
+
+def _held_upload(url: str, cookie: str) -> socket.socket:
+    """An upload that has begun (its headers and a little of its body sent) and waits: the server
+    is reading it."""
+    where = urlsplit(url)
+    sock = socket.create_connection((where.hostname, where.port), timeout=60)
+    sock.sendall(
+        (
+            f"POST /author/upload HTTP/1.1\r\nHost: {where.hostname}:{where.port}\r\n"
+            f"Cookie: arena_session={cookie}\r\n"
+            "Content-Type: multipart/form-data; boundary=XyZ\r\nContent-Length: 500000\r\n\r\n"
+        ).encode()
+        + b"--XyZ\r\n"
+        + b"0" * 1000
+    )
+    return sock
+
+
+def _small_upload(url: str, cookie: str) -> str:
+    """A whole upload of ten bytes (no form in them): the first line of the answer."""
+    where = urlsplit(url)
+    with socket.create_connection((where.hostname, where.port), timeout=60) as sock:
+        sock.sendall(
+            (
+                f"POST /author/upload HTTP/1.1\r\nHost: {where.hostname}:{where.port}\r\n"
+                f"Cookie: arena_session={cookie}\r\n"
+                "Content-Type: multipart/form-data; boundary=XyZ\r\nContent-Length: 10\r\n\r\n"
+                "0123456789"
+            ).encode()
+        )
+        return sock.recv(65536).split(b"\r\n", 1)[0].decode()
+
+
+def test_an_authors_uploads_at_once_are_capped_before_their_bodies_are_read(
+    setting: Setting, browser: Browser
+) -> None:
+    browser.sign_in(setting.ada)
+    cookie = browser.client.cookies.get("arena_session") or ""
+    held = [_held_upload(setting.web.url, cookie) for _ in range(UPLOADS_PER_AUTHOR)]
+    try:
+        # The author's next one is refused at once, with a body it never reads.
+        deadline = time.monotonic() + 60
+        while True:
+            first = _small_upload(setting.web.url, cookie)
+            if first.startswith("HTTP/1.1 429") or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)  # the held uploads' requests not yet taken up by the server
+        assert first.startswith("HTTP/1.1 429"), first
+        # Another author's upload is not held up by ada's (it is read, and refused here only
+        # for what it is: a form cut short).
+        other = Browser(setting.web.url)
+        try:
+            other.sign_in(setting.bob)
+            bobs = other.client.cookies.get("arena_session") or ""
+            assert _small_upload(setting.web.url, bobs).startswith("HTTP/1.1 400")
+        finally:
+            other.close()
+    finally:
+        for sock in held:
+            sock.close()
+    # Once they end (their clients gone), her uploads are read again.
+    deadline = time.monotonic() + 60
+    while True:
+        first = _small_upload(setting.web.url, cookie)
+        if not first.startswith("HTTP/1.1 429") or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert first.startswith("HTTP/1.1 400"), first

@@ -20,6 +20,8 @@ from starlette.responses import Response
 from arena.web import game_queries as gq
 from arena.web.area import (
     NO_STORE,
+    UPLOADS_AT_ONCE,
+    UPLOADS_PER_AUTHOR,
     area_of,
     check_csrf,
     posted,
@@ -212,6 +214,26 @@ async def upload(request: Request) -> Response:
     """A bundle from the browser: refused before it is read when its declared length is over the
     competition's cap, and as it arrives when its bytes are (413); then submitted."""
     session = session_of(request, "author")  # no session: refused before the body is read
+    uploading = area_of(request).uploading
+    # Refused before the body is read, too: each upload is held whole until it is submitted.
+    if uploading[session.name] >= UPLOADS_PER_AUTHOR:
+        raise HTTPException(
+            429, f"you have {UPLOADS_PER_AUTHOR} uploads under way, the most at once; wait for one"
+        )
+    if uploading.total() >= UPLOADS_AT_ONCE:
+        raise HTTPException(
+            503, f"the server reads {UPLOADS_AT_ONCE} uploads at once; try again in a moment"
+        )
+    uploading[session.name] += 1
+    try:
+        return await _take_upload(request, session)
+    finally:
+        uploading[session.name] -= 1
+        if uploading[session.name] <= 0:
+            del uploading[session.name]
+
+
+async def _take_upload(request: Request, session: Session) -> Response:
     try:
         boundary = boundary_of(request.headers.get("content-type"))
         body = await read_capped(
