@@ -226,11 +226,10 @@ def earlier(filled: Path) -> Path:
     """The filled ledger as an arena before the last migration left it (its last migration not yet
     applied)."""
     conn = REAL_CONNECT(filled)
-    # What the last migration made (the submissions' change numbers), undone.
-    conn.execute("DROP TRIGGER submissions_added")
-    conn.execute("DROP TRIGGER submissions_changed")
-    conn.execute("DROP INDEX submissions_by_change")
-    conn.execute("ALTER TABLE submissions DROP COLUMN change_seq")
+    # What the last migration made (each event's kept counts and their triggers), undone.
+    conn.execute("DROP TABLE event_counts")
+    for trigger in ("opened", "planned", "unplanned", "played", "unplayed", "outcome", "voided"):
+        conn.execute(f"DROP TRIGGER event_counts_{trigger}")
     conn.execute("DELETE FROM _migrations WHERE version = ?", (len(MIGRATIONS),))
     conn.commit()
     conn.close()
