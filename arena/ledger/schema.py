@@ -395,6 +395,10 @@ MIGRATIONS: tuple[str, ...] = (
         UPDATE event_counts SET voided = voided + 1 WHERE tournament_id = NEW.tournament_id;
     END;
     """,
+    # 16: an event's games newest first (its last games, its games page) read from an index of the
+    # event's games in the order they were recorded: they were found by walking every game of the
+    # ledger back from the newest (113 ms for an event of the first million games of two million).
+    "CREATE INDEX games_by_event ON games (tournament_id, id);",
 )
 
 # Migrations after which the ratings are rebuilt from the games (they, or how they are computed,

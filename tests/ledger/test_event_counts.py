@@ -72,14 +72,15 @@ def test_a_ledger_made_before_is_counted_once_as_it_is_opened(tmp_path: Path) ->
         f.record(game)
     expected = counted(led.conn)
     led.close()
-    # As a ledger of schema 14 would be: no kept counts.
+    # As a ledger of schema 14 would be: no kept counts (nor the index of migration 16).
     conn = sqlite3.connect(path)
     conn.executescript(
         "DROP TABLE event_counts; DROP TRIGGER event_counts_opened; "
         "DROP TRIGGER event_counts_planned; DROP TRIGGER event_counts_unplanned; "
         "DROP TRIGGER event_counts_played; DROP TRIGGER event_counts_unplayed; "
         "DROP TRIGGER event_counts_outcome; DROP TRIGGER event_counts_voided; "
-        f"DELETE FROM _migrations WHERE version = {len(MIGRATIONS)};"
+        f"DELETE FROM _migrations WHERE version >= {len(MIGRATIONS) - 1};"
+        "DROP INDEX games_by_event;"
     )
     conn.close()
     led = Ledger(path)
@@ -87,4 +88,46 @@ def test_a_ledger_made_before_is_counted_once_as_it_is_opened(tmp_path: Path) ->
     f2 = Fixture(led, make_spec(2, name="Second"))
     f2.record(f2.games[0])
     assert kept(led) == counted(led.conn)
+    led.close()
+
+
+def test_an_events_newest_games_are_read_from_its_own_index(tmp_path: Path) -> None:
+    """An event's last games (the organiser's status, an event's games page) cost the games shown:
+    without an index in the order games are recorded, every game of the event was sorted (or, with
+    the planner's statistics, every game of the ledger walked back from the newest)."""
+    led = Ledger(tmp_path / "l.sqlite")
+    first = Fixture(led, make_spec(30, name="First"))  # 870 games
+    for game in first.games:
+        first.record(game)
+    later = Fixture(led, make_spec(3, name="Later"))
+    for game in later.games:
+        later.record(game)
+    comp = Competitions(led)
+    steps = 0
+
+    def step() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    for analyzed in (False, True):
+        if analyzed:
+            led.conn.execute("ANALYZE")
+        steps = 0
+        led.conn.set_progress_handler(step, 100)
+        shown = comp.last_games(first.tid, 10)
+        led.conn.set_progress_handler(None, 100)
+        ids = [g.game_id for g in shown]
+        assert (
+            len(ids) == 10
+            and ids == sorted(ids, reverse=True)
+            and ids[0]
+            == max(
+                r[0]
+                for r in led.conn.execute(
+                    "SELECT id FROM games WHERE tournament_id = ?", (first.tid,)
+                )
+            )
+        )
+        assert steps < 20, f"{steps * 100} steps for 10 games (analyzed: {analyzed})"
     led.close()

@@ -226,10 +226,8 @@ def earlier(filled: Path) -> Path:
     """The filled ledger as an arena before the last migration left it (its last migration not yet
     applied)."""
     conn = REAL_CONNECT(filled)
-    # What the last migration made (each event's kept counts and their triggers), undone.
-    conn.execute("DROP TABLE event_counts")
-    for trigger in ("opened", "planned", "unplanned", "played", "unplayed", "outcome", "voided"):
-        conn.execute(f"DROP TRIGGER event_counts_{trigger}")
+    # What the last migration made (an index of each event's games), undone.
+    conn.execute("DROP INDEX games_by_event")
     conn.execute("DELETE FROM _migrations WHERE version = ?", (len(MIGRATIONS),))
     conn.commit()
     conn.close()
