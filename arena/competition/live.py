@@ -31,9 +31,10 @@ from arena.service.server import (
     SERVER_OPTIONS,
     AdminGuard,
     admin_caps,
-    bind,
+    bind_guarded,
     check_free,
     open_files_limit,
+    start_guarded,
 )
 from arena.service.servicers import Admin
 from arena.wire.v1 import admin_pb2, admin_pb2_grpc, bot_pb2
@@ -137,21 +138,8 @@ async def serve_live(
     admin_pb2_grpc.add_AdminServicer_to_server(LiveGames(manager, shown), server)
     checks = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(checks, server)
-    if guard is not None:
-        bind(server, guard.backend_address, "the live games")
-        try:
-            port = await guard.listen(address)
-        except OSError:
-            await guard.close()
-            raise
-    else:
-        port = bind(server, address, "the live games")
-    try:
-        await server.start()
-    except BaseException:
-        if guard is not None:
-            await guard.close()
-        raise
+    port = await bind_guarded(server, guard, address, "the live games")
+    await start_guarded(server, guard)
     for name in ("", ADMIN_SERVICE):
         await checks.set(name, health_pb2.HealthCheckResponse.SERVING)
     return LiveListener(server, guard, f"{address.rsplit(':', 1)[0]}:{port}", token)

@@ -28,7 +28,13 @@ from arena.ledger import LedgerError, challenges
 from arena.ledger import competitions as store
 from arena.ledger.webhooks import Webhook
 from arena.service.listener_caps import Caps, Guard, caps_for
-from arena.service.server import HANDSHAKE_OPTIONS, bind, check_free, open_files_limit
+from arena.service.server import (
+    HANDSHAKE_OPTIONS,
+    bind_guarded,
+    check_free,
+    open_files_limit,
+    start_guarded,
+)
 from arena.wire.v1 import competition_pb2 as pb
 from arena.wire.v1 import competition_pb2_grpc
 
@@ -445,21 +451,8 @@ async def serve_submissions(
         ],
     )
     competition_pb2_grpc.add_CompetitionServicer_to_server(CompetitionServicer(desk), grpc_server)
-    if guard is not None:
-        bind(grpc_server, guard.backend_address, "submissions")
-        try:
-            port = await guard.listen(address)
-        except OSError:
-            await guard.close()
-            raise
-    else:
-        port = bind(grpc_server, address, "submissions")
-    try:
-        await grpc_server.start()
-    except BaseException:
-        if guard is not None:
-            await guard.close()
-        raise
+    port = await bind_guarded(grpc_server, guard, address, "submissions")
+    await start_guarded(grpc_server, guard)
     host = address.rsplit(":", 1)[0]
     return SubmissionListener(grpc_server, guard), f"{host}:{port}"
 

@@ -288,6 +288,32 @@ def bind(server: grpc.aio.Server, address: str, what: str) -> int:
     return port
 
 
+async def bind_guarded(
+    server: grpc.aio.Server, guard: Guard | None, address: str, what: str
+) -> int:
+    """Bind ``server`` to ``address``: behind ``guard`` when there is one (the server on the guard's
+    private socket, the guard listening on ``address``; the guard closed when it cannot), else
+    directly. The port bound."""
+    if guard is None:
+        return bind(server, address, what)
+    bind(server, guard.backend_address, what)
+    try:
+        return await guard.listen(address)
+    except OSError:
+        await guard.close()
+        raise
+
+
+async def start_guarded(server: grpc.aio.Server, guard: Guard | None) -> None:
+    """Start a server bound by :func:`bind_guarded`; its guard closed when it cannot start."""
+    try:
+        await server.start()
+    except BaseException:
+        if guard is not None:
+            await guard.close()
+        raise
+
+
 async def create_server(
     address: str = "127.0.0.1:0",
     records_dir: Path | None = None,
@@ -328,15 +354,7 @@ async def create_server(
     bot_health = health.aio.HealthServicer()
     # Bound first, so that the manager is made knowing where its bots dial in; the services are
     # added before the server starts.
-    if bot_guard is not None:
-        bind(bots, bot_guard.backend_address, "bots")
-        try:
-            port = await bot_guard.listen(address)
-        except OSError:
-            await bot_guard.close()
-            raise
-    else:
-        port = bind(bots, address, "bots")
+    port = await bind_guarded(bots, bot_guard, address, "bots")
     host = address.rsplit(":", 1)[0]
 
     # A Unix socket for each sandboxed bot (no network): see arena.service.sockets.
@@ -380,11 +398,7 @@ async def create_server(
             (ADMIN_SERVICE, HEALTH_SERVICE, reflection.SERVICE_NAME), admin
         )
         try:
-            if admin_guard is not None:
-                bind(admin, admin_guard.backend_address, "the admin service")
-                admin_port = await admin_guard.listen(admin_address)
-            else:
-                admin_port = bind(admin, admin_address, "the admin service")
+            admin_port = await bind_guarded(admin, admin_guard, admin_address, "the admin service")
         except OSError:
             await sockets.close()
             for guard in guards:
