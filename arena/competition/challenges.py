@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from arena.competition import bundles, intake
 from arena.competition.desk_port import SubmissionError
@@ -38,6 +38,7 @@ from arena.competition.roster import Roster
 from arena.ledger import challenges as ch
 from arena.ledger import competitions as store
 from arena.ledger.rows import ScheduledGame
+from arena.ledger.times import stamp
 from arena.play.game import GamePlayer, finished
 from arena.play.seatings import arrangements, deal_seed
 
@@ -145,7 +146,7 @@ class Challenges(Roster):
             else 1
         )
         async with self._turn(self._taking, author.id):
-            since = (datetime.now(UTC) - timedelta(days=1)).isoformat(timespec="seconds")
+            since = stamp(ago=timedelta(days=1))
             used = await self.db.call(self.store.challenge_games_since, self.cid, author.id, since)
             if used + games > caps.challenge_games_per_day:
                 raise SubmissionError(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,6 +17,7 @@ from arena.competition.desk_port import SubmissionError
 from arena.competition.intake_queue import IntakeQueue
 from arena.ledger import LedgerError, seat_reports, status_history
 from arena.ledger import competitions as store
+from arena.ledger.times import stamp
 
 # A remote entrant's language, shown on the board: a bundle's languages, or "remote" (the default);
 # arena compete remote --help lists the same.
@@ -130,7 +131,7 @@ class SubmissionsDesk(IntakeQueue):
         failed or not, stays in the ledger for good, and a new version or a failing bundle was
         a way to grow it without end."""
         cap = self.spec.submissions.max_submissions_per_day
-        since = (datetime.now(UTC) - timedelta(days=1)).isoformat(timespec="seconds")
+        since = stamp(ago=timedelta(days=1))
         made = await self.db.call(self.store.submitted_since, self.cid, author.id, since)
         if made >= cap:
             raise SubmissionError(

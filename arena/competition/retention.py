@@ -20,12 +20,13 @@ import os
 import shutil
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from arena.competition import bundles, intake
 from arena.ledger import competitions as store
 from arena.ledger.seat_reports import PruneStep
+from arena.ledger.times import stamp
 
 OUTPUT_CHECK_SECONDS = 3600.0  # how often the games' outputs past their days are looked for
 
@@ -144,7 +145,7 @@ async def remove_old_outputs(
     the ledger."""
     after = {False: 0, True: 0}
     while True:
-        cutoff = (datetime.now(UTC) - timedelta(days=days)).isoformat(timespec="seconds")
+        cutoff = stamp(ago=timedelta(days=days))
         for challenges in (False, True):
             while True:
                 step = await call(prune, competition_id, cutoff, after[challenges], challenges)

@@ -21,13 +21,13 @@ import threading
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from arena.ledger import records, seat_reports
 from arena.ledger.errors import LedgerError
 from arena.ledger.errors import guarded as _guarded
 from arena.ledger.rows import FinishedGame
+from arena.ledger.times import stamp
 
 if TYPE_CHECKING:
     from arena.ledger.db import Ledger
@@ -96,7 +96,7 @@ CREATE TABLE IF NOT EXISTS challenge_outputs (
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return stamp()
 
 
 @dataclass(frozen=True, slots=True)

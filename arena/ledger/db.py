@@ -28,7 +28,6 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +38,14 @@ from arena.ledger.identity import Registrable, canonical_spec, changed_fields, d
 from arena.ledger.queries import Queries, fits
 from arena.ledger.rows import Entrant, FinishedGame, ScheduledGame
 from arena.ledger.schema import APPLICATION_ID, HEAD_TO_HEAD_AFTER, MIGRATIONS, REBUILD_AFTER
+from arena.ledger.times import stamp
 
 BUSY_TIMEOUT = 10.0  # seconds a write waits for another program's lock before failing
 LEDGER_TABLES = frozenset({"_migrations", "entrants", "tournaments", "games"})
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return stamp()
 
 
 @dataclass(frozen=True, slots=True)

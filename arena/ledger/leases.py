@@ -13,8 +13,9 @@ import socket
 import sqlite3
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
+
+from arena.ledger.times import stamp
 
 STALE_SECONDS = 120.0  # a lease not renewed for this long is free (its holder's host is elsewhere)
 RENEW_SECONDS = 20.0  # how often a running process renews its lease
@@ -37,7 +38,7 @@ def me() -> Holder:
         socket.gethostname(),
         os.getpid(),
         _started(os.getpid()),
-        datetime.now(UTC).isoformat(timespec="seconds"),
+        stamp(),
         time.time(),
     )
 

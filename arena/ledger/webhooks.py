@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from arena.ledger.errors import guarded as _guarded
+from arena.ledger.times import stamp
 
 if TYPE_CHECKING:  # the ledger's schema (arena.ledger.schema, which db imports) is this module's
     from arena.ledger.db import Ledger
@@ -70,7 +71,7 @@ MAX_ERROR = 300  # characters of a delivery's last error kept
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return stamp()
 
 
 @dataclass(frozen=True, slots=True)
