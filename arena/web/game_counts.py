@@ -1,7 +1,8 @@
-"""Counts that need every game of the ledger (win rates per board, games per event), kept up to date
-incrementally by :class:`Tally` for :mod:`arena.web.queries`, instead of counted on every page: game
-ids only grow, and voiding, the only deletion, starts a count again. A :class:`Tally` reads through the
-:class:`arena.web.reader.Reader` it is given."""
+"""Counts that need every game of a board (its entrants' games and first places, for win rates),
+kept up to date incrementally by :class:`Tally` for :mod:`arena.web.queries`, instead of counted on
+every page: game ids only grow, and voiding, the only deletion, starts a count again. (An event's
+games played, failed, planned and voided the ledger keeps itself: ``event_counts``.) A
+:class:`Tally` reads through the :class:`arena.web.reader.Reader` it is given."""
 
 from __future__ import annotations
 
@@ -28,18 +29,16 @@ def _scope(b: dict[str, Any]) -> tuple[str, list[Any]]:
 
 @dataclass(frozen=True, slots=True)
 class Marks:
-    """Where the ledger stands: its last game, voided game and planned game (row ids only grow)."""
+    """Where the ledger stands: its last game and voided game (row ids only grow)."""
 
     game: int
     voided: int
-    planned: int
 
 
 def marks(conn: sqlite3.Connection) -> Marks:
     row = conn.execute(
         "SELECT (SELECT coalesce(max(id), 0) FROM games), "
-        "(SELECT coalesce(max(id), 0) FROM voided_games), "
-        "(SELECT coalesce(max(rowid), 0) FROM planned_games)"
+        "(SELECT coalesce(max(id), 0) FROM voided_games)"
     ).fetchone()
     return Marks(*row)
 
@@ -57,36 +56,13 @@ class _Count:
         return _Count(self.last_game, self.last_voided, dict(self.games), dict(self.firsts))
 
 
-@dataclass(slots=True)
-class EventCount:
-    """Per-event games played, games ended by a failure, and games planned."""
-
-    last_game: int = 0
-    last_voided: int = 0
-    last_planned: int = 0
-    played: dict[int, int] = field(default_factory=dict)
-    failures: dict[int, int] = field(default_factory=dict)
-    planned: dict[int, int] = field(default_factory=dict)
-
-    def copy(self) -> EventCount:
-        return EventCount(
-            self.last_game,
-            self.last_voided,
-            self.last_planned,
-            dict(self.played),
-            dict(self.failures),
-            dict(self.planned),
-        )
-
-
 class Tally:
-    """Counts that need every game of the ledger (win rates per board, games per event), kept up to
-    date incrementally instead of counted on every page.
+    """Counts that need every game of a board (win rates per board), kept up to date incrementally
+    instead of counted on every page.
 
     Games are only ever added, with growing ids, except by voiding, which also adds a row to
-    ``voided_games``; planned games are only ever added. So a count is brought up to date from the
-    rows whose id is above the last one counted, and counted again from scratch when a game was
-    voided since. The catching up reads in chunks of :data:`CHUNK` games, each in a transaction of
+    ``voided_games``. So a count is brought up to date from the rows whose id is above the last one
+    counted, and counted again from scratch when a game was voided since. The catching up reads in chunks of :data:`CHUNK` games, each in a transaction of
     its own: even the first count of a large ledger never holds the ledger's lock for long. (Call
     these outside any read transaction of your own.) One count is brought up to date by one thread at
     a time; the others wait for it rather than count the same games again."""
@@ -96,7 +72,6 @@ class Tally:
     def __init__(self, reader: Reader) -> None:
         self.reader = reader
         self._boards: dict[int, _Count] = {}
-        self._events = EventCount()
         self._lock = threading.Lock()
         self._catching: dict[object, threading.Lock] = {}
 
@@ -140,48 +115,6 @@ class Tally:
             ):
                 self._boards[b["id"]] = count
         return count.games, count.firsts
-
-    def events(self) -> EventCount:
-        """Games played, failed and planned per event."""
-        with self._catch_up("events"):
-            return self._events_now()
-
-    def _events_now(self) -> EventCount:
-        with self._lock:
-            count = self._events
-        fresh = False
-        while True:
-            with self.reader.read() as conn:
-                m = marks(conn)
-                if count.last_voided != m.voided or count.last_game > m.game:
-                    count = EventCount(last_voided=m.voided, last_planned=count.last_planned,
-                                        planned=dict(count.planned))  # fmt: skip
-                    fresh = True
-                if count.last_game >= m.game and count.last_planned >= m.planned:
-                    break
-                upto = min(m.game, count.last_game + self.CHUNK)
-                games = conn.execute(
-                    "SELECT tournament_id, count(*), sum(outcome != 'normal') FROM games "
-                    "WHERE id > ? AND id <= ? GROUP BY tournament_id",
-                    (count.last_game, upto),
-                ).fetchall()
-                planned_upto = min(m.planned, count.last_planned + self.CHUNK)
-                planned = conn.execute(
-                    "SELECT tournament_id, count(*) FROM planned_games "
-                    "WHERE rowid > ? AND rowid <= ? GROUP BY tournament_id",
-                    (count.last_planned, planned_upto),
-                ).fetchall()
-            if not fresh:
-                count, fresh = count.copy(), True
-            for tid, n, failed in games:
-                count.played[tid] = count.played.get(tid, 0) + n
-                count.failures[tid] = count.failures.get(tid, 0) + (failed or 0)
-            for tid, n in planned:
-                count.planned[tid] = count.planned.get(tid, 0) + n
-            count.last_game, count.last_planned = upto, planned_upto
-        with self._lock:
-            self._events = count
-        return count
 
 
 def _add(count: _Count, rows: Sequence[sqlite3.Row] | Sequence[tuple[int, int, int, int]]) -> None:

@@ -24,7 +24,7 @@ from arena.ledger import seat_reports, status_history
 from arena.ledger.leaderboard import Placing, like_pattern, placings, placings_page, rank_of
 from arena.ledger.leases import RENEW_SECONDS
 from arena.tournament.summary import wilson
-from arena.web.game_counts import EventCount, Tally
+from arena.web.game_counts import Tally
 
 MAX_TEXT = 200  # characters of any bot- or file-provided text served
 MAX_DETAIL = 500  # characters of a game's failure detail
@@ -135,14 +135,15 @@ _BOARD_KIND = "(CASE t.kind WHEN 'competition' THEN 'competition' ELSE 'tourname
 
 _EVENT_SQL = f"""
 SELECT t.id, t.name, t.kind, t.variant, t.created_at, t.finished_at, t.spec,
-    (SELECT count(*) FROM voided_games v WHERE v.tournament_id = t.id) AS voided,
+    coalesce(c.planned, 0) AS planned, coalesce(c.played, 0) AS played,
+    coalesce(c.failures, 0) AS failures, coalesce(c.voided, 0) AS voided,
     (SELECT b.id FROM boards b WHERE b.tournament_id = t.id AND b.kind = {_BOARD_KIND}) AS board_id,
     (SELECT l.renewed_at FROM leases l WHERE l.tournament_id = t.id) AS renewed_at
-FROM tournaments t
+FROM tournaments t LEFT JOIN event_counts c ON c.tournament_id = t.id
 """
 
 
-def _event(row: sqlite3.Row, counts: EventCount, paused: set[int]) -> dict[str, Any]:
+def _event(row: sqlite3.Row, paused: set[int]) -> dict[str, Any]:
     tid = row["id"]
     return {
         "id": tid,
@@ -152,9 +153,9 @@ def _event(row: sqlite3.Row, counts: EventCount, paused: set[int]) -> dict[str, 
         "created_at": row["created_at"],
         "finished_at": row["finished_at"],
         "status": _status(row["finished_at"], row["renewed_at"], tid in paused),
-        "planned": counts.planned.get(tid, 0),
-        "played": counts.played.get(tid, 0),
-        "failures": counts.failures.get(tid, 0),
+        "planned": row["planned"],
+        "played": row["played"],
+        "failures": row["failures"],
         "voided": row["voided"],
         "board_id": row["board_id"],
         "settings": _settings(row["spec"]),
@@ -162,22 +163,21 @@ def _event(row: sqlite3.Row, counts: EventCount, paused: set[int]) -> dict[str, 
 
 
 def events(tally: Tally) -> list[dict[str, Any]]:
-    """Tournaments and competitions, newest first."""
-    counts = tally.events()
+    """Tournaments and competitions, newest first, with their games counted as the ledger keeps
+    them (``event_counts``: a row an event, whatever the games)."""
     with tally.reader.read() as conn:
         rows = conn.execute(_EVENT_SQL + " ORDER BY t.id DESC").fetchall()
         paused = _paused(conn)
-    return [_event(r, counts, paused) for r in rows]
+    return [_event(r, paused) for r in rows]
 
 
 def event(tally: Tally, event_id: int) -> dict[str, Any]:
-    counts = tally.events()
     with tally.reader.read() as conn:
         row = conn.execute(_EVENT_SQL + " WHERE t.id = ?", (event_id,)).fetchone()
         paused = _paused(conn)
     if row is None:
         raise NotFound(f"no tournament or competition {event_id}")
-    return _event(row, counts, paused)
+    return _event(row, paused)
 
 
 def boards(conn: sqlite3.Connection, kind: str | None = None) -> list[dict[str, Any]]:
@@ -215,9 +215,8 @@ def board(conn: sqlite3.Connection, board_id: int) -> dict[str, Any]:
 
 
 def warm(tally: Tally) -> None:
-    """Count what the pages need (every board's win rates, every event's games) ahead of the first
-    request; on a ledger of many games the first count takes a moment."""
-    tally.events()
+    """Count what the pages need (every board's win rates) ahead of the first request; on a ledger
+    of many games the first count takes a moment."""
     with tally.reader.read() as conn:
         found = boards(conn)
     for b in found:
