@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
@@ -24,7 +24,7 @@ from arena.competition.submission_access import (
     bearer,
     find_author,
 )
-from arena.ledger import LedgerError, challenges
+from arena.ledger import LedgerError, challenges, seat_reports
 from arena.ledger import competitions as store
 from arena.ledger.webhooks import Webhook
 from arena.service.listener_caps import Caps, Guard, caps_for
@@ -162,14 +162,8 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
             game_id=request.game_id,
             key=key,
             outcome=outcome,
-            seats=[
-                pb.SeatOutput(
-                    seat=o.seat, member=o.member, bot=o.bot, version=o.version, output=o.output,
-                    output_bytes=o.output_bytes,
-                )
-                for o in outputs
-            ],
-        )  # fmt: skip
+            seats=_seat_outputs(outputs),
+        )
 
     async def Withdraw(self, request: pb.WithdrawRequest, context: Context) -> pb.WithdrawResponse:
         author = await self._author(context)
@@ -327,12 +321,7 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
         try:
             ended = await self.desk.cancel_challenge(author, request.challenge_id)
         except SubmissionError as exc:
-            code = (
-                grpc.StatusCode.NOT_FOUND
-                if str(exc).startswith("you have no")
-                else grpc.StatusCode.FAILED_PRECONDITION
-            )
-            await context.abort(code, str(exc))
+            await context.abort(_challenge_refusal(exc), str(exc))
         return _challenge_info(ended, [])
 
     async def ChallengeReplay(
@@ -346,23 +335,34 @@ class CompetitionServicer(competition_pb2_grpc.CompetitionServicer):
         try:
             game, record, outputs = await self.desk.challenge_replay(author, request.game_id)
         except SubmissionError as exc:
-            code = (
-                grpc.StatusCode.NOT_FOUND
-                if str(exc).startswith("you have no")
-                else grpc.StatusCode.FAILED_PRECONDITION
-            )
-            await context.abort(code, str(exc))
+            await context.abort(_challenge_refusal(exc), str(exc))
         return pb.ChallengeReplayResponse(
             game=_challenge_game(game),
             record=json.dumps(record, separators=(",", ":")),
-            seats=[
-                pb.SeatOutput(
-                    seat=o.seat, member=o.member, bot=o.bot, version=o.version, output=o.output,
-                    output_bytes=o.output_bytes,
-                )
-                for o in outputs
-            ],
-        )  # fmt: skip
+            seats=_seat_outputs(outputs),
+        )
+
+
+def _challenge_refusal(exc: SubmissionError) -> grpc.StatusCode:
+    """A challenge call refused: NOT_FOUND for what is not the caller's ("you have no ..."), else
+    FAILED_PRECONDITION (it is, but cannot be done now)."""
+    if str(exc).startswith("you have no"):
+        return grpc.StatusCode.NOT_FOUND
+    return grpc.StatusCode.FAILED_PRECONDITION
+
+
+def _seat_outputs(
+    outputs: Iterable[seat_reports.SeatOutput | challenges.ChallengeOutput],
+) -> list[pb.SeatOutput]:
+    """What each seat's bot wrote during a game, as the protocol carries it (a ranked game's or a
+    challenge game's)."""
+    return [
+        pb.SeatOutput(
+            seat=o.seat, member=o.member, bot=o.bot, version=o.version, output=o.output,
+            output_bytes=o.output_bytes,
+        )
+        for o in outputs
+    ]  # fmt: skip
 
 
 def _webhook_info(hook: Webhook) -> pb.WebhookInfo:

@@ -95,10 +95,6 @@ CREATE TABLE IF NOT EXISTS challenge_outputs (
 """
 
 
-def _now() -> str:
-    return stamp()
-
-
 @dataclass(frozen=True, slots=True)
 class ChallengeGame:
     """A challenge's game as recorded, from the challenger's side."""
@@ -222,7 +218,7 @@ class CompetitionChallenges:
                 "INSERT INTO challenges (competition_id, author_id, submission_id, opponent_id, "
                 "games, rotations, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (competition_id, author_id, submission_id, opponent_id, games, rotations, OPEN,
-                 _now()),
+                 stamp()),
             )  # fmt: skip
         return int(cur.lastrowid or 0)
 
@@ -276,7 +272,7 @@ class CompetitionChallenges:
             cur = self.conn.execute(
                 "UPDATE challenges SET status = ?, reason = ?, finished_at = ? "
                 "WHERE id = ? AND status = ?",
-                (status, reason, _now(), challenge_id, OPEN),
+                (status, reason, stamp(), challenge_id, OPEN),
             )
         return cur.rowcount > 0
 
@@ -315,7 +311,7 @@ class CompetitionChallenges:
                 (challenge_id, number, deal, rotation, seed, json.dumps(list(seats)),
                  played.outcome, played.detail, played.culprit, challenger_seat,
                  json.dumps([int(s) for s in played.scores]), json.dumps(places), blob,
-                 encoding, schema, _now()),
+                 encoding, schema, stamp()),
             )  # fmt: skip
             game_id = int(cur.lastrowid or 0)
             mine, theirs = self.conn.execute(
@@ -333,7 +329,7 @@ class CompetitionChallenges:
             self.conn.execute(
                 "UPDATE challenges SET status = ?, finished_at = ? WHERE id = ? AND status = ? "
                 "AND games <= (SELECT count(*) FROM challenge_games WHERE challenge_id = ?)",
-                (DONE, _now(), challenge_id, OPEN, challenge_id),
+                (DONE, stamp(), challenge_id, OPEN, challenge_id),
             )
         return game_id
 

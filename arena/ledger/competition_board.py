@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 from arena.ledger.errors import guarded as _guarded
 from arena.ledger.leaderboard import IN_PLAY, competition_board, placings
+from arena.ledger.times import stamp
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +104,8 @@ def ranks_at(
     if not entrants:
         return {}
     wanted = set(entrants)
-    stop = (cutoff - RECORDED_WITHIN).isoformat(timespec="seconds")
-    since = cutoff.isoformat(timespec="seconds")
+    stop = stamp(cutoff, ago=RECORDED_WITHIN)
+    since = stamp(cutoff)
     first: dict[int, tuple[int, float, float]] = {}  # rating_seq, mu and sigma before
     count: dict[int, int] = {}  # games rated since
     rows = conn.execute(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from arena.ledger.errors import guarded as _guarded
@@ -68,10 +68,6 @@ EVENTS = {
 }
 DIGEST = "digest"
 MAX_ERROR = 300  # characters of a delivery's last error kept
-
-
-def _now() -> str:
-    return stamp()
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +201,7 @@ class Webhooks:
                 "max_queued = excluded.max_queued, failures = 0, disabled_at = NULL, "
                 "disabled_reason = '', delivered = 0, dropped = 0, abandoned = 0, "
                 "last_delivered_at = NULL, last_error = ''",
-                (author_id, url, nonce, _now(), max_queued),
+                (author_id, url, nonce, stamp(), max_queued),
             )
 
     @_guarded
@@ -262,7 +258,7 @@ class Webhooks:
             self.conn.execute(
                 "UPDATE webhooks SET failures = 0, delivered = delivered + 1, "
                 "last_delivered_at = ? WHERE author_id = ? AND nonce = ?",
-                (_now(), delivery.author_id, delivery.nonce),
+                (stamp(), delivery.author_id, delivery.nonce),
             )
 
     @_guarded
@@ -304,7 +300,7 @@ class Webhooks:
                 "disabled_at = CASE WHEN ? THEN ? ELSE disabled_at END, "
                 "disabled_reason = CASE WHEN ? THEN ? ELSE disabled_reason END "
                 "WHERE author_id = ?",
-                (failures, error, int(retry_at is None), disable, _now(), disable,
+                (failures, error, int(retry_at is None), disable, stamp(), disable,
                  f"disabled after {failures} failed deliveries in a row; the last: {error}; "
                  "set it again to enable it", delivery.author_id),
             )  # fmt: skip
@@ -315,7 +311,7 @@ class Webhooks:
     @_guarded
     def digest_due(self, competition_id: int, now: datetime) -> list[int]:
         """The authors whose enabled webhook has had no digest look for a day."""
-        since = (now - timedelta(days=1)).isoformat(timespec="seconds")
+        since = stamp(now, ago=timedelta(days=1))
         rows = self.conn.execute(
             "SELECT w.author_id FROM webhooks w JOIN authors a ON a.id = w.author_id "
             "WHERE a.competition_id = ? AND w.disabled_at IS NULL "
@@ -344,8 +340,8 @@ class Webhooks:
         """The author's daily digest: queued when their bots caused any game to fail over the last
         24 hours (its payload returned), else None; either way, the next is looked for a day
         later."""
-        at = now.astimezone(UTC).isoformat(timespec="seconds")
-        since = (now - timedelta(days=1)).astimezone(UTC).isoformat(timespec="seconds")
+        at = stamp(now)
+        since = stamp(now, ago=timedelta(days=1))
         failed = self.failed_games(competition_id, author_id, since)
         with self.ledger.transaction():
             self.conn.execute(

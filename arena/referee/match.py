@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict
 from typing import NamedTuple
 
-from arena.game import Action, GameResult, GameState, ParseError, observe
+from arena.game import Action, GameResult, GameState, ParseError, Variant, observe
 from arena.game.cutting import draw_cut
 from arena.game.events import event_text
 from arena.referee.config import FailurePolicy, MatchConfig, Outcome
@@ -71,13 +71,7 @@ class Match:
         self.config = config
         self.variant = config.build_variant()
         v = self.variant
-        if len(players) != v.seats:
-            raise ValueError(f"{v.name} has {v.seats} seats, got {len(players)}")
-        for seat, ports in enumerate(players):
-            if len(ports) != v.team_size(seat):
-                raise ValueError(
-                    f"seat {seat} of {v.name} takes {v.team_size(seat)} player(s), got {len(ports)}"
-                )
+        check_seats(v, [len(ports) for ports in players])
         self.players = [list(p) for p in players]
         self.on_event = on_event
         self.on_game_end = on_game_end
@@ -270,6 +264,18 @@ class Match:
         if reply in texts:  # the exact text of a legal action, nothing else
             return reply, decision.legal[texts.index(reply)], None, "", elapsed
         return reply, None, Outcome.ILLEGAL_ACTION, _not_legal(reply, decision.legal), elapsed
+
+
+def check_seats(v: Variant, sizes: Sequence[int]) -> None:
+    """ValueError unless ``sizes`` (the players of each seat, in seat order) fit the variant's
+    seats."""
+    if len(sizes) != v.seats:
+        raise ValueError(f"{v.name} has {v.seats} seats, got {len(sizes)}")
+    for seat, size in enumerate(sizes):
+        if size != v.team_size(seat):
+            raise ValueError(
+                f"seat {seat} of {v.name} takes {v.team_size(seat)} player(s), got {size}"
+            )
 
 
 def _not_legal(reply: str, legal: Sequence[Action]) -> str:

@@ -29,7 +29,7 @@ from arena.bots.limits import Limits
 from arena.bots.logs import LogFolder
 from arena.common.secret_tokens import new_token
 from arena.referee import GameEnd, Match, MatchConfig, MatchRecord, Outcome
-from arena.referee.match import PublicEvent
+from arena.referee.match import PublicEvent, check_seats
 from arena.service.lobby import Lobby
 from arena.service.process_pool import DRAIN_SECONDS, IDLE_PER_KIND, ProcessPool
 from arena.service.sessions import BotSession, SessionKey
@@ -159,14 +159,9 @@ class MatchManager:
         limits: Limits | None = None,
         matches_per_process: int = 1,
     ) -> MatchEntry:
-        v = config.build_variant()  # raises VariantError for a bad variant or option
-        if len(specs) != v.seats:
-            raise ValueError(f"{v.name} has {v.seats} seats, got {len(specs)}")
-        for seat, players in enumerate(specs):
-            if len(players) != v.team_size(seat):
-                raise ValueError(
-                    f"seat {seat} of {v.name} takes {v.team_size(seat)} player(s), got {len(players)}"
-                )
+        # Before any bot is started: VariantError for a bad variant or option, ValueError for
+        # seats that do not fit it.
+        check_seats(config.build_variant(), [len(players) for players in specs])
         if config.games < 1:
             raise ValueError(f"a match needs at least one game, got {config.games}")
         if matches_per_process < 1:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import parse_qs
 
 from starlette.exceptions import HTTPException
@@ -73,6 +74,11 @@ async def small_form(request: Request) -> dict[str, str]:
             raise HTTPException(413, f"the form is over {MAX_FORM} bytes")
     fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
     return {key: values[0] for key, values in fields.items()}
+
+
+async def call_service(request: Request, session: Session, call: Any) -> Any:
+    """A call of the submission service made with the session's token (``call(stub, metadata)``)."""
+    return await area_of(request).service.call(session.token, call)
 
 
 def check_csrf(session: Session, given: str | None) -> None:

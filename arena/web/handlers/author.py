@@ -23,6 +23,7 @@ from arena.web.area import (
     UPLOADS_AT_ONCE,
     UPLOADS_PER_AUTHOR,
     area_of,
+    call_service,
     check_csrf,
     posted,
     see_other,
@@ -122,13 +123,9 @@ async def signout(request: Request) -> Response:
 # ---------------------------------------------------------------- the author's pages
 
 
-async def _call(request: Request, session: Session, call: Any) -> Any:
-    return await area_of(request).service.call(session.token, call)
-
-
 async def author_page(request: Request) -> Response:
     session = session_of(request, "author")
-    listed = await _call(
+    listed = await call_service(
         request,
         session,
         lambda stub, md: stub.ListSubmissions(pb.ListSubmissionsRequest(), metadata=md),
@@ -155,12 +152,12 @@ async def author_page(request: Request) -> Response:
 async def submission_page(request: Request) -> Response:
     session = session_of(request, "author")
     sid = path_int(request)
-    answer = await _call(
+    answer = await call_service(
         request,
         session,
         lambda stub, md: stub.GetLog(pb.GetLogRequest(submission_id=sid), metadata=md),
     )
-    listed = await _call(
+    listed = await call_service(
         request,
         session,
         lambda stub, md: stub.ListSubmissions(pb.ListSubmissionsRequest(), metadata=md),
@@ -193,7 +190,7 @@ async def submission_page(request: Request) -> Response:
 async def game_log_page(request: Request) -> Response:
     session = session_of(request, "author")
     game_id = path_int(request)
-    answer = await _call(
+    answer = await call_service(
         request,
         session,
         lambda stub, md: stub.GetGameLog(pb.GetGameLogRequest(game_id=game_id), metadata=md),
@@ -249,7 +246,7 @@ async def _take_upload(request: Request, session: Session) -> Response:
         raise HTTPException(400, "choose a bundle to upload (a .tar.gz of your bot's folder)")
     data = bundle.data
     del body, form
-    answer = await _call(
+    answer = await call_service(
         request,
         session,
         lambda stub, md: stub.Submit(pb.SubmitRequest(bundle=data), metadata=md),
@@ -266,7 +263,7 @@ async def withdraw_page(request: Request) -> Response:
 async def withdraw(request: Request) -> Response:
     session, _ = await posted(request, "author")
     bot = request.path_params["bot"]
-    answer = await _call(
+    answer = await call_service(
         request,
         session,
         lambda stub, md: stub.Withdraw(pb.WithdrawRequest(bot=bot), metadata=md),
@@ -283,12 +280,12 @@ MAX_CHALLENGE_NAME = 120  # characters of NAME@VERSION typed in the challenge fo
 async def _challenges_page(
     request: Request, session: Session, problem: str = "", status: int = 200, **asked: str
 ) -> Response:
-    listed = await _call(
+    listed = await call_service(
         request,
         session,
         lambda stub, md: stub.ListChallenges(pb.ListChallengesRequest(), metadata=md),
     )
-    subs = await _call(
+    subs = await call_service(
         request,
         session,
         lambda stub, md: stub.ListSubmissions(pb.ListSubmissionsRequest(), metadata=md),
@@ -332,7 +329,7 @@ async def challenge(request: Request) -> Response:
         return await _challenges_page(request, session, problem, 400, **asked)
     games = int(raw_games)
     try:
-        answer = await _call(
+        answer = await call_service(
             request,
             session,
             lambda stub, md: stub.Challenge(
@@ -351,7 +348,7 @@ async def cancel_challenge(request: Request) -> Response:
     session, _ = await posted(request, "author")
     challenge_id = path_int(request)
     try:
-        await _call(
+        await call_service(
             request,
             session,
             lambda stub, md: stub.CancelChallenge(
@@ -368,7 +365,7 @@ async def cancel_challenge(request: Request) -> Response:
 
 async def _challenge_replay(request: Request, session: Session) -> pb.ChallengeReplayResponse:
     game_id = path_int(request)
-    answer: pb.ChallengeReplayResponse = await _call(
+    answer: pb.ChallengeReplayResponse = await call_service(
         request,
         session,
         lambda stub, md: stub.ChallengeReplay(

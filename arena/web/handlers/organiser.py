@@ -6,31 +6,25 @@ calls, with the organiser's token kept in the session."""
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from arena.web.area import area_of, posted, see_other, session_of
+from arena.web.area import call_service, posted, see_other, session_of
 from arena.web.handlers.author import private
-from arena.web.sessions import Session
 from arena.wire.v1 import competition_pb2 as pb
 
 log = logging.getLogger(__name__)
 
 
-async def _call(request: Request, session: Session, call: Any) -> Any:
-    return await area_of(request).service.call(session.token, call)
-
-
 async def organiser_page(request: Request) -> Response:
     session = session_of(request, "organiser")
-    status = await _call(
+    status = await call_service(
         request,
         session,
         lambda stub, md: stub.OrganiserStatus(pb.OrganiserStatusRequest(), metadata=md),
     )
-    authors = await _call(
+    authors = await call_service(
         request, session, lambda stub, md: stub.ListAuthors(pb.ListAuthorsRequest(), metadata=md)
     )
     subs = sorted(status.submissions, key=lambda s: s.submission_id, reverse=True)
@@ -49,7 +43,7 @@ async def organiser_page(request: Request) -> Response:
 
 async def _set_paused(request: Request, paused: bool) -> Response:
     session, _ = await posted(request, "organiser")
-    await _call(
+    await call_service(
         request,
         session,
         lambda stub, md: stub.SetPaused(pb.SetPausedRequest(paused=paused), metadata=md),
@@ -69,7 +63,7 @@ async def resume(request: Request) -> Response:
 async def suspend(request: Request) -> Response:
     session, form = await posted(request, "organiser")
     bot, reason = form.get("bot", ""), form.get("reason", "")
-    await _call(
+    await call_service(
         request,
         session,
         lambda stub, md: stub.Suspend(pb.SuspendRequest(bot=bot, reason=reason), metadata=md),
@@ -81,7 +75,7 @@ async def suspend(request: Request) -> Response:
 async def reinstate(request: Request) -> Response:
     session, form = await posted(request, "organiser")
     bot = form.get("bot", "")
-    await _call(
+    await call_service(
         request,
         session,
         lambda stub, md: stub.Reinstate(pb.ReinstateRequest(bot=bot), metadata=md),
@@ -94,7 +88,7 @@ async def add_author(request: Request) -> Response:
     """A new author; their token is shown on this answer alone (never cached, never again)."""
     session, form = await posted(request, "organiser")
     name = form.get("name", "")
-    added = await _call(
+    added = await call_service(
         request,
         session,
         lambda stub, md: stub.AddAuthor(pb.AddAuthorRequest(name=name), metadata=md),
